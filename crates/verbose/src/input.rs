@@ -1,0 +1,291 @@
+//! Opening logs and cutting them into newline-aligned chunks.
+//!
+//! Plain files are memory-mapped and cut into as many chunks as there are threads; gzip files
+//! and stdin are streamed in fixed-size chunks so memory stays bounded whatever the log size.
+
+use flate2::read::MultiGzDecoder;
+use memmap2::Mmap;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum OpenError {
+    #[error("{path}: cannot open: {source}")]
+    Open { path: PathBuf, source: io::Error },
+    #[error("{path}: cannot map into memory: {source}")]
+    Map { path: PathBuf, source: io::Error },
+}
+
+/// Where a log's bytes come from.
+pub enum LogInput {
+    /// A plain file, mapped: scanned in parallel in place.
+    Mapped { path: PathBuf, map: Mmap },
+    /// Empty plain file (cannot be mapped).
+    Empty { path: PathBuf },
+    /// A stream (gzip file, stdin): read in chunks.
+    Stream { path: PathBuf, reader: Box<dyn Read + Send>, compressed_len: Option<u64> },
+}
+
+impl LogInput {
+    /// Opens `path`; `-` is stdin. Gzip is recognised by its magic bytes, not the file name.
+    pub fn open(path: &Path) -> Result<LogInput, OpenError> {
+        if path.as_os_str() == "-" {
+            let stdin = io::stdin();
+            return Ok(LogInput::Stream { path: path.into(), reader: Box::new(GzipSniff::new(stdin)), compressed_len: None });
+        }
+        let file = File::open(path).map_err(|source| OpenError::Open { path: path.into(), source })?;
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let mut magic = [0u8; 2];
+        let is_gzip = {
+            use std::io::{Seek, SeekFrom};
+            let mut f = &file;
+            let n = f.read(&mut magic).unwrap_or(0);
+            f.seek(SeekFrom::Start(0)).map_err(|source| OpenError::Open { path: path.into(), source })?;
+            n == 2 && magic == [0x1f, 0x8b]
+        };
+        if is_gzip {
+            return Ok(LogInput::Stream {
+                path: path.into(),
+                reader: Box::new(MultiGzDecoder::new(io::BufReader::with_capacity(1 << 20, file))),
+                compressed_len: Some(len),
+            });
+        }
+        if len == 0 {
+            return Ok(LogInput::Empty { path: path.into() });
+        }
+        // SAFETY: the map is read-only; a log truncated by another process while we read it
+        // would fault, which is the usual caveat of mmap-based tools (ripgrep has it too).
+        let map = unsafe { Mmap::map(&file) }.map_err(|source| OpenError::Map { path: path.into(), source })?;
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Sequential);
+        Ok(LogInput::Mapped { path: path.into(), map })
+    }
+
+    pub fn path(&self) -> &Path {
+        match self {
+            LogInput::Mapped { path, .. } | LogInput::Empty { path } | LogInput::Stream { path, .. } => path,
+        }
+    }
+
+    /// Size in bytes to show progress against (compressed size for gzip), if known.
+    pub fn progress_len(&self) -> Option<u64> {
+        match self {
+            LogInput::Mapped { map, .. } => Some(map.len() as u64),
+            LogInput::Empty { .. } => Some(0),
+            LogInput::Stream { compressed_len, .. } => *compressed_len,
+        }
+    }
+}
+
+/// Reads stdin, decompressing it when it starts with the gzip magic.
+struct GzipSniff<R: Read> {
+    inner: Option<Box<dyn Read + Send>>,
+    raw: Option<R>,
+}
+
+impl<R: Read + Send + 'static> GzipSniff<R> {
+    fn new(raw: R) -> Self {
+        GzipSniff { inner: None, raw: Some(raw) }
+    }
+}
+
+impl<R: Read + Send + 'static> Read for GzipSniff<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.inner.is_none() {
+            let mut raw = self.raw.take().expect("raw reader");
+            let mut head = [0u8; 2];
+            let mut n = 0;
+            while n < 2 {
+                let r = raw.read(&mut head[n..])?;
+                if r == 0 {
+                    break;
+                }
+                n += r;
+            }
+            let prefix = io::Cursor::new(head[..n].to_vec());
+            let chained = prefix.chain(raw);
+            self.inner = Some(if n == 2 && head == [0x1f, 0x8b] {
+                Box::new(MultiGzDecoder::new(io::BufReader::new(chained)))
+            } else {
+                Box::new(chained)
+            });
+        }
+        self.inner.as_mut().unwrap().read(buf)
+    }
+}
+
+/// Splits `bytes` into about `n` pieces that each end just after a `\n` (the last piece ends
+/// where the input ends).
+pub fn split_at_newlines(bytes: &[u8], n: usize) -> Vec<&[u8]> {
+    let n = n.max(1);
+    let target = bytes.len().div_ceil(n).max(1);
+    let mut out = Vec::with_capacity(n);
+    let mut start = 0;
+    while start < bytes.len() {
+        let mut end = (start + target).min(bytes.len());
+        if end < bytes.len() {
+            end = match memchr::memchr(b'\n', &bytes[end..]) {
+                Some(p) => end + p + 1,
+                None => bytes.len(),
+            };
+        }
+        out.push(&bytes[start..end]);
+        start = end;
+    }
+    out
+}
+
+/// A chunk of a streamed input, ending after a `\n` except for the final chunk.
+pub struct StreamChunk {
+    pub index: usize,
+    pub bytes: Vec<u8>,
+    pub is_last: bool,
+    /// Uncompressed offset of the chunk's first byte.
+    pub offset: u64,
+}
+
+/// Where a stream stopped being readable (for example a truncated `.gz`).
+#[derive(Debug, Error)]
+#[error("{path}: read error after {offset} bytes of uncompressed data: {source}")]
+pub struct StreamError {
+    pub path: PathBuf,
+    pub offset: u64,
+    pub source: io::Error,
+}
+
+/// Reads `reader` in newline-aligned chunks of about `chunk_size` bytes.
+pub struct ChunkReader<R: Read> {
+    reader: R,
+    chunk_size: usize,
+    carry: Vec<u8>,
+    index: usize,
+    offset: u64,
+    done: bool,
+    pending_error: Option<StreamError>,
+    path: PathBuf,
+}
+
+impl<R: Read> ChunkReader<R> {
+    pub fn new(reader: R, chunk_size: usize, path: PathBuf) -> Self {
+        ChunkReader { reader, chunk_size: chunk_size.max(64), carry: Vec::new(), index: 0, offset: 0, done: false, pending_error: None, path }
+    }
+}
+
+impl<R: Read> Iterator for ChunkReader<R> {
+    type Item = Result<StreamChunk, StreamError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(e) = self.pending_error.take() {
+            return Some(Err(e));
+        }
+        if self.done {
+            return None;
+        }
+        let mut buf = std::mem::take(&mut self.carry);
+        let want = buf.len() + self.chunk_size;
+        buf.reserve(self.chunk_size);
+        let mut eof = false;
+        while buf.len() < want {
+            let old = buf.len();
+            buf.resize(want, 0);
+            match self.reader.read(&mut buf[old..]) {
+                Ok(0) => {
+                    buf.truncate(old);
+                    eof = true;
+                    break;
+                }
+                Ok(r) => buf.truncate(old + r),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(old),
+                Err(e) => {
+                    buf.truncate(old);
+                    self.done = true;
+                    // Hand out what was read; the error follows on the next call.
+                    let err = StreamError { path: self.path.clone(), offset: self.offset + buf.len() as u64, source: e };
+                    if buf.is_empty() {
+                        return Some(Err(err));
+                    }
+                    self.pending_error = Some(err);
+                    let chunk = StreamChunk { index: self.index, bytes: buf, is_last: true, offset: self.offset };
+                    self.index += 1;
+                    return Some(Ok(chunk));
+                }
+            }
+        }
+        if eof {
+            self.done = true;
+            if buf.is_empty() && self.index > 0 {
+                return None;
+            }
+            let chunk = StreamChunk { index: self.index, bytes: buf, is_last: true, offset: self.offset };
+            self.index += 1;
+            return Some(Ok(chunk));
+        }
+        let cut = match memchr::memrchr(b'\n', &buf) {
+            Some(p) => p + 1,
+            None => buf.len(), // one enormous line: pass it on whole
+        };
+        self.carry = buf[cut..].to_vec();
+        buf.truncate(cut);
+        let chunk = StreamChunk { index: self.index, bytes: buf, is_last: false, offset: self.offset };
+        self.offset += chunk.bytes.len() as u64;
+        self.index += 1;
+        Some(Ok(chunk))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_keeps_every_byte_and_ends_on_newlines() {
+        let text = b"a\nbb\nccc\ndddd\ne";
+        for n in 1..8 {
+            let parts = split_at_newlines(text, n);
+            assert_eq!(parts.concat(), text.to_vec());
+            for p in &parts[..parts.len() - 1] {
+                assert_eq!(p.last(), Some(&b'\n'));
+            }
+        }
+    }
+
+    #[test]
+    fn chunk_reader_reassembles_the_stream() {
+        let text: Vec<u8> = (0..1000).flat_map(|i| format!("line {i}\n").into_bytes()).chain(b"tail".iter().copied()).collect();
+        for size in [64, 100, 4096] {
+            let chunks: Vec<_> = ChunkReader::new(&text[..], size, "t".into()).map(|c| c.unwrap()).collect();
+            let joined: Vec<u8> = chunks.iter().flat_map(|c| c.bytes.clone()).collect();
+            assert_eq!(joined, text);
+            assert!(chunks.last().unwrap().is_last);
+            for c in &chunks[..chunks.len() - 1] {
+                assert_eq!(c.bytes.last(), Some(&b'\n'));
+            }
+        }
+    }
+
+    #[test]
+    fn truncated_gzip_reports_the_offset_after_the_good_data() {
+        use flate2::{write::GzEncoder, Compression};
+        use std::io::Write;
+        let text: Vec<u8> = (0..20000).flat_map(|i| format!("onednn_verbose,exec,{i}\n").into_bytes()).collect();
+        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(&text).unwrap();
+        let gz = enc.finish().unwrap();
+        let cut = &gz[..gz.len() / 2];
+        let mut good = Vec::new();
+        let mut err = None;
+        for c in ChunkReader::new(MultiGzDecoder::new(cut), 4096, "x.gz".into()) {
+            match c {
+                Ok(c) => good.extend_from_slice(&c.bytes),
+                Err(e) => err = Some(e),
+            }
+        }
+        let err = err.expect("a truncated gzip must be reported");
+        assert!(!good.is_empty());
+        assert_eq!(err.offset, good.len() as u64);
+        assert!(text.starts_with(&good));
+        assert!(err.to_string().contains("x.gz"));
+    }
+}

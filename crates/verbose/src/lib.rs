@@ -1,0 +1,29 @@
+//! Log bytes → typed verbose events, for every generation of the format.
+//!
+//! The parser is split in two speeds, because a training log repeats the same few hundred
+//! primitives millions of times:
+//!
+//! * [`line::classify`] is the per-line fast path: it recognises the marker and the leading
+//!   tokens (`v1`, timestamp, component), the operation, and for `exec`/`create` lines splits off
+//!   the time. It allocates nothing and never fails hard — bad lines become a
+//!   [`line::SkipReason`] or a [`line::Line::Malformed`] with what was expected.
+//! * [`primitive::parse_primitive`] turns the text of one *unique* primitive (everything
+//!   between the operation and the time) into a typed [`profilednn_model::Primitive`]. Callers
+//!   deduplicate by text first and parse each distinct text once.
+//!
+//! [`input`] opens files (plain, gzip, stdin) and cuts them into newline-aligned chunks so that
+//! callers can scan in parallel with bounded memory.
+
+pub mod attr;
+pub mod header;
+pub mod input;
+pub mod line;
+pub mod memory;
+pub mod primitive;
+pub mod time;
+
+pub use header::{parse_info, InfoLine};
+pub use input::{LogInput, OpenError};
+pub use line::{classify, Component, Diagnostic, Line, Marker, SkipReason, VerboseLine};
+pub use primitive::{parse_primitive, PrimitiveError, Syntax};
+pub use time::{parse_ms_to_ps, PS_PER_MS};
