@@ -1,1 +1,22 @@
-pub fn x(){}
+//! Profiles built from verbose logs: where the time goes.
+//!
+//! [`scan`] reads a log (in parallel for files, streamed for gzip and stdin) into a
+//! [`tally::Tally`] — per-distinct-line-text counters, so memory depends on the number of
+//! distinct primitives, not on the log's size. [`Profile::from_tally`] then parses each distinct
+//! primitive once into the typed model, and [`breakdown`] groups it by any keys.
+//!
+//! Nothing here prints or opens files by name: renderers live in `profilednn-report`.
+
+pub mod breakdown;
+pub mod iterations;
+pub mod metadata;
+pub mod profile;
+pub mod scan;
+pub mod tally;
+
+pub use breakdown::{breakdown, Breakdown, BreakdownRow, GroupKey};
+pub use iterations::{IterationMethod, Iterations};
+pub use metadata::RunMetadata;
+pub use profile::{Entry, EventKind, LineCounts, MalformedLine, Profile};
+pub use scan::{scan, ScanOptions, ScanOutput};
+pub use tally::Tally;

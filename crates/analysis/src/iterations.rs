@@ -1,0 +1,75 @@
+//! How many training iterations a log covers, and the time of each.
+
+use crate::profile::{Entry, EventKind};
+use crate::tally::Tally;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IterationMethod {
+    /// Given by the user (`--iterations N`).
+    User,
+    /// Counted from marker lines the training script printed.
+    Markers,
+    /// The greatest common divisor of the call counts of the compute primitives (convolution,
+    /// matmul, inner product, RNN): every one of them runs a whole number of times per step.
+    RepeatingPattern,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Iterations {
+    pub count: u64,
+    pub method: IterationMethod,
+    /// oneDNN execution time of each iteration, in ms (only with markers: the boundaries
+    /// are known). The time before the first marker is `before_first_ms`.
+    pub per_iteration_ms: Vec<f64>,
+    pub before_first_ms: Option<f64>,
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+pub fn detect(tally: &Tally, entries: &[Entry], user: Option<u64>) -> Option<Iterations> {
+    if let Some(n) = user.filter(|n| *n > 0) {
+        return Some(Iterations { count: n, method: IterationMethod::User, per_iteration_ms: Vec::new(), before_first_ms: None });
+    }
+    // Markers: cumulative exec time at each marker, from chunk totals in chunk order.
+    let mut cum: u128 = 0;
+    let mut marks: Vec<u128> = Vec::new();
+    for c in tally.chunks.values() {
+        for (_, before) in &c.markers {
+            marks.push(cum + before);
+        }
+        cum += c.exec_ps;
+    }
+    if !marks.is_empty() {
+        let ms = |ps: u128| ps as f64 / 1e9;
+        let mut per = Vec::with_capacity(marks.len());
+        for (i, m) in marks.iter().enumerate() {
+            let end = marks.get(i + 1).copied().unwrap_or(cum);
+            per.push(ms(end - m));
+        }
+        return Some(Iterations {
+            count: marks.len() as u64,
+            method: IterationMethod::Markers,
+            per_iteration_ms: per,
+            before_first_ms: Some(ms(marks[0])),
+        });
+    }
+    let g = entries
+        .iter()
+        .filter(|e| e.event == EventKind::Exec && e.primitive.kind.is_compute_heavy())
+        .map(|e| e.calls)
+        .fold(0, gcd);
+    (g > 1).then_some(Iterations {
+        count: g,
+        method: IterationMethod::RepeatingPattern,
+        per_iteration_ms: Vec::new(),
+        before_first_ms: None,
+    })
+}

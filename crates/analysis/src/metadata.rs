@@ -1,0 +1,77 @@
+//! What the log's header and diagnostics say about the run.
+
+use crate::tally::Tally;
+use profilednn_verbose::line::Component;
+use profilednn_verbose::{parse_info, InfoLine};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunMetadata {
+    /// Format generations seen on primitive lines (`onednn_verbose v1`, `dnnl_verbose`, …).
+    pub formats: Vec<String>,
+    /// Library versions from header lines (several when logs of several runs are concatenated).
+    pub versions: Vec<String>,
+    pub isa: Vec<String>,
+    /// `cpu: OpenMP, 2 threads`.
+    pub runtimes: Vec<String>,
+    /// Thread count of the CPU runtime, when the header says it (2.6+).
+    pub threads: Option<u32>,
+    pub templates: Vec<String>,
+    /// Other info lines, verbatim.
+    pub other_info: Vec<String>,
+    /// How many header blocks (version lines) the log holds: one per process run.
+    pub runs: usize,
+}
+
+impl RunMetadata {
+    pub fn from_tally(t: &Tally) -> RunMetadata {
+        let mut m = RunMetadata::default();
+        let push = |v: &mut Vec<String>, s: String| {
+            if !v.contains(&s) {
+                v.push(s);
+            }
+        };
+        for k in &t.info {
+            let comp = if k.note == "graph" { Some(Component::Graph) } else { None };
+            for info in parse_info(&k.text, comp) {
+                match info {
+                    InfoLine::Version { library, version, commit } => {
+                        m.runs += 1;
+                        let c = commit.map(|c| format!(" (commit {})", &c[..c.len().min(10)])).unwrap_or_default();
+                        push(&mut m.versions, format!("{library} {version}{c}"));
+                    }
+                    InfoLine::Isa { isa } => push(&mut m.isa, isa),
+                    InfoLine::Runtime { engine, runtime, threads } => {
+                        if engine == "cpu" && threads.is_some() {
+                            m.threads = threads;
+                        }
+                        let th = threads.map(|n| format!(", {n} threads")).unwrap_or_default();
+                        push(&mut m.runtimes, format!("{engine}: {runtime}{th}"));
+                    }
+                    InfoLine::Template { component, fields } => push(&mut m.templates, format!("{component}: {}", fields.join(","))),
+                    InfoLine::Other { text } => push(&mut m.other_info, text),
+                }
+            }
+        }
+        let v1_lines: u64 = t.keys[1].values().chain(t.keys[3].values()).map(|s| s.calls).sum();
+        let names = ["mkldnn_verbose", "dnnl_verbose", "onednn_verbose"]; // Marker as usize
+        for (i, n) in t.marker_lines.iter().enumerate() {
+            if *n > 0 {
+                if i == 2 && v1_lines > 0 {
+                    m.formats.push(format!("{} v1", names[i]));
+                    if v1_lines < *n {
+                        m.formats.push(names[i].to_string());
+                    }
+                } else {
+                    m.formats.push(names[i].to_string());
+                }
+            }
+        }
+        m
+    }
+
+    /// True when the header reports bf16 or AMX support (for f32-on-bf16-hardware advice).
+    pub fn has_bf16_hardware(&self) -> bool {
+        self.isa.iter().any(|i| i.contains("bfloat16") || i.contains("AMX"))
+    }
+}

@@ -1,0 +1,301 @@
+//! A profile: every distinct primitive of a log with its calls and time, plus what the log said
+//! about itself and what could not be read.
+
+use crate::iterations::{self, Iterations};
+use crate::metadata::RunMetadata;
+use crate::scan::ScanOutput;
+use crate::tally::Tally;
+use foldhash::HashMap;
+use profilednn_model::Primitive;
+use profilednn_verbose::{parse_primitive, SkipReason, Syntax};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Whether a line recorded an execution or a creation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    Exec,
+    /// A primitive creation; the string is the cache outcome (`cache_miss`, `cache_hit`, …),
+    /// empty for builds without a primitive cache and for MKL-DNN 0.x/1.0.
+    Create(String),
+}
+
+impl EventKind {
+    pub fn parse(op: &str) -> EventKind {
+        match op {
+            "exec" => EventKind::Exec,
+            o => EventKind::Create(o.split_once(':').map(|(_, c)| c.to_string()).unwrap_or_default()),
+        }
+    }
+    pub fn label(&self) -> String {
+        match self {
+            EventKind::Exec => "exec".into(),
+            EventKind::Create(c) if c.is_empty() => "create".into(),
+            EventKind::Create(c) => format!("create:{c}"),
+        }
+    }
+}
+
+/// One distinct primitive and event with its counters.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    pub event: EventKind,
+    pub primitive: Arc<Primitive>,
+    pub calls: u64,
+    /// Calls whose line carried no time (asynchronous GPU executions in DNNL 1.x).
+    pub untimed_calls: u64,
+    pub time_ps: u128,
+    pub min_ps: u64,
+    pub max_ps: u64,
+    /// 1-based line of the first occurrence.
+    pub first_line: u64,
+}
+
+impl Entry {
+    pub fn time_ms(&self) -> f64 {
+        self.time_ps as f64 / 1e9
+    }
+}
+
+/// A line that started like a verbose line but could not be read.
+#[derive(Debug, Clone, Serialize)]
+pub struct MalformedLine {
+    /// 1-based line number (the first one, when `count` > 1).
+    pub line: u64,
+    /// How many lines had this same text and problem.
+    pub count: u64,
+    pub expected: String,
+    pub text: String,
+}
+
+/// Lines of the log by what became of them.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LineCounts {
+    pub total: u64,
+    pub exec: u64,
+    pub create: u64,
+    pub info: u64,
+    pub diagnostics: u64,
+    pub malformed: u64,
+    /// Skipped lines by reason (`foreign`, `torn`, `invalid_utf8`, …).
+    pub skipped: BTreeMap<String, u64>,
+}
+
+impl LineCounts {
+    pub fn skipped_total(&self) -> u64 {
+        self.skipped.values().sum()
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Profile {
+    /// The log(s) this profile was built from.
+    pub sources: Vec<String>,
+    pub bytes: u64,
+    pub lines: LineCounts,
+    pub entries: Vec<Entry>,
+    /// Distinct malformed lines (at most a few dozen kept; `lines.malformed` is exact).
+    pub malformed: Vec<MalformedLine>,
+    pub diagnostics: BTreeMap<String, u64>,
+    pub diagnostic_examples: Vec<(u64, String, String)>,
+    pub metadata: RunMetadata,
+    pub iterations: Option<Iterations>,
+    /// First and last timestamp (ms since the epoch) when the log has them.
+    pub timestamps: Option<(f64, f64)>,
+    /// Why reading stopped early, if it did (everything before it is counted).
+    pub read_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ProfileOptions {
+    /// Iterations in the log, when the user knows it.
+    pub iterations: Option<u64>,
+}
+
+impl Profile {
+    pub fn from_scan(source: impl Into<String>, scan: ScanOutput, opts: &ProfileOptions) -> Profile {
+        let mut p = Profile::from_tally(source.into(), &scan.tally, opts);
+        p.read_error = scan.read_error.map(|e| e.to_string());
+        p
+    }
+
+    pub fn from_tally(source: String, t: &Tally, opts: &ProfileOptions) -> Profile {
+        let line_of = t.line_resolver();
+        let mut lines = LineCounts { total: t.total_lines(), info: t.info_count, ..Default::default() };
+        lines.diagnostics = t.diagnostics.values().sum();
+        for r in SkipReason::ALL {
+            if let Some(c) = t.skipped.get(&r) {
+                lines.skipped.insert(r.as_str().to_string(), *c);
+            }
+        }
+        lines.malformed = t.malformed_count;
+        let mut malformed: Vec<MalformedLine> = t
+            .malformed
+            .iter()
+            .map(|k| MalformedLine { line: line_of(k.pos), count: 1, expected: k.note.to_string(), text: k.text.clone() })
+            .collect();
+
+        let mut index: HashMap<(EventKind, Arc<Primitive>), usize> = HashMap::default();
+        let mut entries: Vec<Entry> = Vec::new();
+        for (dialect, map) in t.keys.iter().enumerate() {
+            let syntax = Syntax { v1_descriptors: dialect & 1 == 1, graph: dialect & 2 == 2 };
+            for (key, s) in map {
+                let text = String::from_utf8_lossy(key);
+                let (op, body) = text.split_once(',').unwrap_or((&text, ""));
+                let timed = s.untimed < s.calls;
+                match parse_primitive(body, syntax, timed) {
+                    Ok(prim) => {
+                        let event = EventKind::parse(op);
+                        match event {
+                            EventKind::Exec => lines.exec += s.calls,
+                            EventKind::Create(_) => lines.create += s.calls,
+                        }
+                        let prim = Arc::new(prim);
+                        let first_line = line_of(s.first);
+                        match index.get(&(event.clone(), prim.clone())) {
+                            Some(&i) => {
+                                let e = &mut entries[i];
+                                e.calls += s.calls;
+                                e.untimed_calls += s.untimed;
+                                e.time_ps += s.time_ps;
+                                e.min_ps = e.min_ps.min(s.min_ps);
+                                e.max_ps = e.max_ps.max(s.max_ps);
+                                e.first_line = e.first_line.min(first_line);
+                            }
+                            None => {
+                                index.insert((event.clone(), prim.clone()), entries.len());
+                                entries.push(Entry {
+                                    event,
+                                    primitive: prim,
+                                    calls: s.calls,
+                                    untimed_calls: s.untimed,
+                                    time_ps: s.time_ps,
+                                    min_ps: s.min_ps,
+                                    max_ps: s.max_ps,
+                                    first_line,
+                                });
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        lines.malformed += s.calls;
+                        malformed.push(MalformedLine {
+                            line: line_of(s.first),
+                            count: s.calls,
+                            expected: e.to_string(),
+                            text: text.chars().take(300).collect(),
+                        });
+                    }
+                }
+            }
+        }
+        malformed.sort_by_key(|m| m.line);
+        // Deterministic order: by first appearance in the log.
+        entries.sort_by(|a, b| a.first_line.cmp(&b.first_line).then_with(|| a.event.cmp(&b.event)));
+
+        let diagnostics = t.diagnostics.iter().map(|(k, v)| (k.as_str().to_string(), *v)).collect();
+        let diagnostic_examples =
+            t.diagnostic_examples.iter().map(|k| (line_of(k.pos), k.note.to_string(), k.text.clone())).collect();
+        let timestamps = {
+            let firsts = t.chunks.values().filter_map(|c| c.first_ts);
+            let lasts = t.chunks.values().filter_map(|c| c.last_ts);
+            match (firsts.reduce(f64::min), lasts.reduce(f64::max)) {
+                (Some(a), Some(b)) => Some((a, b)),
+                _ => None,
+            }
+        };
+        let iterations = iterations::detect(t, &entries, opts.iterations);
+        Profile {
+            sources: vec![source],
+            bytes: t.bytes,
+            lines,
+            entries,
+            malformed,
+            diagnostics,
+            diagnostic_examples,
+            metadata: RunMetadata::from_tally(t),
+            iterations,
+            timestamps,
+            read_error: None,
+        }
+    }
+
+    /// Total execution time (exec lines), ps.
+    pub fn exec_time_ps(&self) -> u128 {
+        self.entries.iter().filter(|e| e.event == EventKind::Exec).map(|e| e.time_ps).sum()
+    }
+
+    pub fn exec_time_ms(&self) -> f64 {
+        self.exec_time_ps() as f64 / 1e9
+    }
+
+    /// Total creation time (create lines), ps.
+    pub fn create_time_ps(&self) -> u128 {
+        self.entries.iter().filter(|e| e.event != EventKind::Exec).map(|e| e.time_ps).sum()
+    }
+
+    pub fn exec_calls(&self) -> u64 {
+        self.lines.exec
+    }
+
+    /// Several profiles (for example one log per rank) merged into one: same primitives add up.
+    pub fn merge(profiles: &[Profile]) -> Profile {
+        let mut out = profiles[0].clone();
+        let mut index: HashMap<(EventKind, Arc<Primitive>), usize> =
+            out.entries.iter().enumerate().map(|(i, e)| ((e.event.clone(), e.primitive.clone()), i)).collect();
+        for p in &profiles[1..] {
+            out.sources.extend(p.sources.iter().cloned());
+            out.bytes += p.bytes;
+            let l = &mut out.lines;
+            l.total += p.lines.total;
+            l.exec += p.lines.exec;
+            l.create += p.lines.create;
+            l.info += p.lines.info;
+            l.diagnostics += p.lines.diagnostics;
+            l.malformed += p.lines.malformed;
+            for (k, v) in &p.lines.skipped {
+                *l.skipped.entry(k.clone()).or_default() += v;
+            }
+            for e in &p.entries {
+                match index.get(&(e.event.clone(), e.primitive.clone())) {
+                    Some(&i) => {
+                        let m = &mut out.entries[i];
+                        m.calls += e.calls;
+                        m.untimed_calls += e.untimed_calls;
+                        m.time_ps += e.time_ps;
+                        m.min_ps = m.min_ps.min(e.min_ps);
+                        m.max_ps = m.max_ps.max(e.max_ps);
+                    }
+                    None => {
+                        index.insert((e.event.clone(), e.primitive.clone()), out.entries.len());
+                        out.entries.push(e.clone());
+                    }
+                }
+            }
+            out.malformed.extend(p.malformed.iter().cloned());
+            for (k, v) in &p.diagnostics {
+                *out.diagnostics.entry(k.clone()).or_default() += v;
+            }
+            for (dst, src) in [
+                (&mut out.metadata.versions, &p.metadata.versions),
+                (&mut out.metadata.isa, &p.metadata.isa),
+                (&mut out.metadata.runtimes, &p.metadata.runtimes),
+                (&mut out.metadata.formats, &p.metadata.formats),
+            ] {
+                for s in src {
+                    if !dst.contains(s) {
+                        dst.push(s.clone());
+                    }
+                }
+            }
+            out.metadata.runs += p.metadata.runs;
+            if out.read_error.is_none() {
+                out.read_error.clone_from(&p.read_error);
+            }
+        }
+        // Iterations of merged ranks run concurrently: keep the first log's count.
+        out
+    }
+}

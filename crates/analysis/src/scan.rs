@@ -1,0 +1,142 @@
+//! Reading a whole log into a [`Tally`], in parallel where the input allows it.
+
+use crate::tally::Tally;
+use profilednn_verbose::input::{split_at_newlines, ChunkReader, StreamError};
+use profilednn_verbose::LogInput;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+
+#[derive(Clone)]
+pub struct ScanOptions {
+    /// Worker threads (1 = serial).
+    pub threads: usize,
+    /// Chunk size for streamed input (gzip, stdin), and the upper bound of a mapped chunk.
+    pub chunk_size: usize,
+    /// Bytes consumed so far (uncompressed for mapped files, compressed position otherwise is not
+    /// known, so streamed input reports uncompressed bytes), for progress bars.
+    pub progress: Option<Arc<AtomicU64>>,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            chunk_size: 8 << 20,
+            progress: None,
+        }
+    }
+}
+
+pub struct ScanOutput {
+    pub tally: Tally,
+    /// The input stopped being readable (truncated gzip, I/O error); everything before it
+    /// is in `tally`.
+    pub read_error: Option<StreamError>,
+}
+
+/// Scans a log. Chunk results are merged in any order: the tally's sums are integers, so the
+/// result is exactly the serial one whatever the thread count.
+pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
+    let threads = opts.threads.max(1);
+    match input {
+        LogInput::Empty { .. } => ScanOutput { tally: Tally::default(), read_error: None },
+        LogInput::Mapped { map, .. } => {
+            let bytes: &[u8] = &map;
+            let pieces = (bytes.len() / opts.chunk_size.max(1)).max(threads * 4).max(1);
+            let chunks = split_at_newlines(bytes, pieces);
+            let last = chunks.len().saturating_sub(1);
+            let work = |(i, c): (usize, &[u8])| {
+                let mut t = Tally::default();
+                t.consume_chunk(i as u32, c, i == last);
+                if let Some(p) = &opts.progress {
+                    p.fetch_add(c.len() as u64, Ordering::Relaxed);
+                }
+                t
+            };
+            let tally = if threads == 1 {
+                let mut acc = Tally::default();
+                for item in chunks.into_iter().enumerate() {
+                    acc.merge(work(item));
+                }
+                acc
+            } else {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
+                pool.install(|| {
+                    chunks
+                        .into_par_iter()
+                        .enumerate()
+                        .map(work)
+                        .reduce(Tally::default, |mut a, b| {
+                            a.merge(b);
+                            a
+                        })
+                })
+            };
+            ScanOutput { tally, read_error: None }
+        }
+        LogInput::Stream { path, reader, .. } => {
+            let chunks = ChunkReader::new(reader, opts.chunk_size, path);
+            if threads == 1 {
+                let mut tally = Tally::default();
+                let mut read_error = None;
+                for c in chunks {
+                    match c {
+                        Ok(c) => {
+                            tally.consume_chunk(c.index as u32, &c.bytes, c.is_last);
+                            if let Some(p) = &opts.progress {
+                                p.fetch_add(c.bytes.len() as u64, Ordering::Relaxed);
+                            }
+                        }
+                        Err(e) => read_error = Some(e),
+                    }
+                }
+                return ScanOutput { tally, read_error };
+            }
+            // One thread reads (and decompresses), the others parse; a bounded channel keeps
+            // at most a few chunks in memory.
+            let (tx, rx) = mpsc::sync_channel::<profilednn_verbose::input::StreamChunk>(threads * 2);
+            let rx = Mutex::new(rx);
+            let workers = (threads - 1).max(1);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..workers)
+                    .map(|_| {
+                        s.spawn(|| {
+                            let mut t = Tally::default();
+                            loop {
+                                let next = rx.lock().expect("channel").recv();
+                                match next {
+                                    Ok(c) => {
+                                        t.consume_chunk(c.index as u32, &c.bytes, c.is_last);
+                                        if let Some(p) = &opts.progress {
+                                            p.fetch_add(c.bytes.len() as u64, Ordering::Relaxed);
+                                        }
+                                    }
+                                    Err(_) => break,
+                                }
+                            }
+                            t
+                        })
+                    })
+                    .collect();
+                let mut read_error = None;
+                for c in chunks {
+                    match c {
+                        Ok(c) => {
+                            if tx.send(c).is_err() {
+                                break;
+                            }
+                        }
+                        Err(e) => read_error = Some(e),
+                    }
+                }
+                drop(tx);
+                let mut tally = Tally::default();
+                for h in handles {
+                    tally.merge(h.join().expect("worker panicked"));
+                }
+                ScanOutput { tally, read_error }
+            })
+        }
+    }
+}
