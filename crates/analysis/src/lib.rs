@@ -12,6 +12,7 @@ pub mod iterations;
 pub mod metadata;
 pub mod profile;
 pub mod scan;
+pub mod summary;
 pub mod tally;
 
 pub use breakdown::{breakdown, Breakdown, BreakdownRow, GroupKey};
@@ -20,3 +21,4 @@ pub use metadata::RunMetadata;
 pub use profile::{Entry, EventKind, LineCounts, MalformedLine, Profile};
 pub use scan::{scan, ScanOptions, ScanOutput};
 pub use tally::Tally;
+pub use summary::{summarize, Summary, SummaryOptions};

@@ -1,1 +1,5 @@
+//! Renderers: they format [`profilednn_analysis::Summary`] and compute no figures of their own.
 
+pub mod csv_out;
+pub mod json;
+pub mod terminal;

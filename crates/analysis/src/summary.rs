@@ -1,0 +1,179 @@
+//! Everything a report shows, computed once so that renderers only format.
+
+use crate::breakdown::{breakdown, GroupKey};
+use crate::iterations::Iterations;
+use crate::metadata::RunMetadata;
+use crate::profile::{LineCounts, MalformedLine, Profile};
+use serde::Serialize;
+
+#[derive(Debug, Clone)]
+pub struct SummaryOptions {
+    /// Group-by keys chosen by the user; `None` gives the standard set of breakdowns.
+    pub by: Option<Vec<GroupKey>>,
+    /// Rows kept in the table of top unique primitives (and in `--by` tables for terminals).
+    pub top: usize,
+}
+
+impl Default for SummaryOptions {
+    fn default() -> Self {
+        SummaryOptions { by: None, top: 15 }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryRow {
+    /// Key name → value, in key order.
+    pub values: Vec<String>,
+    pub calls: u64,
+    pub time_ms: f64,
+    /// Fraction of the table's total time (0..1).
+    pub share: f64,
+    pub mean_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    /// Time per iteration, when the iteration count is known.
+    pub per_iteration_ms: Option<f64>,
+    /// Calls per iteration, when the iteration count is known.
+    pub calls_per_iteration: Option<f64>,
+    pub primitives: usize,
+    /// A reference (slow fallback) implementation is in this group.
+    pub reference_impl: bool,
+    /// With several logs: this group's time in each log, in source order.
+    pub per_log_time_ms: Vec<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NamedBreakdown {
+    /// Stable identifier: the key names joined by `,` (`prim_kind,prop_kind`), or
+    /// `top_primitives` for the converter's full identity keys.
+    pub name: String,
+    pub title: String,
+    pub keys: Vec<GroupKey>,
+    /// Rows in the full table (`rows` may be cut to `top`).
+    pub total_rows: usize,
+    pub rows: Vec<SummaryRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LogTotals {
+    pub source: String,
+    pub total_time_ms: f64,
+    pub calls: u64,
+    pub lines: LineCounts,
+    pub read_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub sources: Vec<String>,
+    pub bytes: u64,
+    pub total_time_ms: f64,
+    pub calls: u64,
+    pub create_time_ms: f64,
+    pub create_calls: u64,
+    pub lines: LineCounts,
+    pub metadata: RunMetadata,
+    pub iterations: Option<Iterations>,
+    pub per_iteration_time_ms: Option<f64>,
+    /// Wall-clock span between the first and last timestamped line, ms.
+    pub wall_span_ms: Option<f64>,
+    pub breakdowns: Vec<NamedBreakdown>,
+    pub per_log: Vec<LogTotals>,
+    pub malformed: Vec<MalformedLine>,
+    pub diagnostics: Vec<(String, u64)>,
+    pub diagnostic_examples: Vec<(u64, String, String)>,
+    pub read_errors: Vec<String>,
+}
+
+/// Standard breakdowns: the paper's views plus the converter's identity table.
+pub fn default_breakdowns() -> Vec<(&'static str, &'static str, Vec<GroupKey>)> {
+    use GroupKey::*;
+    vec![
+        ("prim_kind", "By primitive kind", vec![PrimKind]),
+        ("prop_kind", "By propagation kind", vec![PropKind]),
+        ("prim_kind,prop_kind", "By kind and propagation (the paper's donut view)", vec![PrimKind, PropKind]),
+        ("impl", "By implementation", vec![PrimKind, Impl]),
+        ("dtype", "By data type", vec![Dtype]),
+        ("top_primitives", "Top unique primitives", GroupKey::CONVERTER_DEFAULT.to_vec()),
+    ]
+}
+
+pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
+    let merged = if profiles.len() == 1 { profiles[0].clone() } else { Profile::merge(profiles) };
+    let iterations = merged.iterations.clone();
+    let iters = iterations.as_ref().map(|i| i.count as f64);
+    let total_ms = merged.exec_time_ms();
+    let sets: Vec<(String, String, Vec<GroupKey>)> = match &opts.by {
+        Some(keys) => {
+            let name = keys.iter().map(|k| k.name()).collect::<Vec<_>>().join(",");
+            vec![(name.clone(), format!("By {}", name.replace(',', ", ")), keys.clone())]
+        }
+        None => default_breakdowns().into_iter().map(|(n, t, k)| (n.to_string(), t.to_string(), k)).collect(),
+    };
+    let breakdowns = sets
+        .into_iter()
+        .map(|(name, title, keys)| {
+            let b = breakdown(&merged, &keys, true);
+            let per_log: Vec<_> = if profiles.len() > 1 { profiles.iter().map(|p| breakdown(p, &keys, true)).collect() } else { vec![] };
+            let total_rows = b.rows.len();
+            let limit = if name == "top_primitives" { opts.top } else { usize::MAX };
+            let rows = b
+                .rows
+                .iter()
+                .take(limit)
+                .map(|r| SummaryRow {
+                    values: r.values.clone(),
+                    calls: r.calls,
+                    time_ms: r.time_ms(),
+                    share: b.share(r),
+                    mean_ms: r.mean_ms(),
+                    min_ms: if r.min_ps == u64::MAX { 0.0 } else { r.min_ps as f64 / 1e9 },
+                    max_ms: r.max_ps as f64 / 1e9,
+                    per_iteration_ms: iters.map(|n| r.time_ms() / n),
+                    calls_per_iteration: iters.map(|n| r.calls as f64 / n),
+                    primitives: r.primitives,
+                    reference_impl: r.reference_impl,
+                    per_log_time_ms: per_log
+                        .iter()
+                        .map(|pb| pb.rows.iter().find(|x| x.values == r.values).map(|x| x.time_ms()).unwrap_or(0.0))
+                        .collect(),
+                })
+                .collect();
+            NamedBreakdown { name, title, keys, total_rows, rows }
+        })
+        .collect();
+    let per_log = if profiles.len() > 1 {
+        profiles
+            .iter()
+            .map(|p| LogTotals {
+                source: p.sources.join(", "),
+                total_time_ms: p.exec_time_ms(),
+                calls: p.exec_calls(),
+                lines: p.lines.clone(),
+                read_error: p.read_error.clone(),
+            })
+            .collect()
+    } else {
+        vec![]
+    };
+    let create_calls = merged.lines.create;
+    Summary {
+        sources: merged.sources.clone(),
+        bytes: merged.bytes,
+        total_time_ms: total_ms,
+        calls: merged.lines.exec,
+        create_time_ms: merged.create_time_ps() as f64 / 1e9,
+        create_calls,
+        lines: merged.lines.clone(),
+        metadata: merged.metadata.clone(),
+        per_iteration_time_ms: iters.map(|n| total_ms / n),
+        iterations,
+        wall_span_ms: merged.timestamps.map(|(a, b)| b - a),
+        breakdowns,
+        per_log,
+        malformed: merged.malformed.clone(),
+        diagnostics: merged.diagnostics.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        diagnostic_examples: merged.diagnostic_examples.clone(),
+        read_errors: profiles.iter().filter_map(|p| p.read_error.clone()).collect(),
+    }
+}

@@ -1,0 +1,216 @@
+//! Terminal tables.
+
+use comfy_table::presets::UTF8_HORIZONTAL_ONLY;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, TableComponent};
+use profilednn_analysis::summary::{NamedBreakdown, Summary};
+use profilednn_analysis::GroupKey;
+use std::fmt::Write;
+
+pub struct TerminalOptions {
+    /// Rows shown per table.
+    pub rows: usize,
+    pub width: Option<u16>,
+}
+
+fn bar(share: f64) -> String {
+    let eighths = (share * 80.0).round() as usize;
+    let full = eighths / 8;
+    let part = [" ", "▏", "▎", "▍", "▌", "▋", "▊", "▉"][eighths % 8];
+    format!("{}{}", "█".repeat(full), if eighths % 8 == 0 { "" } else { part })
+}
+
+fn ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.1}")
+    } else if v >= 0.01 || v == 0.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+fn plural(n: u64, one: &str) -> String {
+    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
+}
+
+pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "profilednn report: {}", s.sources.join(", "));
+    let md = &s.metadata;
+    let mut facts = Vec::new();
+    if !md.versions.is_empty() {
+        facts.push(md.versions.join(" / "));
+    }
+    if !md.formats.is_empty() {
+        facts.push(format!("format {}", md.formats.join(" + ")));
+    }
+    if !md.runtimes.is_empty() {
+        facts.push(md.runtimes.join(", "));
+    }
+    if !facts.is_empty() {
+        let _ = writeln!(out, "  {}", facts.join(" · "));
+    }
+    for isa in &md.isa {
+        let _ = writeln!(out, "  ISA: {isa}");
+    }
+    let l = &s.lines;
+    let label = |k: &str| match k {
+        "foreign" => "application output".to_string(),
+        "truncated_last_line" => "truncated last line".to_string(),
+        o => o.replace('_', " "),
+    };
+    let mut skipped: Vec<String> = l.skipped.iter().map(|(k, v)| format!("{v} {}", label(k))).collect();
+    if skipped.is_empty() {
+        skipped.push("none".into());
+    }
+    let _ = writeln!(
+        out,
+        "  {}: {} exec, {} create, {} info, {} diagnostic, {} malformed; skipped: {}",
+        plural(l.total, "line"),
+        l.exec,
+        l.create,
+        l.info,
+        l.diagnostics,
+        l.malformed,
+        skipped.join(", ")
+    );
+    let _ = writeln!(out);
+    let _ = write!(out, "Total oneDNN time: {} ms in {}", ms(s.total_time_ms), plural(s.calls, "call"));
+    if s.create_calls > 0 {
+        let _ = write!(out, " (+ {} ms creating primitives in {})", ms(s.create_time_ms), plural(s.create_calls, "creation"));
+    }
+    let _ = writeln!(out);
+    if let (Some(it), Some(per)) = (&s.iterations, s.per_iteration_time_ms) {
+        let how = match it.method {
+            profilednn_analysis::IterationMethod::User => "given",
+            profilednn_analysis::IterationMethod::Markers => "from marker lines",
+            profilednn_analysis::IterationMethod::RepeatingPattern => "detected from the repeating call pattern",
+        };
+        let _ = writeln!(out, "Iterations: {} ({how}): {} ms of oneDNN time per iteration", it.count, ms(per));
+        if !it.per_iteration_ms.is_empty() {
+            let each: Vec<String> = it.per_iteration_ms.iter().map(|v| ms(*v)).collect();
+            let _ = writeln!(out, "  per iteration: {} ms", each.join(", "));
+        }
+    }
+    if let Some(w) = s.wall_span_ms {
+        let share = if w > 0.0 { s.total_time_ms / w * 100.0 } else { 0.0 };
+        let _ = writeln!(out, "Wall-clock span of timestamps: {} ms (oneDNN busy {share:.1}% of it)", ms(w));
+    }
+    if !s.per_log.is_empty() {
+        let mut t = new_table(opts);
+        t.set_header(vec!["log", "time ms", "calls", "lines", "malformed", "skipped"]);
+        for p in &s.per_log {
+            t.add_row(vec![
+                Cell::new(&p.source),
+                num(ms(p.total_time_ms)),
+                num(p.calls.to_string()),
+                num(p.lines.total.to_string()),
+                num(p.lines.malformed.to_string()),
+                num(p.lines.skipped_total().to_string()),
+            ]);
+        }
+        let _ = writeln!(out, "\nLogs side by side (tables below are merged)\n{t}");
+    }
+    for b in &s.breakdowns {
+        let _ = writeln!(out, "\n{}\n{}", b.title, table(b, s, opts));
+        if b.total_rows > b.rows.len().min(opts.rows) {
+            let _ = writeln!(out, "  … {} more rows (use --top N, --by KEYS or --format json/csv)", b.total_rows - b.rows.len().min(opts.rows));
+        }
+    }
+    if s.breakdowns.iter().any(|b| b.rows.iter().any(|r| r.reference_impl)) {
+        let _ = writeln!(out, "\n⚠ rows marked [ref] run oneDNN reference (slow fallback) implementations.");
+    }
+    render_problems(&mut out, s);
+    out
+}
+
+fn render_problems(out: &mut String, s: &Summary) {
+    if !s.malformed.is_empty() {
+        let _ = writeln!(out, "\nMalformed lines ({} in all; read, counted, and left out of the totals):", s.lines.malformed);
+        for m in s.malformed.iter().take(10) {
+            let times = if m.count > 1 { format!(" (and {} more like it)", m.count - 1) } else { String::new() };
+            let _ = writeln!(out, "  line {}{times}: {}", m.line, m.expected);
+            let _ = writeln!(out, "    {}", m.text.chars().take(160).collect::<String>());
+        }
+    }
+    if !s.diagnostics.is_empty() {
+        let d: Vec<String> = s.diagnostics.iter().map(|(k, v)| format!("{v} {k}")).collect();
+        let _ = writeln!(out, "\noneDNN diagnostics: {}", d.join(", "));
+        for (line, kind, text) in s.diagnostic_examples.iter().filter(|e| e.1 == "error" || e.1 == "warning").take(5) {
+            let _ = writeln!(out, "  line {line} [{kind}]: {}", text.chars().take(160).collect::<String>());
+        }
+    }
+    for e in &s.read_errors {
+        let _ = writeln!(out, "\n✗ {e}\n  Everything before that point is included above.");
+    }
+}
+
+fn new_table(opts: &TerminalOptions) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_HORIZONTAL_ONLY).set_content_arrangement(ContentArrangement::Dynamic);
+    if let Some(w) = opts.width {
+        t.set_width(w);
+    }
+    t
+}
+
+fn num(s: String) -> Cell {
+    Cell::new(s).set_alignment(CellAlignment::Right)
+}
+
+fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions) -> Table {
+    let mut t = new_table(opts);
+    let identity = b.keys == GroupKey::CONVERTER_DEFAULT;
+    if !identity {
+        t.remove_style(TableComponent::HorizontalLines);
+        t.remove_style(TableComponent::MiddleIntersections);
+        t.remove_style(TableComponent::LeftBorderIntersections);
+        t.remove_style(TableComponent::RightBorderIntersections);
+    }
+    let mut header: Vec<String> = if identity { vec!["primitive".into()] } else { b.keys.iter().map(|k| k.name().to_string()).collect() };
+    header.extend(["calls", "time ms", "share", "", "mean ms"].map(String::from));
+    let iter = s.iterations.is_some();
+    if iter {
+        header.push("ms/iter".into());
+    }
+    for (i, _) in s.per_log.iter().enumerate() {
+        header.push(format!("log {} ms", i + 1));
+    }
+    t.set_header(header);
+    for r in b.rows.iter().take(opts.rows) {
+        let mut cells: Vec<Cell> = if identity {
+            let v = &r.values;
+            let mut text = format!("{} {} {}\n{}", v[1], v[3], v[2], v[7]);
+            text.push_str(&format!("\n{}", v[4]));
+            if !v[5].is_empty() || !v[6].is_empty() {
+                text.push_str(&format!("\n{} {}", v[5], v[6]));
+            }
+            vec![Cell::new(text)]
+        } else {
+            b.keys
+                .iter()
+                .zip(&r.values)
+                .map(|(k, v)| {
+                    if *k == GroupKey::Impl && r.reference_impl {
+                        Cell::new(format!("{v} [ref]"))
+                    } else {
+                        Cell::new(v)
+                    }
+                })
+                .collect()
+        };
+        cells.push(num(r.calls.to_string()));
+        cells.push(num(ms(r.time_ms)));
+        cells.push(num(format!("{:.1}%", r.share * 100.0)));
+        cells.push(Cell::new(bar(r.share)));
+        cells.push(num(ms(r.mean_ms)));
+        if iter {
+            cells.push(num(r.per_iteration_ms.map(ms).unwrap_or_default()));
+        }
+        for v in &r.per_log_time_ms {
+            cells.push(num(ms(*v)));
+        }
+        t.add_row(cells);
+    }
+    t
+}
