@@ -46,9 +46,18 @@ pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
             let pieces = (bytes.len() / opts.chunk_size.max(1)).max(threads * 4).max(1);
             let chunks = split_at_newlines(bytes, pieces);
             let last = chunks.len().saturating_sub(1);
+            let base = bytes.as_ptr() as usize;
             let work = |(i, c): (usize, &[u8])| {
                 let mut t = Tally::default();
                 t.consume_chunk(i as u32, c, i == last);
+                // Done with these pages: drop them from our resident set so that memory stays
+                // bounded by the chunks in flight, not the log size (the page cache keeps them).
+                #[cfg(unix)]
+                // SAFETY: the chunk is not read again; a read-only file mapping refaults from
+                // the file if it were.
+                unsafe {
+                    let _ = map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, c.as_ptr() as usize - base, c.len());
+                }
                 if let Some(p) = &opts.progress {
                     p.fetch_add(c.len() as u64, Ordering::Relaxed);
                 }

@@ -15,6 +15,7 @@
 //! callers can scan in parallel with bounded memory.
 
 pub mod attr;
+pub mod bytescan;
 pub mod header;
 pub mod input;
 pub mod line;

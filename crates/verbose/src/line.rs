@@ -175,12 +175,13 @@ pub fn classify(line: &[u8]) -> Line<'_> {
     };
     // A verbose line is ASCII in practice, but free-text messages may carry anything; what we
     // hand out must be valid UTF-8 so that later stages can treat it as text.
-    if !line.is_ascii() {
+    if crate::bytescan::has_unusual_bytes(line) {
         if std::str::from_utf8(line).is_err() {
             return Line::Skip(SkipReason::InvalidUtf8);
         }
-    } else if line.iter().any(|&c| c < 0x20 && c != b'\t') {
-        return Line::Skip(SkipReason::Binary);
+        if line.iter().any(|&c| (c < 0x20 && c != b'\t') || c == 0x7f) {
+            return Line::Skip(SkipReason::Binary);
+        }
     }
 
     let mut version = 0u32;
