@@ -43,39 +43,52 @@ pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
         LogInput::Empty { .. } => ScanOutput { tally: Tally::default(), read_error: None },
         LogInput::Mapped { map, .. } => {
             let bytes: &[u8] = &map;
-            let pieces = (bytes.len() / opts.chunk_size.max(1)).max(threads * 4).max(1);
-            let chunks = split_at_newlines(bytes, pieces);
+            // Few top-level pieces (one boundary search each), each scanned in sub-chunks of
+            // `chunk_size` so that pages can be dropped behind the reader as it goes.
+            let chunks = split_at_newlines(bytes, threads * 4);
             let last = chunks.len().saturating_sub(1);
             let base = bytes.as_ptr() as usize;
-            let work = |(i, c): (usize, &[u8])| {
-                let mut t = Tally::default();
-                t.consume_chunk(i as u32, c, i == last);
-                // Done with these pages: drop them from our resident set so that memory stays
-                // bounded by the chunks in flight, not the log size (the page cache keeps them).
-                #[cfg(unix)]
-                // SAFETY: the chunk is not read again; a read-only file mapping refaults from
-                // the file if it were.
-                unsafe {
-                    let _ = map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, c.as_ptr() as usize - base, c.len());
+            let work = |t: &mut Tally, (i, c): (usize, &[u8])| {
+                let subs = split_at_newlines(c, c.len() / opts.chunk_size.max(1) + 1);
+                let last_sub = subs.len().saturating_sub(1);
+                for (j, sub) in subs.into_iter().enumerate() {
+                    // Chunk ids keep file order: piece in the high bits, sub-chunk in the low.
+                    t.consume_chunk(((i as u32) << 16) | j as u32, sub, i == last && j == last_sub);
+                    // Done with these pages: drop them from our resident set so memory stays
+                    // bounded by the chunks in flight, not the log size (the page cache keeps them).
+                    #[cfg(unix)]
+                    // SAFETY: the range is not read again; a read-only file mapping refaults from
+                    // the file if it were.
+                    unsafe {
+                        const PAGE: usize = 4096;
+                        let start = (sub.as_ptr() as usize - base).next_multiple_of(PAGE);
+                        let end = (sub.as_ptr() as usize - base + sub.len()) / PAGE * PAGE;
+                        if end > start {
+                            let _ = map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start);
+                        }
+                    }
+                    if let Some(p) = &opts.progress {
+                        p.fetch_add(sub.len() as u64, Ordering::Relaxed);
+                    }
                 }
-                if let Some(p) = &opts.progress {
-                    p.fetch_add(c.len() as u64, Ordering::Relaxed);
-                }
-                t
             };
             let tally = if threads == 1 {
                 let mut acc = Tally::default();
                 for item in chunks.into_iter().enumerate() {
-                    acc.merge(work(item));
+                    work(&mut acc, item);
                 }
                 acc
             } else {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
+                // One accumulator per rayon job (not per chunk): few tallies alive at once.
                 pool.install(|| {
                     chunks
                         .into_par_iter()
                         .enumerate()
-                        .map(work)
+                        .fold(Tally::default, |mut t, item| {
+                            work(&mut t, item);
+                            t
+                        })
                         .reduce(Tally::default, |mut a, b| {
                             a.merge(b);
                             a

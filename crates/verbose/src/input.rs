@@ -58,8 +58,8 @@ impl LogInput {
         // SAFETY: the map is read-only; a log truncated by another process while we read it
         // would fault, which is the usual caveat of mmap-based tools (ripgrep has it too).
         let map = unsafe { Mmap::map(&file) }.map_err(|source| OpenError::Map { path: path.into(), source })?;
-        #[cfg(unix)]
-        let _ = map.advise(memmap2::Advice::Sequential);
+        // No MADV_SEQUENTIAL: on a cached file it maps pages far ahead of the reader and
+        // inflates the resident set; the scan drops pages behind itself instead.
         Ok(LogInput::Mapped { path: path.into(), map })
     }
 
