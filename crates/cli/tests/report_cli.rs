@@ -221,3 +221,27 @@ fn tempdir() -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+#[test]
+fn per_iteration_times_match_a_naive_split_at_markers() {
+    let log = root().join("examples/resnet50_bf16_cl.log.gz");
+    let mut segs: Vec<f64> = Vec::new();
+    for l in gunzip(&log).lines() {
+        if l.starts_with("### ITER") && l.contains("BEGIN") {
+            segs.push(0.0);
+        } else if l.starts_with("onednn_verbose") && l.contains(",exec,") {
+            if let Some(s) = segs.last_mut() {
+                *s += l.rsplit(',').next().unwrap().parse::<f64>().unwrap();
+            }
+        }
+    }
+    assert_eq!(segs.len(), 3);
+    for threads in ["1", "2"] {
+        let j = json_of(&["report", log.to_str().unwrap(), "--format", "json", "-j", threads]);
+        let per: Vec<f64> = j["iterations"]["per_iteration_ms"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert_eq!(per.len(), 3);
+        for (a, b) in per.iter().zip(&segs) {
+            assert!((a - b).abs() < 1e-6 * b.max(1.0), "{per:?} vs {segs:?}");
+        }
+    }
+}
