@@ -37,7 +37,7 @@ impl RunMetadata {
                 match info {
                     InfoLine::Version { library, version, commit } => {
                         m.runs += 1;
-                        let c = commit.map(|c| format!(" (commit {})", &c[..c.len().min(10)])).unwrap_or_default();
+                        let c = commit.map(|c| format!(" (commit {})", c.chars().take(10).collect::<String>())).unwrap_or_default();
                         push(&mut m.versions, format!("{library} {version}{c}"));
                     }
                     InfoLine::Isa { isa } => push(&mut m.isa, isa),
@@ -73,5 +73,19 @@ impl RunMetadata {
     /// True when the header reports bf16 or AMX support (for f32-on-bf16-hardware advice).
     pub fn has_bf16_hardware(&self) -> bool {
         self.isa.iter().any(|i| i.contains("bfloat16") || i.contains("AMX"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by `cargo fuzz`: a commit hash with multi-byte characters once split a char.
+    #[test]
+    fn non_ascii_commit_does_not_panic() {
+        let mut t = Tally::default();
+        t.consume_chunk(0, "onednn_verbose,info,oneDNN v3.5.0 (commit 014ccb106ˊb1fd4)\n".as_bytes(), true);
+        let m = RunMetadata::from_tally(&t);
+        assert_eq!(m.versions, vec!["oneDNN 3.5.0 (commit 014ccb106ˊ)".to_string()]);
     }
 }

@@ -54,6 +54,16 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Adds another entry's counters for the same primitive and event.
+    fn absorb(&mut self, o: &Entry) {
+        self.calls += o.calls;
+        self.untimed_calls += o.untimed_calls;
+        self.time_ps += o.time_ps;
+        self.min_ps = self.min_ps.min(o.min_ps);
+        self.max_ps = self.max_ps.max(o.max_ps);
+        self.first_line = self.first_line.min(o.first_line);
+    }
+
     pub fn time_ms(&self) -> f64 {
         self.time_ps as f64 / 1e9
     }
@@ -154,28 +164,21 @@ impl Profile {
                         }
                         let prim = Arc::new(prim);
                         let first_line = line_of(s.first);
+                        let entry = Entry {
+                            event: event.clone(),
+                            primitive: prim.clone(),
+                            calls: s.calls,
+                            untimed_calls: s.untimed,
+                            time_ps: s.time_ps,
+                            min_ps: s.min_ps,
+                            max_ps: s.max_ps,
+                            first_line,
+                        };
                         match index.get(&(event.clone(), prim.clone())) {
-                            Some(&i) => {
-                                let e = &mut entries[i];
-                                e.calls += s.calls;
-                                e.untimed_calls += s.untimed;
-                                e.time_ps += s.time_ps;
-                                e.min_ps = e.min_ps.min(s.min_ps);
-                                e.max_ps = e.max_ps.max(s.max_ps);
-                                e.first_line = e.first_line.min(first_line);
-                            }
+                            Some(&i) => entries[i].absorb(&entry),
                             None => {
-                                index.insert((event.clone(), prim.clone()), entries.len());
-                                entries.push(Entry {
-                                    event,
-                                    primitive: prim,
-                                    calls: s.calls,
-                                    untimed_calls: s.untimed,
-                                    time_ps: s.time_ps,
-                                    min_ps: s.min_ps,
-                                    max_ps: s.max_ps,
-                                    first_line,
-                                });
+                                index.insert((event, prim), entries.len());
+                                entries.push(entry);
                             }
                         }
                     }
@@ -260,14 +263,7 @@ impl Profile {
             }
             for e in &p.entries {
                 match index.get(&(e.event.clone(), e.primitive.clone())) {
-                    Some(&i) => {
-                        let m = &mut out.entries[i];
-                        m.calls += e.calls;
-                        m.untimed_calls += e.untimed_calls;
-                        m.time_ps += e.time_ps;
-                        m.min_ps = m.min_ps.min(e.min_ps);
-                        m.max_ps = m.max_ps.max(e.max_ps);
-                    }
+                    Some(&i) => out.entries[i].absorb(e),
                     None => {
                         index.insert((e.event.clone(), e.primitive.clone()), out.entries.len());
                         out.entries.push(e.clone());
