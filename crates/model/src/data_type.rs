@@ -86,8 +86,6 @@ impl DataType {
 
 /// oneDNN's data type spellings: `[b]fN[_eXmY]`, `sN`, `uN`, `eXmY`, `undef`, `boolean`.
 fn looks_like_data_type(s: &str) -> bool {
-    let b = s.as_bytes();
-    let digits_from = |i: usize| i < b.len() && b[i..].iter().all(|c| c.is_ascii_digit());
     let (head, tail) = match s.split_once('_') {
         Some((h, t)) => (h, Some(t)),
         None => (s, None),
@@ -101,7 +99,6 @@ fn looks_like_data_type(s: &str) -> bool {
             _ => false,
         }
     };
-    let _ = digits_from;
     head_ok && tail.is_none_or(is_exp_mant)
 }
 

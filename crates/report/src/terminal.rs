@@ -16,7 +16,7 @@ fn bar(share: f64) -> String {
     let eighths = (share * 80.0).round() as usize;
     let full = eighths / 8;
     let part = [" ", "▏", "▎", "▍", "▌", "▋", "▊", "▉"][eighths % 8];
-    format!("{}{}", "█".repeat(full), if eighths % 8 == 0 { "" } else { part })
+    format!("{}{}", "█".repeat(full), if eighths.is_multiple_of(8) { "" } else { part })
 }
 
 fn ms(v: f64) -> String {
