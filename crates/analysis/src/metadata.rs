@@ -1,7 +1,7 @@
 //! What the log's header and diagnostics say about the run.
 
 use crate::tally::Tally;
-use profilednn_verbose::line::Component;
+use profilednn_verbose::line::{Component, Marker};
 use profilednn_verbose::{parse_info, InfoLine};
 use serde::Serialize;
 
@@ -54,17 +54,18 @@ impl RunMetadata {
             }
         }
         let v1_lines: u64 = t.keys[1].values().chain(t.keys[3].values()).map(|s| s.calls).sum();
-        let names = ["mkldnn_verbose", "dnnl_verbose", "onednn_verbose"]; // Marker as usize
-        for (i, n) in t.marker_lines.iter().enumerate() {
-            if *n > 0 {
-                if i == 2 && v1_lines > 0 {
-                    m.formats.push(format!("{} v1", names[i]));
-                    if v1_lines < *n {
-                        m.formats.push(names[i].to_string());
-                    }
-                } else {
-                    m.formats.push(names[i].to_string());
+        for marker in [Marker::Mkldnn, Marker::Dnnl, Marker::Onednn] {
+            let n = t.marker_lines[marker as usize];
+            if n == 0 {
+                continue;
+            }
+            if marker == Marker::Onednn && v1_lines > 0 {
+                m.formats.push(format!("{} v1", marker.as_str()));
+                if v1_lines < n {
+                    m.formats.push(marker.as_str().to_string());
                 }
+            } else {
+                m.formats.push(marker.as_str().to_string());
             }
         }
         m

@@ -1,7 +1,7 @@
 //! Reading a whole log into a [`Tally`], in parallel where the input allows it.
 
 use crate::tally::Tally;
-use profilednn_verbose::input::{split_at_newlines, ChunkReader, StreamError};
+use profilednn_verbose::input::{split_at_newlines, ChunkReader, StreamChunk, StreamError};
 use profilednn_verbose::LogInput;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -99,17 +99,18 @@ pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
         }
         LogInput::Stream { path, reader, .. } => {
             let chunks = ChunkReader::new(reader, opts.chunk_size, path);
+            let consume = |t: &mut Tally, c: StreamChunk| {
+                t.consume_chunk(c.index as u32, &c.bytes, c.is_last);
+                if let Some(p) = &opts.progress {
+                    p.fetch_add(c.bytes.len() as u64, Ordering::Relaxed);
+                }
+            };
             if threads == 1 {
                 let mut tally = Tally::default();
                 let mut read_error = None;
                 for c in chunks {
                     match c {
-                        Ok(c) => {
-                            tally.consume_chunk(c.index as u32, &c.bytes, c.is_last);
-                            if let Some(p) = &opts.progress {
-                                p.fetch_add(c.bytes.len() as u64, Ordering::Relaxed);
-                            }
-                        }
+                        Ok(c) => consume(&mut tally, c),
                         Err(e) => read_error = Some(e),
                     }
                 }
@@ -117,7 +118,7 @@ pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
             }
             // One thread reads (and decompresses), the others parse; a bounded channel keeps
             // at most a few chunks in memory.
-            let (tx, rx) = mpsc::sync_channel::<profilednn_verbose::input::StreamChunk>(threads * 2);
+            let (tx, rx) = mpsc::sync_channel::<StreamChunk>(threads * 2);
             let rx = Mutex::new(rx);
             let workers = (threads - 1).max(1);
             std::thread::scope(|s| {
@@ -128,12 +129,7 @@ pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
                             loop {
                                 let next = rx.lock().expect("channel").recv();
                                 match next {
-                                    Ok(c) => {
-                                        t.consume_chunk(c.index as u32, &c.bytes, c.is_last);
-                                        if let Some(p) = &opts.progress {
-                                            p.fetch_add(c.bytes.len() as u64, Ordering::Relaxed);
-                                        }
-                                    }
+                                    Ok(c) => consume(&mut t, c),
                                     Err(_) => break,
                                 }
                             }
