@@ -139,19 +139,25 @@ pub fn breakdown(profile: &Profile, keys: &[GroupKey], exec: bool) -> Breakdown 
     let mut groups: HashMap<Vec<String>, BreakdownRow> = HashMap::default();
     let mut total_ps = 0u128;
     let mut total_calls = 0u64;
-    for e in profile.entries.iter().filter(|e| (e.event == EventKind::Exec) == exec) {
+    for e in profile
+        .entries
+        .iter()
+        .filter(|e| (e.event == EventKind::Exec) == exec)
+    {
         let values: Vec<String> = keys.iter().map(|k| k.value(e)).collect();
         total_ps += e.time_ps;
         total_calls += e.calls;
-        let row = groups.entry(values.clone()).or_insert_with(|| BreakdownRow {
-            values,
-            calls: 0,
-            time_ps: 0,
-            min_ps: u64::MAX,
-            max_ps: 0,
-            primitives: 0,
-            reference_impl: false,
-        });
+        let row = groups
+            .entry(values.clone())
+            .or_insert_with(|| BreakdownRow {
+                values,
+                calls: 0,
+                time_ps: 0,
+                min_ps: u64::MAX,
+                max_ps: 0,
+                primitives: 0,
+                reference_impl: false,
+            });
         row.calls += e.calls;
         row.time_ps += e.time_ps;
         row.min_ps = row.min_ps.min(e.min_ps);
@@ -160,6 +166,17 @@ pub fn breakdown(profile: &Profile, keys: &[GroupKey], exec: bool) -> Breakdown 
         row.reference_impl |= e.primitive.is_reference_impl();
     }
     let mut rows: Vec<BreakdownRow> = groups.into_values().collect();
-    rows.sort_by(|a, b| b.time_ps.cmp(&a.time_ps).then(b.calls.cmp(&a.calls)).then_with(|| a.values.cmp(&b.values)));
-    Breakdown { keys: keys.to_vec(), event: if exec { "exec".into() } else { "create".into() }, total_ps, total_calls, rows }
+    rows.sort_by(|a, b| {
+        b.time_ps
+            .cmp(&a.time_ps)
+            .then(b.calls.cmp(&a.calls))
+            .then_with(|| a.values.cmp(&b.values))
+    });
+    Breakdown {
+        keys: keys.to_vec(),
+        event: if exec { "exec".into() } else { "create".into() },
+        total_ps,
+        total_calls,
+        rows,
+    }
 }

@@ -36,7 +36,12 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 pub fn detect(tally: &Tally, entries: &[Entry], user: Option<u64>) -> Option<Iterations> {
     if let Some(n) = user.filter(|n| *n > 0) {
-        return Some(Iterations { count: n, method: IterationMethod::User, per_iteration_ms: Vec::new(), before_first_ms: None });
+        return Some(Iterations {
+            count: n,
+            method: IterationMethod::User,
+            per_iteration_ms: Vec::new(),
+            before_first_ms: None,
+        });
     }
     // Markers: cumulative exec time at each marker, from chunk totals in chunk order.
     let mut cum: u128 = 0;

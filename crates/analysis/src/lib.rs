@@ -20,5 +20,5 @@ pub use iterations::{IterationMethod, Iterations};
 pub use metadata::RunMetadata;
 pub use profile::{Entry, EventKind, LineCounts, MalformedLine, Profile};
 pub use scan::{scan, ScanOptions, ScanOutput};
-pub use tally::Tally;
 pub use summary::{summarize, Summary, SummaryOptions};
+pub use tally::Tally;

@@ -32,28 +32,53 @@ impl RunMetadata {
             }
         };
         for k in &t.info {
-            let comp = if k.note == "graph" { Some(Component::Graph) } else { None };
+            let comp = if k.note == "graph" {
+                Some(Component::Graph)
+            } else {
+                None
+            };
             for info in parse_info(&k.text, comp) {
                 match info {
-                    InfoLine::Version { library, version, commit } => {
+                    InfoLine::Version {
+                        library,
+                        version,
+                        commit,
+                    } => {
                         m.runs += 1;
-                        let c = commit.map(|c| format!(" (commit {})", c.chars().take(10).collect::<String>())).unwrap_or_default();
+                        let c = commit
+                            .map(|c| {
+                                format!(" (commit {})", c.chars().take(10).collect::<String>())
+                            })
+                            .unwrap_or_default();
                         push(&mut m.versions, format!("{library} {version}{c}"));
                     }
                     InfoLine::Isa { isa } => push(&mut m.isa, isa),
-                    InfoLine::Runtime { engine, runtime, threads } => {
+                    InfoLine::Runtime {
+                        engine,
+                        runtime,
+                        threads,
+                    } => {
                         if engine == "cpu" && threads.is_some() {
                             m.threads = threads;
                         }
-                        let th = threads.map(|n| format!(", {n} threads")).unwrap_or_default();
+                        let th = threads
+                            .map(|n| format!(", {n} threads"))
+                            .unwrap_or_default();
                         push(&mut m.runtimes, format!("{engine}: {runtime}{th}"));
                     }
-                    InfoLine::Template { component, fields } => push(&mut m.templates, format!("{component}: {}", fields.join(","))),
+                    InfoLine::Template { component, fields } => push(
+                        &mut m.templates,
+                        format!("{component}: {}", fields.join(",")),
+                    ),
                     InfoLine::Other { text } => push(&mut m.other_info, text),
                 }
             }
         }
-        let v1_lines: u64 = t.keys[1].values().chain(t.keys[3].values()).map(|s| s.calls).sum();
+        let v1_lines: u64 = t.keys[1]
+            .values()
+            .chain(t.keys[3].values())
+            .map(|s| s.calls)
+            .sum();
         for marker in [Marker::Mkldnn, Marker::Dnnl, Marker::Onednn] {
             let n = t.marker_lines[marker as usize];
             if n == 0 {
@@ -73,7 +98,9 @@ impl RunMetadata {
 
     /// True when the header reports bf16 or AMX support (for f32-on-bf16-hardware advice).
     pub fn has_bf16_hardware(&self) -> bool {
-        self.isa.iter().any(|i| i.contains("bfloat16") || i.contains("AMX"))
+        self.isa
+            .iter()
+            .any(|i| i.contains("bfloat16") || i.contains("AMX"))
     }
 }
 
@@ -85,8 +112,15 @@ mod tests {
     #[test]
     fn non_ascii_commit_does_not_panic() {
         let mut t = Tally::default();
-        t.consume_chunk(0, "onednn_verbose,info,oneDNN v3.5.0 (commit 014ccb106ˊb1fd4)\n".as_bytes(), true);
+        t.consume_chunk(
+            0,
+            "onednn_verbose,info,oneDNN v3.5.0 (commit 014ccb106ˊb1fd4)\n".as_bytes(),
+            true,
+        );
         let m = RunMetadata::from_tally(&t);
-        assert_eq!(m.versions, vec!["oneDNN 3.5.0 (commit 014ccb106ˊ)".to_string()]);
+        assert_eq!(
+            m.versions,
+            vec!["oneDNN 3.5.0 (commit 014ccb106ˊ)".to_string()]
+        );
     }
 }

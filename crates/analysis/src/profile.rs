@@ -26,7 +26,11 @@ impl EventKind {
     pub fn parse(op: &str) -> EventKind {
         match op {
             "exec" => EventKind::Exec,
-            o => EventKind::Create(o.split_once(':').map(|(_, c)| c.to_string()).unwrap_or_default()),
+            o => EventKind::Create(
+                o.split_once(':')
+                    .map(|(_, c)| c.to_string())
+                    .unwrap_or_default(),
+            ),
         }
     }
     pub fn label(&self) -> String {
@@ -125,7 +129,11 @@ pub struct ProfileOptions {
 }
 
 impl Profile {
-    pub fn from_scan(source: impl Into<String>, scan: ScanOutput, opts: &ProfileOptions) -> Profile {
+    pub fn from_scan(
+        source: impl Into<String>,
+        scan: ScanOutput,
+        opts: &ProfileOptions,
+    ) -> Profile {
         let mut p = Profile::from_tally(source.into(), &scan.tally, opts);
         p.read_error = scan.read_error.map(|e| e.to_string());
         p
@@ -133,7 +141,11 @@ impl Profile {
 
     pub fn from_tally(source: String, t: &Tally, opts: &ProfileOptions) -> Profile {
         let line_of = t.line_resolver();
-        let mut lines = LineCounts { total: t.total_lines(), info: t.info_count, ..Default::default() };
+        let mut lines = LineCounts {
+            total: t.total_lines(),
+            info: t.info_count,
+            ..Default::default()
+        };
         lines.diagnostics = t.diagnostics.values().sum();
         for r in SkipReason::ALL {
             if let Some(c) = t.skipped.get(&r) {
@@ -144,13 +156,21 @@ impl Profile {
         let mut malformed: Vec<MalformedLine> = t
             .malformed
             .iter()
-            .map(|k| MalformedLine { line: line_of(k.pos), count: 1, expected: k.note.to_string(), text: k.text.clone() })
+            .map(|k| MalformedLine {
+                line: line_of(k.pos),
+                count: 1,
+                expected: k.note.to_string(),
+                text: k.text.clone(),
+            })
             .collect();
 
         let mut index: HashMap<(EventKind, Arc<Primitive>), usize> = HashMap::default();
         let mut entries: Vec<Entry> = Vec::new();
         for (dialect, map) in t.keys.iter().enumerate() {
-            let syntax = Syntax { v1_descriptors: dialect & 1 == 1, graph: dialect & 2 == 2 };
+            let syntax = Syntax {
+                v1_descriptors: dialect & 1 == 1,
+                graph: dialect & 2 == 2,
+            };
             for (key, s) in map {
                 let text = String::from_utf8_lossy(key);
                 let (op, body) = text.split_once(',').unwrap_or((&text, ""));
@@ -196,11 +216,22 @@ impl Profile {
         }
         malformed.sort_by_key(|m| m.line);
         // Deterministic order: by first appearance in the log.
-        entries.sort_by(|a, b| a.first_line.cmp(&b.first_line).then_with(|| a.event.cmp(&b.event)));
+        entries.sort_by(|a, b| {
+            a.first_line
+                .cmp(&b.first_line)
+                .then_with(|| a.event.cmp(&b.event))
+        });
 
-        let diagnostics = t.diagnostics.iter().map(|(k, v)| (k.as_str().to_string(), *v)).collect();
-        let diagnostic_examples =
-            t.diagnostic_examples.iter().map(|k| (line_of(k.pos), k.note.to_string(), k.text.clone())).collect();
+        let diagnostics = t
+            .diagnostics
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), *v))
+            .collect();
+        let diagnostic_examples = t
+            .diagnostic_examples
+            .iter()
+            .map(|k| (line_of(k.pos), k.note.to_string(), k.text.clone()))
+            .collect();
         let timestamps = {
             let firsts = t.chunks.values().filter_map(|c| c.first_ts);
             let lasts = t.chunks.values().filter_map(|c| c.last_ts);
@@ -227,7 +258,11 @@ impl Profile {
 
     /// Total execution time (exec lines), ps.
     pub fn exec_time_ps(&self) -> u128 {
-        self.entries.iter().filter(|e| e.event == EventKind::Exec).map(|e| e.time_ps).sum()
+        self.entries
+            .iter()
+            .filter(|e| e.event == EventKind::Exec)
+            .map(|e| e.time_ps)
+            .sum()
     }
 
     pub fn exec_time_ms(&self) -> f64 {
@@ -236,7 +271,11 @@ impl Profile {
 
     /// Total creation time (create lines), ps.
     pub fn create_time_ps(&self) -> u128 {
-        self.entries.iter().filter(|e| e.event != EventKind::Exec).map(|e| e.time_ps).sum()
+        self.entries
+            .iter()
+            .filter(|e| e.event != EventKind::Exec)
+            .map(|e| e.time_ps)
+            .sum()
     }
 
     pub fn exec_calls(&self) -> u64 {
@@ -246,8 +285,12 @@ impl Profile {
     /// Several profiles (for example one log per rank) merged into one: same primitives add up.
     pub fn merge(profiles: &[Profile]) -> Profile {
         let mut out = profiles[0].clone();
-        let mut index: HashMap<(EventKind, Arc<Primitive>), usize> =
-            out.entries.iter().enumerate().map(|(i, e)| ((e.event.clone(), e.primitive.clone()), i)).collect();
+        let mut index: HashMap<(EventKind, Arc<Primitive>), usize> = out
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| ((e.event.clone(), e.primitive.clone()), i))
+            .collect();
         for p in &profiles[1..] {
             out.sources.extend(p.sources.iter().cloned());
             out.bytes += p.bytes;

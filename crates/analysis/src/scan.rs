@@ -21,7 +21,9 @@ pub struct ScanOptions {
 impl Default for ScanOptions {
     fn default() -> Self {
         ScanOptions {
-            threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
             chunk_size: 8 << 20,
             progress: None,
         }
@@ -40,7 +42,10 @@ pub struct ScanOutput {
 pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
     let threads = opts.threads.max(1);
     match input {
-        LogInput::Empty { .. } => ScanOutput { tally: Tally::default(), read_error: None },
+        LogInput::Empty { .. } => ScanOutput {
+            tally: Tally::default(),
+            read_error: None,
+        },
         LogInput::Mapped { map, .. } => {
             let bytes: &[u8] = &map;
             // Few top-level pieces (one boundary search each), each scanned in sub-chunks of
@@ -53,7 +58,11 @@ pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
                 let last_sub = subs.len().saturating_sub(1);
                 for (j, sub) in subs.into_iter().enumerate() {
                     // Chunk ids keep file order: piece in the high bits, sub-chunk in the low.
-                    t.consume_chunk(((i as u32) << 16) | j as u32, sub, i == last && j == last_sub);
+                    t.consume_chunk(
+                        ((i as u32) << 16) | j as u32,
+                        sub,
+                        i == last && j == last_sub,
+                    );
                     // Done with these pages: drop them from our resident set so memory stays
                     // bounded by the chunks in flight, not the log size (the page cache keeps them).
                     #[cfg(unix)]
@@ -64,7 +73,11 @@ pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
                         let start = (sub.as_ptr() as usize - base).next_multiple_of(PAGE);
                         let end = (sub.as_ptr() as usize - base + sub.len()) / PAGE * PAGE;
                         if end > start {
-                            let _ = map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start);
+                            let _ = map.unchecked_advise_range(
+                                memmap2::UncheckedAdvice::DontNeed,
+                                start,
+                                end - start,
+                            );
                         }
                     }
                     if let Some(p) = &opts.progress {
@@ -79,7 +92,10 @@ pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
                 }
                 acc
             } else {
-                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .expect("thread pool");
                 // One accumulator per rayon job (not per chunk): few tallies alive at once.
                 pool.install(|| {
                     chunks
@@ -95,7 +111,10 @@ pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
                         })
                 })
             };
-            ScanOutput { tally, read_error: None }
+            ScanOutput {
+                tally,
+                read_error: None,
+            }
         }
         LogInput::Stream { path, reader, .. } => {
             let chunks = ChunkReader::new(reader, opts.chunk_size, path);

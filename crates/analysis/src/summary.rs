@@ -91,32 +91,59 @@ pub fn default_breakdowns() -> Vec<(&'static str, &'static str, Vec<GroupKey>)> 
     vec![
         ("prim_kind", "By primitive kind", vec![PrimKind]),
         ("prop_kind", "By propagation kind", vec![PropKind]),
-        ("prim_kind,prop_kind", "By kind and propagation (the paper's donut view)", vec![PrimKind, PropKind]),
+        (
+            "prim_kind,prop_kind",
+            "By kind and propagation (the paper's donut view)",
+            vec![PrimKind, PropKind],
+        ),
         ("impl", "By implementation", vec![PrimKind, Impl]),
         ("dtype", "By data type", vec![Dtype]),
-        ("top_primitives", "Top unique primitives", GroupKey::CONVERTER_DEFAULT.to_vec()),
+        (
+            "top_primitives",
+            "Top unique primitives",
+            GroupKey::CONVERTER_DEFAULT.to_vec(),
+        ),
     ]
 }
 
 pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
-    let merged = if profiles.len() == 1 { profiles[0].clone() } else { Profile::merge(profiles) };
+    let merged = if profiles.len() == 1 {
+        profiles[0].clone()
+    } else {
+        Profile::merge(profiles)
+    };
     let iterations = merged.iterations.clone();
     let iters = iterations.as_ref().map(|i| i.count as f64);
     let total_ms = merged.exec_time_ms();
     let sets: Vec<(String, String, Vec<GroupKey>)> = match &opts.by {
         Some(keys) => {
             let name = keys.iter().map(|k| k.name()).collect::<Vec<_>>().join(",");
-            vec![(name.clone(), format!("By {}", name.replace(',', ", ")), keys.clone())]
+            vec![(
+                name.clone(),
+                format!("By {}", name.replace(',', ", ")),
+                keys.clone(),
+            )]
         }
-        None => default_breakdowns().into_iter().map(|(n, t, k)| (n.to_string(), t.to_string(), k)).collect(),
+        None => default_breakdowns()
+            .into_iter()
+            .map(|(n, t, k)| (n.to_string(), t.to_string(), k))
+            .collect(),
     };
     let breakdowns = sets
         .into_iter()
         .map(|(name, title, keys)| {
             let b = breakdown(&merged, &keys, true);
-            let per_log: Vec<_> = if profiles.len() > 1 { profiles.iter().map(|p| breakdown(p, &keys, true)).collect() } else { vec![] };
+            let per_log: Vec<_> = if profiles.len() > 1 {
+                profiles.iter().map(|p| breakdown(p, &keys, true)).collect()
+            } else {
+                vec![]
+            };
             let total_rows = b.rows.len();
-            let limit = if name == "top_primitives" { opts.top } else { usize::MAX };
+            let limit = if name == "top_primitives" {
+                opts.top
+            } else {
+                usize::MAX
+            };
             let rows = b
                 .rows
                 .iter()
@@ -127,7 +154,11 @@ pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
                     time_ms: r.time_ms(),
                     share: b.share(r),
                     mean_ms: r.mean_ms(),
-                    min_ms: if r.min_ps == u64::MAX { 0.0 } else { r.min_ps as f64 / 1e9 },
+                    min_ms: if r.min_ps == u64::MAX {
+                        0.0
+                    } else {
+                        r.min_ps as f64 / 1e9
+                    },
                     max_ms: r.max_ps as f64 / 1e9,
                     per_iteration_ms: iters.map(|n| r.time_ms() / n),
                     calls_per_iteration: iters.map(|n| r.calls as f64 / n),
@@ -135,11 +166,23 @@ pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
                     reference_impl: r.reference_impl,
                     per_log_time_ms: per_log
                         .iter()
-                        .map(|pb| pb.rows.iter().find(|x| x.values == r.values).map(|x| x.time_ms()).unwrap_or(0.0))
+                        .map(|pb| {
+                            pb.rows
+                                .iter()
+                                .find(|x| x.values == r.values)
+                                .map(|x| x.time_ms())
+                                .unwrap_or(0.0)
+                        })
                         .collect(),
                 })
                 .collect();
-            NamedBreakdown { name, title, keys, total_rows, rows }
+            NamedBreakdown {
+                name,
+                title,
+                keys,
+                total_rows,
+                rows,
+            }
         })
         .collect();
     let per_log = if profiles.len() > 1 {
@@ -172,8 +215,15 @@ pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
         breakdowns,
         per_log,
         malformed: merged.malformed.clone(),
-        diagnostics: merged.diagnostics.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        diagnostics: merged
+            .diagnostics
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect(),
         diagnostic_examples: merged.diagnostic_examples.clone(),
-        read_errors: profiles.iter().filter_map(|p| p.read_error.clone()).collect(),
+        read_errors: profiles
+            .iter()
+            .filter_map(|p| p.read_error.clone())
+            .collect(),
     }
 }

@@ -24,7 +24,14 @@ pub struct KeyStats {
 
 impl KeyStats {
     fn new(pos: LinePos) -> Self {
-        KeyStats { calls: 0, untimed: 0, time_ps: 0, min_ps: u64::MAX, max_ps: 0, first: pos }
+        KeyStats {
+            calls: 0,
+            untimed: 0,
+            time_ps: 0,
+            min_ps: u64::MAX,
+            max_ps: 0,
+            first: pos,
+        }
     }
     fn add(&mut self, t: Option<u64>) {
         self.calls += 1;
@@ -130,10 +137,16 @@ impl Tally {
                 None => (n, n, false),
             };
             let line = &bytes[start..end];
-            let pos = LinePos { chunk, line: line_no };
+            let pos = LinePos {
+                chunk,
+                line: line_no,
+            };
             line_no += 1;
             if !terminated && is_last {
-                *self.skipped.entry(SkipReason::TruncatedLastLine).or_default() += 1;
+                *self
+                    .skipped
+                    .entry(SkipReason::TruncatedLastLine)
+                    .or_default() += 1;
             } else {
                 self.line(pos, line, &mut summary);
             }
@@ -147,7 +160,11 @@ impl Tally {
     #[inline]
     fn line(&mut self, pos: LinePos, line: &[u8], summary: &mut ChunkSummary) {
         match classify(line) {
-            Line::Primitive { head, body, time_ps } => {
+            Line::Primitive {
+                head,
+                body,
+                time_ps,
+            } => {
                 self.marker_lines[head.marker as usize] += 1;
                 let base = line.as_ptr() as usize;
                 let from = head.operation.as_ptr() as usize - base;
@@ -176,7 +193,14 @@ impl Tally {
                 *self.skipped.entry(reason).or_default() += 1;
                 if reason == SkipReason::Foreign && is_iteration_marker(line) {
                     summary.markers.push((pos, summary.exec_ps));
-                    *self.markers_seen.entry(if line.starts_with(b"###") { "### ITER n BEGIN" } else { "profilednn,iteration" }).or_default() += 1;
+                    *self
+                        .markers_seen
+                        .entry(if line.starts_with(b"###") {
+                            "### ITER n BEGIN"
+                        } else {
+                            "profilednn,iteration"
+                        })
+                        .or_default() += 1;
                 }
             }
             Line::Info { head, text } => {
@@ -191,18 +215,30 @@ impl Tally {
             }
             Line::Diagnostic { kind, .. } => {
                 *self.diagnostics.entry(kind).or_default() += 1;
-                let same_kind = self.diagnostic_examples.iter().filter(|k| k.note == kind.as_str()).count();
+                let same_kind = self
+                    .diagnostic_examples
+                    .iter()
+                    .filter(|k| k.note == kind.as_str())
+                    .count();
                 if same_kind < MAX_EXAMPLES / 5 {
                     let text = lossy_excerpt(line);
                     if !self.diagnostic_examples.iter().any(|k| k.text == text) {
-                        self.diagnostic_examples.push(KeptLine { pos, text, note: kind.as_str() });
+                        self.diagnostic_examples.push(KeptLine {
+                            pos,
+                            text,
+                            note: kind.as_str(),
+                        });
                     }
                 }
             }
             Line::Malformed { expected, .. } => {
                 self.malformed_count += 1;
                 if self.malformed.len() < MAX_EXAMPLES {
-                    self.malformed.push(KeptLine { pos, text: lossy_excerpt(line), note: expected });
+                    self.malformed.push(KeptLine {
+                        pos,
+                        text: lossy_excerpt(line),
+                        note: expected,
+                    });
                 }
             }
         }
@@ -238,7 +274,11 @@ impl Tally {
         self.diagnostic_examples.sort_by_key(|k| k.pos);
         self.info_count += other.info_count;
         for k in other.info {
-            match self.info.iter_mut().find(|m| m.text == k.text && m.note == k.note) {
+            match self
+                .info
+                .iter_mut()
+                .find(|m| m.text == k.text && m.note == k.note)
+            {
                 Some(m) => m.pos = m.pos.min(k.pos),
                 None => self.info.push(k),
             }

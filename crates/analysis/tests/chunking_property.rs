@@ -39,7 +39,11 @@ fn profile(bytes: &[u8], cuts: &[usize], order: &[usize]) -> Profile {
     if *bounds.last().unwrap() != bytes.len() {
         bounds.push(bytes.len());
     }
-    let chunks: Vec<(usize, &[u8])> = bounds.windows(2).map(|w| &bytes[w[0]..w[1]]).enumerate().collect();
+    let chunks: Vec<(usize, &[u8])> = bounds
+        .windows(2)
+        .map(|w| &bytes[w[0]..w[1]])
+        .enumerate()
+        .collect();
     let n = chunks.len();
     let mut tallies: Vec<Tally> = chunks
         .iter()
@@ -65,9 +69,24 @@ fn profile(bytes: &[u8], cuts: &[usize], order: &[usize]) -> Profile {
 }
 
 fn fingerprint(p: &Profile) -> String {
-    let mut s = format!("{:?}|{:?}|{:?}|", p.lines, p.iterations.as_ref().map(|i| (i.count, &i.per_iteration_ms)), p.metadata.versions);
+    let mut s = format!(
+        "{:?}|{:?}|{:?}|",
+        p.lines,
+        p.iterations
+            .as_ref()
+            .map(|i| (i.count, &i.per_iteration_ms)),
+        p.metadata.versions
+    );
     for e in &p.entries {
-        s += &format!("{}:{}:{}:{}:{}:{};", e.event.label(), e.calls, e.time_ps, e.min_ps, e.max_ps, e.first_line);
+        s += &format!(
+            "{}:{}:{}:{}:{}:{};",
+            e.event.label(),
+            e.calls,
+            e.time_ps,
+            e.min_ps,
+            e.max_ps,
+            e.first_line
+        );
     }
     for m in &p.malformed {
         s += &format!("{}:{}:{};", m.line, m.count, m.expected);

@@ -23,7 +23,14 @@ fn corpus() -> PathBuf {
 
 fn profile_of(path: &Path, threads: usize) -> Profile {
     let input = LogInput::open(path).unwrap();
-    let out = scan(input, &ScanOptions { threads, chunk_size: 4096, progress: None });
+    let out = scan(
+        input,
+        &ScanOptions {
+            threads,
+            chunk_size: 4096,
+            progress: None,
+        },
+    );
     Profile::from_scan(path.display().to_string(), out, &ProfileOptions::default())
 }
 
@@ -44,7 +51,10 @@ fn read_reference(path: &Path) -> (Vec<String>, Table) {
         }
         if header {
             let cols: Vec<&str> = line.split(',').collect();
-            keys = cols[..cols.len() - 6].iter().map(|s| s.to_string()).collect();
+            keys = cols[..cols.len() - 6]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
             header = false;
             continue;
         }
@@ -52,7 +62,10 @@ fn read_reference(path: &Path) -> (Vec<String>, Table) {
         let n = cols.len() - 6;
         let k: Vec<String> = cols[..n].iter().map(|s| s.to_string()).collect();
         let calls: u64 = cols[n].parse().unwrap();
-        let prev = tables.entry(event.clone()).or_default().insert(k.clone(), (calls, cols[n + 1].to_string()));
+        let prev = tables
+            .entry(event.clone())
+            .or_default()
+            .insert(k.clone(), (calls, cols[n + 1].to_string()));
         assert!(prev.is_none(), "duplicate reference key {k:?}");
     }
     (keys, tables)
@@ -83,7 +96,10 @@ fn logs_with_reference() -> Vec<(PathBuf, PathBuf)> {
         for f in std::fs::read_dir(&dir).unwrap() {
             let f = f.unwrap().path();
             let name = f.file_name().unwrap().to_string_lossy().to_string();
-            if let Some(stem) = name.strip_suffix(".log").or_else(|| name.strip_suffix(".log.gz")) {
+            if let Some(stem) = name
+                .strip_suffix(".log")
+                .or_else(|| name.strip_suffix(".log.gz"))
+            {
                 out.push((f.clone(), dir.join(stem)));
             }
         }
@@ -98,13 +114,20 @@ fn breakdowns_equal_the_converter_reference() {
     let mut checked_logs = 0;
     for (log, stem) in logs_with_reference() {
         let p = profile_of(&log, 2);
-        for suffix in ["vc_breakdown_all.csv", "vc_breakdown_prim_kind.csv", "vc_breakdown_prim_kind_shapes.csv"] {
+        for suffix in [
+            "vc_breakdown_all.csv",
+            "vc_breakdown_prim_kind.csv",
+            "vc_breakdown_prim_kind_shapes.csv",
+        ] {
             let refp = PathBuf::from(format!("{}.{suffix}", stem.display()));
             if std::fs::metadata(&refp).map(|m| m.len()).unwrap_or(0) == 0 {
                 continue;
             }
             let (key_names, reference) = read_reference(&refp);
-            let keys: Vec<GroupKey> = key_names.iter().map(|k| GroupKey::parse(k).unwrap()).collect();
+            let keys: Vec<GroupKey> = key_names
+                .iter()
+                .map(|k| GroupKey::parse(k).unwrap())
+                .collect();
             let mine = ours(&p, &keys);
             assert_eq!(
                 mine.keys().collect::<Vec<_>>(),
@@ -116,17 +139,34 @@ fn breakdowns_equal_the_converter_reference() {
                 let my_rows = &mine[event];
                 for (k, (calls, time)) in rows {
                     let got = my_rows.get(k).unwrap_or_else(|| {
-                        panic!("{} [{event}]: reference row {k:?} missing; ours: {:#?}", refp.display(), my_rows.keys().collect::<Vec<_>>())
+                        panic!(
+                            "{} [{event}]: reference row {k:?} missing; ours: {:#?}",
+                            refp.display(),
+                            my_rows.keys().collect::<Vec<_>>()
+                        )
                     });
-                    assert_eq!(got, &(*calls, time.clone()), "{} [{event}] {k:?}", refp.display());
+                    assert_eq!(
+                        got,
+                        &(*calls, time.clone()),
+                        "{} [{event}] {k:?}",
+                        refp.display()
+                    );
                     checked_rows += 1;
                 }
-                assert_eq!(my_rows.len(), rows.len(), "{} [{event}]: we have extra rows", refp.display());
+                assert_eq!(
+                    my_rows.len(),
+                    rows.len(),
+                    "{} [{event}]: we have extra rows",
+                    refp.display()
+                );
             }
             checked_logs += 1;
         }
     }
-    assert!(checked_logs >= 30, "only {checked_logs} reference tables checked");
+    assert!(
+        checked_logs >= 30,
+        "only {checked_logs} reference tables checked"
+    );
     eprintln!("checked {checked_rows} rows in {checked_logs} reference tables");
 }
 
@@ -151,16 +191,33 @@ fn older_generations_are_read() {
                     && l.split(',').take(3).any(|f| f == "exec")
             })
             .count() as u64;
-        assert!(expect >= min_exec, "{rel}: fixture has only {expect} exec lines");
+        assert!(
+            expect >= min_exec,
+            "{rel}: fixture has only {expect} exec lines"
+        );
         assert_eq!(p.lines.exec, expect, "{rel}");
         assert_eq!(p.lines.malformed, 0, "{rel}: {:?}", p.malformed);
         let sum: f64 = text
             .lines()
             .filter(|l| l.split(',').take(3).any(|f| f == "exec"))
-            .map(|l| l.trim_end().rsplit(',').next().unwrap().parse::<f64>().unwrap())
+            .map(|l| {
+                l.trim_end()
+                    .rsplit(',')
+                    .next()
+                    .unwrap()
+                    .parse::<f64>()
+                    .unwrap()
+            })
             .sum();
-        assert!((p.exec_time_ms() - sum).abs() < 1e-6 * sum.max(1.0), "{rel}: {} vs {sum}", p.exec_time_ms());
-        assert!(!p.metadata.versions.is_empty(), "{rel}: version not found in header");
+        assert!(
+            (p.exec_time_ms() - sum).abs() < 1e-6 * sum.max(1.0),
+            "{rel}: {} vs {sum}",
+            p.exec_time_ms()
+        );
+        assert!(
+            !p.metadata.versions.is_empty(),
+            "{rel}: version not found in header"
+        );
     }
 }
 
@@ -169,7 +226,9 @@ fn read_text(path: &Path) -> String {
     let bytes = std::fs::read(path).unwrap();
     if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut s = String::new();
-        flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_string(&mut s).unwrap();
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_string(&mut s)
+            .unwrap();
         s
     } else {
         String::from_utf8(bytes).unwrap()
@@ -185,7 +244,10 @@ fn serial_and_parallel_scans_agree_on_every_fixture() {
         assert_eq!(a.lines.total, b.lines.total);
         assert_eq!(a.entries.len(), b.entries.len());
         for (x, y) in a.entries.iter().zip(&b.entries) {
-            assert_eq!((x.calls, x.time_ps, x.first_line), (y.calls, y.time_ps, y.first_line));
+            assert_eq!(
+                (x.calls, x.time_ps, x.first_line),
+                (y.calls, y.time_ps, y.first_line)
+            );
         }
     }
 }

@@ -54,20 +54,33 @@ pub struct ReportArgs {
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let by = match &args.by {
-        Some(keys) => Some(keys.iter().map(|k| GroupKey::parse(k.trim())).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::msg)?),
+        Some(keys) => Some(
+            keys.iter()
+                .map(|k| GroupKey::parse(k.trim()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(anyhow::Error::msg)?,
+        ),
         None if args.format == Format::Csv => Some(GroupKey::CONVERTER_DEFAULT.to_vec()),
         None => None,
     };
     if args.logs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         bail!("stdin (-) can be given only once");
     }
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
     let mut profiles = Vec::new();
     for path in &args.logs {
         let input = LogInput::open(path).with_context(|| "cannot read the log".to_string())?;
         let progress = Arc::new(AtomicU64::new(0));
         let bar = progress_bar(&input, args.no_progress);
-        let opts = ScanOptions { threads, progress: Some(progress.clone()), ..Default::default() };
+        let opts = ScanOptions {
+            threads,
+            progress: Some(progress.clone()),
+            ..Default::default()
+        };
         let out = std::thread::scope(|s| {
             let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
             let ticker = bar.clone().map(|b| {
@@ -89,20 +102,41 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        let name = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
-        profiles.push(Profile::from_scan(name, out, &ProfileOptions { iterations: args.iterations }));
+        let name = if path.as_os_str() == "-" {
+            "<stdin>".to_string()
+        } else {
+            path.display().to_string()
+        };
+        profiles.push(Profile::from_scan(
+            name,
+            out,
+            &ProfileOptions {
+                iterations: args.iterations,
+            },
+        ));
     }
     let summary = summarize(&profiles, &SummaryOptions { by, top: args.top });
     let text = match args.format {
         Format::Table => {
-            let width = if std::io::stdout().is_terminal() && args.output.is_none() { None } else { Some(160) };
-            profilednn_report::terminal::render(&summary, &TerminalOptions { rows: args.top, width })
+            let width = if std::io::stdout().is_terminal() && args.output.is_none() {
+                None
+            } else {
+                Some(160)
+            };
+            profilednn_report::terminal::render(
+                &summary,
+                &TerminalOptions {
+                    rows: args.top,
+                    width,
+                },
+            )
         }
         Format::Json => profilednn_report::json::render(&summary),
         Format::Csv => profilednn_report::csv_out::render(&summary)?,
     };
     match &args.output {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("{}: cannot write the report", p.display()))?,
+        Some(p) => std::fs::write(p, text)
+            .with_context(|| format!("{}: cannot write the report", p.display()))?,
         None => {
             let mut out = std::io::stdout().lock();
             if let Err(e) = out.write_all(text.as_bytes()) {
@@ -130,15 +164,20 @@ fn progress_bar(input: &LogInput, disabled: bool) -> Option<ProgressBar> {
         LogInput::Mapped { map, .. } if map.len() > (32 << 20) => {
             let b = ProgressBar::new(map.len() as u64);
             b.set_style(
-                ProgressStyle::with_template("{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-                    .expect("template")
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(
+                    "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                )
+                .expect("template")
+                .progress_chars("=> "),
             );
             b
         }
         LogInput::Stream { .. } => {
             let b = ProgressBar::new_spinner();
-            b.set_style(ProgressStyle::with_template("{spinner} {msg} {bytes} read, {bytes_per_sec}").expect("template"));
+            b.set_style(
+                ProgressStyle::with_template("{spinner} {msg} {bytes} read, {bytes_per_sec}")
+                    .expect("template"),
+            );
             b
         }
         _ => return None,

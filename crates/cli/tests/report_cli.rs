@@ -16,13 +16,19 @@ fn bin() -> Command {
 
 fn json_of(args: &[&str]) -> Value {
     let out = bin().args(args).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn gunzip(path: &Path) -> String {
     let mut s = String::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap()).read_to_string(&mut s).unwrap();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut s)
+        .unwrap();
     s
 }
 
@@ -58,11 +64,22 @@ fn readme_example_runs_and_matches_a_naive_sum() {
     // The capture script marks 3 iterations.
     assert_eq!(j["iterations"]["count"], 3);
     assert_eq!(j["iterations"]["method"], "markers");
-    let per: f64 = j["iterations"]["per_iteration_ms"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).sum();
+    let per: f64 = j["iterations"]["per_iteration_ms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
     let before = j["iterations"]["before_first_ms"].as_f64().unwrap();
     assert!((per + before - t).abs() < 1e-6 * t);
     // Breakdowns add up to the total.
-    for name in ["prim_kind", "prop_kind", "prim_kind,prop_kind", "impl", "dtype"] {
+    for name in [
+        "prim_kind",
+        "prop_kind",
+        "prim_kind,prop_kind",
+        "impl",
+        "dtype",
+    ] {
         let rows = j["breakdowns"][name]["rows"].as_array().unwrap();
         let sum: f64 = rows.iter().map(|r| r["time_ms"].as_f64().unwrap()).sum();
         let calls: u64 = rows.iter().map(|r| r["calls"].as_u64().unwrap()).sum();
@@ -74,7 +91,14 @@ fn readme_example_runs_and_matches_a_naive_sum() {
 #[test]
 fn by_keys_are_json_fields_and_csv_columns() {
     let log = root().join("fixtures/corpus/onednn/v3_14_benchdnn_primitives/primitives.log");
-    let j = json_of(&["report", log.to_str().unwrap(), "--format", "json", "--by", "prim_kind,impl,dtype"]);
+    let j = json_of(&[
+        "report",
+        log.to_str().unwrap(),
+        "--format",
+        "json",
+        "--by",
+        "prim_kind,impl,dtype",
+    ]);
     let b = &j["breakdowns"]["prim_kind,impl,dtype"];
     let rows = b["rows"].as_array().unwrap();
     assert!(rows.len() > 10);
@@ -83,28 +107,61 @@ fn by_keys_are_json_fields_and_csv_columns() {
             assert!(r.get(k).is_some(), "row lacks {k}: {r}");
         }
     }
-    assert!(rows.iter().any(|r| r["dtype"] == "bf16" || r["dtype"].as_str().unwrap().contains("bf16")));
-    let out = bin().args(["report", log.to_str().unwrap(), "--format", "csv", "--by", "engine,prim_kind"]).output().unwrap();
+    assert!(rows
+        .iter()
+        .any(|r| r["dtype"] == "bf16" || r["dtype"].as_str().unwrap().contains("bf16")));
+    let out = bin()
+        .args([
+            "report",
+            log.to_str().unwrap(),
+            "--format",
+            "csv",
+            "--by",
+            "engine,prim_kind",
+        ])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let csv = String::from_utf8(out.stdout).unwrap();
     let mut lines = csv.lines();
-    assert!(lines.next().unwrap().starts_with("engine,prim_kind,calls,time_ms,share_pct,mean_ms,min_ms,max_ms"));
-    assert_eq!(lines.count(), rows.iter().map(|r| r["prim_kind"].as_str().unwrap()).collect::<std::collections::BTreeSet<_>>().len());
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("engine,prim_kind,calls,time_ms,share_pct,mean_ms,min_ms,max_ms"));
+    assert_eq!(
+        lines.count(),
+        rows.iter()
+            .map(|r| r["prim_kind"].as_str().unwrap())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    );
 }
 
 #[test]
 fn unknown_group_key_is_a_clear_error() {
     bin()
-        .args(["report", "examples/retinanet_rnx50_fp32.log.gz", "--by", "colour"])
+        .args([
+            "report",
+            "examples/retinanet_rnx50_fp32.log.gz",
+            "--by",
+            "colour",
+        ])
         .current_dir(root())
         .assert()
         .failure()
-        .stderr(predicate::str::contains("unknown key 'colour'").and(predicate::str::contains("prim_kind")));
+        .stderr(
+            predicate::str::contains("unknown key 'colour'")
+                .and(predicate::str::contains("prim_kind")),
+        );
 }
 
 #[test]
 fn missing_file_names_the_path() {
-    bin().args(["report", "no/such/file.log"]).assert().code(1).stderr(predicate::str::contains("no/such/file.log"));
+    bin()
+        .args(["report", "no/such/file.log"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no/such/file.log"));
 }
 
 const GOOD: &str = "onednn_verbose,v1,primitive,exec,cpu,reorder,jit:uni,undef,src:f32::blocked:abcd::f0 dst:f32::blocked:Acdb16a::f0,attr-scratchpad:user,,64x3x7x7,1.5";
@@ -117,17 +174,17 @@ fn messy_log() -> Vec<u8> {
         b.extend_from_slice(s);
         b.push(b'\n');
     };
-    line(b"Epoch 1/10 starting");                                 // 1 application output
-    line(GOOD.as_bytes());                                        // 2
-    line(format!("{GOOD2}\r").as_bytes());                        // 3 CRLF: still good
-    line(b"");                                                    // 4 empty
-    line(b"caf\xe9 \xff\xfe not utf-8");                          // 5 invalid UTF-8
-    line(b"\x00\x01\x02\x03\x7f binary junk");                    // 6 binary
-    line(format!("loss=0.3{GOOD}").as_bytes());                   // 7 torn
+    line(b"Epoch 1/10 starting"); // 1 application output
+    line(GOOD.as_bytes()); // 2
+    line(format!("{GOOD2}\r").as_bytes()); // 3 CRLF: still good
+    line(b""); // 4 empty
+    line(b"caf\xe9 \xff\xfe not utf-8"); // 5 invalid UTF-8
+    line(b"\x00\x01\x02\x03\x7f binary junk"); // 6 binary
+    line(format!("loss=0.3{GOOD}").as_bytes()); // 7 torn
     line(b"onednn_verbose,v1,primitive,exec,cpu,convolution,jit"); // 8 malformed: too few fields
     line(format!("{},oops", &GOOD[..GOOD.len() - 4]).as_bytes()); // 9 malformed: time not a number
-    line(GOOD.as_bytes());                                        // 10
-    b.extend_from_slice(&GOOD.as_bytes()[..60]);                  // 11 truncated last line
+    line(GOOD.as_bytes()); // 10
+    b.extend_from_slice(&GOOD.as_bytes()[..60]); // 11 truncated last line
     b
 }
 
@@ -137,7 +194,14 @@ fn bad_input_is_counted_by_reason_and_never_loses_good_lines() {
     let path = dir.join("messy.log");
     std::fs::write(&path, messy_log()).unwrap();
     for threads in ["1", "2"] {
-        let j = json_of(&["report", path.to_str().unwrap(), "--format", "json", "-j", threads]);
+        let j = json_of(&[
+            "report",
+            path.to_str().unwrap(),
+            "--format",
+            "json",
+            "-j",
+            threads,
+        ]);
         assert_eq!(j["lines"]["total"], 11);
         assert_eq!(j["calls"], 3, "the three good lines");
         assert!((j["total_time_ms"].as_f64().unwrap() - (1.5 + 2.25 + 1.5)).abs() < 1e-9);
@@ -151,9 +215,20 @@ fn bad_input_is_counted_by_reason_and_never_loses_good_lines() {
         assert_eq!(j["lines"]["malformed"], 2);
         let m = j["malformed"].as_array().unwrap();
         assert_eq!(m[0]["line"], 8);
-        assert!(m[0]["expected"].as_str().unwrap().contains("expected 8"), "{}", m[0]);
+        assert!(
+            m[0]["expected"].as_str().unwrap().contains("expected 8"),
+            "{}",
+            m[0]
+        );
         assert_eq!(m[1]["line"], 9);
-        assert!(m[1]["expected"].as_str().unwrap().contains("execution time"), "{}", m[1]);
+        assert!(
+            m[1]["expected"]
+                .as_str()
+                .unwrap()
+                .contains("execution time"),
+            "{}",
+            m[1]
+        );
     }
     // The terminal report shows the malformed lines with their numbers.
     bin()
@@ -166,16 +241,24 @@ fn bad_input_is_counted_by_reason_and_never_loses_good_lines() {
 #[test]
 fn truncated_gzip_reports_offset_and_what_was_read() {
     let dir = tempdir();
-    let text: String = (0..50_000).map(|i| format!("{}{}\n", &GOOD[..GOOD.len() - 3], i % 7 + 1)).collect();
+    let text: String = (0..50_000)
+        .map(|i| format!("{}{}\n", &GOOD[..GOOD.len() - 3], i % 7 + 1))
+        .collect();
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     enc.write_all(text.as_bytes()).unwrap();
     let gz = enc.finish().unwrap();
     let path = dir.join("cut.log.gz");
     std::fs::write(&path, &gz[..gz.len() * 2 / 3]).unwrap();
-    let out = bin().args(["report", path.to_str().unwrap(), "--format", "json"]).output().unwrap();
+    let out = bin()
+        .args(["report", path.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("cut.log.gz") && stderr.contains("bytes of uncompressed data"), "{stderr}");
+    assert!(
+        stderr.contains("cut.log.gz") && stderr.contains("bytes of uncompressed data"),
+        "{stderr}"
+    );
     let j: Value = serde_json::from_slice(&out.stdout).unwrap();
     let calls = j["calls"].as_u64().unwrap();
     assert!(calls > 1000 && calls < 50_000, "{calls}");
@@ -190,7 +273,11 @@ fn stdin_plain_and_gzip() {
     let gz = std::fs::read(&log).unwrap();
     let a = json_of(&["report", log.to_str().unwrap(), "--format", "json"]);
     for input in [gz.clone(), gunzip(&log).into_bytes()] {
-        let out = bin().args(["report", "-", "--format", "json"]).write_stdin(input).output().unwrap();
+        let out = bin()
+            .args(["report", "-", "--format", "json"])
+            .write_stdin(input)
+            .output()
+            .unwrap();
         assert!(out.status.success());
         let b: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(a["total_time_ms"], b["total_time_ms"]);
@@ -204,7 +291,13 @@ fn several_logs_side_by_side_and_merged() {
     let b = root().join("fixtures/corpus/pytorch/resnet50_bf16_cl.log.gz");
     let ja = json_of(&["report", a.to_str().unwrap(), "--format", "json"]);
     let jb = json_of(&["report", b.to_str().unwrap(), "--format", "json"]);
-    let j = json_of(&["report", a.to_str().unwrap(), b.to_str().unwrap(), "--format", "json"]);
+    let j = json_of(&[
+        "report",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
     let ta = ja["total_time_ms"].as_f64().unwrap();
     let tb = jb["total_time_ms"].as_f64().unwrap();
     assert!((j["total_time_ms"].as_f64().unwrap() - ta - tb).abs() < 1e-6 * (ta + tb));
@@ -213,11 +306,19 @@ fn several_logs_side_by_side_and_merged() {
     assert!((per[1]["total_time_ms"].as_f64().unwrap() - tb).abs() < 1e-9 * tb);
     let row = &j["breakdowns"]["prim_kind"]["rows"][0];
     assert_eq!(row["time_ms_per_log"].as_object().unwrap().len(), 2);
-    bin().args(["report", a.to_str().unwrap(), b.to_str().unwrap()]).assert().success().stdout(predicate::str::contains("side by side"));
+    bin()
+        .args(["report", a.to_str().unwrap(), b.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("side by side"));
 }
 
 fn tempdir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("profilednn-test-{}-{:?}", std::process::id(), std::thread::current().id()));
+    let d = std::env::temp_dir().join(format!(
+        "profilednn-test-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
@@ -237,8 +338,20 @@ fn per_iteration_times_match_a_naive_split_at_markers() {
     }
     assert_eq!(segs.len(), 3);
     for threads in ["1", "2"] {
-        let j = json_of(&["report", log.to_str().unwrap(), "--format", "json", "-j", threads]);
-        let per: Vec<f64> = j["iterations"]["per_iteration_ms"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let j = json_of(&[
+            "report",
+            log.to_str().unwrap(),
+            "--format",
+            "json",
+            "-j",
+            threads,
+        ]);
+        let per: Vec<f64> = j["iterations"]["per_iteration_ms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
         assert_eq!(per.len(), 3);
         for (a, b) in per.iter().zip(&segs) {
             assert!((a - b).abs() < 1e-6 * b.max(1.0), "{per:?} vs {segs:?}");

@@ -20,7 +20,10 @@ pub enum Attribute {
     Deterministic(String),
     Dropout(String),
     /// `attr-fpmath:MODE[:true]` (2.7+) and 2.6's `attr-fpmath_mode:MODE`.
-    Fpmath { mode: String, apply_to_int: bool },
+    Fpmath {
+        mode: String,
+        apply_to_int: bool,
+    },
     Oscale(String),
     PostOps(Vec<PostOp>),
     RoundingMode(String),
@@ -31,7 +34,10 @@ pub enum Attribute {
     /// `rnn_data_qparams:SCALE:SHIFT` (all versions).
     RnnDataQparams(String),
     /// An attribute this version does not know: name and value verbatim.
-    Other { name: String, value: String },
+    Other {
+        name: String,
+        value: String,
+    },
 }
 
 impl Attribute {
@@ -76,7 +82,10 @@ impl Attribute {
 
     pub fn value_string(&self) -> String {
         fn join_q(v: &[QuantArg]) -> String {
-            v.iter().map(|q| format!("{}:{}", q.arg, q.spec)).collect::<Vec<_>>().join("+")
+            v.iter()
+                .map(|q| format!("{}:{}", q.arg, q.spec))
+                .collect::<Vec<_>>()
+                .join("+")
         }
         match self {
             Attribute::AccMode(s)
@@ -93,8 +102,14 @@ impl Attribute {
                     mode.clone()
                 }
             }
-            Attribute::PostOps(ops) => ops.iter().map(|p| p.raw.as_str()).collect::<Vec<_>>().join("+"),
-            Attribute::Scales(v) | Attribute::ZeroPoints(v) | Attribute::PrecomputedReductions(v) => join_q(v),
+            Attribute::PostOps(ops) => ops
+                .iter()
+                .map(|p| p.raw.as_str())
+                .collect::<Vec<_>>()
+                .join("+"),
+            Attribute::Scales(v)
+            | Attribute::ZeroPoints(v)
+            | Attribute::PrecomputedReductions(v) => join_q(v),
             Attribute::Other { value, .. } => value.clone(),
         }
     }
@@ -133,7 +148,11 @@ impl Attributes {
     pub fn canonical_string(&self) -> String {
         let mut items: Vec<&Attribute> = self.items.iter().collect();
         items.sort_by_key(|a| a.canonical_rank());
-        items.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(" ")
+        items
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -168,9 +187,15 @@ pub struct PostOp {
 pub enum PostOpKind {
     Sum,
     /// `eltwise_ALG[:ALPHA[:BETA[:SCALE]]]`; `alg` keeps the `eltwise_` prefix.
-    Eltwise { alg: String },
+    Eltwise {
+        alg: String,
+    },
     /// `binary_ALG:DT:MASK…`.
-    Binary { alg: String, data_type: Option<DataType>, mask: Option<u64> },
+    Binary {
+        alg: String,
+        data_type: Option<DataType>,
+        mask: Option<u64>,
+    },
     /// Fused depthwise convolution (`dw:k3s1p1` / 2.x `dw_k3s1p1`).
     Depthwise,
     Prelu,
@@ -184,11 +209,17 @@ impl PostOp {
         let kind = if head == "sum" {
             PostOpKind::Sum
         } else if head.starts_with("eltwise_") {
-            PostOpKind::Eltwise { alg: head.to_string() }
+            PostOpKind::Eltwise {
+                alg: head.to_string(),
+            }
         } else if head.starts_with("binary_") {
             let data_type = parts.next().and_then(DataType::parse);
             let mask = parts.next().and_then(|m| m.parse().ok());
-            PostOpKind::Binary { alg: head.to_string(), data_type, mask }
+            PostOpKind::Binary {
+                alg: head.to_string(),
+                data_type,
+                mask,
+            }
         } else if head == "dw" || head.starts_with("dw_") {
             PostOpKind::Depthwise
         } else if head == "prelu" {
@@ -196,7 +227,10 @@ impl PostOp {
         } else {
             PostOpKind::Other
         };
-        PostOp { kind, raw: raw.to_string() }
+        PostOp {
+            kind,
+            raw: raw.to_string(),
+        }
     }
 }
 
@@ -212,13 +246,20 @@ mod tests {
                 Attribute::PostOps(vec![PostOp::parse("eltwise_relu")]),
             ],
         };
-        assert_eq!(a.canonical_string(), "attr-post-ops:eltwise_relu attr-scratchpad:user");
+        assert_eq!(
+            a.canonical_string(),
+            "attr-post-ops:eltwise_relu attr-scratchpad:user"
+        );
     }
 
     #[test]
     fn post_op_kinds() {
         match PostOp::parse("binary_add:f32:2").kind {
-            PostOpKind::Binary { alg, data_type, mask } => {
+            PostOpKind::Binary {
+                alg,
+                data_type,
+                mask,
+            } => {
                 assert_eq!(alg, "binary_add");
                 assert_eq!(data_type, Some(DataType::F32));
                 assert_eq!(mask, Some(2));
@@ -231,7 +272,10 @@ mod tests {
 
     #[test]
     fn quant_arg_fields() {
-        let q = QuantArg { arg: "wei".into(), spec: "3:bf16:32x1".into() };
+        let q = QuantArg {
+            arg: "wei".into(),
+            spec: "3:bf16:32x1".into(),
+        };
         assert_eq!(q.mask(), Some(3));
         assert_eq!(q.data_type(), Some(DataType::Bf16));
     }

@@ -63,7 +63,11 @@ impl DataType {
     pub fn as_str(&self) -> &str {
         match self {
             DataType::Other(s) => s,
-            d => NAMES.iter().find(|(_, v)| v == d).map(|(n, _)| *n).unwrap_or("?"),
+            d => NAMES
+                .iter()
+                .find(|(_, v)| v == d)
+                .map(|(n, _)| *n)
+                .unwrap_or("?"),
         }
     }
 
@@ -73,7 +77,12 @@ impl DataType {
             DataType::F64 | DataType::S64 => 64,
             DataType::F32 | DataType::S32 => 32,
             DataType::Bf16 | DataType::F16 => 16,
-            DataType::S8 | DataType::U8 | DataType::Boolean | DataType::F8E5M2 | DataType::F8E4M3 | DataType::E8M0 => 8,
+            DataType::S8
+            | DataType::U8
+            | DataType::Boolean
+            | DataType::F8E5M2
+            | DataType::F8E4M3
+            | DataType::E8M0 => 8,
             DataType::S4 | DataType::U4 | DataType::F4E2M1 => 4,
             DataType::Undef | DataType::Other(_) => return None,
         })
@@ -93,8 +102,12 @@ fn looks_like_data_type(s: &str) -> bool {
     let head_ok = {
         let hb = head.as_bytes();
         match hb.first() {
-            Some(b'f') | Some(b's') | Some(b'u') => hb.len() > 1 && hb[1..].iter().all(|c| c.is_ascii_digit()),
-            Some(b'b') => hb.len() > 2 && hb[1] == b'f' && hb[2..].iter().all(|c| c.is_ascii_digit()),
+            Some(b'f') | Some(b's') | Some(b'u') => {
+                hb.len() > 1 && hb[1..].iter().all(|c| c.is_ascii_digit())
+            }
+            Some(b'b') => {
+                hb.len() > 2 && hb[1] == b'f' && hb[2..].iter().all(|c| c.is_ascii_digit())
+            }
             Some(b'e') => is_exp_mant(head),
             _ => false,
         }
@@ -110,7 +123,10 @@ fn is_exp_mant(s: &str) -> bool {
     }
     match s[1..].split_once('m') {
         Some((e, m)) => {
-            !e.is_empty() && !m.is_empty() && e.bytes().all(|c| c.is_ascii_digit()) && m.bytes().all(|c| c.is_ascii_digit())
+            !e.is_empty()
+                && !m.is_empty()
+                && e.bytes().all(|c| c.is_ascii_digit())
+                && m.bytes().all(|c| c.is_ascii_digit())
         }
         None => false,
     }
@@ -136,7 +152,10 @@ mod tests {
     fn known_and_pattern_names() {
         assert_eq!(DataType::parse("bf16"), Some(DataType::Bf16));
         assert_eq!(DataType::parse("f8_e4m3"), Some(DataType::F8E4M3));
-        assert_eq!(DataType::parse("f6_e3m2"), Some(DataType::Other("f6_e3m2".into())));
+        assert_eq!(
+            DataType::parse("f6_e3m2"),
+            Some(DataType::Other("f6_e3m2".into()))
+        );
         assert_eq!(DataType::parse("s16"), Some(DataType::Other("s16".into())));
         assert_eq!(DataType::parse("src"), None);
         assert_eq!(DataType::parse("dst"), None);

@@ -86,7 +86,11 @@ impl PrimitiveKind {
     pub fn as_str(&self) -> &str {
         match self {
             PrimitiveKind::Other(s) => s,
-            k => NAMES.iter().find(|(_, v)| v == k).map(|(n, _)| *n).unwrap_or("?"),
+            k => NAMES
+                .iter()
+                .find(|(_, v)| v == k)
+                .map(|(n, _)| *n)
+                .unwrap_or("?"),
         }
     }
 

@@ -30,7 +30,11 @@ pub struct Primitive {
 impl Primitive {
     /// Memory descriptors in the current syntax, space separated (the converter's `mds` key).
     pub fn mds_string(&self) -> String {
-        self.mds.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(" ")
+        self.mds
+            .iter()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// Attributes in the converter's order (its `exts` key).
@@ -40,11 +44,18 @@ impl Primitive {
 
     /// Auxiliary items as `k:v`, space separated (the converter's `aux` key).
     pub fn aux_string(&self) -> String {
-        self.aux.iter().map(|a| format!("{}:{}", a.key, a.value)).collect::<Vec<_>>().join(" ")
+        self.aux
+            .iter()
+            .map(|a| format!("{}:{}", a.key, a.value))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     pub fn aux_value(&self, key: &str) -> Option<&str> {
-        self.aux.iter().find(|a| a.key == key).map(|a| a.value.as_str())
+        self.aux
+            .iter()
+            .find(|a| a.key == key)
+            .map(|a| a.value.as_str())
     }
 
     /// The algorithm (`alg:` auxiliary item), when the kind has one.
@@ -67,7 +78,10 @@ impl Primitive {
         if seen.is_empty() {
             return "undef".into();
         }
-        seen.iter().map(|d| d.as_str()).collect::<Vec<_>>().join(":")
+        seen.iter()
+            .map(|d| d.as_str())
+            .collect::<Vec<_>>()
+            .join(":")
     }
 
     /// True for oneDNN's reference and other generic fallback implementations — the ones that
@@ -80,7 +94,9 @@ impl Primitive {
 /// See [`Primitive::is_reference_impl`].
 pub fn is_reference_impl(implementation: &str) -> bool {
     implementation.split(['+', ':']).any(|part| {
-        part == "ref" || part.starts_with("ref_") && !part.starts_with("ref_fused") || part == "simple"
+        part == "ref"
+            || part.starts_with("ref_") && !part.starts_with("ref_fused")
+            || part == "simple"
     }) || implementation.contains("gemm:ref")
 }
 
@@ -98,7 +114,9 @@ mod tests {
         assert!(!is_reference_impl("jit:avx512_core"));
         assert!(!is_reference_impl("brg_conv_fwd:avx10_1_512_amx"));
         // A fused wrapper around optimized kernels is not itself slow.
-        assert!(!is_reference_impl("ref_fused_convolution:any:brgconv_1x1:avx10_1_512_amx"));
+        assert!(!is_reference_impl(
+            "ref_fused_convolution:any:brgconv_1x1:avx10_1_512_amx"
+        ));
         assert!(!is_reference_impl("x64:gemm:jit"));
     }
 }

@@ -52,7 +52,10 @@ impl PropKind {
     pub fn is_backward(&self) -> bool {
         matches!(
             self,
-            PropKind::Backward | PropKind::BackwardData | PropKind::BackwardWeights | PropKind::BackwardBias
+            PropKind::Backward
+                | PropKind::BackwardData
+                | PropKind::BackwardWeights
+                | PropKind::BackwardBias
         )
     }
 }

@@ -9,7 +9,17 @@ pub fn render(s: &Summary) -> Result<String, csv::Error> {
     };
     let with_iter = s.iterations.is_some();
     let mut header: Vec<String> = b.keys.iter().map(|k| k.name().to_string()).collect();
-    header.extend(["calls", "time_ms", "share_pct", "mean_ms", "min_ms", "max_ms"].map(String::from));
+    header.extend(
+        [
+            "calls",
+            "time_ms",
+            "share_pct",
+            "mean_ms",
+            "min_ms",
+            "max_ms",
+        ]
+        .map(String::from),
+    );
     if with_iter {
         header.push("time_ms_per_iteration".into());
     }
@@ -26,7 +36,11 @@ pub fn render(s: &Summary) -> Result<String, csv::Error> {
         rec.push(format!("{:.6}", r.min_ms));
         rec.push(format!("{:.6}", r.max_ms));
         if with_iter {
-            rec.push(r.per_iteration_ms.map(|v| format!("{v:.6}")).unwrap_or_default());
+            rec.push(
+                r.per_iteration_ms
+                    .map(|v| format!("{v:.6}"))
+                    .unwrap_or_default(),
+            );
         }
         for t in &r.per_log_time_ms {
             rec.push(format!("{t:.6}"));

@@ -27,8 +27,11 @@ fn breakdown_rows(b: &NamedBreakdown, sources: &[String]) -> Vec<Value> {
                 o.insert("calls_per_iteration".into(), json!(r.calls_per_iteration));
             }
             if !r.per_log_time_ms.is_empty() {
-                let per: Map<String, Value> =
-                    sources.iter().zip(&r.per_log_time_ms).map(|(s, t)| (s.clone(), json!(t))).collect();
+                let per: Map<String, Value> = sources
+                    .iter()
+                    .zip(&r.per_log_time_ms)
+                    .map(|(s, t)| (s.clone(), json!(t)))
+                    .collect();
                 o.insert("time_ms_per_log".into(), Value::Object(per));
             }
             Value::Object(o)

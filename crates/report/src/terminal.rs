@@ -16,7 +16,11 @@ fn bar(share: f64) -> String {
     let eighths = (share * 80.0).round() as usize;
     let full = eighths / 8;
     let part = [" ", "▏", "▎", "▍", "▌", "▋", "▊", "▉"][eighths % 8];
-    format!("{}{}", "█".repeat(full), if eighths.is_multiple_of(8) { "" } else { part })
+    format!(
+        "{}{}",
+        "█".repeat(full),
+        if eighths.is_multiple_of(8) { "" } else { part }
+    )
 }
 
 fn ms(v: f64) -> String {
@@ -59,7 +63,11 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         "truncated_last_line" => "truncated last line".to_string(),
         o => o.replace('_', " "),
     };
-    let mut skipped: Vec<String> = l.skipped.iter().map(|(k, v)| format!("{v} {}", label(k))).collect();
+    let mut skipped: Vec<String> = l
+        .skipped
+        .iter()
+        .map(|(k, v)| format!("{v} {}", label(k)))
+        .collect();
     if skipped.is_empty() {
         skipped.push("none".into());
     }
@@ -75,30 +83,62 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         skipped.join(", ")
     );
     let _ = writeln!(out);
-    let _ = write!(out, "Total oneDNN time: {} ms in {}", ms(s.total_time_ms), plural(s.calls, "call"));
+    let _ = write!(
+        out,
+        "Total oneDNN time: {} ms in {}",
+        ms(s.total_time_ms),
+        plural(s.calls, "call")
+    );
     if s.create_calls > 0 {
-        let _ = write!(out, " (+ {} ms creating primitives in {})", ms(s.create_time_ms), plural(s.create_calls, "creation"));
+        let _ = write!(
+            out,
+            " (+ {} ms creating primitives in {})",
+            ms(s.create_time_ms),
+            plural(s.create_calls, "creation")
+        );
     }
     let _ = writeln!(out);
     if let (Some(it), Some(per)) = (&s.iterations, s.per_iteration_time_ms) {
         let how = match it.method {
             profilednn_analysis::IterationMethod::User => "given",
             profilednn_analysis::IterationMethod::Markers => "from marker lines",
-            profilednn_analysis::IterationMethod::RepeatingPattern => "detected from the repeating call pattern",
+            profilednn_analysis::IterationMethod::RepeatingPattern => {
+                "detected from the repeating call pattern"
+            }
         };
-        let _ = writeln!(out, "Iterations: {} ({how}): {} ms of oneDNN time per iteration", it.count, ms(per));
+        let _ = writeln!(
+            out,
+            "Iterations: {} ({how}): {} ms of oneDNN time per iteration",
+            it.count,
+            ms(per)
+        );
         if !it.per_iteration_ms.is_empty() {
             let each: Vec<String> = it.per_iteration_ms.iter().map(|v| ms(*v)).collect();
             let _ = writeln!(out, "  per iteration: {} ms", each.join(", "));
         }
     }
     if let Some(w) = s.wall_span_ms {
-        let share = if w > 0.0 { s.total_time_ms / w * 100.0 } else { 0.0 };
-        let _ = writeln!(out, "Wall-clock span of timestamps: {} ms (oneDNN busy {share:.1}% of it)", ms(w));
+        let share = if w > 0.0 {
+            s.total_time_ms / w * 100.0
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            out,
+            "Wall-clock span of timestamps: {} ms (oneDNN busy {share:.1}% of it)",
+            ms(w)
+        );
     }
     if !s.per_log.is_empty() {
         let mut t = new_table(opts);
-        t.set_header(vec!["log", "time ms", "calls", "lines", "malformed", "skipped"]);
+        t.set_header(vec![
+            "log",
+            "time ms",
+            "calls",
+            "lines",
+            "malformed",
+            "skipped",
+        ]);
         for p in &s.per_log {
             t.add_row(vec![
                 Cell::new(&p.source),
@@ -114,11 +154,21 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
     for b in &s.breakdowns {
         let _ = writeln!(out, "\n{}\n{}", b.title, table(b, s, opts));
         if b.total_rows > b.rows.len().min(opts.rows) {
-            let _ = writeln!(out, "  … {} more rows (use --top N, --by KEYS or --format json/csv)", b.total_rows - b.rows.len().min(opts.rows));
+            let _ = writeln!(
+                out,
+                "  … {} more rows (use --top N, --by KEYS or --format json/csv)",
+                b.total_rows - b.rows.len().min(opts.rows)
+            );
         }
     }
-    if s.breakdowns.iter().any(|b| b.rows.iter().any(|r| r.reference_impl)) {
-        let _ = writeln!(out, "\n⚠ rows marked [ref] run oneDNN reference (slow fallback) implementations.");
+    if s.breakdowns
+        .iter()
+        .any(|b| b.rows.iter().any(|r| r.reference_impl))
+    {
+        let _ = writeln!(
+            out,
+            "\n⚠ rows marked [ref] run oneDNN reference (slow fallback) implementations."
+        );
     }
     render_problems(&mut out, s);
     out
@@ -126,28 +176,53 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
 
 fn render_problems(out: &mut String, s: &Summary) {
     if !s.malformed.is_empty() {
-        let _ = writeln!(out, "\nMalformed lines ({} in all; read, counted, and left out of the totals):", s.lines.malformed);
+        let _ = writeln!(
+            out,
+            "\nMalformed lines ({} in all; read, counted, and left out of the totals):",
+            s.lines.malformed
+        );
         for m in s.malformed.iter().take(10) {
-            let times = if m.count > 1 { format!(" (and {} more like it)", m.count - 1) } else { String::new() };
+            let times = if m.count > 1 {
+                format!(" (and {} more like it)", m.count - 1)
+            } else {
+                String::new()
+            };
             let _ = writeln!(out, "  line {}{times}: {}", m.line, m.expected);
             let _ = writeln!(out, "    {}", m.text.chars().take(160).collect::<String>());
         }
     }
     if !s.diagnostics.is_empty() {
-        let d: Vec<String> = s.diagnostics.iter().map(|(k, v)| format!("{v} {k}")).collect();
+        let d: Vec<String> = s
+            .diagnostics
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
         let _ = writeln!(out, "\noneDNN diagnostics: {}", d.join(", "));
-        for (line, kind, text) in s.diagnostic_examples.iter().filter(|e| e.1 == "error" || e.1 == "warning").take(5) {
-            let _ = writeln!(out, "  line {line} [{kind}]: {}", text.chars().take(160).collect::<String>());
+        for (line, kind, text) in s
+            .diagnostic_examples
+            .iter()
+            .filter(|e| e.1 == "error" || e.1 == "warning")
+            .take(5)
+        {
+            let _ = writeln!(
+                out,
+                "  line {line} [{kind}]: {}",
+                text.chars().take(160).collect::<String>()
+            );
         }
     }
     for e in &s.read_errors {
-        let _ = writeln!(out, "\n✗ {e}\n  Everything before that point is included above.");
+        let _ = writeln!(
+            out,
+            "\n✗ {e}\n  Everything before that point is included above."
+        );
     }
 }
 
 fn new_table(opts: &TerminalOptions) -> Table {
     let mut t = Table::new();
-    t.load_preset(UTF8_HORIZONTAL_ONLY).set_content_arrangement(ContentArrangement::Dynamic);
+    t.load_preset(UTF8_HORIZONTAL_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic);
     if let Some(w) = opts.width {
         t.set_width(w);
     }
@@ -167,7 +242,11 @@ fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions) -> Table {
         t.remove_style(TableComponent::LeftBorderIntersections);
         t.remove_style(TableComponent::RightBorderIntersections);
     }
-    let mut header: Vec<String> = if identity { vec!["primitive".into()] } else { b.keys.iter().map(|k| k.name().to_string()).collect() };
+    let mut header: Vec<String> = if identity {
+        vec!["primitive".into()]
+    } else {
+        b.keys.iter().map(|k| k.name().to_string()).collect()
+    };
     header.extend(["calls", "time ms", "share", "", "mean ms"].map(String::from));
     let iter = s.iterations.is_some();
     if iter {

@@ -11,7 +11,10 @@ pub fn parse_attrs(field: &str) -> Attributes {
     let items = if field.contains("attr-") || !field.contains(';') {
         field.split_ascii_whitespace().map(parse_modern).collect()
     } else {
-        split_old_style(field).into_iter().map(|(n, v)| parse_old(n, v)).collect()
+        split_old_style(field)
+            .into_iter()
+            .map(|(n, v)| parse_old(n, v))
+            .collect()
     };
     Attributes { items }
 }
@@ -21,20 +24,36 @@ fn quant_args(value: &str) -> Vec<QuantArg> {
         .split('+')
         .filter(|s| !s.is_empty())
         .map(|s| match s.split_once(':') {
-            Some((arg, spec)) => QuantArg { arg: arg.to_string(), spec: spec.to_string() },
-            None => QuantArg { arg: s.to_string(), spec: String::new() },
+            Some((arg, spec)) => QuantArg {
+                arg: arg.to_string(),
+                spec: spec.to_string(),
+            },
+            None => QuantArg {
+                arg: s.to_string(),
+                spec: String::new(),
+            },
         })
         .collect()
 }
 
 fn post_ops(value: &str, sep: char) -> Vec<PostOp> {
-    value.split(sep).filter(|s| !s.is_empty()).map(PostOp::parse).collect()
+    value
+        .split(sep)
+        .filter(|s| !s.is_empty())
+        .map(PostOp::parse)
+        .collect()
 }
 
 fn fpmath(value: &str) -> Attribute {
     match value.split_once(':') {
-        Some((mode, a2i)) => Attribute::Fpmath { mode: mode.to_string(), apply_to_int: a2i == "true" },
-        None => Attribute::Fpmath { mode: value.to_string(), apply_to_int: false },
+        Some((mode, a2i)) => Attribute::Fpmath {
+            mode: mode.to_string(),
+            apply_to_int: a2i == "true",
+        },
+        None => Attribute::Fpmath {
+            mode: value.to_string(),
+            apply_to_int: false,
+        },
     }
 }
 
@@ -54,7 +73,10 @@ fn parse_modern(token: &str) -> Attribute {
         "attr-post-ops" => Attribute::PostOps(post_ops(value, '+')),
         "attr-dropout" => Attribute::Dropout(v),
         "rnn_data_qparams" => Attribute::RnnDataQparams(v.trim_end_matches(';').to_string()),
-        _ => Attribute::Other { name: name.to_string(), value: v },
+        _ => Attribute::Other {
+            name: name.to_string(),
+            value: v,
+        },
     }
 }
 
@@ -92,7 +114,10 @@ fn parse_old(name: &str, value: &str) -> Attribute {
         "scales" => Attribute::Scales(unq.split('_').flat_map(quant_args).collect()),
         "zero_points" => Attribute::ZeroPoints(unq.split('_').flat_map(quant_args).collect()),
         "rnn_data_qparams" => Attribute::RnnDataQparams(unq.to_string()),
-        _ => Attribute::Other { name: name.to_string(), value: value.to_string() },
+        _ => Attribute::Other {
+            name: name.to_string(),
+            value: value.to_string(),
+        },
     }
 }
 
@@ -103,17 +128,34 @@ mod tests {
     #[test]
     fn modern_attributes_keep_values_and_follow_converter_order() {
         let a = parse_attrs("attr-scratchpad:user attr-post-ops:eltwise_relu ");
-        assert_eq!(a.canonical_string(), "attr-post-ops:eltwise_relu attr-scratchpad:user");
-        let a = parse_attrs("attr-fpmath:bf16:true attr-scales:wei:3:bf16:32x1 attr-zero-points:wei:3:s8:32x1");
+        assert_eq!(
+            a.canonical_string(),
+            "attr-post-ops:eltwise_relu attr-scratchpad:user"
+        );
+        let a = parse_attrs(
+            "attr-fpmath:bf16:true attr-scales:wei:3:bf16:32x1 attr-zero-points:wei:3:s8:32x1",
+        );
         assert_eq!(a.fpmath_mode(), Some("bf16"));
-        assert_eq!(a.canonical_string(), "attr-fpmath:bf16:true attr-scales:wei:3:bf16:32x1 attr-zero-points:wei:3:s8:32x1");
+        assert_eq!(
+            a.canonical_string(),
+            "attr-fpmath:bf16:true attr-scales:wei:3:bf16:32x1 attr-zero-points:wei:3:s8:32x1"
+        );
         let a = parse_attrs("attr-post-ops:eltwise_relu+dw:k3s1p1:u8");
         assert_eq!(a.post_ops().len(), 2);
         // 2.6 spelling normalised, 3.4 acc spelling too.
-        assert_eq!(parse_attrs("attr-fpmath_mode:bf16").canonical_string(), "attr-fpmath:bf16");
-        assert_eq!(parse_attrs("attr-acc:relaxed").canonical_string(), "attr-acc-mode:relaxed");
+        assert_eq!(
+            parse_attrs("attr-fpmath_mode:bf16").canonical_string(),
+            "attr-fpmath:bf16"
+        );
+        assert_eq!(
+            parse_attrs("attr-acc:relaxed").canonical_string(),
+            "attr-acc-mode:relaxed"
+        );
         // Unknown attributes are preserved.
-        assert_eq!(parse_attrs("attr-quantum:spin").canonical_string(), "attr-quantum:spin");
+        assert_eq!(
+            parse_attrs("attr-quantum:spin").canonical_string(),
+            "attr-quantum:spin"
+        );
     }
 
     #[test]

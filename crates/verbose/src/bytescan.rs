@@ -38,7 +38,10 @@ fn unusual_generic(line: &[u8]) -> bool {
             return true;
         }
     }
-    chunks.remainder().iter().any(|&b| b.wrapping_sub(0x20) >= 0x5f)
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b.wrapping_sub(0x20) >= 0x5f)
 }
 
 fn unusual_portable(line: &[u8]) -> bool {
@@ -70,7 +73,13 @@ mod tests {
     fn edges() {
         assert!(!has_unusual_bytes(b"onednn_verbose,exec,cpu ~"));
         assert!(has_unusual_bytes(b"tab\there"));
-        assert!(has_unusual_bytes(&[b'a'; 100].iter().copied().chain([0x7f]).collect::<Vec<_>>()));
+        assert!(has_unusual_bytes(
+            &[b'a'; 100]
+                .iter()
+                .copied()
+                .chain([0x7f])
+                .collect::<Vec<_>>()
+        ));
         assert!(has_unusual_bytes(&[0xff; 70]));
     }
 

@@ -25,7 +25,11 @@ pub enum LogInput {
     /// Empty plain file (cannot be mapped).
     Empty { path: PathBuf },
     /// A stream (gzip file, stdin): read in chunks.
-    Stream { path: PathBuf, reader: Box<dyn Read + Send>, compressed_len: Option<u64> },
+    Stream {
+        path: PathBuf,
+        reader: Box<dyn Read + Send>,
+        compressed_len: Option<u64>,
+    },
 }
 
 impl LogInput {
@@ -33,22 +37,36 @@ impl LogInput {
     pub fn open(path: &Path) -> Result<LogInput, OpenError> {
         if path.as_os_str() == "-" {
             let stdin = io::stdin();
-            return Ok(LogInput::Stream { path: path.into(), reader: Box::new(GzipSniff::new(stdin)), compressed_len: None });
+            return Ok(LogInput::Stream {
+                path: path.into(),
+                reader: Box::new(GzipSniff::new(stdin)),
+                compressed_len: None,
+            });
         }
-        let file = File::open(path).map_err(|source| OpenError::Open { path: path.into(), source })?;
+        let file = File::open(path).map_err(|source| OpenError::Open {
+            path: path.into(),
+            source,
+        })?;
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         let mut magic = [0u8; 2];
         let is_gzip = {
             use std::io::{Seek, SeekFrom};
             let mut f = &file;
             let n = f.read(&mut magic).unwrap_or(0);
-            f.seek(SeekFrom::Start(0)).map_err(|source| OpenError::Open { path: path.into(), source })?;
+            f.seek(SeekFrom::Start(0))
+                .map_err(|source| OpenError::Open {
+                    path: path.into(),
+                    source,
+                })?;
             n == 2 && magic == [0x1f, 0x8b]
         };
         if is_gzip {
             return Ok(LogInput::Stream {
                 path: path.into(),
-                reader: Box::new(MultiGzDecoder::new(io::BufReader::with_capacity(1 << 20, file))),
+                reader: Box::new(MultiGzDecoder::new(io::BufReader::with_capacity(
+                    1 << 20,
+                    file,
+                ))),
                 compressed_len: Some(len),
             });
         }
@@ -57,15 +75,23 @@ impl LogInput {
         }
         // SAFETY: the map is read-only; a log truncated by another process while we read it
         // would fault, which is the usual caveat of mmap-based tools (ripgrep has it too).
-        let map = unsafe { Mmap::map(&file) }.map_err(|source| OpenError::Map { path: path.into(), source })?;
+        let map = unsafe { Mmap::map(&file) }.map_err(|source| OpenError::Map {
+            path: path.into(),
+            source,
+        })?;
         // No MADV_SEQUENTIAL: on a cached file it maps pages far ahead of the reader and
         // inflates the resident set; the scan drops pages behind itself instead.
-        Ok(LogInput::Mapped { path: path.into(), map })
+        Ok(LogInput::Mapped {
+            path: path.into(),
+            map,
+        })
     }
 
     pub fn path(&self) -> &Path {
         match self {
-            LogInput::Mapped { path, .. } | LogInput::Empty { path } | LogInput::Stream { path, .. } => path,
+            LogInput::Mapped { path, .. }
+            | LogInput::Empty { path }
+            | LogInput::Stream { path, .. } => path,
         }
     }
 
@@ -87,7 +113,10 @@ struct GzipSniff<R: Read> {
 
 impl<R: Read + Send + 'static> GzipSniff<R> {
     fn new(raw: R) -> Self {
-        GzipSniff { inner: None, raw: Some(raw) }
+        GzipSniff {
+            inner: None,
+            raw: Some(raw),
+        }
     }
 }
 
@@ -169,7 +198,16 @@ pub struct ChunkReader<R: Read> {
 
 impl<R: Read> ChunkReader<R> {
     pub fn new(reader: R, chunk_size: usize, path: PathBuf) -> Self {
-        ChunkReader { reader, chunk_size: chunk_size.max(64), carry: Vec::new(), index: 0, offset: 0, done: false, pending_error: None, path }
+        ChunkReader {
+            reader,
+            chunk_size: chunk_size.max(64),
+            carry: Vec::new(),
+            index: 0,
+            offset: 0,
+            done: false,
+            pending_error: None,
+            path,
+        }
     }
 }
 
@@ -202,12 +240,21 @@ impl<R: Read> Iterator for ChunkReader<R> {
                     buf.truncate(old);
                     self.done = true;
                     // Hand out what was read; the error follows on the next call.
-                    let err = StreamError { path: self.path.clone(), offset: self.offset + buf.len() as u64, source: e };
+                    let err = StreamError {
+                        path: self.path.clone(),
+                        offset: self.offset + buf.len() as u64,
+                        source: e,
+                    };
                     if buf.is_empty() {
                         return Some(Err(err));
                     }
                     self.pending_error = Some(err);
-                    let chunk = StreamChunk { index: self.index, bytes: buf, is_last: true, offset: self.offset };
+                    let chunk = StreamChunk {
+                        index: self.index,
+                        bytes: buf,
+                        is_last: true,
+                        offset: self.offset,
+                    };
                     self.index += 1;
                     return Some(Ok(chunk));
                 }
@@ -218,7 +265,12 @@ impl<R: Read> Iterator for ChunkReader<R> {
             if buf.is_empty() && self.index > 0 {
                 return None;
             }
-            let chunk = StreamChunk { index: self.index, bytes: buf, is_last: true, offset: self.offset };
+            let chunk = StreamChunk {
+                index: self.index,
+                bytes: buf,
+                is_last: true,
+                offset: self.offset,
+            };
             self.index += 1;
             return Some(Ok(chunk));
         }
@@ -228,7 +280,12 @@ impl<R: Read> Iterator for ChunkReader<R> {
         };
         self.carry = buf[cut..].to_vec();
         buf.truncate(cut);
-        let chunk = StreamChunk { index: self.index, bytes: buf, is_last: false, offset: self.offset };
+        let chunk = StreamChunk {
+            index: self.index,
+            bytes: buf,
+            is_last: false,
+            offset: self.offset,
+        };
         self.offset += chunk.bytes.len() as u64;
         self.index += 1;
         Some(Ok(chunk))
@@ -253,9 +310,14 @@ mod tests {
 
     #[test]
     fn chunk_reader_reassembles_the_stream() {
-        let text: Vec<u8> = (0..1000).flat_map(|i| format!("line {i}\n").into_bytes()).chain(b"tail".iter().copied()).collect();
+        let text: Vec<u8> = (0..1000)
+            .flat_map(|i| format!("line {i}\n").into_bytes())
+            .chain(b"tail".iter().copied())
+            .collect();
         for size in [64, 100, 4096] {
-            let chunks: Vec<_> = ChunkReader::new(&text[..], size, "t".into()).map(|c| c.unwrap()).collect();
+            let chunks: Vec<_> = ChunkReader::new(&text[..], size, "t".into())
+                .map(|c| c.unwrap())
+                .collect();
             let joined: Vec<u8> = chunks.iter().flat_map(|c| c.bytes.clone()).collect();
             assert_eq!(joined, text);
             assert!(chunks.last().unwrap().is_last);
@@ -269,7 +331,9 @@ mod tests {
     fn truncated_gzip_reports_the_offset_after_the_good_data() {
         use flate2::{write::GzEncoder, Compression};
         use std::io::Write;
-        let text: Vec<u8> = (0..20000).flat_map(|i| format!("onednn_verbose,exec,{i}\n").into_bytes()).collect();
+        let text: Vec<u8> = (0..20000)
+            .flat_map(|i| format!("onednn_verbose,exec,{i}\n").into_bytes())
+            .collect();
         let mut enc = GzEncoder::new(Vec::new(), Compression::default());
         enc.write_all(&text).unwrap();
         let gz = enc.finish().unwrap();

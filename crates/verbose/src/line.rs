@@ -137,12 +137,25 @@ pub enum Line<'a> {
     /// `body` is the text between the operation and the time (the primitive's identity);
     /// `time_ps` is `None` when the last field is not a number (then `body` is everything after
     /// the operation, and whether that is valid is decided when the body is parsed).
-    Primitive { head: VerboseLine<'a>, body: &'a [u8], time_ps: Option<u64> },
+    Primitive {
+        head: VerboseLine<'a>,
+        body: &'a [u8],
+        time_ps: Option<u64>,
+    },
     /// Header and other `info` lines.
-    Info { head: VerboseLine<'a>, text: &'a [u8] },
-    Diagnostic { head: VerboseLine<'a>, kind: Diagnostic },
+    Info {
+        head: VerboseLine<'a>,
+        text: &'a [u8],
+    },
+    Diagnostic {
+        head: VerboseLine<'a>,
+        kind: Diagnostic,
+    },
     /// Starts like a verbose line but is broken; `expected` says what was missing.
-    Malformed { marker: Marker, expected: &'static str },
+    Malformed {
+        marker: Marker,
+        expected: &'static str,
+    },
 }
 
 impl Line<'_> {
@@ -189,7 +202,10 @@ pub fn classify(line: &[u8]) -> Line<'_> {
         if let Some(c) = memchr(b',', rest) {
             let digits = &rest[1..c];
             if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
-                version = std::str::from_utf8(digits).ok().and_then(|d| d.parse().ok()).unwrap_or(u32::MAX);
+                version = std::str::from_utf8(digits)
+                    .ok()
+                    .and_then(|d| d.parse().ok())
+                    .unwrap_or(u32::MAX);
                 rest = &rest[c + 1..];
             }
         }
@@ -197,9 +213,17 @@ pub fn classify(line: &[u8]) -> Line<'_> {
     let mut timestamp = None;
     if rest.first().is_some_and(u8::is_ascii_digit) {
         let c = memchr(b',', rest).unwrap_or(rest.len());
-        match std::str::from_utf8(&rest[..c]).ok().and_then(|t| t.parse::<f64>().ok()) {
+        match std::str::from_utf8(&rest[..c])
+            .ok()
+            .and_then(|t| t.parse::<f64>().ok())
+        {
             Some(t) if t.is_finite() => timestamp = Some(t),
-            _ => return Line::Malformed { marker, expected: "a timestamp (ms since the epoch) or an operation after the marker" },
+            _ => {
+                return Line::Malformed {
+                    marker,
+                    expected: "a timestamp (ms since the epoch) or an operation after the marker",
+                }
+            }
         }
         rest = if c < rest.len() { &rest[c + 1..] } else { &[] };
     }
@@ -221,21 +245,54 @@ pub fn classify(line: &[u8]) -> Line<'_> {
         None => (rest, &[][..]),
     };
     if operation.is_empty() {
-        return Line::Malformed { marker, expected: "an operation (exec, create, info, …) after the leading fields" };
+        return Line::Malformed {
+            marker,
+            expected: "an operation (exec, create, info, …) after the leading fields",
+        };
     }
-    let head = VerboseLine { marker, version, timestamp, component, operation, rest: after };
+    let head = VerboseLine {
+        marker,
+        version,
+        timestamp,
+        component,
+        operation,
+        rest: after,
+    };
 
     match operation {
         b"exec" => primitive_line(head),
         b"info" => Line::Info { head, text: after },
-        b"error" => Line::Diagnostic { head, kind: Diagnostic::Error },
-        b"warning" | b"warn" => Line::Diagnostic { head, kind: Diagnostic::Warning },
-        b"debuginfo" => Line::Diagnostic { head, kind: Diagnostic::Debug },
-        b"create:check" | b"exec:check" => Line::Diagnostic { head, kind: Diagnostic::Check },
-        b"create:dispatch" => Line::Diagnostic { head, kind: Diagnostic::Dispatch },
-        op if op.starts_with(b"create_nested") => Line::Diagnostic { head, kind: Diagnostic::Debug },
-        op if op == b"create" || op.starts_with(b"create:") || op.starts_with(b"compile") => primitive_line(head),
-        _ => Line::Diagnostic { head, kind: Diagnostic::Unknown },
+        b"error" => Line::Diagnostic {
+            head,
+            kind: Diagnostic::Error,
+        },
+        b"warning" | b"warn" => Line::Diagnostic {
+            head,
+            kind: Diagnostic::Warning,
+        },
+        b"debuginfo" => Line::Diagnostic {
+            head,
+            kind: Diagnostic::Debug,
+        },
+        b"create:check" | b"exec:check" => Line::Diagnostic {
+            head,
+            kind: Diagnostic::Check,
+        },
+        b"create:dispatch" => Line::Diagnostic {
+            head,
+            kind: Diagnostic::Dispatch,
+        },
+        op if op.starts_with(b"create_nested") => Line::Diagnostic {
+            head,
+            kind: Diagnostic::Debug,
+        },
+        op if op == b"create" || op.starts_with(b"create:") || op.starts_with(b"compile") => {
+            primitive_line(head)
+        }
+        _ => Line::Diagnostic {
+            head,
+            kind: Diagnostic::Unknown,
+        },
     }
 }
 
@@ -257,7 +314,9 @@ fn primitive_line(head: VerboseLine<'_>) -> Line<'_> {
 #[cold]
 fn classify_foreign(line: &[u8]) -> SkipReason {
     if memchr::memmem::find(line, b"_verbose,").is_some_and(|p| {
-        MARKERS.iter().any(|(m, _)| p + 9 >= m.len() && line[p + 9 - m.len()..].starts_with(m))
+        MARKERS
+            .iter()
+            .any(|(m, _)| p + 9 >= m.len() && line[p + 9 - m.len()..].starts_with(m))
     }) {
         return SkipReason::Torn;
     }
@@ -274,7 +333,11 @@ mod tests {
 
     fn prim(line: &str) -> (VerboseLine<'_>, &str, Option<u64>) {
         match classify(line.as_bytes()) {
-            Line::Primitive { head, body, time_ps } => (head, std::str::from_utf8(body).unwrap(), time_ps),
+            Line::Primitive {
+                head,
+                body,
+                time_ps,
+            } => (head, std::str::from_utf8(body).unwrap(), time_ps),
             other => panic!("{line}: {other:?}"),
         }
     }
@@ -282,18 +345,30 @@ mod tests {
     #[test]
     fn leading_tokens_of_every_generation() {
         let (h, body, t) = prim("onednn_verbose,v1,1795973218897.478027,primitive,create:cache_miss,cpu,matmul,brg_matmul:avx10_1_512_amx,undef,src:u8:a:blocked:ab::f0,,,64x256:256x128,0.36792");
-        assert_eq!((h.marker, h.version, h.component), (Marker::Onednn, 1, Some(Component::Primitive)));
+        assert_eq!(
+            (h.marker, h.version, h.component),
+            (Marker::Onednn, 1, Some(Component::Primitive))
+        );
         assert_eq!(h.timestamp, Some(1795973218897.478027));
         assert_eq!(h.operation, b"create:cache_miss");
-        assert_eq!(body, "cpu,matmul,brg_matmul:avx10_1_512_amx,undef,src:u8:a:blocked:ab::f0,,,64x256:256x128");
+        assert_eq!(
+            body,
+            "cpu,matmul,brg_matmul:avx10_1_512_amx,undef,src:u8:a:blocked:ab::f0,,,64x256:256x128"
+        );
         assert_eq!(t, Some(367_920_000));
 
         let (h, _, _) = prim("onednn_verbose,1795970522645.319092,primitive,exec,cpu,pooling,jit:avx512_core,forward_training,src_f32::blocked:aBcd16b::f0,,alg:pooling_max,mb8ic16_ih32oh16kh2sh2dh0ph0_iw32ow16kw2sw2dw0pw0,0.06");
-        assert_eq!((h.version, h.component, h.operation), (0, Some(Component::Primitive), &b"exec"[..]));
+        assert_eq!(
+            (h.version, h.component, h.operation),
+            (0, Some(Component::Primitive), &b"exec"[..])
+        );
 
         let (h, body, _) = prim("mkldnn_verbose,exec,reorder,jit:uni,undef,in:f32_oihw out:f32_Ohwi16o,num:1,96x3x11x11,4.98096");
         assert_eq!(h.marker, Marker::Mkldnn);
-        assert_eq!(body, "reorder,jit:uni,undef,in:f32_oihw out:f32_Ohwi16o,num:1,96x3x11x11");
+        assert_eq!(
+            body,
+            "reorder,jit:uni,undef,in:f32_oihw out:f32_Ohwi16o,num:1,96x3x11x11"
+        );
 
         let (h, _, t) = prim("dnnl_verbose,1795970310333.780029,exec,cpu,reorder,jit:uni,undef,src_f32::blocked:abcd:f0 dst_f32::blocked:Acdb16a:f0,,,16x3x3x3,0.00195312\r");
         assert_eq!((h.marker, h.timestamp.is_some()), (Marker::Dnnl, true));
@@ -302,36 +377,77 @@ mod tests {
 
     #[test]
     fn metadata_and_diagnostics() {
-        assert!(matches!(classify(b"onednn_verbose,v1,info,oneDNN v3.14.0 (commit 3f27)"), Line::Info { .. }));
-        assert!(matches!(classify(b"onednn_verbose,primitive,info,template:operation,engine"), Line::Info { .. }));
         assert!(matches!(
-            classify(b"onednn_verbose,v1,primitive,create:dispatch,convolution,bad flags,src/x.cpp:1"),
-            Line::Diagnostic { kind: Diagnostic::Dispatch, .. }
+            classify(b"onednn_verbose,v1,info,oneDNN v3.14.0 (commit 3f27)"),
+            Line::Info { .. }
+        ));
+        assert!(matches!(
+            classify(b"onednn_verbose,primitive,info,template:operation,engine"),
+            Line::Info { .. }
+        ));
+        assert!(matches!(
+            classify(
+                b"onednn_verbose,v1,primitive,create:dispatch,convolution,bad flags,src/x.cpp:1"
+            ),
+            Line::Diagnostic {
+                kind: Diagnostic::Dispatch,
+                ..
+            }
         ));
         assert!(matches!(
             classify(b"onednn_verbose,common,error,runtime,0 cpu devices are available but 0 was queried"),
             Line::Diagnostic { kind: Diagnostic::Error, .. }
         ));
-        assert!(matches!(classify(b"onednn_verbose,v1,primitive,teleport,x"), Line::Diagnostic { kind: Diagnostic::Unknown, .. }));
+        assert!(matches!(
+            classify(b"onednn_verbose,v1,primitive,teleport,x"),
+            Line::Diagnostic {
+                kind: Diagnostic::Unknown,
+                ..
+            }
+        ));
     }
 
     #[test]
     fn skipped_lines_by_reason() {
         assert_eq!(classify(b""), Line::Skip(SkipReason::Empty));
         assert_eq!(classify(b"\r"), Line::Skip(SkipReason::Empty));
-        assert_eq!(classify(b"### ITER 0 BEGIN"), Line::Skip(SkipReason::Foreign));
-        assert_eq!(classify(b"loss=1.2onednn_verbose,exec,cpu,x"), Line::Skip(SkipReason::Torn));
-        assert_eq!(classify(b"abc\xff\xfe"), Line::Skip(SkipReason::InvalidUtf8));
+        assert_eq!(
+            classify(b"### ITER 0 BEGIN"),
+            Line::Skip(SkipReason::Foreign)
+        );
+        assert_eq!(
+            classify(b"loss=1.2onednn_verbose,exec,cpu,x"),
+            Line::Skip(SkipReason::Torn)
+        );
+        assert_eq!(
+            classify(b"abc\xff\xfe"),
+            Line::Skip(SkipReason::InvalidUtf8)
+        );
         assert_eq!(classify(b"\x00\x01\x02bin"), Line::Skip(SkipReason::Binary));
-        assert_eq!(classify(b"onednn_verbose,exec,cpu,\x00junk,1"), Line::Skip(SkipReason::Binary));
-        assert_eq!(classify(b"onednn_verbose,exec,cpu,\xffjunk,1"), Line::Skip(SkipReason::InvalidUtf8));
+        assert_eq!(
+            classify(b"onednn_verbose,exec,cpu,\x00junk,1"),
+            Line::Skip(SkipReason::Binary)
+        );
+        assert_eq!(
+            classify(b"onednn_verbose,exec,cpu,\xffjunk,1"),
+            Line::Skip(SkipReason::InvalidUtf8)
+        );
     }
 
     #[test]
     fn malformed_lines_say_what_was_expected() {
-        assert!(matches!(classify(b"onednn_verbose,123abc,exec"), Line::Malformed { .. }));
-        assert!(matches!(classify(b"onednn_verbose,exec"), Line::Malformed { .. }));
-        assert!(matches!(classify(b"onednn_verbose,"), Line::Malformed { .. }));
+        assert!(matches!(
+            classify(b"onednn_verbose,123abc,exec"),
+            Line::Malformed { .. }
+        ));
+        assert!(matches!(
+            classify(b"onednn_verbose,exec"),
+            Line::Malformed { .. }
+        ));
+        assert!(matches!(
+            classify(b"onednn_verbose,"),
+            Line::Malformed { .. }
+        ));
         // No time: the body is kept whole and judged when it is parsed.
         let (_, body, t) = prim("onednn_verbose,exec,gpu,convolution,ocl:gen9,forward_training,src_f32::blocked:abcd:f0,,,mb1");
         assert_eq!(t, None);

@@ -35,10 +35,16 @@ fn default_flags(flags: String) -> String {
 pub fn parse_v1(item: &str) -> Result<MemoryDesc, String> {
     let parts: Vec<&str> = item.split(':').collect();
     if parts.len() < 4 {
-        return Err(format!("memory descriptor '{item}': expected ARG:DT:PROPS:FORMAT_KIND:TAG:STRIDES:FLAGS"));
+        return Err(format!(
+            "memory descriptor '{item}': expected ARG:DT:PROPS:FORMAT_KIND:TAG:STRIDES:FLAGS"
+        ));
     }
-    let data_type = DataType::parse(parts[1])
-        .ok_or_else(|| format!("memory descriptor '{item}': '{}' is not a data type", parts[1]))?;
+    let data_type = DataType::parse(parts[1]).ok_or_else(|| {
+        format!(
+            "memory descriptor '{item}': '{}' is not a data type",
+            parts[1]
+        )
+    })?;
     let format_kind = FormatKind::parse(parts[3]);
     let mut tag = parts.get(4).copied().unwrap_or("").to_string();
     let mut rest = 5;
@@ -48,7 +54,11 @@ pub fn parse_v1(item: &str) -> Result<MemoryDesc, String> {
         rest = 7;
     }
     let strides = parts.get(rest).copied().unwrap_or("").to_string();
-    let flags = if parts.len() > rest + 1 { parts[rest + 1..].join(":") } else { String::new() };
+    let flags = if parts.len() > rest + 1 {
+        parts[rest + 1..].join(":")
+    } else {
+        String::new()
+    };
     Ok(MemoryDesc {
         arg: parts[0].to_string(),
         data_type,
@@ -69,20 +79,37 @@ pub fn parse_legacy(item: &str) -> Result<MemoryDesc, String> {
     let (arg, data_type) = arg_dt
         .match_indices('_')
         .find_map(|(i, _)| DataType::parse(&arg_dt[i + 1..]).map(|dt| (&arg_dt[..i], dt)))
-        .ok_or_else(|| format!("memory descriptor '{item}': expected ARG_DT (e.g. src_f32) before the first ':'"))?;
+        .ok_or_else(|| {
+            format!(
+                "memory descriptor '{item}': expected ARG_DT (e.g. src_f32) before the first ':'"
+            )
+        })?;
     if parts.len() < 3 {
-        return Err(format!("memory descriptor '{item}': expected ARG_DT:PROPS:FORMAT_KIND:TAG:FLAGS"));
+        return Err(format!(
+            "memory descriptor '{item}': expected ARG_DT:PROPS:FORMAT_KIND:TAG:FLAGS"
+        ));
     }
     let properties = parts[1].to_string();
     let format_kind = FormatKind::parse(parts[2]);
     let tag = parts.get(3).copied().unwrap_or("").to_string();
     let (strides, flags) = match parts.get(4) {
         // v3.2+ has a strides sub-field before the flags; flags always start with 'f'.
-        Some(p) if !p.contains('f') => (p.to_string(), parts.get(5..).map(|f| f.join(":")).unwrap_or_default()),
+        Some(p) if !p.contains('f') => (
+            p.to_string(),
+            parts.get(5..).map(|f| f.join(":")).unwrap_or_default(),
+        ),
         Some(_) => (String::new(), parts[4..].join(":")),
         None => (String::new(), String::new()),
     };
-    Ok(MemoryDesc { arg: arg.to_string(), data_type, properties, format_kind, tag, strides, flags: default_flags(flags) })
+    Ok(MemoryDesc {
+        arg: arg.to_string(),
+        data_type,
+        properties,
+        format_kind,
+        tag,
+        strides,
+        flags: default_flags(flags),
+    })
 }
 
 /// MKL-DNN 0.x: `fsrc:nchw`, `fdiff:undef`, `in:f32_oihw`, `dt:f32 fmt:nchw`, `fdata:tnc-…`.
@@ -97,8 +124,16 @@ pub fn parse_v0(item: &str) -> MemoryDesc {
             arg: arg.to_string(),
             data_type: if absent { DataType::Undef } else { dt },
             properties: String::new(),
-            format_kind: if absent { FormatKind::Undef } else { FormatKind::Blocked },
-            tag: if absent { String::new() } else { tag.to_string() },
+            format_kind: if absent {
+                FormatKind::Undef
+            } else {
+                FormatKind::Blocked
+            },
+            tag: if absent {
+                String::new()
+            } else {
+                tag.to_string()
+            },
             strides: String::new(),
             flags: "f0".into(),
         }
@@ -107,7 +142,9 @@ pub fn parse_v0(item: &str) -> MemoryDesc {
         "in" | "out" => {
             let arg = if name == "in" { "src" } else { "dst" };
             match value.split_once('_') {
-                Some((dt, fmt)) if DataType::parse(dt).is_some() => blocked(arg, DataType::parse(dt).unwrap(), fmt),
+                Some((dt, fmt)) if DataType::parse(dt).is_some() => {
+                    blocked(arg, DataType::parse(dt).unwrap(), fmt)
+                }
                 _ => blocked(arg, DataType::F32, value),
             }
         }
@@ -126,11 +163,23 @@ mod tests {
 
     #[test]
     fn v1_items() {
-        assert_eq!(s(parse_v1("src:f32::blocked:aBcd16b::f0")), "src:f32::blocked:aBcd16b::f0");
-        assert_eq!(s(parse_v1("wei:s8:a:blocked:AcdB32a4b::f8:zpm1")), "wei:s8:a:blocked:AcdB32a4b::f8:zpm1");
+        assert_eq!(
+            s(parse_v1("src:f32::blocked:aBcd16b::f0")),
+            "src:f32::blocked:aBcd16b::f0"
+        );
+        assert_eq!(
+            s(parse_v1("wei:s8:a:blocked:AcdB32a4b::f8:zpm1")),
+            "wei:s8:a:blocked:AcdB32a4b::f8:zpm1"
+        );
         assert_eq!(s(parse_v1("bia:undef::undef:::")), "bia:undef::undef:::f0");
-        assert_eq!(s(parse_v1("dst:bf16::blocked:ab:2048x1:f0")), "dst:bf16::blocked:ab:2048x1:f0");
-        assert_eq!(s(parse_v1("src:f32::sparse:grouped:0:4::f0")), "src:f32::sparse:grouped:0:4::f0");
+        assert_eq!(
+            s(parse_v1("dst:bf16::blocked:ab:2048x1:f0")),
+            "dst:bf16::blocked:ab:2048x1:f0"
+        );
+        assert_eq!(
+            s(parse_v1("src:f32::sparse:grouped:0:4::f0")),
+            "src:f32::sparse:grouped:0:4::f0"
+        );
         assert!(parse_v1("src:f99x::blocked:ab::f0").is_err());
         let md = parse_v1("bia:undef::undef:::").unwrap();
         assert!(md.is_absent());
@@ -138,22 +187,55 @@ mod tests {
 
     #[test]
     fn legacy_items() {
-        assert_eq!(s(parse_legacy("src_f32::blocked:abcd:f0")), "src:f32::blocked:abcd::f0");
-        assert_eq!(s(parse_legacy("src_f32:a:blocked:abcd::f0")), "src:f32:a:blocked:abcd::f0");
-        assert_eq!(s(parse_legacy("diff_undef::undef:::")), "diff:undef::undef:::f0");
-        assert_eq!(s(parse_legacy("diff_undef::undef::f0")), "diff:undef::undef:::f0");
-        assert_eq!(s(parse_legacy("src_f32::blocked:ab:512x1:f0")), "src:f32::blocked:ab:512x1:f0");
-        assert_eq!(s(parse_legacy("bia_f32::blocked:ab:f0_mask2")), "bia:f32::blocked:ab::f0_mask2");
-        assert_eq!(s(parse_legacy("diff_src_iter_c_f32::blocked:abcde:f0")), "diff_src_iter_c:f32::blocked:abcde::f0");
-        assert_eq!(s(parse_legacy("src_f8_e5m2::blocked:ab::f0")), "src:f8_e5m2::blocked:ab::f0");
+        assert_eq!(
+            s(parse_legacy("src_f32::blocked:abcd:f0")),
+            "src:f32::blocked:abcd::f0"
+        );
+        assert_eq!(
+            s(parse_legacy("src_f32:a:blocked:abcd::f0")),
+            "src:f32:a:blocked:abcd::f0"
+        );
+        assert_eq!(
+            s(parse_legacy("diff_undef::undef:::")),
+            "diff:undef::undef:::f0"
+        );
+        assert_eq!(
+            s(parse_legacy("diff_undef::undef::f0")),
+            "diff:undef::undef:::f0"
+        );
+        assert_eq!(
+            s(parse_legacy("src_f32::blocked:ab:512x1:f0")),
+            "src:f32::blocked:ab:512x1:f0"
+        );
+        assert_eq!(
+            s(parse_legacy("bia_f32::blocked:ab:f0_mask2")),
+            "bia:f32::blocked:ab::f0_mask2"
+        );
+        assert_eq!(
+            s(parse_legacy("diff_src_iter_c_f32::blocked:abcde:f0")),
+            "diff_src_iter_c:f32::blocked:abcde::f0"
+        );
+        assert_eq!(
+            s(parse_legacy("src_f8_e5m2::blocked:ab::f0")),
+            "src:f8_e5m2::blocked:ab::f0"
+        );
         assert!(parse_legacy("nodatatype::blocked:ab:f0").is_err());
     }
 
     #[test]
     fn v0_items() {
-        assert_eq!(parse_v0("fsrc:nchw").to_string(), "src:f32::blocked:nchw::f0");
-        assert_eq!(parse_v0("in:f32_oihw").to_string(), "src:f32::blocked:oihw::f0");
-        assert_eq!(parse_v0("out:s8_OIhw4i16o4i").to_string(), "dst:s8::blocked:OIhw4i16o4i::f0");
+        assert_eq!(
+            parse_v0("fsrc:nchw").to_string(),
+            "src:f32::blocked:nchw::f0"
+        );
+        assert_eq!(
+            parse_v0("in:f32_oihw").to_string(),
+            "src:f32::blocked:oihw::f0"
+        );
+        assert_eq!(
+            parse_v0("out:s8_OIhw4i16o4i").to_string(),
+            "dst:s8::blocked:OIhw4i16o4i::f0"
+        );
         assert!(parse_v0("fdiff:undef").is_absent());
     }
 }

@@ -2,7 +2,9 @@
 
 use crate::attr::parse_attrs;
 use crate::memory::parse_mds;
-use profilednn_model::{AuxItem, Attribute, Attributes, Engine, Primitive, PrimitiveKind, PropKind};
+use profilednn_model::{
+    Attribute, Attributes, AuxItem, Engine, Primitive, PrimitiveKind, PropKind,
+};
 use thiserror::Error;
 
 /// What the leading tokens of a line said about how to read its body.
@@ -18,7 +20,11 @@ pub struct Syntax {
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum PrimitiveError {
     #[error("expected {expected} comma-separated fields ({layout}), found {found}")]
-    FieldCount { expected: &'static str, layout: &'static str, found: usize },
+    FieldCount {
+        expected: &'static str,
+        layout: &'static str,
+        found: usize,
+    },
     #[error("expected the execution time (a number of ms) as the last field, found '{0}'")]
     Time(String),
     #[error("{0}")]
@@ -37,7 +43,11 @@ const LAYOUT_GRAPH: &str = "engine,partition_id,partition_kind,op_names,data_for
 /// `timed` is false when the line's last field was not a number; then the body holds one field
 /// too many if that field was a broken time, or exactly the right count for a line that was
 /// printed without a time (asynchronous GPU executions in DNNL 1.x).
-pub fn parse_primitive(body: &str, syntax: Syntax, timed: bool) -> Result<Primitive, PrimitiveError> {
+pub fn parse_primitive(
+    body: &str,
+    syntax: Syntax,
+    timed: bool,
+) -> Result<Primitive, PrimitiveError> {
     let fields: Vec<&str> = body.split(',').collect();
     if syntax.graph {
         return parse_graph(&fields, timed);
@@ -45,7 +55,11 @@ pub fn parse_primitive(body: &str, syntax: Syntax, timed: bool) -> Result<Primit
     let n = fields.len();
     if !timed && !(6..=8).contains(&n) {
         let last = fields.last().copied().unwrap_or("");
-        return Err(if n > 8 { PrimitiveError::Time(last.to_string()) } else { field_count(n) });
+        return Err(if n > 8 {
+            PrimitiveError::Time(last.to_string())
+        } else {
+            field_count(n)
+        });
     }
     // A broken time on a full line: one field too many.
     if !timed && n == 8 && looks_like_broken_time(fields[7]) && !looks_like_problem(fields[7]) {
@@ -61,8 +75,13 @@ pub fn parse_primitive(body: &str, syntax: Syntax, timed: bool) -> Result<Primit
     if kind_s.is_empty() {
         return Err(PrimitiveError::EmptyKind);
     }
-    let mds = parse_mds(f[3], syntax.v1_descriptors, n == 6).map_err(PrimitiveError::MemoryDescriptor)?;
-    let (attrs, aux, problem) = if has_attrs { (parse_attrs(f[4]), f[5], f[6]) } else { (Attributes::default(), f[4], f[5]) };
+    let mds =
+        parse_mds(f[3], syntax.v1_descriptors, n == 6).map_err(PrimitiveError::MemoryDescriptor)?;
+    let (attrs, aux, problem) = if has_attrs {
+        (parse_attrs(f[4]), f[5], f[6])
+    } else {
+        (Attributes::default(), f[4], f[5])
+    };
     Ok(Primitive {
         engine,
         kind: PrimitiveKind::parse(kind_s),
@@ -76,25 +95,41 @@ pub fn parse_primitive(body: &str, syntax: Syntax, timed: bool) -> Result<Primit
 }
 
 fn field_count(found: usize) -> PrimitiveError {
-    PrimitiveError::FieldCount { expected: "8 (6 for MKL-DNN 0.x, 7 for 1.0)", layout: LAYOUT_CURRENT, found }
+    PrimitiveError::FieldCount {
+        expected: "8 (6 for MKL-DNN 0.x, 7 for 1.0)",
+        layout: LAYOUT_CURRENT,
+        found,
+    }
 }
 
 fn looks_like_broken_time(s: &str) -> bool {
-    s.bytes().next().is_some_and(|c| c.is_ascii_digit() || c == b'.' || c == b'-')
+    s.bytes()
+        .next()
+        .is_some_and(|c| c.is_ascii_digit() || c == b'.' || c == b'-')
 }
 
 /// Problem descriptors start with a digit too (`64x1024`), so a digit-led last field is only a
 /// broken time when it has no dimension separators.
 fn looks_like_problem(s: &str) -> bool {
-    s.contains('x') || s.contains(':') || s.contains('_') || s.starts_with("mb") || s.bytes().all(|c| c.is_ascii_digit())
+    s.contains('x')
+        || s.contains(':')
+        || s.contains('_')
+        || s.starts_with("mb")
+        || s.bytes().all(|c| c.is_ascii_digit())
 }
 
 pub fn parse_aux(field: &str) -> Vec<AuxItem> {
     field
         .split_ascii_whitespace()
         .map(|item| match item.split_once(':') {
-            Some((k, v)) => AuxItem { key: k.to_string(), value: v.to_string() },
-            None => AuxItem { key: item.to_string(), value: String::new() },
+            Some((k, v)) => AuxItem {
+                key: k.to_string(),
+                value: v.to_string(),
+            },
+            None => AuxItem {
+                key: item.to_string(),
+                value: String::new(),
+            },
         })
         .collect()
 }
@@ -103,18 +138,38 @@ pub fn parse_aux(field: &str) -> Vec<AuxItem> {
 fn parse_graph(fields: &[&str], _timed: bool) -> Result<Primitive, PrimitiveError> {
     let n = fields.len();
     if !(8..=9).contains(&n) {
-        return Err(PrimitiveError::FieldCount { expected: "8 or 9", layout: LAYOUT_GRAPH, found: n });
+        return Err(PrimitiveError::FieldCount {
+            expected: "8 or 9",
+            layout: LAYOUT_GRAPH,
+            found: n,
+        });
     }
     let backend = fields[n - 1];
-    let implementation = if n == 9 { format!("{}:{}", fields[7], backend) } else { backend.to_string() };
+    let implementation = if n == 9 {
+        format!("{}:{}", fields[7], backend)
+    } else {
+        backend.to_string()
+    };
     let aux = vec![
-        AuxItem { key: "partition_kind".into(), value: fields[2].to_string() },
-        AuxItem { key: "op_names".into(), value: fields[3].to_string() },
-        AuxItem { key: "data_formats".into(), value: fields[4].to_string() },
+        AuxItem {
+            key: "partition_kind".into(),
+            value: fields[2].to_string(),
+        },
+        AuxItem {
+            key: "op_names".into(),
+            value: fields[3].to_string(),
+        },
+        AuxItem {
+            key: "data_formats".into(),
+            value: fields[4].to_string(),
+        },
     ];
     let mut attrs = Attributes::default();
     if !fields[6].is_empty() {
-        attrs.items.push(Attribute::Fpmath { mode: fields[6].to_string(), apply_to_int: false });
+        attrs.items.push(Attribute::Fpmath {
+            mode: fields[6].to_string(),
+            apply_to_int: false,
+        });
     }
     Ok(Primitive {
         engine: Engine(fields[0].to_string()),
@@ -133,8 +188,14 @@ mod tests {
     use super::*;
     use profilednn_model::DataType;
 
-    const LEGACY: Syntax = Syntax { v1_descriptors: false, graph: false };
-    const V1: Syntax = Syntax { v1_descriptors: true, graph: false };
+    const LEGACY: Syntax = Syntax {
+        v1_descriptors: false,
+        graph: false,
+    };
+    const V1: Syntax = Syntax {
+        v1_descriptors: true,
+        graph: false,
+    };
 
     #[test]
     fn current_line() {
@@ -188,12 +249,20 @@ mod tests {
     #[test]
     fn errors_say_what_was_expected() {
         let e = parse_primitive("cpu,convolution,jit", V1, true).unwrap_err();
-        assert!(matches!(e, PrimitiveError::FieldCount { found: 3, .. }), "{e}");
+        assert!(
+            matches!(e, PrimitiveError::FieldCount { found: 3, .. }),
+            "{e}"
+        );
         assert!(e.to_string().contains("engine,primitive,implementation"));
         let e = parse_primitive("cpu,reorder,jit:uni,undef,src:f32::blocked:ab::f0 dst:f32::blocked:ab::f0,,,64x64,12.5ms", V1, false)
             .unwrap_err();
         assert_eq!(e, PrimitiveError::Time("12.5ms".into()));
-        let e = parse_primitive("cpu,reorder,jit:uni,undef,src:qq::blocked:ab::f0,,,64x64", V1, true).unwrap_err();
+        let e = parse_primitive(
+            "cpu,reorder,jit:uni,undef,src:qq::blocked:ab::f0,,,64x64",
+            V1,
+            true,
+        )
+        .unwrap_err();
         assert!(matches!(e, PrimitiveError::MemoryDescriptor(_)));
     }
 

@@ -100,8 +100,24 @@ mod tests {
 
     #[test]
     fn rejects_non_numbers() {
-        for bad in [&b""[..], b"-1", b"abc", b"1.2.3", b"nan", b"inf", b"1e", b".", b"12ms", b" 1"] {
-            assert_eq!(parse_ms_to_ps(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        for bad in [
+            &b""[..],
+            b"-1",
+            b"abc",
+            b"1.2.3",
+            b"nan",
+            b"inf",
+            b"1e",
+            b".",
+            b"12ms",
+            b" 1",
+        ] {
+            assert_eq!(
+                parse_ms_to_ps(bad),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 
