@@ -1,0 +1,80 @@
+//! Inner product (fully connected).
+
+use crate::descriptor::Descriptor;
+use crate::tensors::{bits_or_unknown, present, traffic};
+use crate::{unknown, KindCost, Unknown};
+use profilednn_model::{Primitive, PropKind};
+use serde::Serialize;
+
+/// `mbNicC[idD][ihH][iwW]ocOC`: source spatial dims are folded into the reduction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IpProblem {
+    pub mb: u64,
+    pub ic: u64,
+    pub oc: u64,
+    /// Product of the source's spatial dimensions (1 for 2-D sources).
+    pub spatial: u64,
+}
+
+impl IpProblem {
+    pub fn parse(problem: &str) -> Result<IpProblem, Unknown> {
+        let d = Descriptor::parse(problem).ok_or_else(|| {
+            unknown(format!(
+                "inner-product descriptor '{problem}' not recognised"
+            ))
+        })?;
+        let need = |k: &str| d.get(k).ok_or_else(|| super::missing(problem, k));
+        Ok(IpProblem {
+            mb: need("mb")?,
+            ic: need("ic")?,
+            oc: need("oc")?,
+            spatial: ["id", "ih", "iw"].iter().map(|k| d.get_or(k, 1)).product(),
+        })
+    }
+
+    /// benchdnn: `2 * mb * oc * ic * id * ih * iw`, every direction.
+    pub fn flops(&self) -> u64 {
+        2 * self.mb * self.oc * self.ic * self.spatial
+    }
+}
+
+pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
+    let prb = IpProblem::parse(&p.problem)?;
+    let dst_bits = bits_or_unknown(p, &["dst", "diff_dst"])?;
+    let with_bias = present(p, &["bia", "diff_bia"]) && p.prop_kind != PropKind::BackwardData;
+    let bits = traffic(
+        prb.mb * prb.ic * prb.spatial,
+        bits_or_unknown(p, &["src", "diff_src"])?,
+    ) + traffic(
+        prb.oc * prb.ic * prb.spatial,
+        bits_or_unknown(p, &["wei", "diff_wei"])?,
+    ) + traffic(prb.mb * prb.oc, dst_bits)
+        + if with_bias {
+            traffic(prb.oc, bits_or_unknown(p, &["bia", "diff_bia"])?)
+        } else {
+            0
+        };
+    Ok(KindCost {
+        flops: prb.flops(),
+        bias_flops: if with_bias { prb.mb * prb.oc } else { 0 },
+        bits,
+        dst_dims: Some(vec![prb.mb, prb.oc]),
+        dst_bits,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spatial_source_is_part_of_the_reduction() {
+        let p = IpProblem::parse("mb8ic32ih16iw16oc10").unwrap();
+        assert_eq!(p.flops(), 2 * 8 * 10 * 32 * 16 * 16);
+        assert_eq!(
+            IpProblem::parse("mb2ic2048oc1000").unwrap().flops(),
+            2 * 2 * 2048 * 1000
+        );
+        assert!(IpProblem::parse("mb2ic2048").is_err());
+    }
+}

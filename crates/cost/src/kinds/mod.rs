@@ -1,0 +1,83 @@
+//! One module per primitive family: problem parsing, operation count and traffic.
+
+pub mod conv;
+pub mod elementwise;
+pub mod ip;
+pub mod lrn;
+pub mod matmul;
+pub mod movement;
+pub mod norm;
+pub mod pooling;
+pub mod post_ops;
+pub mod reduction;
+pub mod resampling;
+pub mod rnn;
+pub mod softmax;
+
+use crate::descriptor::{parse_dims, product, Descriptor};
+use crate::{unknown, Unknown};
+
+/// Number of elements of the one tensor a problem describes, in either spelling: dims style
+/// (`8x16x32x32`) or desc style (`mb8ic16ih32iw32`, what 0.x eltwise/softmax and every
+/// batch-norm/lrn print).
+pub fn tensor_elements(problem: &str) -> Result<u64, Unknown> {
+    let first = problem.split([' ', ':']).next().unwrap_or("");
+    if let Some(d) = parse_dims(first) {
+        return Ok(product(&d));
+    }
+    tensor_dims_desc(problem).map(|d| product(&d))
+}
+
+/// Logical dims `[mb, ic, (id), (ih), (iw)]` of a desc-style tensor.
+pub fn tensor_dims_desc(problem: &str) -> Result<Vec<u64>, Unknown> {
+    let d = Descriptor::parse(problem)
+        .ok_or_else(|| unknown(format!("problem descriptor '{problem}' not recognised")))?;
+    let mb = d.get("mb").ok_or_else(|| missing(problem, "mb"))?;
+    let ic = d.get("ic").ok_or_else(|| missing(problem, "ic"))?;
+    let mut dims = vec![mb, ic];
+    for key in ["id", "ih", "iw"] {
+        if let Some(v) = d.get(key) {
+            dims.push(v);
+        }
+    }
+    Ok(dims)
+}
+
+pub fn missing(problem: &str, field: &str) -> Unknown {
+    unknown(format!(
+        "problem descriptor '{problem}' has no integer '{field}' field"
+    ))
+}
+
+/// Dims of the tensors of a dims-style problem; `*` (run-time dimension) is unknown.
+pub fn dims_list(problem: &str) -> Result<crate::descriptor::DimsList, Unknown> {
+    crate::descriptor::parse_dims_list(problem).ok_or_else(|| {
+        if problem.contains('*') {
+            unknown(format!(
+                "problem '{problem}' has run-time dimensions (*): sizes are not in the log"
+            ))
+        } else {
+            unknown(format!("problem descriptor '{problem}' not recognised"))
+        }
+    })
+}
+
+/// Elementwise broadcast of two shapes (numpy rules, right-aligned).
+pub fn broadcast(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let n = a.len().max(b.len());
+    (0..n)
+        .map(|i| {
+            let x = if i + a.len() >= n {
+                a[i + a.len() - n]
+            } else {
+                1
+            };
+            let y = if i + b.len() >= n {
+                b[i + b.len() - n]
+            } else {
+                1
+            };
+            x.max(y)
+        })
+        .collect()
+}

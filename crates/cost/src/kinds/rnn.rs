@@ -1,0 +1,117 @@
+//! RNN, LSTM, GRU and LBR-GRU cells.
+
+use crate::descriptor::Descriptor;
+use crate::tensors::traffic;
+use crate::{unknown, KindCost, Unknown};
+use profilednn_model::{Primitive, PropKind};
+use serde::Serialize;
+
+/// `lLtTmbNsicSICslcSLCdhcDHCdicDIC` (1.1+) or `…dicDICdlcDLC` (0.x/1.0), with the cell kind
+/// and direction from the auxiliary field (LSTM, GRU and LBR-GRU share descriptors).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RnnProblem {
+    pub layers: u64,
+    pub iters: u64,
+    pub mb: u64,
+    pub sic: u64,
+    pub slc: u64,
+    pub dhc: u64,
+    pub dic: u64,
+    pub gates: u64,
+    pub directions: u64,
+    /// Bidirectional-concat doubles the width of `dst_layer`.
+    pub concat: bool,
+    /// LBR-GRU carries an extra bias gate.
+    pub lbr: bool,
+    pub projection: bool,
+}
+
+impl RnnProblem {
+    pub fn parse(p: &Primitive) -> Result<RnnProblem, Unknown> {
+        let problem = &p.problem;
+        let d = Descriptor::parse(problem)
+            .ok_or_else(|| unknown(format!("rnn descriptor '{problem}' not recognised")))?;
+        let need = |k: &str| d.get(k).ok_or_else(|| super::missing(problem, k));
+        let (dhc, dic) = if d.has("dhc") {
+            (need("dhc")?, need("dic")?)
+        } else {
+            // 0.x/1.0: `dic` was the hidden size and `dlc` the layer output.
+            (need("dic")?, d.get("dlc").map_or_else(|| need("dic"), Ok)?)
+        };
+        let alg = p.aux_value("alg").unwrap_or("");
+        let gates = match alg.trim_start_matches("alg:") {
+            "vanilla_rnn" => 1,
+            "vanilla_lstm" => 4,
+            "vanilla_gru" | "lbr_gru" | "vanilla_augru" | "lbr_augru" => 3,
+            other => return Err(unknown(format!("rnn cell kind '{other}' not known"))),
+        };
+        let dir = p.aux_value("direction").unwrap_or("unidirectional");
+        Ok(RnnProblem {
+            layers: need("l")?,
+            iters: need("t")?,
+            mb: need("mb")?,
+            sic: need("sic")?,
+            slc: need("slc")?,
+            dhc,
+            dic,
+            gates,
+            directions: if dir.starts_with("bidirectional") {
+                2
+            } else {
+                1
+            },
+            concat: dir == "bidirectional_concat",
+            lbr: alg.starts_with("lbr"),
+            projection: crate::tensors::present(p, &["wei_proj"]),
+        })
+    }
+
+    /// benchdnn: matrix multiplies only, `2 * gates * dhc * mb * (sic + slc)` per cell plus
+    /// `2 * dhc * dic * mb` for the LSTM projection, times cells; backward counts twice.
+    pub fn flops(&self, backward: bool) -> u64 {
+        let cells = self.directions * self.layers * self.iters;
+        let mut cell = 2 * self.gates * self.dhc * self.mb * (self.sic + self.slc);
+        if self.projection {
+            cell += 2 * self.dhc * self.dic * self.mb;
+        }
+        (if backward { 2 } else { 1 }) * cells * cell
+    }
+
+    /// Elements of a named RNN tensor (`diff_` prefixes have the shape of their tensor).
+    pub fn elements(&self, arg: &str) -> Option<u64> {
+        let ld = self.layers * self.directions;
+        let arg = arg.strip_prefix("diff_").unwrap_or(arg);
+        Some(match arg {
+            "src_layer" => self.iters * self.mb * self.slc,
+            "src_iter" => ld * self.mb * self.sic,
+            "src_iter_c" | "dst_iter_c" => ld * self.mb * self.dhc,
+            "wei_layer" => ld * self.slc * self.gates * self.dhc,
+            "wei_iter" => ld * self.sic * self.gates * self.dhc,
+            "wei_peephole" => ld * 3 * self.dhc,
+            "wei_proj" => ld * self.dhc * self.dic,
+            "bias" => ld * (self.gates + self.lbr as u64) * self.dhc,
+            "dst_layer" => self.iters * self.mb * self.dic * if self.concat { 2 } else { 1 },
+            "dst_iter" => ld * self.mb * self.dic,
+            _ => return None,
+        })
+    }
+}
+
+pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
+    let prb = RnnProblem::parse(p)?;
+    let backward = p.prop_kind == PropKind::Backward;
+    // Each listed tensor is read or written once, at its own type.
+    let bits = p
+        .mds
+        .iter()
+        .filter(|md| !md.is_absent())
+        .filter_map(|md| Some(traffic(prb.elements(&md.arg)?, md.data_type.bits()?)))
+        .sum();
+    Ok(KindCost {
+        flops: prb.flops(backward),
+        bias_flops: 0,
+        bits,
+        dst_dims: None,
+        dst_bits: 0,
+    })
+}

@@ -1,0 +1,127 @@
+//! What a oneDNN primitive costs: floating-point operations and the minimum bytes it must move.
+//!
+//! The roofline question ("how far is this primitive from what the machine can do?") needs two
+//! numbers per execution that only the log's problem and memory descriptors can give. They are
+//! computed here, per primitive kind, in one small module each (`kinds/`).
+//!
+//! Conventions (documented in `docs/cost-model.md`):
+//! * `flops` follows benchdnn exactly for convolution, deconvolution, inner product, matmul and
+//!   RNN: a multiply-add is 2 operations for every data type, kernel taps on padding are not
+//!   counted, bias and post-ops are not counted, backward directions of a convolution count
+//!   the same as forward, RNN counts its matrix multiplies only (backward twice).
+//!   For the other kinds benchdnn reports no count; ours is the textbook arithmetic per element,
+//!   stated per kind in the docs, and those kinds are memory-bound anyway.
+//! * `extra_flops` is the work of bias and post-ops, kept apart so totals can include it.
+//! * `bytes` is the minimum traffic: every input read once and every output written once at the
+//!   logged data types (padding of blocked layouts, scratchpads and re-reads are not counted).
+//! * A kind without a model, or a problem the model cannot read (run-time `*` dimensions, a
+//!   descriptor it does not recognise) is [`Unknown`] with the reason, never a guess.
+
+mod descriptor;
+mod kinds;
+mod precision;
+mod tensors;
+
+pub use descriptor::{parse_dims, parse_dims_list, Descriptor};
+pub use kinds::conv::{ConvProblem, SpatialDim};
+pub use kinds::ip::IpProblem;
+pub use kinds::matmul::MatmulProblem;
+pub use kinds::rnn::RnnProblem;
+pub use precision::MathPrecision;
+
+use profilednn_model::{Primitive, PrimitiveKind};
+use serde::Serialize;
+
+/// Cost of one execution of a primitive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Cost {
+    /// Floating-point (or integer) operations, benchdnn's convention where benchdnn has one.
+    pub flops: u64,
+    /// Operations of bias and post-ops, not included in `flops`.
+    pub extra_flops: u64,
+    /// Minimum bytes read and written.
+    pub bytes: u64,
+    /// Which precision the arithmetic runs at: picks the roofline's compute ceiling.
+    pub precision: MathPrecision,
+}
+
+impl Cost {
+    /// Operations per byte (flops only, as in the roofline literature).
+    pub fn intensity(&self) -> f64 {
+        if self.bytes == 0 {
+            0.0
+        } else {
+            self.flops as f64 / self.bytes as f64
+        }
+    }
+}
+
+/// Why a primitive has no cost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unknown {
+    pub reason: String,
+}
+
+impl std::fmt::Display for Unknown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+pub(crate) fn unknown(reason: impl Into<String>) -> Unknown {
+    Unknown {
+        reason: reason.into(),
+    }
+}
+
+/// The per-kind result before post-ops are added.
+pub(crate) struct KindCost {
+    pub flops: u64,
+    /// Bias work (one add per output element that receives a bias).
+    pub bias_flops: u64,
+    pub bits: u128,
+    /// Logical destination dimensions, for post-ops (broadcast masks refer to them).
+    pub dst_dims: Option<Vec<u64>>,
+    pub dst_bits: u32,
+}
+
+/// Cost of one execution of `p`.
+pub fn cost(p: &Primitive) -> Result<Cost, Unknown> {
+    use PrimitiveKind as K;
+    let k = match p.kind.family() {
+        K::Convolution => kinds::conv::cost(p, false)?,
+        K::Deconvolution => kinds::conv::cost(p, true)?,
+        K::InnerProduct => kinds::ip::cost(p)?,
+        K::Matmul => kinds::matmul::cost(p)?,
+        K::Gemm => kinds::matmul::gemm_cost(p)?,
+        K::Rnn => kinds::rnn::cost(p)?,
+        K::BatchNormalization | K::LayerNormalization | K::GroupNormalization => {
+            kinds::norm::cost(p)?
+        }
+        K::Eltwise => kinds::elementwise::eltwise(p)?,
+        K::Binary => kinds::elementwise::binary(p)?,
+        K::Sum => kinds::elementwise::sum(p)?,
+        K::Prelu => kinds::elementwise::prelu(p)?,
+        K::Reorder => kinds::movement::reorder(p)?,
+        K::Concat => kinds::movement::concat(p)?,
+        K::Shuffle => kinds::movement::shuffle(p)?,
+        K::Pooling => kinds::pooling::cost(p)?,
+        K::Softmax => kinds::softmax::cost(p)?,
+        K::Resampling => kinds::resampling::cost(p)?,
+        K::Reduction => kinds::reduction::cost(p)?,
+        K::Lrn => kinds::lrn::cost(p)?,
+        other => {
+            return Err(unknown(format!(
+                "no cost model for primitive kind '{}'",
+                other.as_str()
+            )))
+        }
+    };
+    let (po_flops, po_bits) = kinds::post_ops::cost(p, k.dst_dims.as_deref(), k.dst_bits);
+    Ok(Cost {
+        flops: k.flops,
+        extra_flops: k.bias_flops + po_flops,
+        bytes: ((k.bits + po_bits).div_ceil(8)) as u64,
+        precision: MathPrecision::of(p),
+    })
+}
