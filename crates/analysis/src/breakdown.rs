@@ -99,6 +99,37 @@ pub struct BreakdownRow {
     pub primitives: usize,
     /// Some primitive in the group runs a reference (slow fallback) implementation.
     pub reference_impl: bool,
+    /// Work of the calls whose cost is known.
+    pub work: Work,
+}
+
+/// Operations and bytes summed over calls, for the calls whose cost the model knows.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Work {
+    pub flops: u128,
+    pub extra_flops: u128,
+    pub bytes: u128,
+    pub calls: u64,
+    pub time_ps: u128,
+}
+
+impl Work {
+    pub fn add(&mut self, e: &Entry) {
+        if let Ok(c) = &e.cost {
+            self.flops += c.flops as u128 * e.calls as u128;
+            self.extra_flops += c.extra_flops as u128 * e.calls as u128;
+            self.bytes += c.bytes as u128 * e.calls as u128;
+            self.calls += e.calls;
+            self.time_ps += e.time_ps;
+        }
+    }
+    /// Achieved GFLOP/s over the costed calls (`None` without any).
+    pub fn gflops(&self) -> Option<f64> {
+        (self.time_ps > 0).then(|| self.flops as f64 / (self.time_ps as f64 / 1e12) / 1e9)
+    }
+    pub fn gbps(&self) -> Option<f64> {
+        (self.time_ps > 0).then(|| self.bytes as f64 / (self.time_ps as f64 / 1e12) / 1e9)
+    }
 }
 
 impl BreakdownRow {
@@ -157,6 +188,7 @@ pub fn breakdown(profile: &Profile, keys: &[GroupKey], exec: bool) -> Breakdown 
                 max_ps: 0,
                 primitives: 0,
                 reference_impl: false,
+                work: Work::default(),
             });
         row.calls += e.calls;
         row.time_ps += e.time_ps;
@@ -164,6 +196,7 @@ pub fn breakdown(profile: &Profile, keys: &[GroupKey], exec: bool) -> Breakdown 
         row.max_ps = row.max_ps.max(e.max_ps);
         row.primitives += 1;
         row.reference_impl |= e.primitive.is_reference_impl();
+        row.work.add(e);
     }
     let mut rows: Vec<BreakdownRow> = groups.into_values().collect();
     rows.sort_by(|a, b| {

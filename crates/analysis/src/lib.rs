@@ -8,6 +8,7 @@
 //! Nothing here prints or opens files by name: renderers live in `profilednn-report`.
 
 pub mod breakdown;
+pub mod efficiency;
 pub mod iterations;
 pub mod metadata;
 pub mod profile;
@@ -15,7 +16,8 @@ pub mod scan;
 pub mod summary;
 pub mod tally;
 
-pub use breakdown::{breakdown, Breakdown, BreakdownRow, GroupKey};
+pub use breakdown::{breakdown, Breakdown, BreakdownRow, GroupKey, Work};
+pub use efficiency::{efficiency, Efficiency};
 pub use iterations::{IterationMethod, Iterations};
 pub use metadata::RunMetadata;
 pub use profile::{Entry, EventKind, LineCounts, MalformedLine, Profile};

@@ -6,6 +6,7 @@ use crate::metadata::RunMetadata;
 use crate::scan::ScanOutput;
 use crate::tally::Tally;
 use foldhash::HashMap;
+use profilednn_cost::{Cost, Unknown};
 use profilednn_model::Primitive;
 use profilednn_verbose::{parse_primitive, SkipReason, Syntax};
 use serde::Serialize;
@@ -55,6 +56,8 @@ pub struct Entry {
     pub max_ps: u64,
     /// 1-based line of the first occurrence.
     pub first_line: u64,
+    /// Work and traffic of one call (from the cost model), or why it is unknown.
+    pub cost: Result<Cost, Unknown>,
 }
 
 impl Entry {
@@ -193,6 +196,7 @@ impl Profile {
                             min_ps: s.min_ps,
                             max_ps: s.max_ps,
                             first_line,
+                            cost: profilednn_cost::cost(&prim),
                         };
                         match index.get(&(event.clone(), prim.clone())) {
                             Some(&i) => entries[i].absorb(&entry),

@@ -1,9 +1,11 @@
 //! Everything a report shows, computed once so that renderers only format.
 
 use crate::breakdown::{breakdown, GroupKey};
+use crate::efficiency::{efficiency, Efficiency};
 use crate::iterations::Iterations;
 use crate::metadata::RunMetadata;
 use crate::profile::{LineCounts, MalformedLine, Profile};
+use profilednn_machine::MachineProfile;
 use serde::Serialize;
 
 #[derive(Debug, Clone)]
@@ -12,11 +14,17 @@ pub struct SummaryOptions {
     pub by: Option<Vec<GroupKey>>,
     /// Rows kept in the table of top unique primitives (and in `--by` tables for terminals).
     pub top: usize,
+    /// Machine profile for the roofline efficiency section.
+    pub machine: Option<MachineProfile>,
 }
 
 impl Default for SummaryOptions {
     fn default() -> Self {
-        SummaryOptions { by: None, top: 15 }
+        SummaryOptions {
+            by: None,
+            top: 15,
+            machine: None,
+        }
     }
 }
 
@@ -40,6 +48,13 @@ pub struct SummaryRow {
     pub reference_impl: bool,
     /// With several logs: this group's time in each log, in source order.
     pub per_log_time_ms: Vec<f64>,
+    /// Operations per call (mean over the group), `None` unless every call has a known cost.
+    pub flops_per_call: Option<f64>,
+    /// Minimum bytes per call, likewise.
+    pub bytes_per_call: Option<f64>,
+    /// Achieved GFLOP/s and GB/s over the calls with a known cost.
+    pub gflops: Option<f64>,
+    pub gbps: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -83,6 +98,8 @@ pub struct Summary {
     pub diagnostics: Vec<(String, u64)>,
     pub diagnostic_examples: Vec<(u64, String, String)>,
     pub read_errors: Vec<String>,
+    /// Roofline efficiency, when a machine profile was given.
+    pub efficiency: Option<Efficiency>,
 }
 
 /// Standard breakdowns: the paper's views plus the converter's identity table.
@@ -174,6 +191,12 @@ pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
                                 .unwrap_or(0.0)
                         })
                         .collect(),
+                    flops_per_call: (r.work.calls == r.calls && r.calls > 0)
+                        .then(|| r.work.flops as f64 / r.calls as f64),
+                    bytes_per_call: (r.work.calls == r.calls && r.calls > 0)
+                        .then(|| r.work.bytes as f64 / r.calls as f64),
+                    gflops: r.work.gflops(),
+                    gbps: r.work.gbps(),
                 })
                 .collect();
             NamedBreakdown {
@@ -225,5 +248,9 @@ pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
             .iter()
             .filter_map(|p| p.read_error.clone())
             .collect(),
+        efficiency: opts
+            .machine
+            .as_ref()
+            .map(|m| efficiency(&merged, m, opts.top)),
     }
 }

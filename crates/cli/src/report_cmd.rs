@@ -50,6 +50,13 @@ pub struct ReportArgs {
     /// Never show a progress bar.
     #[arg(long)]
     no_progress: bool,
+    /// Machine profile for roofline efficiency (from `profilednn peak -o FILE`, or written by
+    /// hand). Default: the profile `profilednn peak` saved for this machine, if any.
+    #[arg(long, value_name = "FILE")]
+    machine: Option<PathBuf>,
+    /// No efficiency section even when a machine profile exists.
+    #[arg(long, conflicts_with = "machine")]
+    no_roofline: bool,
 }
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
@@ -115,7 +122,19 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             },
         ));
     }
-    let summary = summarize(&profiles, &SummaryOptions { by, top: args.top });
+    let machine = if args.no_roofline {
+        None
+    } else {
+        crate::machine_file::load(args.machine.as_deref())?
+    };
+    let summary = summarize(
+        &profiles,
+        &SummaryOptions {
+            by,
+            top: args.top,
+            machine,
+        },
+    );
     let text = match args.format {
         Format::Table => {
             let width = if std::io::stdout().is_terminal() && args.output.is_none() {

@@ -1,28 +1,12 @@
 //! End-to-end: the real `profilednn` binary on real logs and on deliberately broken ones.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn bin() -> Command {
-    Command::cargo_bin("profilednn").unwrap()
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let out = bin().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+mod common;
+use common::{bin, json_of, root};
 
 fn gunzip(path: &Path) -> String {
     let mut s = String::new();

@@ -22,6 +22,10 @@ fn breakdown_rows(b: &NamedBreakdown, sources: &[String]) -> Vec<Value> {
             o.insert("max_ms".into(), json!(r.max_ms));
             o.insert("primitives".into(), json!(r.primitives));
             o.insert("reference_impl".into(), json!(r.reference_impl));
+            o.insert("flops_per_call".into(), json!(r.flops_per_call));
+            o.insert("bytes_per_call".into(), json!(r.bytes_per_call));
+            o.insert("gflops".into(), json!(r.gflops));
+            o.insert("gbps".into(), json!(r.gbps));
             if let Some(p) = r.per_iteration_ms {
                 o.insert("time_ms_per_iteration".into(), json!(p));
                 o.insert("calls_per_iteration".into(), json!(r.calls_per_iteration));
@@ -73,6 +77,7 @@ pub fn to_value(s: &Summary) -> Value {
         "malformed": s.malformed,
         "diagnostics": s.diagnostics.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<Map<_, _>>(),
         "read_errors": s.read_errors,
+        "efficiency": s.efficiency,
     })
 }
 

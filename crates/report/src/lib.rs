@@ -2,4 +2,5 @@
 
 pub mod csv_out;
 pub mod json;
+mod roofline;
 pub mod terminal;

@@ -23,7 +23,7 @@ fn bar(share: f64) -> String {
     )
 }
 
-fn ms(v: f64) -> String {
+pub(crate) fn ms(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.1}")
     } else if v >= 0.01 || v == 0.0 {
@@ -170,6 +170,9 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
             "\n⚠ rows marked [ref] run oneDNN reference (slow fallback) implementations."
         );
     }
+    if let Some(e) = &s.efficiency {
+        crate::roofline::render(&mut out, e, &s.metadata.isa, opts);
+    }
     render_problems(&mut out, s);
     out
 }
@@ -219,7 +222,7 @@ fn render_problems(out: &mut String, s: &Summary) {
     }
 }
 
-fn new_table(opts: &TerminalOptions) -> Table {
+pub(crate) fn new_table(opts: &TerminalOptions) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_HORIZONTAL_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic);
@@ -229,7 +232,7 @@ fn new_table(opts: &TerminalOptions) -> Table {
     t
 }
 
-fn num(s: String) -> Cell {
+pub(crate) fn num(s: String) -> Cell {
     Cell::new(s).set_alignment(CellAlignment::Right)
 }
 
@@ -248,6 +251,9 @@ fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions) -> Table {
         b.keys.iter().map(|k| k.name().to_string()).collect()
     };
     header.extend(["calls", "time ms", "share", "", "mean ms"].map(String::from));
+    if identity {
+        header.push("GFLOP/s".into());
+    }
     let iter = s.iterations.is_some();
     if iter {
         header.push("ms/iter".into());
@@ -283,6 +289,12 @@ fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions) -> Table {
         cells.push(num(format!("{:.1}%", r.share * 100.0)));
         cells.push(Cell::new(bar(r.share)));
         cells.push(num(ms(r.mean_ms)));
+        if identity {
+            cells.push(num(match (r.gflops, r.flops_per_call) {
+                (Some(g), Some(f)) if f > 0.0 => format!("{g:.1}"),
+                _ => String::new(),
+            }));
+        }
         if iter {
             cells.push(num(r.per_iteration_ms.map(ms).unwrap_or_default()));
         }

@@ -38,14 +38,26 @@ impl RnnProblem {
             // 0.x/1.0: `dic` was the hidden size and `dlc` the layer output.
             (need("dic")?, d.get("dlc").map_or_else(|| need("dic"), Ok)?)
         };
-        let alg = p.aux_value("alg").unwrap_or("");
-        let gates = match alg.trim_start_matches("alg:") {
-            "vanilla_rnn" => 1,
-            "vanilla_lstm" => 4,
-            "vanilla_gru" | "lbr_gru" | "vanilla_augru" | "lbr_augru" => 3,
-            other => return Err(unknown(format!("rnn cell kind '{other}' not known"))),
-        };
-        let dir = p.aux_value("direction").unwrap_or("unidirectional");
+        // 0.x/1.0 fused cell and direction: `alg:vanilla_lstm_unidirectional_left2right`.
+        let alg_field = p.aux_value("alg").unwrap_or("");
+        const CELLS: [(&str, u64); 6] = [
+            ("vanilla_rnn", 1),
+            ("vanilla_lstm", 4),
+            ("vanilla_gru", 3),
+            ("lbr_gru", 3),
+            ("vanilla_augru", 3),
+            ("lbr_augru", 3),
+        ];
+        let (alg, gates) = CELLS
+            .iter()
+            .find(|(name, _)| alg_field.starts_with(name))
+            .map(|(n, g)| (*n, *g))
+            .ok_or_else(|| unknown(format!("rnn cell kind '{alg_field}' not known")))?;
+        let fused_dir = alg_field[alg.len()..].trim_start_matches('_');
+        let dir = p
+            .aux_value("direction")
+            .or((!fused_dir.is_empty()).then_some(fused_dir))
+            .unwrap_or("unidirectional");
         Ok(RnnProblem {
             layers: need("l")?,
             iters: need("t")?,
@@ -97,16 +109,49 @@ impl RnnProblem {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn old_fused_cell_and_direction() {
+        // MKL-DNN 1.0: 7 fields, cell and direction fused in `alg`.
+        let p = profilednn_verbose::parse_primitive(
+            "cpu,rnn,ref:any,forward_training,src_layer_f32::blocked:abc:f0,alg:vanilla_lstm_bidirectional_concat,l1t8mb17sic1024slc1024dic1024dlc1024",
+            Default::default(),
+            true,
+        )
+        .unwrap();
+        let r = super::RnnProblem::parse(&p).unwrap();
+        assert_eq!((r.gates, r.directions, r.concat), (4, 2, true));
+        assert_eq!(r.flops(false), 2 * 8 * 2 * 4 * 1024 * 17 * 2048);
+    }
+}
+
 pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
     let prb = RnnProblem::parse(p)?;
     let backward = p.prop_kind == PropKind::Backward;
     // Each listed tensor is read or written once, at its own type.
-    let bits = p
+    let mut bits: u128 = p
         .mds
         .iter()
         .filter(|md| !md.is_absent())
         .filter_map(|md| Some(traffic(prb.elements(&md.arg)?, md.data_type.bits()?)))
         .sum();
+    if bits == 0 {
+        // 0.x descriptors (`fdata:tnc-…`) name no tensors: assume the standard set at the
+        // first listed type (f32 when none).
+        let b = crate::tensors::first_bits(p).unwrap_or(crate::tensors::F32_BITS);
+        let names = [
+            "src_layer",
+            "src_iter",
+            "wei_layer",
+            "wei_iter",
+            "bias",
+            "dst_layer",
+            "dst_iter",
+        ];
+        let per_pass: u64 = names.iter().filter_map(|n| prb.elements(n)).sum();
+        bits = traffic(per_pass * if backward { 2 } else { 1 }, b);
+    }
     Ok(KindCost {
         flops: prb.flops(backward),
         bias_flops: 0,

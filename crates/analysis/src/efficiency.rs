@@ -1,0 +1,243 @@
+//! How far each primitive is from the machine's roofline, and where that costs the most time.
+//!
+//! For every unique primitive executed: the work and traffic of its calls (cost model), the
+//! time the roofline allows (`max(flops / peak, bytes / bandwidth)` per call, at the peak of
+//! its arithmetic precision), and the *time lost* against that bound — the ranking that says
+//! where optimisation pays. Caveat stated in the output: the memory roof is DRAM bandwidth, so
+//! a primitive whose tensors stay in cache can beat it (efficiency above 100 %).
+
+use crate::profile::{Entry, EventKind, Profile};
+use profilednn_machine::{Bound, MachineProfile};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EfficiencyRow {
+    pub prim_kind: String,
+    pub prop_kind: String,
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    pub shapes: String,
+    pub precision: String,
+    pub calls: u64,
+    pub time_ms: f64,
+    pub flops_per_call: u64,
+    pub extra_flops_per_call: u64,
+    pub bytes_per_call: u64,
+    /// Achieved GFLOP/s (benchdnn's flops over measured time).
+    pub gflops: f64,
+    pub gbps: f64,
+    /// flops per byte.
+    pub intensity: f64,
+    pub attainable_gflops: f64,
+    pub bound: Bound,
+    /// The roofline's time for all calls, ms.
+    pub roofline_ms: f64,
+    /// `roofline_ms / time_ms` (share of the bound reached).
+    pub efficiency: f64,
+    /// `time_ms − roofline_ms`, at least 0.
+    pub lost_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EfficiencyGroup {
+    pub prim_kind: String,
+    pub prop_kind: String,
+    pub primitives: usize,
+    pub time_ms: f64,
+    pub roofline_ms: f64,
+    pub efficiency: f64,
+    pub lost_ms: f64,
+    pub gflops: f64,
+    pub gbps: f64,
+}
+
+/// Time whose cost is unknown, by reason.
+#[derive(Debug, Clone, Serialize)]
+pub struct UncostedTime {
+    pub prim_kind: String,
+    pub reason: String,
+    pub primitives: usize,
+    pub time_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Efficiency {
+    pub machine: String,
+    pub peak_gflops: BTreeMap<String, f64>,
+    pub memory_gbps: f64,
+    /// Measured oneDNN time of the primitives that have a roofline, ms.
+    pub measured_ms: f64,
+    /// Sum of their roofline times, ms.
+    pub roofline_ms: f64,
+    /// The run-level ratio `roofline_ms / measured_ms` (the paper's efficiency).
+    pub ratio: f64,
+    /// Share of all oneDNN time covered by the ratio.
+    pub coverage: f64,
+    pub lost_ms: f64,
+    /// Unique primitives, most time lost first (cut to `top`).
+    pub primitives: Vec<EfficiencyRow>,
+    pub total_primitives: usize,
+    /// By kind and propagation, most time lost first.
+    pub groups: Vec<EfficiencyGroup>,
+    pub uncosted: Vec<UncostedTime>,
+    pub caveat: &'static str,
+}
+
+const CAVEAT: &str = "memory roof = DRAM bandwidth: primitives whose tensors stay in cache can exceed it (efficiency > 100%); flops follow benchdnn (bias and post-ops excluded from GFLOP/s, included in the roofline time)";
+
+fn row(e: &Entry, m: &MachineProfile) -> Result<EfficiencyRow, String> {
+    let c = e.cost.as_ref().map_err(|u| u.reason.clone())?;
+    let precision = c.precision.as_str();
+    let r = m
+        .roofline(precision, c.flops + c.extra_flops, c.bytes)
+        .ok_or_else(|| format!("machine profile has no {precision} peak"))?;
+    let p = &e.primitive;
+    let time_ms = e.time_ms();
+    let secs = time_ms / 1e3;
+    let roofline_ms = r.min_seconds * e.calls as f64 * 1e3;
+    let total_flops = c.flops as f64 * e.calls as f64;
+    let total_bytes = c.bytes as f64 * e.calls as f64;
+    Ok(EfficiencyRow {
+        prim_kind: p.kind.to_string(),
+        prop_kind: p.prop_kind.to_string(),
+        implementation: p.implementation.clone(),
+        shapes: p.problem.clone(),
+        precision: precision.to_string(),
+        calls: e.calls,
+        time_ms,
+        flops_per_call: c.flops,
+        extra_flops_per_call: c.extra_flops,
+        bytes_per_call: c.bytes,
+        gflops: if secs > 0.0 {
+            total_flops / secs / 1e9
+        } else {
+            0.0
+        },
+        gbps: if secs > 0.0 {
+            total_bytes / secs / 1e9
+        } else {
+            0.0
+        },
+        intensity: c.intensity(),
+        attainable_gflops: r.attainable_gflops,
+        bound: r.bound,
+        roofline_ms,
+        efficiency: if time_ms > 0.0 {
+            roofline_ms / time_ms
+        } else {
+            0.0
+        },
+        lost_ms: (time_ms - roofline_ms).max(0.0),
+    })
+}
+
+pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Efficiency {
+    let mut rows = Vec::new();
+    let mut uncosted: BTreeMap<(String, String), (usize, f64)> = BTreeMap::new();
+    let mut total_ms = 0.0;
+    for e in profile
+        .entries
+        .iter()
+        .filter(|e| e.event == EventKind::Exec)
+    {
+        total_ms += e.time_ms();
+        match row(e, machine) {
+            Ok(r) => rows.push(r),
+            Err(reason) => {
+                let u = uncosted
+                    .entry((e.primitive.kind.to_string(), reason))
+                    .or_default();
+                u.0 += 1;
+                u.1 += e.time_ms();
+            }
+        }
+    }
+    let mut groups: BTreeMap<(String, String), EfficiencyGroup> = BTreeMap::new();
+    for r in &rows {
+        let g = groups
+            .entry((r.prim_kind.clone(), r.prop_kind.clone()))
+            .or_insert_with(|| EfficiencyGroup {
+                prim_kind: r.prim_kind.clone(),
+                prop_kind: r.prop_kind.clone(),
+                primitives: 0,
+                time_ms: 0.0,
+                roofline_ms: 0.0,
+                efficiency: 0.0,
+                lost_ms: 0.0,
+                gflops: 0.0,
+                gbps: 0.0,
+            });
+        g.primitives += 1;
+        g.time_ms += r.time_ms;
+        g.roofline_ms += r.roofline_ms;
+        g.lost_ms += r.lost_ms;
+        // Accumulate totals in the rate fields, turned into rates below.
+        g.gflops += r.flops_per_call as f64 * r.calls as f64;
+        g.gbps += r.bytes_per_call as f64 * r.calls as f64;
+    }
+    let mut groups: Vec<EfficiencyGroup> = groups
+        .into_values()
+        .map(|mut g| {
+            let secs = g.time_ms / 1e3;
+            g.efficiency = if g.time_ms > 0.0 {
+                g.roofline_ms / g.time_ms
+            } else {
+                0.0
+            };
+            g.gflops = if secs > 0.0 {
+                g.gflops / secs / 1e9
+            } else {
+                0.0
+            };
+            g.gbps = if secs > 0.0 { g.gbps / secs / 1e9 } else { 0.0 };
+            g
+        })
+        .collect();
+    groups.sort_by(|a, b| b.lost_ms.total_cmp(&a.lost_ms));
+    let measured_ms: f64 = rows.iter().map(|r| r.time_ms).sum();
+    let roofline_ms: f64 = rows.iter().map(|r| r.roofline_ms).sum();
+    let lost_ms = rows.iter().map(|r| r.lost_ms).sum();
+    rows.sort_by(|a, b| {
+        b.lost_ms
+            .total_cmp(&a.lost_ms)
+            .then(b.time_ms.total_cmp(&a.time_ms))
+    });
+    let total_primitives = rows.len();
+    rows.truncate(top);
+    let mut uncosted: Vec<UncostedTime> = uncosted
+        .into_iter()
+        .map(
+            |((prim_kind, reason), (primitives, time_ms))| UncostedTime {
+                prim_kind,
+                reason,
+                primitives,
+                time_ms,
+            },
+        )
+        .collect();
+    uncosted.sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms));
+    Efficiency {
+        machine: machine.name.clone(),
+        peak_gflops: machine.peak_gflops.clone(),
+        memory_gbps: machine.memory_gbps,
+        measured_ms,
+        roofline_ms,
+        ratio: if measured_ms > 0.0 {
+            roofline_ms / measured_ms
+        } else {
+            0.0
+        },
+        coverage: if total_ms > 0.0 {
+            measured_ms / total_ms
+        } else {
+            0.0
+        },
+        lost_ms,
+        primitives: rows,
+        total_primitives,
+        groups,
+        uncosted,
+        caveat: CAVEAT,
+    }
+}

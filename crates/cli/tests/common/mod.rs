@@ -1,0 +1,42 @@
+//! Shared helpers of the end-to-end tests: the real binary, isolated from the user's setup.
+
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub fn bin() -> Command {
+    let mut c = Command::cargo_bin("profilednn").unwrap();
+    // Never pick up the machine profile of whoever runs the tests.
+    c.env("PROFILEDNN_MACHINE", "/nonexistent/profilednn-machine.json");
+    c
+}
+
+pub fn json_of(args: &[&str]) -> Value {
+    let out = bin().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A fresh directory under the system temp dir.
+pub fn temp_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "profilednn-test-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}

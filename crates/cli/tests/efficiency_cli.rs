@@ -1,0 +1,192 @@
+//! End-to-end: cost model and roofline through the real binary (`report --machine`, `peak`).
+
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+mod common;
+use common::{bin, json_of, root, temp_dir as tempfile_dir};
+
+fn write_machine(dir: &Path, f32_gflops: f64, gbps: f64) -> PathBuf {
+    let p = dir.join("m.json");
+    std::fs::write(
+        &p,
+        format!(
+            r#"{{"name":"test box","peak_gflops":{{"f32":{f32_gflops}}},"memory_gbps":{gbps}}}"#
+        ),
+    )
+    .unwrap();
+    p
+}
+
+/// benchdnn's counts, keyed by (prim_kind, prop_kind, shapes, mds).
+fn benchdnn_ops() -> HashMap<(String, String, String, String), u64> {
+    let text =
+        std::fs::read_to_string(root().join("fixtures/corpus/onednn/flops_reference.tsv")).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (
+                (f[0].into(), f[1].into(), f[2].into(), f[3].into()),
+                f[4].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn report_rows_carry_benchdnn_flops_and_the_roofline_arithmetic_holds() {
+    let dir = tempfile_dir();
+    let machine = write_machine(&dir, 100.0, 10.0);
+    let log =
+        root().join("fixtures/corpus/onednn/v3_14_benchdnn_resnet50_f32/resnet50_f32_train.log");
+    let j = json_of(&[
+        "report",
+        log.to_str().unwrap(),
+        "--format",
+        "json",
+        "--top",
+        "1000",
+        "--machine",
+        machine.to_str().unwrap(),
+    ]);
+    let reference = benchdnn_ops();
+    let rows = j["breakdowns"]["top_primitives"]["rows"]
+        .as_array()
+        .unwrap();
+    let mut matched = 0;
+    for r in rows {
+        assert!(r.get("flops_per_call").is_some() && r.get("bytes_per_call").is_some());
+        let key = (
+            r["prim_kind"].as_str().unwrap().to_string(),
+            r["prop_kind"].as_str().unwrap().to_string(),
+            r["shapes"].as_str().unwrap().to_string(),
+            r["mds"].as_str().unwrap().to_string(),
+        );
+        if let Some(ops) = reference.get(&key) {
+            assert_eq!(
+                r["flops_per_call"].as_f64().unwrap(),
+                *ops as f64,
+                "{key:?}"
+            );
+            matched += 1;
+        }
+    }
+    assert!(
+        matched >= 20,
+        "only {matched} rows found in the benchdnn reference"
+    );
+
+    // Roofline per row, recomputed from the row's own work figures: 100 GFLOP/s, 10 GB/s.
+    let e = &j["efficiency"];
+    let mut measured = 0.0;
+    let mut roof = 0.0;
+    let prims = e["primitives"].as_array().unwrap();
+    assert_eq!(prims.len() as u64, e["total_primitives"].as_u64().unwrap());
+    for p in prims {
+        let calls = p["calls"].as_f64().unwrap();
+        let flops =
+            p["flops_per_call"].as_f64().unwrap() + p["extra_flops_per_call"].as_f64().unwrap();
+        let bytes = p["bytes_per_call"].as_f64().unwrap();
+        let t = calls * (flops / 100e9).max(bytes / 10e9) * 1e3;
+        let got = p["roofline_ms"].as_f64().unwrap();
+        assert!((got - t).abs() <= 1e-9 * t.max(1.0), "{got} vs {t}");
+        let bound = if flops / 100e9 >= bytes / 10e9 {
+            "compute"
+        } else {
+            "memory"
+        };
+        assert_eq!(p["bound"], bound);
+        measured += p["time_ms"].as_f64().unwrap();
+        roof += got;
+    }
+    let ratio = e["ratio"].as_f64().unwrap();
+    assert!((ratio - roof / measured).abs() < 1e-9, "run-level ratio");
+    assert!(
+        e["coverage"].as_f64().unwrap() > 0.99,
+        "every kind in this log has a cost"
+    );
+}
+
+#[test]
+fn terminal_report_shows_the_efficiency_section() {
+    let log = root().join("examples/retinanet_rnx50_fp32.log.gz");
+    let machine = root().join("fixtures/machine/xeon-8480-spec.json");
+    let out = bin()
+        .args([
+            "report",
+            log.to_str().unwrap(),
+            "--machine",
+            machine.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        text.contains("Roofline efficiency on 2S Xeon Platinum 8480+"),
+        "{text}"
+    );
+    assert!(text.contains("Where optimisation pays"));
+    assert!(text.contains("GFLOP/s"));
+}
+
+#[test]
+fn a_broken_machine_profile_is_a_clear_error() {
+    let dir = tempfile_dir();
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, r#"{"name":"x","peak_gflops":{"bf16":10}}"#).unwrap();
+    let log = root().join("examples/retinanet_rnx50_fp32.log.gz");
+    let out = bin()
+        .args([
+            "report",
+            log.to_str().unwrap(),
+            "--machine",
+            bad.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.json") && err.contains("memory_gbps"),
+        "{err}"
+    );
+}
+
+#[test]
+fn peak_writes_a_profile_that_report_accepts() {
+    let dir = tempfile_dir();
+    let prof = dir.join("here.json");
+    bin()
+        .args(["peak", "--quick", "-o", prof.to_str().unwrap()])
+        .assert()
+        .success();
+    let p: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
+    assert_eq!(p["schema"], "profilednn.machine.v1");
+    assert!(p["peak_gflops"]["f32"].as_f64().unwrap() > 0.0);
+    assert!(p["memory_gbps"].as_f64().unwrap() > 0.0);
+    for k in ["read", "copy", "triad"] {
+        assert!(p["bandwidth"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["kernel"] == k));
+    }
+    assert!(p["compute"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["method"].as_str().unwrap().contains("best of")));
+    let log = root().join("examples/resnet50_bf16_cl.log.gz");
+    let j = json_of(&[
+        "report",
+        log.to_str().unwrap(),
+        "--format",
+        "json",
+        "--machine",
+        prof.to_str().unwrap(),
+    ]);
+    assert!(j["efficiency"]["ratio"].as_f64().unwrap() > 0.0);
+}

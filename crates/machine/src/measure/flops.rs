@@ -1,0 +1,274 @@
+//! Compute-peak kernels: independent chains of FMA (or bf16 dot-product) instructions, enough
+//! of them to cover the instruction latency on every port, so the loop runs at throughput.
+
+use std::time::Instant;
+
+/// One compute kernel.
+#[derive(Debug, Clone, Copy)]
+pub struct Kernel {
+    pub precision: &'static str,
+    pub isa: &'static str,
+    pub instruction: &'static str,
+    /// f32 lanes of the accumulator.
+    pub lanes: u32,
+    /// Floating-point operations per instruction (FMA = 2 per lane; `vdpbf16ps` = 4).
+    pub flops_per_instruction: u32,
+    pub chains: u32,
+    body: fn(u64) -> f32,
+    available: fn() -> bool,
+}
+
+impl Kernel {
+    pub fn available(&self) -> bool {
+        (self.available)()
+    }
+
+    /// `lanes × flops per lane × FMA units × GHz`: the arithmetic of the peak formula, kept
+    /// apart from any timing so it can be checked on its own.
+    pub fn theoretical_per_core(&self, ghz: f64, fma_units: u32) -> f64 {
+        self.flops_per_instruction as f64 * fma_units as f64 * ghz
+    }
+
+    /// The plausible per-core range at nominal frequency `ghz`: from a quarter of one FMA unit
+    /// at that frequency (a throttled or shared core) to two units at 1.8× (turbo). A
+    /// measurement outside it means the kernel or the timing is wrong, not the machine.
+    pub fn envelope(&self, ghz: f64) -> (f64, f64) {
+        (
+            0.25 * self.theoretical_per_core(ghz, 1),
+            1.8 * self.theoretical_per_core(ghz, 2),
+        )
+    }
+
+    /// Flops of one call of the body with `iters` iterations.
+    pub fn flops(&self, iters: u64) -> u64 {
+        iters * self.chains as u64 * self.flops_per_instruction as u64
+    }
+}
+
+/// Best-of-`runs` GFLOP/s over `threads` threads each running the kernel.
+pub fn run(k: &Kernel, iters: u64, runs: u32, threads: usize) -> f64 {
+    let mut best = 0.0f64;
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        let sink: f32 = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads).map(|_| s.spawn(|| (k.body)(iters))).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        let secs = start.elapsed().as_secs_f64();
+        std::hint::black_box(sink);
+        best = best.max(k.flops(iters) as f64 * threads as f64 / secs / 1e9);
+    }
+    best
+}
+
+pub fn kernels() -> Vec<Kernel> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        vec![
+            Kernel {
+                precision: "f32",
+                isa: "sse",
+                instruction: "vfmadd231ps xmm",
+                lanes: 4,
+                flops_per_instruction: 8,
+                chains: 12,
+                body: x86::fma128,
+                available: || is_x86_feature_detected!("fma"),
+            },
+            Kernel {
+                precision: "f32",
+                isa: "avx2",
+                instruction: "vfmadd231ps ymm",
+                lanes: 8,
+                flops_per_instruction: 16,
+                chains: 12,
+                body: x86::fma256,
+                available: || is_x86_feature_detected!("fma") && is_x86_feature_detected!("avx2"),
+            },
+            Kernel {
+                precision: "f32",
+                isa: "avx512",
+                instruction: "vfmadd231ps zmm",
+                lanes: 16,
+                flops_per_instruction: 32,
+                chains: 16,
+                body: x86::fma512,
+                available: || is_x86_feature_detected!("avx512f"),
+            },
+            Kernel {
+                precision: "bf16",
+                isa: "avx512_bf16",
+                instruction: "vdpbf16ps zmm",
+                lanes: 16,
+                flops_per_instruction: 64,
+                chains: 16,
+                body: x86::dpbf16,
+                available: || {
+                    is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bf16")
+                },
+            },
+        ]
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        vec![Kernel {
+            precision: "f32",
+            isa: "scalar",
+            instruction: "mul_add f32",
+            lanes: 1,
+            flops_per_instruction: 2,
+            chains: 8,
+            body: portable,
+            available: || true,
+        }]
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn portable(iters: u64) -> f32 {
+    let mut acc = [0.0f32; 8];
+    for _ in 0..iters {
+        for a in acc.iter_mut() {
+            *a = a.mul_add(0.999_999_9, 1e-7);
+        }
+    }
+    acc.iter().sum()
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    /// Generates a kernel: `$n` accumulators, each `acc = acc * a + b` (converges, never
+    /// overflows), summed at the end so the compiler must keep every chain.
+    macro_rules! fma_kernel {
+        ($safe:ident, $inner:ident, $feat:literal, $n:literal, $set1:ident, $fma:ident, $ty:ty, $store:expr) => {
+            pub fn $safe(iters: u64) -> f32 {
+                // SAFETY: only called when `available` confirmed the features.
+                unsafe { $inner(iters) }
+            }
+            #[target_feature(enable = $feat)]
+            unsafe fn $inner(iters: u64) -> f32 {
+                let a = $set1(0.999_999_9);
+                let b = $set1(1e-7);
+                let mut acc: [$ty; $n] = [$set1(0.0); $n];
+                for _ in 0..iters {
+                    for x in acc.iter_mut() {
+                        *x = $fma(*x, a, b);
+                    }
+                }
+                let mut total = 0.0f32;
+                for x in acc {
+                    total += $store(x);
+                }
+                total
+            }
+        };
+    }
+
+    #[target_feature(enable = "sse2")]
+    unsafe fn first128(x: __m128) -> f32 {
+        _mm_cvtss_f32(x)
+    }
+    #[target_feature(enable = "avx")]
+    unsafe fn first256(x: __m256) -> f32 {
+        _mm256_cvtss_f32(x)
+    }
+    #[target_feature(enable = "avx512f")]
+    unsafe fn first512(x: __m512) -> f32 {
+        _mm512_cvtss_f32(x)
+    }
+
+    fma_kernel!(
+        fma128,
+        fma128_impl,
+        "fma",
+        12,
+        _mm_set1_ps,
+        _mm_fmadd_ps,
+        __m128,
+        |x| first128(x)
+    );
+    fma_kernel!(
+        fma256,
+        fma256_impl,
+        "fma,avx2",
+        12,
+        _mm256_set1_ps,
+        _mm256_fmadd_ps,
+        __m256,
+        |x| first256(x)
+    );
+    fma_kernel!(
+        fma512,
+        fma512_impl,
+        "avx512f",
+        16,
+        _mm512_set1_ps,
+        _mm512_fmadd_ps,
+        __m512,
+        |x| first512(x)
+    );
+
+    pub fn dpbf16(iters: u64) -> f32 {
+        // SAFETY: only called when `available` confirmed avx512f + avx512bf16.
+        unsafe { dpbf16_impl(iters) }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bf16")]
+    unsafe fn dpbf16_impl(iters: u64) -> f32 {
+        let a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(0.5), _mm512_set1_ps(0.25));
+        let b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3), _mm512_set1_ps(-1e-3));
+        let mut acc = [_mm512_set1_ps(0.0); 16];
+        for _ in 0..iters {
+            for x in acc.iter_mut() {
+                *x = _mm512_dpbf16_ps(*x, a, b);
+            }
+        }
+        let mut total = 0.0f32;
+        for x in acc {
+            total += _mm512_cvtss_f32(x);
+        }
+        total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Wide bounds (a factor of ~30): this checks that the kernel computes what it claims,
+    /// it is not a speed target.
+    #[test]
+    fn measured_peaks_fall_in_the_plausible_envelope() {
+        let Some(ghz) = crate::cpu::frequency_ghz() else {
+            return;
+        };
+        for k in kernels().into_iter().filter(|k| k.available()) {
+            let measured = run(&k, 2_000_000, 3, 1);
+            let (lo, hi) = k.envelope(ghz);
+            assert!(
+                (lo..=hi).contains(&measured),
+                "{} {}: {measured:.1} GFLOP/s outside [{lo:.1}, {hi:.1}] at {ghz} GHz",
+                k.precision,
+                k.isa
+            );
+        }
+    }
+
+    #[test]
+    fn peak_formula_arithmetic() {
+        // AVX-512 f32 FMA: 16 lanes x 2 flops x 2 units x 2.5 GHz = 160 GFLOP/s per core.
+        let k = kernels().into_iter().find(|k| k.isa == "avx512");
+        if let Some(k) = k {
+            assert_eq!(k.theoretical_per_core(2.5, 2), 160.0);
+            assert_eq!(k.flops(10), 10 * 16 * 32);
+            assert_eq!(k.envelope(2.0), (16.0, 230.4));
+        }
+        let bf = kernels().into_iter().find(|k| k.precision == "bf16");
+        if let Some(k) = bf {
+            // vdpbf16ps: 16 lanes x (2 multiplies + 2 adds).
+            assert_eq!(k.theoretical_per_core(2.0, 2), 256.0);
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Measuring this machine: compute peaks per ISA and a memory-bandwidth sweep.
+//!
+//! Every kernel has a runtime-dispatched SIMD body per ISA, so the same binary measures every
+//! ISA the CPU has. Each figure is the best of several runs (a peak is what the hardware
+//! *can* do; noise only ever slows a run down) and says how it was obtained.
+
+pub mod bandwidth;
+pub mod flops;
+
+use crate::{cpu, BandwidthPoint, ComputePeak, MachineProfile, SCHEMA};
+use std::collections::BTreeMap;
+
+/// How long to measure.
+#[derive(Debug, Clone, Copy)]
+pub struct Effort {
+    /// FMA-loop iterations per thread and run.
+    pub flop_iters: u64,
+    pub runs: u32,
+    /// Largest working set of the bandwidth sweep.
+    pub max_working_set: u64,
+    /// Bytes each bandwidth run moves at least (small sets are repeated).
+    pub bytes_per_run: u64,
+    pub threads: usize,
+}
+
+impl Effort {
+    pub fn standard(threads: usize) -> Effort {
+        Effort {
+            flop_iters: 20_000_000,
+            runs: 5,
+            max_working_set: 512 << 20,
+            bytes_per_run: 1 << 30,
+            threads,
+        }
+    }
+    /// A few seconds: for tests and a first look.
+    pub fn quick(threads: usize) -> Effort {
+        Effort {
+            flop_iters: 2_000_000,
+            runs: 2,
+            max_working_set: 64 << 20,
+            bytes_per_run: 64 << 20,
+            threads,
+        }
+    }
+}
+
+/// Measures everything and returns the profile. `progress` receives a line per step.
+pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile {
+    let isas = cpu::isas();
+    let ghz = cpu::frequency_ghz();
+    let mut compute = Vec::new();
+    let mut notes = Vec::new();
+    for kernel in flops::kernels() {
+        if !kernel.available() {
+            continue;
+        }
+        progress(&format!("compute: {} {}", kernel.precision, kernel.isa));
+        let per_core = flops::run(&kernel, effort.flop_iters, effort.runs, 1);
+        if let Some(g) = ghz {
+            let (lo, hi) = kernel.envelope(g);
+            if !(lo..=hi).contains(&per_core) {
+                notes.push(format!(
+                    "{} {} per-core {per_core:.1} GFLOP/s is outside the plausible {lo:.0}–{hi:.0} for {g:.2} GHz: treat it with suspicion",
+                    kernel.precision, kernel.isa
+                ));
+            } else if per_core > kernel.theoretical_per_core(g, 2) {
+                notes.push(format!(
+                    "{} {} runs above the 2-unit theory at the reported {g:.2} GHz: the core turbos above that frequency",
+                    kernel.precision, kernel.isa
+                ));
+            }
+        }
+        let all_core = flops::run(&kernel, effort.flop_iters, effort.runs, effort.threads);
+        compute.push(ComputePeak {
+            precision: kernel.precision.to_string(),
+            isa: kernel.isa.to_string(),
+            per_core_gflops: per_core,
+            all_core_gflops: all_core,
+            theoretical_per_core_gflops: ghz.map(|g| kernel.theoretical_per_core(g, 2)),
+            method: format!(
+                "{} independent accumulator chains of {} ({} flops each), {} iterations per thread, best of {} runs; all-core = {} threads",
+                kernel.chains, kernel.instruction, kernel.flops_per_instruction,
+                effort.flop_iters, effort.runs, effort.threads
+            ),
+            runs: effort.runs,
+        });
+    }
+    if cpu::amx_reported() {
+        notes.push("AMX is reported by CPUID but this version does not measure AMX tiles; bf16 peak is the AVX512-BF16 one".into());
+    } else {
+        notes.push(
+            "AMX not measured: the CPU does not report AMX-TILE/AMX-BF16 (CPUID leaf 7)".into(),
+        );
+    }
+    if ghz.is_none() {
+        notes.push("frequency unknown: no theoretical peaks".into());
+    }
+    let mut bw = Vec::new();
+    for ws in bandwidth::sweep_sizes(effort.max_working_set) {
+        for kernel in bandwidth::Kernel::ALL {
+            progress(&format!(
+                "bandwidth: {} {} KiB, 1 thread",
+                kernel.name(),
+                ws >> 10
+            ));
+            bw.push(bandwidth::run(
+                kernel,
+                ws,
+                1,
+                effort.bytes_per_run,
+                effort.runs.min(3),
+            ));
+        }
+    }
+    for kernel in bandwidth::Kernel::ALL {
+        progress(&format!(
+            "bandwidth: {} {} MiB, {} threads",
+            kernel.name(),
+            effort.max_working_set >> 20,
+            effort.threads
+        ));
+        bw.push(bandwidth::run(
+            kernel,
+            effort.max_working_set,
+            effort.threads,
+            effort.bytes_per_run,
+            effort.runs.min(3),
+        ));
+    }
+    let mut peak_gflops = BTreeMap::new();
+    for c in &compute {
+        let e = peak_gflops.entry(c.precision.clone()).or_insert(0.0f64);
+        *e = e.max(c.all_core_gflops);
+    }
+    let memory_gbps = bw
+        .iter()
+        .filter(|p: &&BandwidthPoint| {
+            p.working_set_bytes == effort.max_working_set && p.threads == effort.threads
+        })
+        .map(|p| p.gbps)
+        .fold(0.0, f64::max);
+    MachineProfile {
+        schema: SCHEMA.to_string(),
+        name: cpu::model_name().unwrap_or_else(|| "this machine".into()),
+        peak_gflops,
+        memory_gbps,
+        cpu: cpu::model_name(),
+        threads: Some(effort.threads),
+        isa: isas.iter().map(|s| s.to_string()).collect(),
+        compute,
+        bandwidth: bw,
+        notes,
+    }
+}

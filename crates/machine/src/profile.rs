@@ -1,0 +1,150 @@
+//! The machine profile file (`profilednn.machine.v1`).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub const SCHEMA: &str = "profilednn.machine.v1";
+
+/// A machine's ceilings. Only `peak_gflops` and `memory_gbps` are needed for a roofline, so a
+/// profile written by hand from a spec sheet can be this short:
+///
+/// ```json
+/// { "name": "2S Xeon 8480+ (spec)", "peak_gflops": { "f32": 8602, "bf16": 34406 },
+///   "memory_gbps": 614 }
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineProfile {
+    #[serde(default = "schema")]
+    pub schema: String,
+    pub name: String,
+    /// All-core peak per arithmetic precision (`f32`, `bf16`, `f16`, `int8`), GFLOP/s.
+    pub peak_gflops: BTreeMap<String, f64>,
+    /// All-core memory bandwidth the roofline uses (DRAM working set), GB/s.
+    pub memory_gbps: f64,
+    #[serde(default)]
+    pub cpu: Option<String>,
+    /// Hardware threads used for the all-core figures.
+    #[serde(default)]
+    pub threads: Option<usize>,
+    #[serde(default)]
+    pub isa: Vec<String>,
+    /// Every compute measurement, with its method.
+    #[serde(default)]
+    pub compute: Vec<ComputePeak>,
+    /// The bandwidth sweep (kernel × working set × threads).
+    #[serde(default)]
+    pub bandwidth: Vec<BandwidthPoint>,
+    /// What could not be measured and why (e.g. AMX not granted by the OS).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+fn schema() -> String {
+    SCHEMA.to_string()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComputePeak {
+    /// `f32`, `bf16`, …
+    pub precision: String,
+    /// Instruction set the kernel used: `sse`, `avx2`, `avx512`, `avx512_bf16`, `amx`.
+    pub isa: String,
+    pub per_core_gflops: f64,
+    pub all_core_gflops: f64,
+    /// Theoretical peak at the reported frequency, when the frequency is known.
+    #[serde(default)]
+    pub theoretical_per_core_gflops: Option<f64>,
+    pub method: String,
+    pub runs: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BandwidthPoint {
+    /// `read`, `copy` or `triad`.
+    pub kernel: String,
+    /// Bytes of all arrays the kernel touches.
+    pub working_set_bytes: u64,
+    pub threads: usize,
+    /// Best-of-runs bandwidth, counting every byte read and written once.
+    pub gbps: f64,
+    pub runs: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("cannot read machine profile {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("machine profile {path} is not valid: {source} (expected JSON with \"name\", \"peak_gflops\" {{\"f32\": GFLOP/s, …}} and \"memory_gbps\"; `profilednn peak -o FILE` writes one)")]
+    Json {
+        path: String,
+        source: serde_json::Error,
+    },
+    #[error("machine profile {path}: {what}")]
+    Invalid { path: String, what: String },
+}
+
+impl MachineProfile {
+    pub fn load(path: &Path) -> Result<MachineProfile, ProfileError> {
+        let p = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+            path: p.clone(),
+            source,
+        })?;
+        let prof: MachineProfile =
+            serde_json::from_str(&text).map_err(|source| ProfileError::Json {
+                path: p.clone(),
+                source,
+            })?;
+        prof.validate()
+            .map_err(|what| ProfileError::Invalid { path: p, what })?;
+        Ok(prof)
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.schema != SCHEMA {
+            return Err(format!("schema '{}' is not '{SCHEMA}'", self.schema));
+        }
+        if self.memory_gbps.is_nan() || self.memory_gbps <= 0.0 {
+            return Err("memory_gbps must be a positive number".into());
+        }
+        if !self.peak_gflops.contains_key("f32") {
+            return Err("peak_gflops needs at least an \"f32\" entry".into());
+        }
+        for (k, v) in &self.peak_gflops {
+            if v.is_nan() || *v <= 0.0 {
+                return Err(format!("peak_gflops.{k} must be a positive number"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The compute ceiling for `precision`; a precision the profile lacks is `None` (the
+    /// caller says so rather than borrowing another precision's peak).
+    pub fn peak_for(&self, precision: &str) -> Option<f64> {
+        self.peak_gflops.get(precision).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hand_written_profile_needs_three_fields() {
+        let p: MachineProfile = serde_json::from_str(
+            r#"{"name":"spec","peak_gflops":{"f32":100,"bf16":400},"memory_gbps":20}"#,
+        )
+        .unwrap();
+        assert!(p.validate().is_ok());
+        assert_eq!(p.peak_for("bf16"), Some(400.0));
+        assert_eq!(p.peak_for("int8"), None);
+        let bad: MachineProfile =
+            serde_json::from_str(r#"{"name":"x","peak_gflops":{"bf16":1},"memory_gbps":0}"#)
+                .unwrap();
+        assert!(bad.validate().is_err());
+    }
+}
