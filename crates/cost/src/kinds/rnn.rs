@@ -109,23 +109,6 @@ impl RnnProblem {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn old_fused_cell_and_direction() {
-        // MKL-DNN 1.0: 7 fields, cell and direction fused in `alg`.
-        let p = profilednn_verbose::parse_primitive(
-            "cpu,rnn,ref:any,forward_training,src_layer_f32::blocked:abc:f0,alg:vanilla_lstm_bidirectional_concat,l1t8mb17sic1024slc1024dic1024dlc1024",
-            Default::default(),
-            true,
-        )
-        .unwrap();
-        let r = super::RnnProblem::parse(&p).unwrap();
-        assert_eq!((r.gates, r.directions, r.concat), (4, 2, true));
-        assert_eq!(r.flops(false), 2 * 8 * 2 * 4 * 1024 * 17 * 2048);
-    }
-}
-
 pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
     let prb = RnnProblem::parse(p)?;
     let backward = p.prop_kind == PropKind::Backward;
@@ -159,4 +142,21 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
         dst_dims: None,
         dst_bits: 0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn old_fused_cell_and_direction() {
+        // MKL-DNN 1.0: 7 fields, cell and direction fused in `alg`.
+        let p = profilednn_verbose::parse_primitive(
+            "cpu,rnn,ref:any,forward_training,src_layer_f32::blocked:abc:f0,alg:vanilla_lstm_bidirectional_concat,l1t8mb17sic1024slc1024dic1024dlc1024",
+            Default::default(),
+            true,
+        )
+        .unwrap();
+        let r = super::RnnProblem::parse(&p).unwrap();
+        assert_eq!((r.gates, r.directions, r.concat), (4, 2, true));
+        assert_eq!(r.flops(false), 2 * 8 * 2 * 4 * 1024 * 17 * 2048);
+    }
 }
