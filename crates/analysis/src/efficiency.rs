@@ -7,7 +7,8 @@
 //! a primitive whose tensors stay in cache can beat it (efficiency above 100 %).
 
 use crate::profile::{Entry, EventKind, Profile};
-use profilednn_machine::{Bound, MachineProfile};
+pub use profilednn_machine::Bound;
+use profilednn_machine::MachineProfile;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -1,7 +1,10 @@
 //! `profilednn`: the command-line shell over the ProfileDNN libraries.
 
+mod advise_cmd;
+mod load;
 mod machine_file;
 mod peak_cmd;
+mod record_cmd;
 mod report_cmd;
 
 use clap::{Parser, Subcommand};
@@ -11,18 +14,22 @@ const ABOUT: &str = "Where does CPU training time go? ProfileDNN reads oneDNN ve
 (ONEDNN_VERBOSE / DNNL_VERBOSE / MKLDNN_VERBOSE, every format generation) and breaks the time down.";
 
 const AFTER_HELP: &str = "\
-The method: profile -> project -> optimize.
-  1. Profile:  run training with ONEDNN_VERBOSE=1 (add ONEDNN_VERBOSE_TIMESTAMP=1 for timelines),
-               then `profilednn report train.log` to see time by primitive kind, direction,
-               implementation, data type and the heaviest unique primitives.
-  2. Project:  `profilednn peak` measures this machine's ceilings (or write a profile for another
-               machine by hand); `report` then shows how far each primitive is from the roofline
-               and where the most time is lost against it (`--machine FILE`).
-               (coming) replay the log's primitives on this or another machine.
-  3. Optimize: (coming) rules that turn the breakdown into actions.
+The method: profile -> project -> optimize (try each step on the bundled real log).
+  1. Profile:  record a training run with verbose mode on, then break the time down:
+                 profilednn record -o train.log -- python train.py
+                 profilednn report examples/retinanet_rnx50_fp32.log.gz
+               Time by primitive kind, direction, implementation, data type; heaviest primitives.
+  2. Project:  how far is each primitive from what the machine can do?
+                 profilednn peak              (measures this machine, saved for `report`)
+                 profilednn report examples/retinanet_rnx50_fp32.log.gz \\
+                     --machine fixtures/machine/xeon-8480-spec.json
+               Roofline per primitive and per group; time lost against it, largest first.
+  3. Optimize: rules that turn the evidence into actions, each with its estimated gain:
+                 profilednn advise examples/retinanet_rnx50_fp32.log.gz
+               (reorder churn -> channels-last, f32 on bf16 hardware -> autocast, …)
 
-Example on a bundled real log:
-  profilednn report examples/retinanet_rnx50_fp32.log.gz";
+Iterations: print `profilednn,iteration,N` (flush) at the start of each training step for
+per-iteration figures; otherwise they are detected from the repeating call pattern.";
 
 #[derive(Parser)]
 #[command(name = "profilednn", version, about = ABOUT, after_help = AFTER_HELP)]
@@ -35,6 +42,10 @@ struct Cli {
 enum Command {
     /// Break oneDNN time down by kind, direction, implementation, data type and primitive.
     Report(report_cmd::ReportArgs),
+    /// Run a training command with oneDNN verbose mode on; write the verbose lines to a log.
+    Record(record_cmd::RecordArgs),
+    /// Turn a profile into actions: rules with evidence, estimated gain and what to try.
+    Advise(advise_cmd::AdviseArgs),
     /// Measure this machine's compute peaks and memory bandwidth (the roofline's ceilings).
     Peak(peak_cmd::PeakArgs),
 }
@@ -44,6 +55,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Report(args) => report_cmd::run(args),
         Command::Peak(args) => peak_cmd::run(args),
+        Command::Advise(args) => advise_cmd::run(args),
+        Command::Record(args) => record_cmd::run(args),
     };
     match result {
         Ok(code) => code,

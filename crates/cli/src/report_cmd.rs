@@ -1,18 +1,12 @@
 //! `profilednn report`.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
-use profilednn_analysis::profile::ProfileOptions;
-use profilednn_analysis::{scan, summarize, GroupKey, Profile, ScanOptions, SummaryOptions};
+use profilednn_analysis::{summarize, GroupKey, SummaryOptions};
 use profilednn_report::terminal::TerminalOptions;
-use profilednn_verbose::LogInput;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -54,6 +48,9 @@ pub struct ReportArgs {
     /// hand). Default: the profile `profilednn peak` saved for this machine, if any.
     #[arg(long, value_name = "FILE")]
     machine: Option<PathBuf>,
+    /// Leave out the advice section (`profilednn advise` shows it in full).
+    #[arg(long)]
+    no_advice: bool,
     /// No efficiency section even when a machine profile exists.
     #[arg(long, conflicts_with = "machine")]
     no_roofline: bool,
@@ -70,63 +67,14 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         None if args.format == Format::Csv => Some(GroupKey::CONVERTER_DEFAULT.to_vec()),
         None => None,
     };
-    if args.logs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
-        bail!("stdin (-) can be given only once");
-    }
-    let threads = args.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
-    let mut profiles = Vec::new();
-    for path in &args.logs {
-        let input = LogInput::open(path).with_context(|| "cannot read the log".to_string())?;
-        let progress = Arc::new(AtomicU64::new(0));
-        let bar = progress_bar(&input, args.no_progress);
-        let opts = ScanOptions {
-            threads,
-            progress: Some(progress.clone()),
-            ..Default::default()
-        };
-        let out = std::thread::scope(|s| {
-            let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let ticker = bar.clone().map(|b| {
-                let (p, d) = (progress.clone(), done.clone());
-                s.spawn(move || {
-                    while !d.load(Ordering::Relaxed) {
-                        b.set_position(p.load(Ordering::Relaxed));
-                        std::thread::sleep(Duration::from_millis(100));
-                    }
-                })
-            });
-            let out = scan(input, &opts);
-            done.store(true, Ordering::Relaxed);
-            if let Some(t) = ticker {
-                let _ = t.join();
-            }
-            out
-        });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        let name = if path.as_os_str() == "-" {
-            "<stdin>".to_string()
-        } else {
-            path.display().to_string()
-        };
-        profiles.push(Profile::from_scan(
-            name,
-            out,
-            &ProfileOptions {
-                iterations: args.iterations,
-            },
-        ));
-    }
+    let profiles =
+        crate::load::profiles(&args.logs, args.threads, args.iterations, args.no_progress)?;
     let machine = if args.no_roofline {
         None
     } else {
         crate::machine_file::load(args.machine.as_deref())?
     };
+    let cores = machine.as_ref().and_then(|m| m.threads);
     let summary = summarize(
         &profiles,
         &SummaryOptions {
@@ -135,6 +83,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             machine,
         },
     );
+    let advice = |s: &profilednn_analysis::Summary| {
+        crate::advise_cmd::advice_for(&profiles, s, cores, &Default::default())
+    };
     let text = match args.format {
         Format::Table => {
             let width = if std::io::stdout().is_terminal() && args.output.is_none() {
@@ -142,15 +93,25 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             } else {
                 Some(160)
             };
-            profilednn_report::terminal::render(
+            let mut text = profilednn_report::terminal::render(
                 &summary,
                 &TerminalOptions {
                     rows: args.top,
                     width,
                 },
-            )
+            );
+            if !args.no_advice {
+                text += &profilednn_report::advice::render(&advice(&summary), true);
+            }
+            text
         }
-        Format::Json => profilednn_report::json::render(&summary),
+        Format::Json => {
+            let mut v = profilednn_report::json::to_value(&summary);
+            if !args.no_advice {
+                v["advice"] = serde_json::to_value(advice(&summary))?;
+            }
+            serde_json::to_string_pretty(&v)? + "\n"
+        }
         Format::Csv => profilednn_report::csv_out::render(&summary)?,
     };
     match &args.output {
@@ -173,34 +134,4 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn progress_bar(input: &LogInput, disabled: bool) -> Option<ProgressBar> {
-    if disabled || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = match input {
-        LogInput::Mapped { map, .. } if map.len() > (32 << 20) => {
-            let b = ProgressBar::new(map.len() as u64);
-            b.set_style(
-                ProgressStyle::with_template(
-                    "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-                )
-                .expect("template")
-                .progress_chars("=> "),
-            );
-            b
-        }
-        LogInput::Stream { .. } => {
-            let b = ProgressBar::new_spinner();
-            b.set_style(
-                ProgressStyle::with_template("{spinner} {msg} {bytes} read, {bytes_per_sec}")
-                    .expect("template"),
-            );
-            b
-        }
-        _ => return None,
-    };
-    bar.set_message(input.path().display().to_string());
-    Some(bar)
 }

@@ -125,3 +125,53 @@ pub fn cost(p: &Primitive) -> Result<Cost, Unknown> {
         precision: MathPrecision::of(p),
     })
 }
+
+/// Logical dimensions of the tensor a primitive produces (conv, deconv, inner product, matmul)
+/// or operates on (element-wise kinds, normalizations, softmax, reorder): what lets an analysis
+/// see that an eltwise or binary runs on exactly a convolution's output.
+pub fn data_dims(p: &Primitive) -> Option<Vec<u64>> {
+    use PrimitiveKind as K;
+    match p.kind.family() {
+        K::Convolution => ConvProblem::parse(&p.problem, false)
+            .ok()
+            .map(|c| c.dst_dims()),
+        K::Deconvolution => ConvProblem::parse(&p.problem, true)
+            .ok()
+            .map(|c| c.dst_dims()),
+        K::InnerProduct => IpProblem::parse(&p.problem).ok().map(|i| vec![i.mb, i.oc]),
+        K::Matmul => MatmulProblem::parse(&p.problem).ok().map(|m| m.dst),
+        K::GroupNormalization => kinds::tensor_dims_desc(
+            p.problem
+                .trim_start_matches(|c: char| c == 'g' || c.is_ascii_digit()),
+        )
+        .ok(),
+        _ => {
+            let first = p.problem.split([' ', ':']).next().unwrap_or("");
+            parse_dims(first).or_else(|| kinds::tensor_dims_desc(&p.problem).ok())
+        }
+    }
+}
+
+#[cfg(test)]
+mod data_dims_tests {
+    use super::*;
+    use profilednn_verbose::{parse_primitive, Syntax};
+
+    fn prim(body: &str) -> Primitive {
+        let syntax = Syntax {
+            v1_descriptors: true,
+            graph: false,
+        };
+        parse_primitive(&format!("cpu,{body}"), syntax, true).unwrap()
+    }
+
+    #[test]
+    fn producer_and_consumer_dims_line_up() {
+        let conv = prim("convolution,jit,forward_training,src:f32::blocked:abcd::f0 wei:f32::blocked:abcd::f0 dst:f32::blocked:abcd::f0,,,mb2_ic3oc64_ih224oh112kh7sh2dh0ph3_iw224ow112kw7sw2dw0pw3");
+        let relu = prim("eltwise,jit,forward_training,data:f32::blocked:abcd::f0,,alg:eltwise_relu,2x64x112x112");
+        let bn = prim("batch_normalization,jit,forward_inference,data:f32::blocked:abcd::f0,,flags:GCH,mb2ic64ih112iw112");
+        assert_eq!(data_dims(&conv), Some(vec![2, 64, 112, 112]));
+        assert_eq!(data_dims(&relu), data_dims(&conv));
+        assert_eq!(data_dims(&bn), data_dims(&conv));
+    }
+}

@@ -1,5 +1,6 @@
 //! Renderers: they format [`profilednn_analysis::Summary`] and compute no figures of their own.
 
+pub mod advice;
 pub mod csv_out;
 pub mod json;
 mod roofline;

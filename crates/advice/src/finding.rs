@@ -1,0 +1,51 @@
+//! What advice looks like: findings with evidence, gain and action; and which rules were quiet.
+
+use crate::Thresholds;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+pub const SCHEMA: &str = "profilednn.advice.v1";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// Stable rule id naming its subject (`reorder-overhead`).
+    pub id: &'static str,
+    /// One sentence with the numbers.
+    pub title: String,
+    /// Named figures behind the finding (shares, times, counts, example primitives).
+    pub evidence: Map<String, Value>,
+    /// Estimated oneDNN time saved, ms over the whole log (`None`: not estimable from the log).
+    pub gain_ms: Option<f64>,
+    /// The same per iteration, when the iteration count is known.
+    pub gain_ms_per_iteration: Option<f64>,
+    /// How the gain was estimated.
+    pub gain_basis: String,
+    /// The concrete change to try.
+    pub action: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleOutcome {
+    pub id: &'static str,
+    pub fired: bool,
+    /// Why the rule did not fire (or could not be checked).
+    pub why_not: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Advice {
+    pub schema: &'static str,
+    pub total_time_ms: f64,
+    pub iterations: Option<u64>,
+    pub thresholds: Thresholds,
+    /// Largest estimated gain first.
+    pub findings: Vec<Finding>,
+    /// Every rule, fired or not.
+    pub rules: Vec<RuleOutcome>,
+}
+
+impl Advice {
+    pub fn finding(&self, id: &str) -> Option<&Finding> {
+        self.findings.iter().find(|f| f.id == id)
+    }
+}

@@ -1,0 +1,108 @@
+//! From findings to actions: rules over a profile, each finding with its evidence, an estimated
+//! gain and the concrete change to try.
+//!
+//! Every rule is one module in `rules/` with a stable id (`reorder-overhead`, …) and its
+//! thresholds in [`Thresholds`]. A rule either fires (a [`Finding`]) or says why it did not
+//! ([`RuleOutcome`]): "not applicable, the log has no creation lines" is information too.
+
+mod finding;
+mod rules;
+
+pub use finding::{Advice, Finding, RuleOutcome, SCHEMA};
+
+use profilednn_analysis::{Profile, Summary};
+use serde::Serialize;
+
+/// Thresholds of every rule (each an option of `profilednn advise`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Thresholds {
+    /// `reorder-overhead`: reorders' share of oneDNN time.
+    pub reorder_share: f64,
+    /// `reference-implementation`: share of oneDNN time in reference kernels.
+    pub reference_share: f64,
+    /// `f32-on-bf16-hardware`: share of oneDNN time in f32 compute primitives.
+    pub f32_compute_share: f64,
+    /// `unfused-post-ops`: share of time in separate eltwise/binary/normalization passes over a
+    /// convolution's or matmul's output.
+    pub unfused_share: f64,
+    /// `backward-weights-dominance`: backward-weights time over forward time.
+    pub bwd_weights_ratio: f64,
+    /// `tiny-primitives`: a call this short (µs, mean) is "tiny"…
+    pub tiny_us: f64,
+    /// …and fires when tiny calls are at least this share of all calls.
+    pub tiny_call_share: f64,
+    /// `time-outside-onednn`: fires when oneDNN is busy less than this share of the timestamps'
+    /// wall-clock span.
+    pub busy_share: f64,
+    /// `creation-cache-misses`: repeated misses of the same primitive that fire the rule.
+    pub repeated_misses: u64,
+    /// `low-roofline-efficiency`: share of the roofline bound below which a primitive is slow…
+    pub roofline_efficiency: f64,
+    /// …and the share of oneDNN time it must lose to be worth a finding.
+    pub roofline_lost_share: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            reorder_share: 0.05,
+            reference_share: 0.01,
+            f32_compute_share: 0.2,
+            unfused_share: 0.03,
+            bwd_weights_ratio: 2.0,
+            tiny_us: 10.0,
+            tiny_call_share: 0.5,
+            busy_share: 0.6,
+            repeated_misses: 1,
+            roofline_efficiency: 0.25,
+            roofline_lost_share: 0.05,
+        }
+    }
+}
+
+/// What the rules look at.
+pub struct Evidence<'a> {
+    /// The merged profile of all logs.
+    pub profile: &'a Profile,
+    pub summary: &'a Summary,
+    /// Logs (ranks) that ran side by side.
+    pub ranks: usize,
+    /// Cores of the machine the log ran on, when known (`--cores`, or a machine profile).
+    pub cores: Option<usize>,
+}
+
+/// Runs every rule.
+pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {
+    let mut findings = Vec::new();
+    let mut outcomes = Vec::new();
+    for rule in rules::ALL {
+        match (rule.check)(ev, t) {
+            Ok(f) => {
+                outcomes.push(RuleOutcome {
+                    id: rule.id,
+                    fired: true,
+                    why_not: None,
+                });
+                findings.push(f);
+            }
+            Err(why) => outcomes.push(RuleOutcome {
+                id: rule.id,
+                fired: false,
+                why_not: Some(why),
+            }),
+        }
+    }
+    findings.sort_by(|a, b| {
+        b.gain_ms
+            .unwrap_or(0.0)
+            .total_cmp(&a.gain_ms.unwrap_or(0.0))
+    });
+    Advice {
+        schema: SCHEMA,
+        total_time_ms: ev.summary.total_time_ms,
+        iterations: ev.summary.iterations.as_ref().map(|i| i.count),
+        thresholds: t.clone(),
+        findings,
+        rules: outcomes,
+    }
+}

@@ -1,0 +1,149 @@
+//! The rules, one module each. A rule returns its finding, or why it did not fire.
+
+mod backward_weights;
+mod bf16;
+mod cache;
+mod fusion;
+mod outside;
+mod reference_impl;
+mod reorder;
+mod roofline;
+mod threads;
+mod tiny;
+
+use crate::{Evidence, Finding, Thresholds};
+use profilednn_analysis::{Entry, EventKind};
+use serde_json::{json, Map, Value};
+
+pub struct Rule {
+    pub id: &'static str,
+    pub check: fn(&Evidence, &Thresholds) -> Result<Finding, String>,
+}
+
+pub const ALL: &[Rule] = &[
+    Rule {
+        id: reorder::ID,
+        check: reorder::check,
+    },
+    Rule {
+        id: reference_impl::ID,
+        check: reference_impl::check,
+    },
+    Rule {
+        id: bf16::ID,
+        check: bf16::check,
+    },
+    Rule {
+        id: fusion::ID,
+        check: fusion::check,
+    },
+    Rule {
+        id: backward_weights::ID,
+        check: backward_weights::check,
+    },
+    Rule {
+        id: tiny::ID,
+        check: tiny::check,
+    },
+    Rule {
+        id: outside::ID,
+        check: outside::check,
+    },
+    Rule {
+        id: cache::ID,
+        check: cache::check,
+    },
+    Rule {
+        id: threads::ID,
+        check: threads::check,
+    },
+    Rule {
+        id: roofline::ID,
+        check: roofline::check,
+    },
+];
+
+pub fn exec<'a>(ev: &'a Evidence) -> impl Iterator<Item = &'a Entry> + 'a {
+    ev.profile
+        .entries
+        .iter()
+        .filter(|e| e.event == EventKind::Exec)
+}
+
+pub fn total_ms(ev: &Evidence) -> f64 {
+    ms_sum(exec(ev))
+}
+
+/// Summed time of entries (from +0.0: an empty sum is 0, not −0).
+pub fn ms_sum<'a>(entries: impl Iterator<Item = &'a Entry>) -> f64 {
+    entries.fold(0.0, |a, e| a + e.time_ms())
+}
+
+/// Time of `entries` and its share of `total`.
+pub fn time_share(total: f64, entries: &[&Entry]) -> (f64, f64) {
+    let time = ms_sum(entries.iter().copied());
+    (time, if total > 0.0 { time / total } else { 0.0 })
+}
+
+pub fn pct(share: f64) -> String {
+    format!("{:.1}%", share * 100.0 + 0.0)
+}
+
+/// A primitive as one line: `kind prop impl shapes`.
+pub fn describe(e: &Entry) -> String {
+    let p = &e.primitive;
+    format!(
+        "{} {} {} {}",
+        p.kind, p.prop_kind, p.implementation, p.problem
+    )
+}
+
+/// The heaviest `n` entries as evidence rows.
+pub fn examples<'a>(entries: impl Iterator<Item = &'a Entry>, n: usize) -> Value {
+    let mut v: Vec<&Entry> = entries.collect();
+    v.sort_by_key(|e| std::cmp::Reverse(e.time_ps));
+    Value::Array(
+        v.into_iter()
+            .take(n)
+            .map(|e| {
+                json!({
+                    "primitive": describe(e),
+                    "dtype": e.primitive.dtype_summary(),
+                    "calls": e.calls,
+                    "time_ms": e.time_ms(),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// Builds a finding; the per-iteration gain follows from the iteration count.
+#[allow(clippy::too_many_arguments)]
+pub fn finding(
+    ev: &Evidence,
+    id: &'static str,
+    title: String,
+    evidence: Map<String, Value>,
+    gain_ms: Option<f64>,
+    gain_basis: &str,
+    action: &str,
+) -> Finding {
+    let iters = ev.summary.iterations.as_ref().map(|i| i.count as f64);
+    Finding {
+        id,
+        title,
+        evidence,
+        gain_ms,
+        gain_ms_per_iteration: match (gain_ms, iters) {
+            (Some(g), Some(n)) if n > 0.0 => Some(g / n),
+            _ => None,
+        },
+        gain_basis: gain_basis.to_string(),
+        action: action.to_string(),
+    }
+}
+
+/// `{"k": v, …}` from pairs.
+pub fn map(pairs: Vec<(&str, Value)>) -> Map<String, Value> {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}

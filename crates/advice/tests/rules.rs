@@ -1,0 +1,285 @@
+//! Every rule on a real (or, for one rule, documented synthetic) log where it fires and one
+//! where it does not; evidence checked against figures computed naively from the log text.
+
+use profilednn_advice::{advise, Advice, Evidence, Thresholds};
+use profilednn_analysis::profile::ProfileOptions;
+use profilednn_analysis::{scan, summarize, Profile, ScanOptions, SummaryOptions};
+use profilednn_machine::MachineProfile;
+use profilednn_verbose::LogInput;
+use std::io::Read;
+use std::path::PathBuf;
+
+fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(rel)
+}
+
+fn profile(rel: &str) -> Profile {
+    let out = scan(
+        LogInput::open(&fixture(rel)).unwrap(),
+        &ScanOptions::default(),
+    );
+    Profile::from_scan(rel, out, &ProfileOptions::default())
+}
+
+fn run(rels: &[&str], cores: Option<usize>, machine: Option<MachineProfile>) -> Advice {
+    let profiles: Vec<Profile> = rels.iter().map(|r| profile(r)).collect();
+    let summary = summarize(
+        &profiles,
+        &SummaryOptions {
+            machine,
+            ..Default::default()
+        },
+    );
+    let merged = Profile::merge(&profiles);
+    advise(
+        &Evidence {
+            profile: if profiles.len() == 1 {
+                &profiles[0]
+            } else {
+                &merged
+            },
+            summary: &summary,
+            ranks: profiles.len(),
+            cores,
+        },
+        &Thresholds::default(),
+    )
+}
+
+fn fires(a: &Advice, id: &str) -> bool {
+    let fired = a.rules.iter().find(|r| r.id == id).unwrap().fired;
+    assert_eq!(fired, a.finding(id).is_some());
+    fired
+}
+
+fn text(rel: &str) -> String {
+    let mut s = String::new();
+    let f = std::fs::File::open(fixture(rel)).unwrap();
+    if rel.ends_with(".gz") {
+        flate2::read::MultiGzDecoder::new(f)
+            .read_to_string(&mut s)
+            .unwrap();
+    } else {
+        std::io::BufReader::new(f).read_to_string(&mut s).unwrap();
+    }
+    s
+}
+
+/// Time of exec lines whose kind and prop_kind fields match (`None` = any), computed by
+/// splitting the text (v1 lines: kind is field 5, prop field 7, time last).
+fn naive_ms(log: &str, kind: Option<&str>, prop: Option<&str>) -> f64 {
+    log.lines()
+        .filter(|l| l.starts_with("onednn_verbose,v1,primitive,exec,"))
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| kind.is_none_or(|k| f[5] == k) && prop.is_none_or(|p| f[7] == p))
+        .map(|f| f.last().unwrap().parse::<f64>().unwrap())
+        .sum()
+}
+
+const RESNET_FP32: &str = "corpus/pytorch/resnet50_fp32.log.gz";
+const RESNET_BF16: &str = "corpus/pytorch/resnet50_bf16_cl.log.gz";
+const RETINANET_FP32: &str = "corpus/pytorch/retinanet_rnx50_fp32.log.gz";
+const BENCHDNN_RESNET: &str = "corpus/onednn/v3_14_benchdnn_resnet50_f32/resnet50_f32_train.log";
+const LEVEL2_TS: &str = "corpus/onednn/v3_14_benchdnn_level2_timestamp/level2_timestamp.log";
+const TINY: &str = "advice/tiny_primitives.log";
+
+#[test]
+fn reorder_overhead() {
+    let a = run(&[RESNET_FP32], None, None);
+    assert!(fires(&a, "reorder-overhead"));
+    let log = text(RESNET_FP32);
+    let share = naive_ms(&log, Some("reorder"), None) / naive_ms(&log, None, None);
+    let got = a.finding("reorder-overhead").unwrap().evidence["share"]
+        .as_f64()
+        .unwrap();
+    assert!((got - share).abs() < 1e-6, "{got} vs naive {share}");
+    let quiet = run(&["corpus/pytorch/transformer_bf16.log.gz"], None, None);
+    assert!(!fires(&quiet, "reorder-overhead"));
+}
+
+#[test]
+fn reference_implementation() {
+    let a = run(
+        &["corpus/onednn/v3_14_benchdnn_primitives/primitives.log"],
+        None,
+        None,
+    );
+    assert!(fires(&a, "reference-implementation"));
+    let ev = &a.finding("reference-implementation").unwrap().evidence;
+    for row in ev["heaviest"].as_array().unwrap() {
+        let p = row["primitive"].as_str().unwrap();
+        assert!(p.contains("ref") || p.contains("simple"), "{p}");
+    }
+    assert!(!fires(
+        &run(&[RESNET_BF16], None, None),
+        "reference-implementation"
+    ));
+}
+
+#[test]
+fn f32_on_bf16_hardware() {
+    assert!(fires(
+        &run(&[RESNET_FP32], None, None),
+        "f32-on-bf16-hardware"
+    ));
+    // The same model in bf16: quiet.
+    assert!(!fires(
+        &run(&[RESNET_BF16], None, None),
+        "f32-on-bf16-hardware"
+    ));
+    // f32 on a CPU without bf16 units: quiet.
+    assert!(!fires(&run(&[TINY], None, None), "f32-on-bf16-hardware"));
+}
+
+#[test]
+fn unfused_post_ops() {
+    assert!(fires(
+        &run(&[BENCHDNN_RESNET], None, None),
+        "unfused-post-ops"
+    ));
+    assert!(!fires(
+        &run(&[RETINANET_FP32], None, None),
+        "unfused-post-ops"
+    ));
+}
+
+#[test]
+fn backward_weights_dominance() {
+    let a = run(&[RESNET_BF16], None, None);
+    assert!(fires(&a, "backward-weights-dominance"));
+    let log = text(RESNET_BF16);
+    let ratio = naive_ms(&log, Some("convolution"), Some("backward_weights"))
+        / naive_ms(&log, Some("convolution"), Some("forward_training"));
+    let got = a.finding("backward-weights-dominance").unwrap().evidence["ratio_to_forward"]
+        .as_f64()
+        .unwrap();
+    assert!((got - ratio).abs() < 1e-6, "{got} vs naive {ratio}");
+    assert!(!fires(
+        &run(&[RETINANET_FP32], None, None),
+        "backward-weights-dominance"
+    ));
+}
+
+#[test]
+fn tiny_primitives() {
+    let a = run(&[TINY], None, None);
+    assert!(fires(&a, "tiny-primitives"));
+    let f = a.finding("tiny-primitives").unwrap();
+    // 4 iterations x 120 element-wise calls of about 2 µs, 5 µs assumed overhead each.
+    assert_eq!(f.evidence["calls"].as_u64(), Some(480));
+    assert!((f.gain_ms_per_iteration.unwrap() - 120.0 * 5e-3).abs() < 1e-9);
+    assert!(!fires(&run(&[RESNET_FP32], None, None), "tiny-primitives"));
+}
+
+#[test]
+fn time_outside_onednn() {
+    assert!(fires(&run(&[LEVEL2_TS], None, None), "time-outside-onednn"));
+    let a = run(
+        &["corpus/onednn/v3_14_train_c/train_f32_attrs.level2_timestamp.log"],
+        None,
+        None,
+    );
+    assert!(!fires(&a, "time-outside-onednn"));
+    // No timestamps: not applicable, and said so.
+    let a = run(&[RESNET_FP32], None, None);
+    let r = a
+        .rules
+        .iter()
+        .find(|r| r.id == "time-outside-onednn")
+        .unwrap();
+    assert!(r.why_not.as_deref().unwrap().contains("no timestamps"));
+}
+
+#[test]
+fn creation_cache_misses() {
+    assert!(fires(
+        &run(&[LEVEL2_TS], None, None),
+        "creation-cache-misses"
+    ));
+    let a = run(
+        &["corpus/onednn/v3_2_pypi/train_f32_attrs.level2_timestamp.log"],
+        None,
+        None,
+    );
+    assert!(!fires(&a, "creation-cache-misses"));
+}
+
+#[test]
+fn thread_oversubscription() {
+    // The PyTorch logs say nthr:2.
+    assert!(fires(
+        &run(&[RESNET_FP32], Some(1), None),
+        "thread-oversubscription"
+    ));
+    assert!(!fires(
+        &run(&[RESNET_FP32], Some(2), None),
+        "thread-oversubscription"
+    ));
+    // Two ranks of two threads on two cores.
+    let two = run(&[RESNET_FP32, RESNET_BF16], Some(2), None);
+    assert!(fires(&two, "thread-oversubscription"));
+    // Most cores idle.
+    assert!(fires(
+        &run(&[RESNET_FP32], Some(8), None),
+        "thread-oversubscription"
+    ));
+    assert!(!fires(
+        &run(&[RESNET_FP32], None, None),
+        "thread-oversubscription"
+    ));
+}
+
+#[test]
+fn low_roofline_efficiency() {
+    let machine = |f32: f64, bf16: f64, bw: f64| -> MachineProfile {
+        serde_json::from_str(&format!(
+            r#"{{"name":"m","peak_gflops":{{"f32":{f32},"bf16":{bf16}}},"memory_gbps":{bw}}}"#
+        ))
+        .unwrap()
+    };
+    // A spec-sheet Xeon: these backward-weights kernels are far from its roofline.
+    let xeon = Some(machine(7168.0, 229376.0, 614.0));
+    assert!(fires(
+        &run(&[RESNET_BF16], None, xeon),
+        "low-roofline-efficiency"
+    ));
+    // A machine so slow that the log beats its roofline everywhere.
+    let slow = Some(machine(0.001, 0.001, 0.001));
+    assert!(!fires(
+        &run(&[RESNET_BF16], None, slow),
+        "low-roofline-efficiency"
+    ));
+    assert!(!fires(
+        &run(&[RESNET_BF16], None, None),
+        "low-roofline-efficiency"
+    ));
+}
+
+#[test]
+fn findings_are_ordered_by_gain_and_ids_are_stable() {
+    let a = run(&[BENCHDNN_RESNET], None, None);
+    let gains: Vec<f64> = a
+        .findings
+        .iter()
+        .map(|f| f.gain_ms.unwrap_or(0.0))
+        .collect();
+    assert!(gains.windows(2).all(|w| w[0] >= w[1]), "{gains:?}");
+    let ids: Vec<&str> = a.rules.iter().map(|r| r.id).collect();
+    assert_eq!(
+        ids,
+        [
+            "reorder-overhead",
+            "reference-implementation",
+            "f32-on-bf16-hardware",
+            "unfused-post-ops",
+            "backward-weights-dominance",
+            "tiny-primitives",
+            "time-outside-onednn",
+            "creation-cache-misses",
+            "thread-oversubscription",
+            "low-roofline-efficiency"
+        ]
+    );
+}

@@ -1,0 +1,158 @@
+//! `profilednn advise`: rules that turn a profile into actions.
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use profilednn_advice::{advise, Advice, Evidence, Thresholds};
+use profilednn_analysis::{summarize, Profile, Summary, SummaryOptions};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Args)]
+pub struct AdviseArgs {
+    /// Verbose logs (several = ranks that ran side by side).
+    #[arg(required = true, value_name = "LOG")]
+    logs: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Training iterations in the log (otherwise detected), for per-iteration gains.
+    #[arg(long)]
+    iterations: Option<u64>,
+    /// Cores of the machine the log ran on (default: from the machine profile).
+    #[arg(long)]
+    cores: Option<usize>,
+    /// Machine profile for the roofline rule (default: the one `profilednn peak` saved).
+    #[arg(long, value_name = "FILE")]
+    machine: Option<PathBuf>,
+    #[arg(long, short = 'j')]
+    threads: Option<usize>,
+    #[arg(long, short = 'o')]
+    output: Option<PathBuf>,
+    #[arg(long)]
+    no_progress: bool,
+    #[command(flatten)]
+    thresholds: ThresholdArgs,
+}
+
+/// Every rule's threshold (shares are fractions: 0.05 = 5 %).
+#[derive(Args)]
+#[command(next_help_heading = "Rule thresholds")]
+pub struct ThresholdArgs {
+    /// reorder-overhead: reorders' share of oneDNN time.
+    #[arg(long, default_value_t = Thresholds::default().reorder_share)]
+    reorder_share: f64,
+    /// reference-implementation: share of time in reference kernels.
+    #[arg(long, default_value_t = Thresholds::default().reference_share)]
+    reference_share: f64,
+    /// f32-on-bf16-hardware: share of time in f32 compute primitives.
+    #[arg(long, default_value_t = Thresholds::default().f32_compute_share)]
+    f32_compute_share: f64,
+    /// unfused-post-ops: share of time in separate passes over producer outputs.
+    #[arg(long, default_value_t = Thresholds::default().unfused_share)]
+    unfused_share: f64,
+    /// backward-weights-dominance: backward-weights / forward time.
+    #[arg(long, default_value_t = Thresholds::default().bwd_weights_ratio)]
+    bwd_weights_ratio: f64,
+    /// tiny-primitives: a call shorter than this (µs) is tiny…
+    #[arg(long, default_value_t = Thresholds::default().tiny_us)]
+    tiny_us: f64,
+    /// …and the rule fires at this share of calls.
+    #[arg(long, default_value_t = Thresholds::default().tiny_call_share)]
+    tiny_call_share: f64,
+    /// time-outside-onednn: fires below this busy share of the timestamps' span.
+    #[arg(long, default_value_t = Thresholds::default().busy_share)]
+    busy_share: f64,
+    /// creation-cache-misses: repeated misses that fire the rule.
+    #[arg(long, default_value_t = Thresholds::default().repeated_misses)]
+    repeated_misses: u64,
+    /// low-roofline-efficiency: share of the roofline below which a primitive is slow…
+    #[arg(long, default_value_t = Thresholds::default().roofline_efficiency)]
+    roofline_efficiency: f64,
+    /// …and the share of time it must lose.
+    #[arg(long, default_value_t = Thresholds::default().roofline_lost_share)]
+    roofline_lost_share: f64,
+}
+
+impl ThresholdArgs {
+    fn thresholds(&self) -> Thresholds {
+        Thresholds {
+            reorder_share: self.reorder_share,
+            reference_share: self.reference_share,
+            f32_compute_share: self.f32_compute_share,
+            unfused_share: self.unfused_share,
+            bwd_weights_ratio: self.bwd_weights_ratio,
+            tiny_us: self.tiny_us,
+            tiny_call_share: self.tiny_call_share,
+            busy_share: self.busy_share,
+            repeated_misses: self.repeated_misses,
+            roofline_efficiency: self.roofline_efficiency,
+            roofline_lost_share: self.roofline_lost_share,
+        }
+    }
+}
+
+/// Advice over profiles already summarised (shared with `report` and `record`).
+pub fn advice_for(
+    profiles: &[Profile],
+    summary: &Summary,
+    cores: Option<usize>,
+    t: &Thresholds,
+) -> Advice {
+    let merged;
+    let profile = if profiles.len() == 1 {
+        &profiles[0]
+    } else {
+        merged = Profile::merge(profiles);
+        &merged
+    };
+    advise(
+        &Evidence {
+            profile,
+            summary,
+            ranks: profiles.len(),
+            cores,
+        },
+        t,
+    )
+}
+
+pub fn run(args: AdviseArgs) -> Result<ExitCode> {
+    let profiles =
+        crate::load::profiles(&args.logs, args.threads, args.iterations, args.no_progress)?;
+    let machine = crate::machine_file::load(args.machine.as_deref())?;
+    let cores = args.cores.or(machine.as_ref().and_then(|m| m.threads));
+    let summary = summarize(
+        &profiles,
+        &SummaryOptions {
+            machine,
+            ..Default::default()
+        },
+    );
+    let advice = advice_for(&profiles, &summary, cores, &args.thresholds.thresholds());
+    let text = match args.format {
+        Format::Table => profilednn_report::advice::render(&advice, false),
+        Format::Json => serde_json::to_string_pretty(&advice)? + "\n",
+    };
+    match &args.output {
+        Some(p) => {
+            std::fs::write(p, text).with_context(|| format!("{}: cannot write", p.display()))?
+        }
+        None => {
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+        }
+    }
+    for e in &summary.read_errors {
+        eprintln!("profilednn: error: {e} (advice covers the data before that point)");
+    }
+    Ok(if summary.read_errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}

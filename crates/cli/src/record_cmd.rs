@@ -1,0 +1,224 @@
+//! `profilednn record -- COMMAND`: run a training command with oneDNN verbose mode on, keep the
+//! program's own output on the terminal, and write only the verbose lines to the log.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use flate2::write::GzEncoder;
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+#[derive(Args)]
+pub struct RecordArgs {
+    /// The log to write (`.gz` compresses). Default: `profilednn-<unix time>.log`.
+    #[arg(long, short = 'o', value_name = "LOG")]
+    output: Option<PathBuf>,
+    /// Verbose level: 1 = executions, 2 = also primitive creations (cache hits and misses).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    level: u8,
+    /// Do not ask oneDNN for timestamps.
+    #[arg(long)]
+    no_timestamps: bool,
+    /// Do not print the summary report when the command ends.
+    #[arg(long)]
+    no_report: bool,
+    /// The training command and its arguments (after `--`).
+    #[arg(required = true, last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+/// Environment that turns verbose mode on for every generation of the library.
+pub fn verbose_env(level: u8, timestamps: bool) -> Vec<(&'static str, String)> {
+    let mut v = vec![
+        ("ONEDNN_VERBOSE", level.to_string()),
+        ("DNNL_VERBOSE", level.to_string()),
+        ("MKLDNN_VERBOSE", level.to_string()),
+    ];
+    if timestamps {
+        v.push(("ONEDNN_VERBOSE_TIMESTAMP", "1".into()));
+        v.push(("DNNL_VERBOSE_TIMESTAMP", "1".into()));
+    }
+    v
+}
+
+/// Where a line's verbose part starts, if it has one: a verbose line can follow application
+/// output that did not end with a newline (`loss=0.3onednn_verbose,…`).
+pub fn verbose_start(line: &[u8]) -> Option<usize> {
+    const MARKERS: [&[u8]; 2] = [b"profilednn,iteration", b"### ITER "];
+    for m in MARKERS {
+        if line.starts_with(m) {
+            return Some(0);
+        }
+    }
+    let at = memchr::memmem::find(line, b"_verbose,")?;
+    let head = &line[..at];
+    for prefix in [&b"mkldnn"[..], b"onednn", b"dnnl"] {
+        if head.ends_with(prefix) {
+            return Some(at - prefix.len());
+        }
+    }
+    None
+}
+
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward(sig: libc::c_int) {
+    let pid = CHILD.load(Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+    }
+}
+
+enum Log {
+    Plain(BufWriter<std::fs::File>),
+    Gz(Box<GzEncoder<BufWriter<std::fs::File>>>),
+}
+
+impl Log {
+    fn write_all(&mut self, b: &[u8]) -> std::io::Result<()> {
+        match self {
+            Log::Plain(w) => w.write_all(b),
+            Log::Gz(w) => w.write_all(b),
+        }
+    }
+    fn finish(self) -> std::io::Result<()> {
+        match self {
+            Log::Plain(mut w) => w.flush(),
+            Log::Gz(w) => (*w).finish()?.flush(),
+        }
+    }
+}
+
+pub fn run(args: RecordArgs) -> Result<ExitCode> {
+    let path = args.output.clone().unwrap_or_else(|| {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        PathBuf::from(format!("profilednn-{secs}.log"))
+    });
+    let file = std::fs::File::create(&path)
+        .with_context(|| format!("{}: cannot create the log", path.display()))?;
+    let mut log = if path.extension().is_some_and(|e| e == "gz") {
+        Log::Gz(Box::new(GzEncoder::new(
+            BufWriter::new(file),
+            flate2::Compression::fast(),
+        )))
+    } else {
+        Log::Plain(BufWriter::with_capacity(1 << 20, file))
+    };
+    let (program, rest) = args.command.split_first().expect("required");
+    let mut cmd = Command::new(program);
+    cmd.args(rest)
+        .envs(verbose_env(args.level, !args.no_timestamps))
+        .stdout(Stdio::piped());
+    // The child gets its own process group so that a Ctrl-C reaches it exactly once: through
+    // us, after which we still finish the log and the report.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => bail!("cannot run {}: {e}", program.to_string_lossy()),
+    };
+    CHILD.store(child.id() as i32, Ordering::Relaxed);
+    // SAFETY: installing a handler that only calls kill(2).
+    unsafe {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::signal(sig, forward as *const () as libc::sighandler_t);
+        }
+    }
+    let mut reader = BufReader::with_capacity(1 << 20, child.stdout.take().expect("piped"));
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut line = Vec::with_capacity(4096);
+    let (mut verbose_lines, mut app_lines) = (0u64, 0u64);
+    let mut stdout_open = true;
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line)?;
+        if n == 0 {
+            break;
+        }
+        match verbose_start(&line) {
+            Some(at) => {
+                if at > 0 && stdout_open {
+                    stdout_open = out.write_all(&line[..at]).and_then(|_| out.flush()).is_ok();
+                }
+                log.write_all(&line[at..])?;
+                if !line.ends_with(b"\n") {
+                    log.write_all(b"\n")?;
+                }
+                verbose_lines += 1;
+            }
+            None => {
+                app_lines += 1;
+                // Untouched, and right away: the program's output stays interactive. A closed
+                // stdout (`| head`) must not stop the recording.
+                if stdout_open {
+                    stdout_open = out.write_all(&line).and_then(|_| out.flush()).is_ok();
+                }
+            }
+        }
+    }
+    let status = child.wait()?;
+    CHILD.store(0, Ordering::Relaxed);
+    log.finish()
+        .with_context(|| format!("{}: cannot write the log", path.display()))?;
+    eprintln!(
+        "profilednn: {} verbose lines written to {} ({} lines of program output passed through); {}",
+        verbose_lines,
+        path.display(),
+        app_lines,
+        status
+    );
+    if verbose_lines == 0 {
+        eprintln!("profilednn: the program printed no oneDNN verbose lines: does it use oneDNN (PyTorch on CPU, IPEX, TensorFlow with oneDNN)?");
+    } else if !args.no_report {
+        let profiles = crate::load::profiles(std::slice::from_ref(&path), None, None, true)?;
+        let summary = profilednn_analysis::summarize(&profiles, &Default::default());
+        let text = profilednn_report::terminal::render(
+            &summary,
+            &profilednn_report::terminal::TerminalOptions {
+                rows: 10,
+                width: None,
+            },
+        );
+        eprint!("{text}");
+    }
+    Ok(exit_code(status))
+}
+
+/// The child's exit status as ours (a signal becomes 128 + its number, as shells do).
+fn exit_code(status: std::process::ExitStatus) -> ExitCode {
+    if let Some(c) = status.code() {
+        return ExitCode::from(c.clamp(0, 255) as u8);
+    }
+    #[cfg(unix)]
+    if let Some(sig) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return ExitCode::from((128 + sig).clamp(0, 255) as u8);
+    }
+    ExitCode::from(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_verbose_lines_even_after_partial_output() {
+        assert_eq!(
+            verbose_start(b"onednn_verbose,v1,primitive,exec,cpu"),
+            Some(0)
+        );
+        assert_eq!(verbose_start(b"dnnl_verbose,exec,cpu,reorder"), Some(0));
+        assert_eq!(verbose_start(b"mkldnn_verbose,exec,reorder"), Some(0));
+        assert_eq!(verbose_start(b"loss=0.3onednn_verbose,v1,exec"), Some(8));
+        assert_eq!(verbose_start(b"profilednn,iteration,3"), Some(0));
+        assert_eq!(verbose_start(b"epoch 1 loss 0.3"), None);
+        assert_eq!(verbose_start(b"my_verbose,flag"), None);
+    }
+}

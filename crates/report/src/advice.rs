@@ -1,0 +1,85 @@
+//! Findings as text: what was found, the evidence, the estimated gain, what to try.
+
+use profilednn_advice::Advice;
+use serde_json::Value;
+use std::fmt::Write;
+
+fn evidence_line(k: &str, v: &Value) -> Option<String> {
+    match v {
+        Value::Array(_) | Value::Object(_) | Value::Null => None,
+        Value::Number(n) => {
+            let f = n.as_f64()?;
+            Some(if k.contains("share") || k == "reached" {
+                format!("{k} {:.1}%", f * 100.0)
+            } else if n.is_f64() {
+                format!("{k} {f:.3}")
+            } else {
+                format!("{k} {n}")
+            })
+        }
+        other => Some(format!("{k} {other}")),
+    }
+}
+
+/// `short`: titles, gains and actions only (the section at the end of `report`).
+pub fn render(a: &Advice, short: bool) -> String {
+    let mut out = String::new();
+    if a.findings.is_empty() {
+        let _ = writeln!(out, "\nAdvice: no rule fired ({} checked).", a.rules.len());
+    } else {
+        let _ = writeln!(
+            out,
+            "\nAdvice ({} finding(s), largest estimated gain first)",
+            a.findings.len()
+        );
+    }
+    for (i, f) in a.findings.iter().enumerate() {
+        let _ = writeln!(out, "\n{}. [{}] {}", i + 1, f.id, f.title);
+        if !short {
+            let facts: Vec<String> = f
+                .evidence
+                .iter()
+                .filter_map(|(k, v)| evidence_line(k, v))
+                .collect();
+            if !facts.is_empty() {
+                let _ = writeln!(out, "   evidence: {}", facts.join(", "));
+            }
+            if let Some(Value::Array(rows)) = f.evidence.get("heaviest") {
+                for r in rows.iter().take(3) {
+                    let prim = r.get("primitive").and_then(|p| p.as_str()).unwrap_or("");
+                    let extra = r
+                        .get("time_ms")
+                        .or_else(|| r.get("lost_ms"))
+                        .and_then(|t| t.as_f64())
+                        .map(|t| format!(" ({t:.1} ms)"))
+                        .unwrap_or_default();
+                    let _ = writeln!(out, "     · {prim}{extra}");
+                }
+            }
+        }
+        let gain = match (f.gain_ms, f.gain_ms_per_iteration) {
+            (Some(g), Some(it)) => format!("up to {g:.1} ms ({it:.1} ms per iteration)"),
+            (Some(g), None) => format!("up to {g:.1} ms"),
+            _ => "not estimable from the log".to_string(),
+        };
+        let _ = writeln!(out, "   gain: {gain} — {}", f.gain_basis);
+        let _ = writeln!(out, "   try: {}", f.action);
+    }
+    if !short {
+        let quiet: Vec<String> = a
+            .rules
+            .iter()
+            .filter(|r| !r.fired)
+            .map(|r| format!("  {}: {}", r.id, r.why_not.as_deref().unwrap_or("")))
+            .collect();
+        if !quiet.is_empty() {
+            let _ = writeln!(out, "\nRules that did not fire:\n{}", quiet.join("\n"));
+        }
+    } else if !a.findings.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n(`profilednn advise LOG` shows the evidence of each finding.)"
+        );
+    }
+    out
+}
