@@ -9,6 +9,7 @@
 
 pub mod breakdown;
 pub mod efficiency;
+pub mod events;
 pub mod iterations;
 pub mod metadata;
 pub mod profile;

@@ -113,7 +113,7 @@ fn marker_note(m: Marker, c: Option<Component>) -> &'static str {
 
 /// Lines a training script prints to mark iterations. `### ITER n BEGIN` is what the corpus'
 /// capture script prints; `profilednn,iteration` is ProfileDNN's documented marker.
-fn is_iteration_marker(line: &[u8]) -> bool {
+pub(crate) fn is_iteration_marker(line: &[u8]) -> bool {
     (line.starts_with(b"### ITER ") && memchr::memmem::find(line, b"BEGIN").is_some())
         || line.starts_with(b"profilednn,iteration")
 }

@@ -6,6 +6,7 @@ mod machine_file;
 mod peak_cmd;
 mod record_cmd;
 mod report_cmd;
+mod trace_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -42,6 +43,8 @@ struct Cli {
 enum Command {
     /// Break oneDNN time down by kind, direction, implementation, data type and primitive.
     Report(report_cmd::ReportArgs),
+    /// Write the log as a Chrome trace-event timeline (Perfetto, chrome://tracing).
+    Trace(trace_cmd::TraceArgs),
     /// Run a training command with oneDNN verbose mode on; write the verbose lines to a log.
     Record(record_cmd::RecordArgs),
     /// Turn a profile into actions: rules with evidence, estimated gain and what to try.
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::Peak(args) => peak_cmd::run(args),
         Command::Advise(args) => advise_cmd::run(args),
         Command::Record(args) => record_cmd::run(args),
+        Command::Trace(args) => trace_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -5,3 +5,4 @@ pub mod csv_out;
 pub mod json;
 mod roofline;
 pub mod terminal;
+pub mod trace;

@@ -1,0 +1,88 @@
+//! `profilednn trace`: the log as a Chrome trace-event timeline (Perfetto, chrome://tracing).
+
+use anyhow::{Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use profilednn_analysis::events::for_each_event;
+use profilednn_report::trace::TraceWriter;
+use profilednn_verbose::LogInput;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct TraceArgs {
+    /// The verbose log (plain, gzip, or `-` for stdin).
+    #[arg(value_name = "LOG")]
+    log: PathBuf,
+    /// The trace file (`-` for stdout). Open it in https://ui.perfetto.dev or chrome://tracing.
+    #[arg(long, short = 'o', value_name = "TRACE.json", default_value = "trace.json")]
+    output: PathBuf,
+    #[arg(long)]
+    no_progress: bool,
+}
+
+pub fn run(args: TraceArgs) -> Result<ExitCode> {
+    let input = LogInput::open(&args.log).context("cannot read the log")?;
+    let sink: Box<dyn Write> = if args.output.as_os_str() == "-" {
+        Box::new(std::io::stdout().lock())
+    } else {
+        Box::new(
+            std::fs::File::create(&args.output)
+                .with_context(|| format!("{}: cannot create the trace", args.output.display()))?,
+        )
+    };
+    let mut w = TraceWriter::new(
+        BufWriter::with_capacity(1 << 20, sink),
+        &args.log.display().to_string(),
+    )?;
+    let bar = (!args.no_progress && std::io::stderr().is_terminal()).then(|| {
+        let b = ProgressBar::new_spinner();
+        b.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("template"));
+        b
+    });
+    let mut io_error = None;
+    let (stats, read_error) = for_each_event(input, |e| {
+        if io_error.is_none() {
+            if let Err(err) = w.event(&e) {
+                io_error = Some(err);
+            }
+            if let Some(b) = &bar {
+                if w.events % 100_000 == 0 {
+                    b.set_message(format!("{} events written", w.events));
+                }
+            }
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if let Some(e) = io_error {
+        return Err(e).context("cannot write the trace");
+    }
+    let timeline = w.timeline();
+    let events = w.events;
+    w.finish(serde_json::json!({
+        "lines": stats.lines,
+        "malformed_lines": stats.malformed,
+        "read_error": read_error.as_ref().map(|e| e.to_string()),
+    }))?;
+    if args.output.as_os_str() != "-" {
+        eprintln!(
+            "profilednn: {events} events written to {} (timeline {}); open it in https://ui.perfetto.dev",
+            args.output.display(),
+            timeline.map_or("empty", |t| t.describe())
+        );
+    }
+    if stats.malformed > 0 {
+        eprintln!(
+            "profilednn: {} malformed verbose lines left out (`profilednn report` lists them)",
+            stats.malformed
+        );
+    }
+    if let Some(e) = read_error {
+        eprintln!("profilednn: error: {e} (the trace covers the data before that point)");
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}
