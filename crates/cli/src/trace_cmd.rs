@@ -16,7 +16,12 @@ pub struct TraceArgs {
     #[arg(value_name = "LOG")]
     log: PathBuf,
     /// The trace file (`-` for stdout). Open it in https://ui.perfetto.dev or chrome://tracing.
-    #[arg(long, short = 'o', value_name = "TRACE.json", default_value = "trace.json")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "TRACE.json",
+        default_value = "trace.json"
+    )]
     output: PathBuf,
     #[arg(long)]
     no_progress: bool,
@@ -65,6 +70,7 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
     w.finish(serde_json::json!({
         "lines": stats.lines,
         "malformed_lines": stats.malformed,
+        "distinct_primitives": stats.distinct_primitives,
         "read_error": read_error.as_ref().map(|e| e.to_string()),
     }))?;
     if args.output.as_os_str() != "-" {

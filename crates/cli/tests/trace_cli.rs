@@ -24,7 +24,8 @@ fn exec_events(t: &Value) -> Vec<&Value> {
 
 #[test]
 fn timestamps_place_events_where_the_log_says() {
-    let log = root().join("fixtures/corpus/onednn/v3_14_benchdnn_level2_timestamp/level2_timestamp.log");
+    let log =
+        root().join("fixtures/corpus/onednn/v3_14_benchdnn_level2_timestamp/level2_timestamp.log");
     let t = trace(log.to_str().unwrap());
     assert_eq!(t["otherData"]["timeline"], "from the log's timestamps");
     let text = std::fs::read_to_string(&log).unwrap();
@@ -60,7 +61,10 @@ fn timestamps_place_events_where_the_log_says() {
 fn without_timestamps_events_are_laid_end_to_end() {
     let log = root().join("examples/retinanet_rnx50_fp32.log.gz");
     let t = trace(log.to_str().unwrap());
-    assert!(t["otherData"]["timeline"].as_str().unwrap().contains("end to end"));
+    assert!(t["otherData"]["timeline"]
+        .as_str()
+        .unwrap()
+        .contains("end to end"));
     let events = exec_events(&t);
     assert_eq!(events.len(), 3879);
     let mut end = 0.0;
@@ -71,7 +75,12 @@ fn without_timestamps_events_are_laid_end_to_end() {
     }
     // 14989.4 ms of oneDNN time in the report.
     assert!((end / 1e3 - 14989.4).abs() < 0.1, "{end}");
-    let markers = t["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "i").count();
+    let markers = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "i")
+        .count();
     assert_eq!(markers, 3, "iteration markers become instant events");
     assert!(events[0]["args"]["flops"].is_u64() || events[0]["args"].get("flops").is_none());
 }
