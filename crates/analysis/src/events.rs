@@ -45,8 +45,11 @@ pub struct StreamStats {
     pub distinct_primitives: usize,
 }
 
+/// Parsed primitives by (dialect, body text); `None` for texts that did not parse.
+type Cache = HashMap<(usize, Box<[u8]>), Option<Arc<Primitive>>>;
+
 struct Walker<F: FnMut(Event)> {
-    cache: HashMap<(usize, Box<[u8]>), Option<Arc<Primitive>>>,
+    cache: Cache,
     stats: StreamStats,
     f: F,
 }

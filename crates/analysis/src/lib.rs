@@ -8,6 +8,7 @@
 //! Nothing here prints or opens files by name: renderers live in `profilednn-report`.
 
 pub mod breakdown;
+pub mod diff;
 pub mod efficiency;
 pub mod events;
 pub mod iterations;
@@ -16,6 +17,7 @@ pub mod profile;
 pub mod scan;
 pub mod summary;
 pub mod tally;
+pub mod timeline;
 
 pub use breakdown::{breakdown, Breakdown, BreakdownRow, GroupKey, Work};
 pub use efficiency::{efficiency, Efficiency};

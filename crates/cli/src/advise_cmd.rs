@@ -24,7 +24,7 @@ pub struct AdviseArgs {
     /// Training iterations in the log (otherwise detected), for per-iteration gains.
     #[arg(long)]
     iterations: Option<u64>,
-    /// Cores of the machine the log ran on (default: from the machine profile).
+    /// Cores of the machine the log ran on (enables the thread-oversubscription rule).
     #[arg(long)]
     cores: Option<usize>,
     /// Machine profile for the roofline rule (default: the one `profilednn peak` saved).
@@ -126,7 +126,8 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let profiles =
         crate::load::profiles(&args.logs, args.threads, args.iterations, args.no_progress)?;
     let machine = crate::machine_file::load(args.machine.as_deref())?;
-    let cores = args.cores.or(machine.as_ref().and_then(|m| m.threads));
+    // A machine profile may describe another machine than the log's: only --cores counts.
+    let cores = args.cores;
     let summary = summarize(
         &profiles,
         &SummaryOptions {

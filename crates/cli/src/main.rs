@@ -1,6 +1,7 @@
 //! `profilednn`: the command-line shell over the ProfileDNN libraries.
 
 mod advise_cmd;
+mod diff_cmd;
 mod load;
 mod machine_file;
 mod peak_cmd;
@@ -43,6 +44,8 @@ struct Cli {
 enum Command {
     /// Break oneDNN time down by kind, direction, implementation, data type and primitive.
     Report(report_cmd::ReportArgs),
+    /// Compare two runs: per group and per primitive, appeared/disappeared, implementation changes.
+    Diff(diff_cmd::DiffArgs),
     /// Write the log as a Chrome trace-event timeline (Perfetto, chrome://tracing).
     Trace(trace_cmd::TraceArgs),
     /// Run a training command with oneDNN verbose mode on; write the verbose lines to a log.
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Command::Advise(args) => advise_cmd::run(args),
         Command::Record(args) => record_cmd::run(args),
         Command::Trace(args) => trace_cmd::run(args),
+        Command::Diff(args) => diff_cmd::run(args),
     };
     match result {
         Ok(code) => code,

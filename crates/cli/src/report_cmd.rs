@@ -48,6 +48,9 @@ pub struct ReportArgs {
     /// hand). Default: the profile `profilednn peak` saved for this machine, if any.
     #[arg(long, value_name = "FILE")]
     machine: Option<PathBuf>,
+    /// Also write a self-contained interactive HTML report (charts, sortable table) to this file.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// Leave out the advice section (`profilednn advise` shows it in full).
     #[arg(long)]
     no_advice: bool,
@@ -74,7 +77,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     } else {
         crate::machine_file::load(args.machine.as_deref())?
     };
-    let cores = machine.as_ref().and_then(|m| m.threads);
+    let cores = None;
     let summary = summarize(
         &profiles,
         &SummaryOptions {
@@ -83,6 +86,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             machine,
         },
     );
+    if let Some(html) = &args.html {
+        write_html(html, &args, &profiles, &summary, cores)?;
+    }
     let advice = |s: &profilednn_analysis::Summary| {
         crate::advise_cmd::advice_for(&profiles, s, cores, &Default::default())
     };
@@ -134,4 +140,55 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The HTML report: everything of the summary plus every unique primitive, the roofline over all
+/// of them, and a timeline when the (single, re-readable) log has timestamps.
+fn write_html(
+    path: &std::path::Path,
+    args: &ReportArgs,
+    profiles: &[profilednn_analysis::Profile],
+    summary: &profilednn_analysis::Summary,
+    cores: Option<usize>,
+) -> Result<()> {
+    let merged;
+    let profile = if profiles.len() == 1 {
+        &profiles[0]
+    } else {
+        merged = profilednn_analysis::Profile::merge(profiles);
+        &merged
+    };
+    let machine = if args.no_roofline {
+        None
+    } else {
+        crate::machine_file::load(args.machine.as_deref())?
+    };
+    let efficiency = machine
+        .as_ref()
+        .map(|m| profilednn_analysis::efficiency(profile, m, usize::MAX));
+    let advice = (!args.no_advice)
+        .then(|| crate::advise_cmd::advice_for(profiles, summary, cores, &Default::default()));
+    let timeline = match (&args.logs[..], profile.timestamps) {
+        ([log], Some((first, last))) if log.as_os_str() != "-" => {
+            let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
+            Some(profilednn_analysis::timeline::time_bins(
+                input, first, last, 300,
+            ))
+        }
+        _ => None,
+    };
+    let page = profilednn_report::html::report_page(&profilednn_report::html::ReportPage {
+        summary,
+        profile,
+        advice: advice.as_ref(),
+        efficiency: efficiency.as_ref(),
+        timeline: timeline.as_ref(),
+    });
+    std::fs::write(path, &page).with_context(|| format!("{}: cannot write", path.display()))?;
+    eprintln!(
+        "profilednn: HTML report written to {} ({} KB)",
+        path.display(),
+        page.len() / 1024
+    );
+    Ok(())
 }

@@ -2,6 +2,8 @@
 
 pub mod advice;
 pub mod csv_out;
+pub mod diff_text;
+pub mod html;
 pub mod json;
 mod roofline;
 pub mod terminal;

@@ -349,7 +349,7 @@ mod tests {
             (h.marker, h.version, h.component),
             (Marker::Onednn, 1, Some(Component::Primitive))
         );
-        assert_eq!(h.timestamp, Some(1795973218897.478027));
+        assert_eq!(h.timestamp, Some(1_795_973_218_897.478));
         assert_eq!(h.operation, b"create:cache_miss");
         assert_eq!(
             body,

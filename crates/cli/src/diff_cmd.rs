@@ -1,0 +1,102 @@
+//! `profilednn diff BEFORE AFTER`.
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use profilednn_analysis::diff::{diff, DiffOptions};
+use profilednn_report::terminal::TerminalOptions;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Html,
+}
+
+#[derive(Args)]
+pub struct DiffArgs {
+    /// The reference run (or "before").
+    #[arg(value_name = "BEFORE")]
+    before: PathBuf,
+    /// Your run (or "after").
+    #[arg(value_name = "AFTER")]
+    after: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Match primitives across different minibatch sizes.
+    #[arg(long)]
+    ignore_batch: bool,
+    /// Match primitives across data types (an f32 run against its bf16 version).
+    #[arg(long)]
+    ignore_dtype: bool,
+    /// Rows per table.
+    #[arg(long, default_value_t = 15)]
+    top: usize,
+    /// Iterations of BEFORE and AFTER, when not detected (`--iterations 3,5`).
+    #[arg(long, value_delimiter = ',', num_args = 2, value_name = "B,A")]
+    iterations: Option<Vec<u64>>,
+    #[arg(long, short = 'o')]
+    output: Option<PathBuf>,
+    #[arg(long, short = 'j')]
+    threads: Option<usize>,
+    #[arg(long)]
+    no_progress: bool,
+}
+
+pub fn run(args: DiffArgs) -> Result<ExitCode> {
+    let it = args.iterations.clone().unwrap_or_default();
+    let before = crate::load::profiles(
+        std::slice::from_ref(&args.before),
+        args.threads,
+        it.first().copied(),
+        args.no_progress,
+    )?
+    .remove(0);
+    let after = crate::load::profiles(
+        std::slice::from_ref(&args.after),
+        args.threads,
+        it.get(1).copied(),
+        args.no_progress,
+    )?
+    .remove(0);
+    let d = diff(
+        &before,
+        &after,
+        &DiffOptions {
+            ignore_batch: args.ignore_batch,
+            ignore_dtype: args.ignore_dtype,
+            top: args.top,
+        },
+    );
+    let text = match args.format {
+        Format::Table => profilednn_report::diff_text::render(
+            &d,
+            &TerminalOptions {
+                rows: args.top,
+                width: (!std::io::stdout().is_terminal() || args.output.is_some()).then_some(160),
+            },
+        ),
+        Format::Json => serde_json::to_string_pretty(&d)? + "\n",
+        Format::Html => profilednn_report::html::diff_page(&d),
+    };
+    match &args.output {
+        Some(p) => {
+            std::fs::write(p, text).with_context(|| format!("{}: cannot write", p.display()))?
+        }
+        None => {
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+        }
+    }
+    for e in before.read_error.iter().chain(after.read_error.iter()) {
+        eprintln!("profilednn: error: {e} (the diff covers the data before that point)");
+    }
+    Ok(
+        if before.read_error.is_some() || after.read_error.is_some() {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}

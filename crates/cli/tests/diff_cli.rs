@@ -1,0 +1,114 @@
+//! End-to-end: `profilednn diff` on real logs, on a log against itself, and across batch sizes.
+
+mod common;
+use common::{json_of, root, temp_dir};
+use std::io::{Read, Write};
+
+fn gunzip(rel: &str) -> String {
+    let mut s = String::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(root().join(rel)).unwrap())
+        .read_to_string(&mut s)
+        .unwrap();
+    s
+}
+
+#[test]
+fn a_log_against_itself_changes_nothing() {
+    let log = root().join("examples/resnet50_bf16_cl.log.gz");
+    let l = log.to_str().unwrap();
+    let d = json_of(&["diff", l, l, "--format", "json"]);
+    assert_eq!(d["schema"], "profilednn.diff.v1");
+    assert_eq!(d["appeared_total"], 0);
+    assert_eq!(d["disappeared_total"], 0);
+    assert_eq!(d["speedup"].as_f64(), Some(1.0));
+    assert!(d["implementation_changes"].as_array().unwrap().is_empty());
+    assert!(d["call_changes"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn fp32_against_bf16_totals_match_each_report() {
+    let (b, a) = (
+        root().join("fixtures/corpus/pytorch/resnet50_fp32.log.gz"),
+        root().join("fixtures/corpus/pytorch/resnet50_bf16_cl.log.gz"),
+    );
+    let (b, a) = (b.to_str().unwrap(), a.to_str().unwrap());
+    let d = json_of(&["diff", b, a, "--format", "json"]);
+    let rb = json_of(&["report", b, "--format", "json", "--no-advice"]);
+    let ra = json_of(&["report", a, "--format", "json", "--no-advice"]);
+    assert_eq!(d["scale"], "per_iteration");
+    let close = |x: &serde_json::Value, y: &serde_json::Value| {
+        (x.as_f64().unwrap() - y.as_f64().unwrap()).abs() < 1e-6
+    };
+    assert!(close(&d["before_time_ms"], &rb["time_ms_per_iteration"]));
+    assert!(close(&d["after_time_ms"], &ra["time_ms_per_iteration"]));
+    // Different data types: exact identity matches little; --ignore-dtype matches by problem.
+    let loose = json_of(&["diff", b, a, "--format", "json", "--ignore-dtype"]);
+    assert!(loose["matched"].as_u64() > d["matched"].as_u64());
+    // The reorder group equals the reorder row of each report's kind table, per iteration.
+    let reorder = |r: &serde_json::Value| {
+        r["breakdowns"]["prim_kind"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["prim_kind"] == "reorder")
+            .map(|row| row["time_ms_per_iteration"].as_f64().unwrap())
+            .unwrap_or(0.0)
+    };
+    let g = d["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["prim_kind"] == "reorder")
+        .unwrap();
+    assert!((g["before"]["time_ms"].as_f64().unwrap() - reorder(&rb)).abs() < 1e-6);
+    assert!((g["after"]["time_ms"].as_f64().unwrap() - reorder(&ra)).abs() < 1e-6);
+}
+
+#[test]
+fn a_changed_batch_size_matches_only_when_asked() {
+    // The same log at minibatch 16 instead of 8: desc-style `mb8` and dims-style leading 8.
+    let text = gunzip("fixtures/corpus/pytorch/resnet50_bf16_cl.log.gz");
+    let rebatched: String = text
+        .lines()
+        .map(|l| {
+            let mut f: Vec<String> = l.split(',').map(String::from).collect();
+            if l.starts_with("onednn_verbose,v1,primitive,exec") && f.len() > 3 {
+                let n = f.len();
+                f[n - 2] = f[n - 2]
+                    .replace("mb8", "mb16")
+                    .split(':')
+                    .map(|t| match t.strip_prefix("8x") {
+                        Some(rest) => format!("16x{rest}"),
+                        None => t.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(":");
+            }
+            f.join(",") + "\n"
+        })
+        .collect();
+    let dir = temp_dir();
+    let after = dir.join("mb16.log");
+    std::fs::File::create(&after)
+        .unwrap()
+        .write_all(rebatched.as_bytes())
+        .unwrap();
+    let before = root().join("fixtures/corpus/pytorch/resnet50_bf16_cl.log.gz");
+    let args = |extra: &[&str]| {
+        let mut v = vec![
+            "diff",
+            before.to_str().unwrap(),
+            after.to_str().unwrap(),
+            "--format",
+            "json",
+        ];
+        v.extend_from_slice(extra);
+        json_of(&v)
+    };
+    let strict = args(&[]);
+    let tolerant = args(&["--ignore-batch"]);
+    assert!(strict["appeared_total"].as_u64().unwrap() > 10);
+    assert_eq!(tolerant["appeared_total"], 0, "{}", tolerant["appeared"]);
+    assert_eq!(tolerant["disappeared_total"], 0);
+    assert_eq!(tolerant["speedup"].as_f64(), Some(1.0));
+}

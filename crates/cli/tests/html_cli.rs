@@ -1,0 +1,212 @@
+//! The HTML pages in a real headless browser (Debian's `chromium`): the page loads without
+//! console errors, the charts hold the fixture's data, and a screenshot is not blank.
+//!
+//! Without a browser these tests say so and pass, unless `PROFILEDNN_REQUIRE_BROWSER=1`
+//! (set by `.ci/run`, which installs chromium) makes a missing browser a failure.
+
+mod common;
+use common::{bin, root, temp_dir};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn browser() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PROFILEDNN_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    if std::env::var_os("PROFILEDNN_REQUIRE_BROWSER").is_some() {
+        panic!("PROFILEDNN_REQUIRE_BROWSER is set but no chromium was found (apt-get install chromium)");
+    }
+    eprintln!("SKIPPED: no chromium in PATH; `apt-get install chromium` to run the browser tests");
+    None
+}
+
+/// The DOM after scripts ran, and the browser's log (console messages included).
+fn load(browser: &Path, page: &Path) -> (String, String) {
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn attr(dom: &str, name: &str) -> Option<String> {
+    let at = dom.find(&format!("{name}=\""))? + name.len() + 2;
+    Some(dom[at..at + dom[at..].find('"')?].to_string())
+}
+
+fn no_console_errors(log: &str) {
+    for l in log.lines().filter(|l| l.contains("CONSOLE")) {
+        assert!(
+            !l.contains("Uncaught") && !l.contains("Error"),
+            "console: {l}"
+        );
+    }
+}
+
+/// A screenshot with real content: many colours, and a good share of non-background pixels.
+fn screenshot_is_not_blank(browser: &Path, page: &Path, png: &Path) {
+    let status = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1280,1600",
+        ])
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(png.exists(), "{}", String::from_utf8_lossy(&status.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = info.color_type.samples();
+    let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(px).collect();
+    let background = pixels[0];
+    let mut colours = std::collections::HashSet::new();
+    let mut content = 0usize;
+    for p in &pixels {
+        colours.insert(p[..3].to_vec());
+        if p[..3] != background[..3] {
+            content += 1;
+        }
+    }
+    assert!(colours.len() > 50, "only {} colours", colours.len());
+    assert!(
+        content * 10 > pixels.len(),
+        "mostly blank: {content} of {}",
+        pixels.len()
+    );
+}
+
+#[test]
+fn report_page_renders_the_fixture_data() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("report.html");
+    let log = root().join("examples/retinanet_rnx50_fp32.log.gz");
+    let machine = root().join("fixtures/machine/xeon-8480-spec.json");
+    let json_out = bin()
+        .args([
+            "report",
+            log.to_str().unwrap(),
+            "--format",
+            "json",
+            "--top",
+            "100000",
+            "--machine",
+            machine.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(json_out.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&json_out.stdout).unwrap();
+    let unique = j["breakdowns"]["top_primitives"]["total_rows"]
+        .as_u64()
+        .unwrap();
+    let (dom, log_text) = load(&b, &page);
+    assert_eq!(
+        attr(&dom, "data-status").as_deref(),
+        Some("ok"),
+        "{log_text}"
+    );
+    no_console_errors(&log_text);
+    // The table lists every unique primitive; the sunburst and roofline hold data.
+    assert!(
+        dom.contains(&format!("{unique} of {unique} unique primitives")),
+        "table count"
+    );
+    let segments: usize = attr(&dom, "data-segments").unwrap().parse().unwrap();
+    assert!(
+        segments >= 2 + unique as usize / 4,
+        "{segments} sunburst segments"
+    );
+    let points: usize = attr(&dom, "data-points").unwrap().parse().unwrap();
+    assert!(points > 0);
+    for kind in ["reorder", "convolution"] {
+        assert!(dom.contains(kind));
+    }
+    assert!(dom.contains("reorder-overhead"), "advice section");
+    screenshot_is_not_blank(&b, &page, &dir.join("report.png"));
+}
+
+#[test]
+fn timeline_appears_for_timestamped_logs() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("ts.html");
+    let log =
+        root().join("fixtures/corpus/onednn/v3_14_benchdnn_level2_timestamp/level2_timestamp.log");
+    bin()
+        .args([
+            "report",
+            log.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    let (dom, log_text) = load(&b, &page);
+    assert_eq!(
+        attr(&dom, "data-status").as_deref(),
+        Some("ok"),
+        "{log_text}"
+    );
+    no_console_errors(&log_text);
+    assert!(dom.contains("id=\"timeline\""));
+    assert!(dom.matches("<rect").count() > 10, "timeline bars");
+}
+
+#[test]
+fn diff_page_renders() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("diff.html");
+    let before = root().join("fixtures/corpus/pytorch/resnet50_fp32.log.gz");
+    let after = root().join("fixtures/corpus/pytorch/resnet50_bf16_cl.log.gz");
+    let out = bin()
+        .args([
+            "diff",
+            before.to_str().unwrap(),
+            after.to_str().unwrap(),
+            "--format",
+            "html",
+            "-o",
+            page.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let (dom, log_text) = load(&b, &page);
+    assert_eq!(
+        attr(&dom, "data-status").as_deref(),
+        Some("ok"),
+        "{log_text}"
+    );
+    no_console_errors(&log_text);
+    assert!(dom.contains("id=\"diff-bars\"") && dom.contains("convolution"));
+    screenshot_is_not_blank(&b, &page, &dir.join("diff.png"));
+}

@@ -1,0 +1,110 @@
+//! Self-contained HTML pages (no CDN, no server): data as embedded JSON, drawn by a small
+//! vanilla-JS renderer into SVG and tables. Opens from a laptop's disk.
+
+use profilednn_advice::Advice;
+use profilednn_analysis::diff::Diff;
+use profilednn_analysis::timeline::TimeBins;
+use profilednn_analysis::{Efficiency, EventKind, Profile, Summary};
+use serde_json::{json, Value};
+
+const CSS: &str = include_str!("report.css");
+const JS: &str = include_str!("report.js");
+
+/// What the report page shows besides the summary.
+pub struct ReportPage<'a> {
+    pub summary: &'a Summary,
+    /// The merged profile: every unique primitive goes into the table and the sunburst.
+    pub profile: &'a Profile,
+    pub advice: Option<&'a Advice>,
+    /// Efficiency over *all* primitives (for the roofline scatter).
+    pub efficiency: Option<&'a Efficiency>,
+    pub timeline: Option<&'a TimeBins>,
+}
+
+fn primitives(p: &Profile) -> Vec<Value> {
+    let mut v: Vec<Value> = p
+        .entries
+        .iter()
+        .filter(|e| e.event == EventKind::Exec)
+        .map(|e| {
+            let pr = &e.primitive;
+            let (flops, bytes) = match &e.cost {
+                Ok(c) => (json!(c.flops), json!(c.bytes)),
+                Err(_) => (Value::Null, Value::Null),
+            };
+            json!({
+                "kind": pr.kind.to_string(),
+                "prop": pr.prop_kind.to_string(),
+                "impl": pr.implementation,
+                "dtype": pr.dtype_summary(),
+                "shapes": pr.problem,
+                "mds": pr.mds_string(),
+                "exts": pr.exts_string(),
+                "aux": pr.aux_string(),
+                "calls": e.calls,
+                "time_ms": e.time_ms(),
+                "flops": flops,
+                "bytes": bytes,
+                "ref": pr.is_reference_impl(),
+            })
+        })
+        .collect();
+    v.sort_by(|a, b| {
+        b["time_ms"]
+            .as_f64()
+            .unwrap_or(0.0)
+            .total_cmp(&a["time_ms"].as_f64().unwrap_or(0.0))
+    });
+    v
+}
+
+fn page(title: &str, data: &Value) -> String {
+    // `</` inside a script element would end it early.
+    let data = serde_json::to_string(data)
+        .expect("JSON")
+        .replace("</", "<\\/");
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style></head>\n<body data-status=\"loading\"><main id=\"app\"><noscript>This report needs JavaScript.</noscript></main>\n<script id=\"data\" type=\"application/json\">{data}</script>\n<script>{JS}</script>\n</body></html>\n",
+        html_escape(title)
+    )
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+pub fn report_page(r: &ReportPage) -> String {
+    let s = r.summary;
+    let data = json!({
+        "page": "report",
+        "sources": s.sources,
+        "metadata": s.metadata,
+        "lines": s.lines,
+        "total_time_ms": s.total_time_ms,
+        "calls": s.calls,
+        "create_time_ms": s.create_time_ms,
+        "create_calls": s.create_calls,
+        "iterations": s.iterations,
+        "per_iteration_time_ms": s.per_iteration_time_ms,
+        "wall_span_ms": s.wall_span_ms,
+        "primitives": primitives(r.profile),
+        "efficiency": r.efficiency,
+        "timeline": r.timeline,
+        "advice": r.advice,
+        "malformed": s.malformed,
+        "diagnostics": s.diagnostics.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
+        "read_errors": s.read_errors,
+    });
+    page(&format!("ProfileDNN: {}", s.sources.join(", ")), &data)
+}
+
+pub fn diff_page(d: &Diff) -> String {
+    let data = json!({ "page": "diff", "diff": d });
+    page(
+        &format!("ProfileDNN diff: {} vs {}", d.before, d.after),
+        &data,
+    )
+}

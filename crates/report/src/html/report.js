@@ -1,0 +1,298 @@
+"use strict";
+// ProfileDNN's self-contained report renderer: reads the embedded JSON, draws SVG and tables.
+(function () {
+  const status = (s) => { document.body.dataset.status = s; };
+  window.addEventListener("error", (e) => status("error: " + e.message));
+  const D = JSON.parse(document.getElementById("data").textContent);
+  const app = document.getElementById("app");
+  const SVG = "http://www.w3.org/2000/svg";
+
+  function el(tag, attrs, ...kids) {
+    const n = tag.startsWith("svg:") ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined) continue;
+      if (k === "text") n.textContent = v;
+      else if (k.startsWith("on")) n.addEventListener(k.slice(2), v);
+      else n.setAttribute(k, v);
+    }
+    for (const k of kids.flat()) if (k !== null && k !== undefined) n.append(k.nodeType ? k : document.createTextNode(String(k)));
+    return n;
+  }
+  const ms = (v) => v >= 100 ? v.toFixed(1) : v >= 0.01 || v === 0 ? v.toFixed(3) : v.toExponential(2);
+  const pct = (v) => (100 * v).toFixed(1) + "%";
+  const num = (v) => v === null || v === undefined ? "" : v >= 1e4 ? v.toExponential(3) : (+v).toFixed(v % 1 ? 2 : 0);
+  const PALETTE = ["#2b6cb0", "#dd6b20", "#38a169", "#d53f8c", "#805ad5", "#d69e2e", "#319795", "#e53e3e", "#718096", "#3182ce", "#b7791f", "#2c7a7b"];
+  const kindColor = {};
+  const color = (k) => kindColor[k] || (kindColor[k] = PALETTE[Object.keys(kindColor).length % PALETTE.length]);
+  const tip = el("div", { id: "tooltip" });
+  document.body.append(tip);
+  function tooltip(node, text) {
+    node.addEventListener("mousemove", (e) => { tip.style.display = "block"; tip.textContent = text; tip.style.left = (e.clientX + 14) + "px"; tip.style.top = (e.clientY + 10) + "px"; });
+    node.addEventListener("mouseleave", () => { tip.style.display = "none"; });
+    return node;
+  }
+  const card = (title, ...kids) => el("section", { class: "card" }, title ? el("h2", { text: title }) : null, ...kids);
+
+  function header() {
+    const md = D.metadata || {};
+    const facts = [
+      ["oneDNN time", ms(D.total_time_ms) + " ms"],
+      ["executions", D.calls],
+      ["unique primitives", D.primitives.length],
+    ];
+    if (D.iterations) facts.push(["per iteration (" + D.iterations.count + " iterations)", ms(D.per_iteration_time_ms) + " ms"]);
+    if (D.wall_span_ms) facts.push(["wall-clock span", ms(D.wall_span_ms) + " ms"]);
+    if (D.create_calls) facts.push(["creations", D.create_calls + " (" + ms(D.create_time_ms) + " ms)"]);
+    const meta = [].concat(md.versions || [], md.formats || [], md.runtimes || [], md.isa || []).join(" · ");
+    return card(null,
+      el("h1", { text: "ProfileDNN report" }),
+      el("div", { class: "muted", text: D.sources.join(", ") }),
+      meta ? el("div", { class: "muted", text: meta }) : null,
+      el("div", { class: "facts" }, facts.map(([k, v]) => el("div", { class: "fact" }, el("b", { text: v }), el("span", { text: k })))));
+  }
+
+  // Forward / backward-data / backward-weights split, as one stacked bar.
+  function split() {
+    const groups = { "forward": 0, "backward data": 0, "backward weights": 0, "no direction": 0 };
+    for (const p of D.primitives) {
+      const g = p.prop.startsWith("forward") ? "forward" : p.prop === "backward_weights" || p.prop === "backward_bias" ? "backward weights"
+        : p.prop.startsWith("backward") ? "backward data" : "no direction";
+      groups[g] += p.time_ms;
+    }
+    const total = Object.values(groups).reduce((a, b) => a + b, 0) || 1;
+    const W = 600, svg = el("svg:svg", { viewBox: `0 0 ${W} 44`, width: "100%", id: "split" });
+    let x = 0;
+    const cols = ["#2b6cb0", "#dd6b20", "#c53030", "#a0aec0"];
+    Object.entries(groups).forEach(([k, v], i) => {
+      const w = v / total * W;
+      if (w <= 0) return;
+      svg.append(tooltip(el("svg:rect", { x, y: 4, width: w, height: 24, fill: cols[i], "data-group": k }), `${k}: ${ms(v)} ms (${pct(v / total)})`));
+      if (w > 60) svg.append(el("svg:text", { x: x + 4, y: 20, fill: "#fff", style: "fill:#fff", text: `${k} ${pct(v / total)}` }));
+      x += w;
+    });
+    return card("Forward / backward-data / backward-weights", svg,
+      el("div", { class: "legend" }, Object.entries(groups).map(([k, v], i) => el("span", {}, el("i", { style: `background:${cols[i]}` }), `${k} ${ms(v)} ms`))));
+  }
+
+  // Sunburst: kind -> propagation -> implementation -> shape; click to zoom, centre to go up.
+  function hierarchy() {
+    const root = { name: "all", value: 0, children: new Map() };
+    for (const p of D.primitives) {
+      let n = root;
+      root.value += p.time_ms;
+      for (const level of [p.kind, p.prop, p.impl, p.shapes]) {
+        if (!n.children.has(level)) n.children.set(level, { name: level, value: 0, children: new Map(), parent: n, kind: p.kind });
+        n = n.children.get(level);
+        n.value += p.time_ms;
+      }
+    }
+    return root;
+  }
+  function sunburst() {
+    const root = hierarchy();
+    const S = 460, R = S / 2 - 4, ring = R / 5;
+    const svg = el("svg:svg", { viewBox: `0 0 ${S} ${S}`, width: S, height: S, id: "sunburst" });
+    const label = el("div", { class: "muted", id: "sunburst-path" });
+    function arc(a0, a1, r0, r1) {
+      a1 = Math.min(a1, a0 + 2 * Math.PI - 1e-6);
+      const p = (a, r) => [S / 2 + r * Math.sin(a), S / 2 - r * Math.cos(a)];
+      const big = a1 - a0 > Math.PI ? 1 : 0;
+      const [x0, y0] = p(a0, r1), [x1, y1] = p(a1, r1), [x2, y2] = p(a1, r0), [x3, y3] = p(a0, r0);
+      return `M${x0},${y0}A${r1},${r1} 0 ${big} 1 ${x1},${y1}L${x2},${y2}A${r0},${r0} 0 ${big} 0 ${x3},${y3}Z`;
+    }
+    function draw(focus) {
+      svg.replaceChildren();
+      const path = [];
+      for (let n = focus; n && n.parent; n = n.parent) path.unshift(n.name);
+      label.textContent = path.length ? "Zoomed: " + path.join(" › ") + " (click the centre to go up)" : "Click a segment to zoom in.";
+      let count = 0;
+      function walk(n, a0, a1, depth) {
+        if (depth > 4) return;
+        let a = a0;
+        const kids = [...n.children.values()].sort((x, y) => y.value - x.value);
+        for (const c of kids) {
+          const span = n.value > 0 ? (a1 - a) * c.value / kids.reduce((s, k) => s + k.value, 0) : 0;
+          const b = a + span;
+          if (b - a > 0.002) {
+            const seg = el("svg:path", { d: arc(a, b, ring * depth, ring * (depth + 1) - 1), fill: color(c.kind), "fill-opacity": 1 - 0.17 * (depth - 1), stroke: "#fff", "stroke-width": 0.7, class: "segment", "data-depth": depth, onclick: () => draw(c) });
+            tooltip(seg, `${[...path, c.name].join(" › ")}\n${ms(c.value)} ms (${pct(c.value / root.value)} of all)`);
+            svg.append(seg);
+            count++;
+            if (b - a > 0.25 && depth === 1) {
+              const m = (a + b) / 2, r = ring * 1.5;
+              svg.append(el("svg:text", { x: S / 2 + r * Math.sin(m), y: S / 2 - r * Math.cos(m), "text-anchor": "middle", style: "fill:#fff;font-weight:600", text: c.name.slice(0, 14) }));
+            }
+            walk(c, a, b, depth + 1);
+          }
+          a = b;
+        }
+      }
+      walk(focus, 0, 2 * Math.PI, 1);
+      const centre = el("svg:circle", { cx: S / 2, cy: S / 2, r: ring - 2, fill: "#f0f3f7", onclick: () => draw(focus.parent || root), style: "cursor:pointer" });
+      svg.append(centre, el("svg:text", { x: S / 2, y: S / 2 + 4, "text-anchor": "middle", text: ms(focus.value) + " ms" }));
+      svg.dataset.segments = count;
+    }
+    draw(root);
+    const kinds = [...root.children.values()].sort((a, b) => b.value - a.value);
+    return card("Where the time goes: kind › propagation › implementation › shape", label, svg,
+      el("div", { class: "legend" }, kinds.map((k) => el("span", {}, el("i", { style: `background:${color(k.name)}` }), `${k.name} ${pct(k.value / (root.value || 1))}`))));
+  }
+
+  // Sortable, filterable table of unique primitives.
+  function table() {
+    const cols = [
+      ["kind", "kind"], ["prop", "propagation"], ["impl", "implementation"], ["dtype", "dtype"], ["shapes", "shapes"],
+      ["calls", "calls", "n"], ["time_ms", "time ms", "n"], ["share", "share", "n"], ["mean_ms", "mean ms", "n"], ["gflops", "GFLOP/s", "n"],
+    ];
+    const total = D.total_time_ms || 1;
+    const rows = D.primitives.map((p) => Object.assign({}, p, {
+      share: p.time_ms / total, mean_ms: p.calls ? p.time_ms / p.calls : 0,
+      gflops: p.flops !== null && p.time_ms > 0 ? p.flops * p.calls / (p.time_ms * 1e6) : null,
+    }));
+    let sortKey = "time_ms", desc = true, filter = "";
+    const tbody = el("tbody");
+    const ths = cols.map(([k, label]) => el("th", { text: label, "data-key": k, onclick: () => { if (sortKey === k) desc = !desc; else { sortKey = k; desc = true; } render(); } }));
+    function render() {
+      const f = filter.toLowerCase();
+      const shown = rows.filter((r) => !f || [r.kind, r.prop, r.impl, r.dtype, r.shapes, r.mds, r.exts, r.aux].join(" ").toLowerCase().includes(f));
+      shown.sort((a, b) => { const x = a[sortKey], y = b[sortKey]; const c = typeof x === "number" || x === null ? (x ?? -1) - (y ?? -1) : String(x).localeCompare(String(y)); return desc ? -c : c; });
+      tbody.replaceChildren(...shown.map((r) => el("tr", {},
+        cols.map(([k, , cls]) => {
+          const v = r[k];
+          const text = k === "share" ? pct(v) : k.endsWith("ms") ? ms(v) : k === "gflops" ? (v === null ? "" : v.toFixed(1)) : String(v);
+          const td = el("td", { class: cls || (k === "shapes" ? "shape" : null), text });
+          if (k === "impl" && r.ref) td.append(" ", el("span", { class: "tag ref", text: "ref" }));
+          if (k === "shapes") tooltip(td, `${r.mds}\n${r.exts} ${r.aux}`.trim());
+          return td;
+        }))));
+      ths.forEach((th) => { th.className = th.dataset.key === sortKey ? (desc ? "sorted-desc" : "sorted-asc") : ""; });
+      count.textContent = `${shown.length} of ${rows.length} unique primitives`;
+    }
+    const count = el("div", { class: "muted", id: "table-count" });
+    const search = el("input", { type: "search", placeholder: "Filter: kind, implementation, shape, layout, attribute…", oninput: (e) => { filter = e.target.value; render(); } });
+    const t = el("table", { id: "primitives" }, el("thead", {}, el("tr", {}, ths)), tbody);
+    render();
+    return card("Unique primitives", search, count, el("div", { class: "tablewrap" }, t));
+  }
+
+  // Roofline: achieved GFLOP/s against arithmetic intensity, log-log, with each precision's roof.
+  function roofline() {
+    const E = D.efficiency;
+    if (!E) return card("Roofline", el("p", { class: "muted", text: "No machine profile: run `profilednn peak` (or pass --machine FILE) to see how far each primitive is from the hardware." }));
+    const pts = E.primitives.filter((r) => r.intensity > 0 && r.gflops > 0);
+    const W = 620, H = 380, L = 56, B = 40;
+    const xs = pts.map((r) => r.intensity), ys = pts.map((r) => r.gflops);
+    const peaks = Object.values(E.peak_gflops);
+    const x0 = Math.log10(Math.min(0.01, ...xs)), x1 = Math.log10(Math.max(1000, ...xs) * 2);
+    const y0 = Math.log10(Math.min(0.1, ...ys)), y1 = Math.log10(Math.max(...peaks, ...ys) * 2);
+    const X = (v) => L + (Math.log10(v) - x0) / (x1 - x0) * (W - L - 10), Y = (v) => H - B - (Math.log10(v) - y0) / (y1 - y0) * (H - B - 10);
+    const svg = el("svg:svg", { viewBox: `0 0 ${W} ${H}`, width: "100%", id: "roofline" });
+    for (let e = Math.ceil(x0); e <= x1; e++) svg.append(el("svg:line", { x1: X(10 ** e), x2: X(10 ** e), y1: 10, y2: H - B, stroke: "#eef1f4" }), el("svg:text", { x: X(10 ** e), y: H - B + 14, "text-anchor": "middle", text: "1e" + e }));
+    for (let e = Math.ceil(y0); e <= y1; e++) svg.append(el("svg:line", { x1: L, x2: W - 10, y1: Y(10 ** e), y2: Y(10 ** e), stroke: "#eef1f4" }), el("svg:text", { x: L - 4, y: Y(10 ** e) + 4, "text-anchor": "end", text: "1e" + e }));
+    svg.append(el("svg:text", { x: W / 2, y: H - 6, "text-anchor": "middle", text: "arithmetic intensity (flop/byte)" }), el("svg:text", { x: 12, y: H / 2, transform: `rotate(-90 12 ${H / 2})`, "text-anchor": "middle", text: "achieved GFLOP/s" }));
+    Object.entries(E.peak_gflops).forEach(([prec, peak], i) => {
+      const ridge = peak / E.memory_gbps;
+      const a = 10 ** x0, b = 10 ** x1;
+      const d = `M${X(a)},${Y(Math.max(a * E.memory_gbps, 10 ** y0))}L${X(Math.min(ridge, b))},${Y(Math.min(peak, b * E.memory_gbps))}L${X(b)},${Y(peak)}`;
+      svg.append(el("svg:path", { d, fill: "none", stroke: PALETTE[(i + 4) % PALETTE.length], "stroke-width": 2, class: "roof" }), el("svg:text", { x: W - 14, y: Y(peak) - 4, "text-anchor": "end", text: `${prec} ${num(peak)} GFLOP/s` }));
+    });
+    const tmax = Math.max(...pts.map((r) => r.time_ms), 1e-9);
+    for (const r of pts) {
+      const c = el("svg:circle", { cx: X(r.intensity), cy: Y(r.gflops), r: 3 + 9 * Math.sqrt(r.time_ms / tmax), fill: color(r.prim_kind), "fill-opacity": 0.65, stroke: "#fff", class: "point" });
+      svg.append(tooltip(c, `${r.prim_kind} ${r.prop_kind} ${r.precision} ${r.impl}\n${r.shapes}\n${num(r.gflops)} GFLOP/s, ${num(r.gbps)} GB/s, ${pct(r.efficiency)} of the roofline, ${ms(r.lost_ms)} ms lost`));
+    }
+    svg.dataset.points = pts.length;
+    return card(`Roofline on ${E.machine}`,
+      el("div", { class: "muted", text: `run level: ${pct(E.ratio)} of the bound reached (${ms(E.roofline_ms)} ms roofline / ${ms(E.measured_ms)} ms measured; ${pct(E.coverage)} of oneDNN time has a cost). Memory roof ${num(E.memory_gbps)} GB/s.` }),
+      svg, el("div", { class: "muted", text: E.caveat }));
+  }
+
+  // Busy time per bin and kind, from the log's timestamps.
+  function timeline() {
+    const T = D.timeline;
+    if (!T) return null;
+    const W = 1200, H = 220, B = 26;
+    const totals = T.bins.map((b) => b.reduce((x, y) => x + y, 0));
+    const ymax = Math.max(T.bin_ms, ...totals) || 1;
+    const bw = (W - 40) / T.bins.length;
+    const svg = el("svg:svg", { viewBox: `0 0 ${W} ${H}`, width: "100%", id: "timeline" });
+    T.bins.forEach((b, i) => {
+      let y = H - B;
+      b.forEach((v, k) => {
+        if (v <= 0) return;
+        const h = v / ymax * (H - B - 10);
+        y -= h;
+        svg.append(tooltip(el("svg:rect", { x: 40 + i * bw, y, width: Math.max(bw - 0.5, 0.5), height: h, fill: color(T.kinds[k]) }), `${ms(i * T.bin_ms)}–${ms((i + 1) * T.bin_ms)} ms: ${T.kinds[k]} ${ms(v)} ms`));
+      });
+    });
+    svg.append(el("svg:line", { x1: 40, x2: W, y1: H - B - (T.bin_ms / ymax) * (H - B - 10), y2: H - B - (T.bin_ms / ymax) * (H - B - 10), stroke: "#c53030", "stroke-dasharray": "4 3" }));
+    for (const m of T.markers_ms) svg.append(el("svg:line", { x1: 40 + m / T.bin_ms * bw, x2: 40 + m / T.bin_ms * bw, y1: 0, y2: H - B, stroke: "#718096", "stroke-dasharray": "2 2" }));
+    svg.append(el("svg:text", { x: 40, y: H - 6, text: "0 ms" }), el("svg:text", { x: W - 4, y: H - 6, "text-anchor": "end", text: ms(T.bin_ms * T.bins.length) + " ms" }));
+    return card("Timeline (oneDNN busy time per bin; dashed red: 100% busy; grey: iteration markers)", svg,
+      el("div", { class: "legend" }, T.kinds.map((k) => el("span", {}, el("i", { style: `background:${color(k)}` }), k))));
+  }
+
+  function advice() {
+    const A = D.advice;
+    if (!A) return null;
+    if (!A.findings.length) return card("Advice", el("p", { class: "muted", text: `No rule fired (${A.rules.length} checked).` }));
+    return card("Advice (largest estimated gain first)", A.findings.map((f) => el("div", { class: "finding" },
+      el("div", { class: "id", text: f.id }), el("b", { text: f.title }),
+      el("div", { text: f.gain_ms === null ? "gain: not estimable from the log" : `gain: up to ${ms(f.gain_ms)} ms` + (f.gain_ms_per_iteration !== null ? ` (${ms(f.gain_ms_per_iteration)} ms per iteration)` : "") + ` — ${f.gain_basis}` }),
+      el("div", { text: "try: " + f.action }))));
+  }
+
+  function lines() {
+    const l = D.lines;
+    const skipped = Object.entries(l.skipped || {}).map(([k, v]) => `${v} ${k}`).join(", ") || "none";
+    const diag = Object.entries(D.diagnostics || {}).map(([k, v]) => `${v} ${k}`).join(", ");
+    return card("Lines read",
+      el("p", { text: `${l.total} lines: ${l.exec} executions, ${l.create} creations, ${l.info} info, ${l.diagnostics} diagnostics, ${l.malformed} malformed. Skipped: ${skipped}.` }),
+      diag ? el("p", { text: "oneDNN diagnostics: " + diag }) : null,
+      D.malformed.length ? el("ul", {}, D.malformed.slice(0, 20).map((m) => el("li", { text: `line ${m.line}${m.count > 1 ? ` (and ${m.count - 1} more)` : ""}: ${m.expected} — ${m.text.slice(0, 160)}` }))) : null,
+      D.read_errors.map((e) => el("p", { class: "bad", text: e })));
+  }
+
+  function diffPage() {
+    const d = D.diff;
+    const speed = (s) => s === null ? "" : s >= 1 ? `${s.toFixed(2)}× faster` : `${(1 / s).toFixed(2)}× slower`;
+    const head = card(null, el("h1", { text: "ProfileDNN diff" }),
+      el("div", { class: "muted", text: `before: ${d.before}` }), el("div", { class: "muted", text: `after: ${d.after}` }),
+      el("div", { class: "facts" },
+        [["before", ms(d.before_time_ms) + " ms"], ["after", ms(d.after_time_ms) + " ms"], ["speed-up", speed(d.speedup)],
+          ["matched / appeared / disappeared", `${d.matched} / ${d.appeared_total} / ${d.disappeared_total}`]]
+          .map(([k, v]) => el("div", { class: "fact" }, el("b", { text: v }), el("span", { text: k })))),
+      el("div", { class: "muted", text: d.scale === "per_iteration" ? `per iteration (${d.before_iterations} vs ${d.after_iterations})` : "whole logs" }));
+    const max = Math.max(...d.groups.map((g) => Math.max(g.before.time_ms, g.after.time_ms)), 1e-9);
+    const W = 1100, rowH = 34;
+    const svg = el("svg:svg", { viewBox: `0 0 ${W} ${rowH * d.groups.length + 10}`, width: "100%", id: "diff-bars" });
+    d.groups.forEach((g, i) => {
+      const y = 5 + i * rowH, w = (v) => v / max * (W - 420);
+      svg.append(el("svg:text", { x: 0, y: y + 17, text: `${g.prim_kind} ${g.prop_kind}` }),
+        tooltip(el("svg:rect", { x: 240, y, width: w(g.before.time_ms), height: 13, fill: "#a0aec0" }), `before ${ms(g.before.time_ms)} ms`),
+        tooltip(el("svg:rect", { x: 240, y: y + 15, width: w(g.after.time_ms), height: 13, fill: "#2b6cb0" }), `after ${ms(g.after.time_ms)} ms`),
+        el("svg:text", { x: W - 170, y: y + 17, text: speed(g.speedup) }));
+    });
+    const list = (title, rows) => rows.length ? card(title, el("div", { class: "tablewrap" }, el("table", {},
+      el("thead", {}, el("tr", {}, ["primitive", "before ms", "after ms", "Δ ms", "calls", "implementation"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, rows.map((r) => el("tr", {},
+        el("td", { class: "shape", text: `${r.prim_kind} ${r.prop_kind} ${r.dtype} ${r.shapes}` }),
+        el("td", { class: "n", text: ms(r.before.time_ms) }), el("td", { class: "n", text: ms(r.after.time_ms) }),
+        el("td", { class: "n " + (r.delta_ms > 0 ? "bad" : "good"), text: r.delta_ms.toFixed(3) }),
+        el("td", { class: "n", text: `${num(r.before.calls)} → ${num(r.after.calls)}` }),
+        el("td", { text: r.implementation_changed ? `${r.before.implementations.join(" ")} → ${r.after.implementations.join(" ")}` : (r.before.implementations[0] || r.after.implementations[0] || "") }))))))) : null;
+    app.append(...[head, card("By kind and propagation (grey: before, blue: after)", svg),
+      list("Largest changes", d.changes), list("Appeared (only after)", d.appeared), list("Disappeared (only before)", d.disappeared),
+      list("Implementation changed", d.implementation_changes), list("Call count changed", d.call_changes)].filter(Boolean));
+  }
+
+  try {
+    app.replaceChildren();
+    if (D.page === "diff") diffPage();
+    else app.append(...[header(), advice(), el("div", { class: "row" }, sunburst(), el("div", { style: "flex:1 1 420px;display:flex;flex-direction:column;gap:14px" }, split(), roofline())), timeline(), table(), lines()].filter(Boolean));
+    if (!document.body.dataset.status.startsWith("error")) status("ok");
+  } catch (e) {
+    status("error: " + e.message);
+    app.append(el("pre", { class: "bad", text: "Report rendering failed: " + e.stack }));
+  }
+})();
