@@ -1,6 +1,7 @@
 //! `profilednn`: the command-line shell over the ProfileDNN libraries.
 
 mod advise_cmd;
+mod benchdnn_cmd;
 mod diff_cmd;
 mod load;
 mod machine_file;
@@ -44,6 +45,8 @@ struct Cli {
 enum Command {
     /// Break oneDNN time down by kind, direction, implementation, data type and primitive.
     Report(report_cmd::ReportArgs),
+    /// Export the log's primitives as benchdnn batch files (or read benchdnn's results back).
+    Benchdnn(benchdnn_cmd::BenchdnnArgs),
     /// Compare two runs: per group and per primitive, appeared/disappeared, implementation changes.
     Diff(diff_cmd::DiffArgs),
     /// Write the log as a Chrome trace-event timeline (Perfetto, chrome://tracing).
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         Command::Record(args) => record_cmd::run(args),
         Command::Trace(args) => trace_cmd::run(args),
         Command::Diff(args) => diff_cmd::run(args),
+        Command::Benchdnn(args) => benchdnn_cmd::run(args),
     };
     match result {
         Ok(code) => code,
