@@ -7,6 +7,7 @@ mod load;
 mod machine_file;
 mod peak_cmd;
 mod record_cmd;
+mod replay_cmd;
 mod report_cmd;
 mod trace_cmd;
 
@@ -47,6 +48,8 @@ enum Command {
     Report(report_cmd::ReportArgs),
     /// Export the log's primitives as benchdnn batch files (or read benchdnn's results back).
     Benchdnn(benchdnn_cmd::BenchdnnArgs),
+    /// Re-create and time every unique primitive of a log through oneDNN on this machine.
+    Replay(replay_cmd::ReplayArgs),
     /// Compare two runs: per group and per primitive, appeared/disappeared, implementation changes.
     Diff(diff_cmd::DiffArgs),
     /// Write the log as a Chrome trace-event timeline (Perfetto, chrome://tracing).
@@ -69,6 +72,7 @@ fn main() -> ExitCode {
         Command::Trace(args) => trace_cmd::run(args),
         Command::Diff(args) => diff_cmd::run(args),
         Command::Benchdnn(args) => benchdnn_cmd::run(args),
+        Command::Replay(args) => replay_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -5,3 +5,4 @@
 pub mod batch;
 pub mod benchdnn;
 pub mod ingest;
+pub mod native;

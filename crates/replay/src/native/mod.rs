@@ -1,0 +1,150 @@
+//! Native replay: each unique primitive of a log re-created and timed through oneDNN's C API.
+
+pub mod api;
+pub mod build;
+pub mod run;
+
+use api::{Dnnl, Handle};
+use profilednn_analysis::{EventKind, Profile};
+use profilednn_model::Primitive;
+use run::{Measurement, Timing};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub const SCHEMA: &str = "profilednn.replay.v1";
+
+/// One unique problem of the log (implementations merged) and its replay.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReplayResult {
+    /// The identity used to match logs and results: the benchdnn line of the problem.
+    pub key: String,
+    pub prim_kind: String,
+    pub prop_kind: String,
+    pub shapes: String,
+    pub calls: u64,
+    pub log_time_ms: f64,
+    pub log_implementations: Vec<String>,
+    pub measurement: Option<Measurement>,
+    /// The implementation picked here is one the log used.
+    pub implementation_matches: Option<bool>,
+    /// Why the primitive was not replayed.
+    pub skipped: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Replay {
+    pub schema: String,
+    pub source: String,
+    pub onednn: String,
+    pub library: String,
+    pub cpu: Option<String>,
+    pub threads: Option<String>,
+    pub binding: Option<String>,
+    pub results: Vec<ReplayResult>,
+}
+
+/// The problems of a profile, each once (entries differing only in implementation merged).
+pub fn problems(p: &Profile) -> Vec<(String, Arc<Primitive>, u64, f64, Vec<String>)> {
+    let mut m: BTreeMap<String, (Arc<Primitive>, u64, f64, Vec<String>)> = BTreeMap::new();
+    for e in p.entries.iter().filter(|e| e.event == EventKind::Exec) {
+        let key = crate::benchdnn::line(&e.primitive)
+            .map(|(d, l)| format!("--{d} {l}"))
+            .unwrap_or_else(|| {
+                let q = &e.primitive;
+                format!(
+                    "{} {} {} {} {}",
+                    q.kind,
+                    q.prop_kind,
+                    q.mds_string(),
+                    q.exts_string(),
+                    q.problem
+                )
+            });
+        let x = m
+            .entry(key)
+            .or_insert_with(|| (e.primitive.clone(), 0, 0.0, Vec::new()));
+        x.1 += e.calls;
+        x.2 += e.time_ms();
+        if !x.3.contains(&e.primitive.implementation) {
+            x.3.push(e.primitive.implementation.clone());
+        }
+    }
+    let mut v: Vec<_> = m
+        .into_iter()
+        .map(|(k, (p, c, t, i))| (k, p, c, t, i))
+        .collect();
+    v.sort_by(|a, b| b.3.total_cmp(&a.3));
+    v
+}
+
+pub struct Session {
+    pub dnnl: Dnnl,
+    engine: Handle,
+    stream: Handle,
+}
+
+impl Session {
+    pub fn open(lib: Option<&std::path::Path>) -> Result<Session, String> {
+        let dnnl = Dnnl::load(lib)?;
+        let mut engine: Handle = std::ptr::null_mut();
+        let mut stream: Handle = std::ptr::null_mut();
+        // SAFETY: plain constructor calls; cpu engine kind is 1, in-order stream flag 1.
+        unsafe {
+            if (dnnl.api.dnnl_engine_create)(&mut engine, 1, 0) != 0 {
+                return Err("cannot create a CPU engine".into());
+            }
+            if (dnnl.api.dnnl_stream_create)(&mut stream, engine, 1) != 0 {
+                return Err("cannot create a stream".into());
+            }
+        }
+        Ok(Session {
+            dnnl,
+            engine,
+            stream,
+        })
+    }
+
+    /// Rebuilds and times one primitive.
+    pub fn replay(&self, p: &Primitive, t: &Timing) -> Result<Measurement, String> {
+        let b = build::build(&self.dnnl, self.engine, p)?;
+        run::measure(&self.dnnl, self.engine, self.stream, &b, t)
+    }
+}
+
+/// Replays every problem of `profile`; `progress(i, n)` is called before each.
+pub fn replay_profile(
+    s: &Session,
+    profile: &Profile,
+    t: &Timing,
+    mut progress: impl FnMut(usize, usize, &str),
+) -> Vec<ReplayResult> {
+    let probs = problems(profile);
+    let n = probs.len();
+    probs
+        .into_iter()
+        .enumerate()
+        .map(|(i, (key, p, calls, time, impls))| {
+            progress(i, n, &format!("{} {}", p.kind, p.problem));
+            let r = s.replay(&p, t);
+            let (measurement, skipped) = match r {
+                Ok(m) => (Some(m), None),
+                Err(e) => (None, Some(e)),
+            };
+            ReplayResult {
+                implementation_matches: measurement
+                    .as_ref()
+                    .map(|m| impls.iter().any(|i| *i == m.implementation)),
+                key,
+                prim_kind: p.kind.to_string(),
+                prop_kind: p.prop_kind.to_string(),
+                shapes: p.problem.clone(),
+                calls,
+                log_time_ms: time,
+                log_implementations: impls,
+                measurement,
+                skipped,
+            }
+        })
+        .collect()
+}

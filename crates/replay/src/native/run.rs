@@ -1,0 +1,176 @@
+//! Executing a rebuilt primitive: every argument it asks for allocated and filled with valid
+//! data, warm-up runs, then timed runs until enough time and runs are collected.
+
+use super::api::{Dnnl, ExecArg, Handle};
+use super::build::Built;
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ptr::null_mut;
+use std::time::Instant;
+
+/// How long to measure each primitive.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    pub warmup: u32,
+    pub min_runs: u32,
+    pub max_runs: u32,
+    /// Keep running until this much time was measured (ms).
+    pub min_time_ms: f64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            warmup: 2,
+            min_runs: 5,
+            max_runs: 200,
+            min_time_ms: 50.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Measurement {
+    /// The implementation oneDNN picked here.
+    pub implementation: String,
+    pub runs: u32,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub p10_ms: f64,
+    pub p90_ms: f64,
+}
+
+/// Every argument a primitive may take (DNNL_ARG_* values of the v3 API).
+const ARGS: &[c_int] = &[
+    1, 2, 3, 17, 18, 19, 33, 34, 41, 49, 50, 51, 52, 64, 80, 129, 130, 145, 146, 161, 169, 255, 256,
+];
+const ARG_WORKSPACE: c_int = 64;
+const ARG_MULTIPLE_SRC: c_int = 1024;
+const ARG_POST_OP_BASE: c_int = 32768;
+const QUERY_IMPL_INFO_STR: c_int = 8;
+const QUERY_EXEC_ARG_MD: c_int = 255;
+
+struct Memories<'a> {
+    d: &'a Dnnl,
+    mems: Vec<Handle>,
+}
+
+impl Drop for Memories<'_> {
+    fn drop(&mut self) {
+        for m in &self.mems {
+            // SAFETY: created by dnnl_memory_create, destroyed once.
+            unsafe { (self.d.api.dnnl_memory_destroy)(*m) };
+        }
+    }
+}
+
+pub fn implementation(d: &Dnnl, pd: Handle) -> String {
+    let mut s: *const c_char = std::ptr::null();
+    // SAFETY: the query writes a pointer to a string owned by the descriptor.
+    let st = unsafe {
+        (d.api.dnnl_primitive_desc_query)(
+            pd,
+            QUERY_IMPL_INFO_STR,
+            0,
+            &mut s as *mut _ as *mut c_void,
+        )
+    };
+    if st != 0 || s.is_null() {
+        return String::new();
+    }
+    unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+}
+
+pub fn measure(
+    d: &Dnnl,
+    engine: Handle,
+    stream: Handle,
+    b: &Built,
+    t: &Timing,
+) -> Result<Measurement, String> {
+    let api = &d.api;
+    let implementation = implementation(d, b.pd);
+    let mut mems = Memories {
+        d,
+        mems: Vec::new(),
+    };
+    let mut args: Vec<ExecArg> = Vec::new();
+    let candidates = ARGS
+        .iter()
+        .copied()
+        .chain((0..64).map(|i| ARG_MULTIPLE_SRC + i))
+        .chain((0..8).map(|i| ARG_POST_OP_BASE * (i + 1) | 2));
+    for arg in candidates {
+        // SAFETY: querying a descriptor we own; a null or zero-size md means "not used".
+        let md = unsafe { (api.dnnl_primitive_desc_query_md)(b.pd, QUERY_EXEC_ARG_MD, arg) };
+        if md.is_null() || b.skip_args.contains(&arg) {
+            continue;
+        }
+        let size = unsafe { (api.dnnl_memory_desc_get_size)(md) };
+        if size == 0 {
+            continue;
+        }
+        let mut mem: Handle = null_mut();
+        let st =
+            unsafe { (api.dnnl_memory_create)(&mut mem, md, engine, usize::MAX as *mut c_void) };
+        if st != 0 {
+            return Err(format!("cannot allocate argument {arg} ({size} bytes)"));
+        }
+        mems.mems.push(mem);
+        let mut ptr: *mut c_void = null_mut();
+        unsafe { (api.dnnl_memory_get_data_handle)(mem, &mut ptr) };
+        if !ptr.is_null() {
+            // Valid data for every type: 0x3e bytes are small positive floats and ints
+            // (0.19 in f32 and bf16); a workspace holds indices, zero is the safe one.
+            let fill = if arg == ARG_WORKSPACE { 0 } else { 0x3e };
+            unsafe { std::ptr::write_bytes(ptr as *mut u8, fill, size) };
+        }
+        if std::env::var_os("PROFILEDNN_DEBUG_REPLAY").is_some() {
+            eprintln!("replay: {implementation}: argument {arg}: {size} bytes");
+        }
+        args.push(ExecArg { arg, memory: mem });
+    }
+    let mut prim: Handle = null_mut();
+    let st = unsafe { (api.dnnl_primitive_create)(&mut prim, b.pd) };
+    if st != 0 {
+        return Err(format!("cannot create the primitive (status {st})"));
+    }
+    let run = || -> Result<f64, String> {
+        let start = Instant::now();
+        let st = unsafe {
+            (api.dnnl_primitive_execute)(prim, stream, args.len() as c_int, args.as_ptr())
+        };
+        unsafe { (api.dnnl_stream_wait)(stream) };
+        if st != 0 {
+            return Err(format!("execution failed (status {st})"));
+        }
+        Ok(start.elapsed().as_secs_f64() * 1e3)
+    };
+    let result = (|| {
+        for _ in 0..t.warmup {
+            run()?;
+        }
+        let mut times = Vec::new();
+        let mut total = 0.0;
+        while (times.len() < t.min_runs as usize || total < t.min_time_ms)
+            && times.len() < t.max_runs as usize
+        {
+            let ms = run()?;
+            total += ms;
+            times.push(ms);
+        }
+        times.sort_by(f64::total_cmp);
+        let q = |f: f64| times[((times.len() - 1) as f64 * f).round() as usize];
+        Ok(Measurement {
+            implementation,
+            runs: times.len() as u32,
+            median_ms: q(0.5),
+            min_ms: times[0],
+            max_ms: *times.last().unwrap(),
+            p10_ms: q(0.1),
+            p90_ms: q(0.9),
+        })
+    })();
+    unsafe { (api.dnnl_primitive_destroy)(prim) };
+    result
+}
