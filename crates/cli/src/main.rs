@@ -6,6 +6,7 @@ mod diff_cmd;
 mod load;
 mod machine_file;
 mod peak_cmd;
+mod project_cmd;
 mod record_cmd;
 mod replay_cmd;
 mod report_cmd;
@@ -50,6 +51,8 @@ enum Command {
     Benchdnn(benchdnn_cmd::BenchdnnArgs),
     /// Re-create and time every unique primitive of a log through oneDNN on this machine.
     Replay(replay_cmd::ReplayArgs),
+    /// Project the log's training time onto another machine (replay results or a machine profile).
+    Project(project_cmd::ProjectArgs),
     /// Compare two runs: per group and per primitive, appeared/disappeared, implementation changes.
     Diff(diff_cmd::DiffArgs),
     /// Write the log as a Chrome trace-event timeline (Perfetto, chrome://tracing).
@@ -63,6 +66,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Like other Unix tools, end quietly when the reader of stdout goes away (`| head`).
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of a signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Report(args) => report_cmd::run(args),
@@ -73,6 +82,7 @@ fn main() -> ExitCode {
         Command::Diff(args) => diff_cmd::run(args),
         Command::Benchdnn(args) => benchdnn_cmd::run(args),
         Command::Replay(args) => replay_cmd::run(args),
+        Command::Project(args) => project_cmd::run(args),
     };
     match result {
         Ok(code) => code,

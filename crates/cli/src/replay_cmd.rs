@@ -70,7 +70,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         let keep: std::collections::HashSet<String> = profilednn_replay::native::problems(&profile)
             .into_iter()
             .take(n)
-            .map(|x| x.0)
+            .map(|x| x.key)
             .collect();
         profile.entries.retain(|e| {
             let key = profilednn_replay::benchdnn::line(&e.primitive)

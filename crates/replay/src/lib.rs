@@ -6,3 +6,4 @@ pub mod batch;
 pub mod benchdnn;
 pub mod ingest;
 pub mod native;
+pub mod project;

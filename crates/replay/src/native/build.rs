@@ -334,12 +334,12 @@ fn alg(d: &Dnnl, name: &str) -> Result<c_int, String> {
         .ok_or_else(|| format!("algorithm '{name}' unknown to this oneDNN"))
 }
 
+/// Strides, dilations, left padding, right padding (12-entry arrays) and kernel sizes.
+type Spatial = ([i64; 12], [i64; 12], [i64; 12], [i64; 12], Vec<i64>);
+
 /// Spatial parameters of a convolution or pooling: strides, dilations, left and right padding
 /// (the right padding follows from the sizes, as oneDNN computes it).
-fn spatial(
-    prb: &ConvProblem,
-    deconv: bool,
-) -> ([i64; 12], [i64; 12], [i64; 12], [i64; 12], Vec<i64>) {
+fn spatial(prb: &ConvProblem, deconv: bool) -> Spatial {
     let mut s = Vec::new();
     let mut dl = Vec::new();
     let mut pl = Vec::new();
@@ -362,7 +362,7 @@ fn spatial(
 }
 
 /// Builds the primitive descriptor for `p`; `Err` says why it cannot be rebuilt.
-pub fn build<'a>(d: &'a Dnnl, engine: Handle, p: &Primitive) -> Result<Built<'a>, String> {
+pub(crate) fn build<'a>(d: &'a Dnnl, engine: Handle, p: &Primitive) -> Result<Built<'a>, String> {
     let mut b = Built::new(d);
     let api = &d.api;
     let dt = data_dt(p);

@@ -44,9 +44,23 @@ pub struct Replay {
     pub results: Vec<ReplayResult>,
 }
 
-/// The problems of a profile, each once (entries differing only in implementation merged).
-pub fn problems(p: &Profile) -> Vec<(String, Arc<Primitive>, u64, f64, Vec<String>)> {
-    let mut m: BTreeMap<String, (Arc<Primitive>, u64, f64, Vec<String>)> = BTreeMap::new();
+/// One problem of a log: entries that differ only in implementation merged.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// Identity shared by logs and results: the benchdnn line of the problem.
+    pub key: String,
+    pub primitive: Arc<Primitive>,
+    pub calls: u64,
+    pub time_ms: f64,
+    /// Steady-state time: each entry's slowest call (the cold start: first touch of memory,
+    /// JIT, thread-pool start) replaced by the mean of its other calls.
+    pub steady_ms: f64,
+    pub implementations: Vec<String>,
+}
+
+/// The problems of a profile, heaviest first.
+pub fn problems(p: &Profile) -> Vec<Problem> {
+    let mut m: BTreeMap<String, Problem> = BTreeMap::new();
     for e in p.entries.iter().filter(|e| e.event == EventKind::Exec) {
         let key = crate::benchdnn::line(&e.primitive)
             .map(|(d, l)| format!("--{d} {l}"))
@@ -61,20 +75,28 @@ pub fn problems(p: &Profile) -> Vec<(String, Arc<Primitive>, u64, f64, Vec<Strin
                     q.problem
                 )
             });
-        let x = m
-            .entry(key)
-            .or_insert_with(|| (e.primitive.clone(), 0, 0.0, Vec::new()));
-        x.1 += e.calls;
-        x.2 += e.time_ms();
-        if !x.3.contains(&e.primitive.implementation) {
-            x.3.push(e.primitive.implementation.clone());
+        let x = m.entry(key.clone()).or_insert_with(|| Problem {
+            key,
+            primitive: e.primitive.clone(),
+            calls: 0,
+            time_ms: 0.0,
+            steady_ms: 0.0,
+            implementations: Vec::new(),
+        });
+        x.calls += e.calls;
+        x.time_ms += e.time_ms();
+        let timed = e.calls - e.untimed_calls;
+        x.steady_ms += if timed > 1 {
+            (e.time_ms() - e.max_ps as f64 / 1e9) * timed as f64 / (timed - 1) as f64
+        } else {
+            e.time_ms()
+        };
+        if !x.implementations.contains(&e.primitive.implementation) {
+            x.implementations.push(e.primitive.implementation.clone());
         }
     }
-    let mut v: Vec<_> = m
-        .into_iter()
-        .map(|(k, (p, c, t, i))| (k, p, c, t, i))
-        .collect();
-    v.sort_by(|a, b| b.3.total_cmp(&a.3));
+    let mut v: Vec<Problem> = m.into_values().collect();
+    v.sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms));
     v
 }
 
@@ -124,7 +146,15 @@ pub fn replay_profile(
     probs
         .into_iter()
         .enumerate()
-        .map(|(i, (key, p, calls, time, impls))| {
+        .map(|(i, pr)| {
+            let Problem {
+                key,
+                primitive: p,
+                calls,
+                time_ms: time,
+                implementations: impls,
+                ..
+            } = pr;
             progress(i, n, &format!("{} {}", p.kind, p.problem));
             let r = s.replay(&p, t);
             let (measurement, skipped) = match r {
@@ -134,7 +164,7 @@ pub fn replay_profile(
             ReplayResult {
                 implementation_matches: measurement
                     .as_ref()
-                    .map(|m| impls.iter().any(|i| *i == m.implementation)),
+                    .map(|m| impls.contains(&m.implementation)),
                 key,
                 prim_kind: p.kind.to_string(),
                 prop_kind: p.prop_kind.to_string(),

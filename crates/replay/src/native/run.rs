@@ -64,7 +64,7 @@ impl Drop for Memories<'_> {
     }
 }
 
-pub fn implementation(d: &Dnnl, pd: Handle) -> String {
+pub(crate) fn implementation(d: &Dnnl, pd: Handle) -> String {
     let mut s: *const c_char = std::ptr::null();
     // SAFETY: the query writes a pointer to a string owned by the descriptor.
     let st = unsafe {
@@ -81,7 +81,7 @@ pub fn implementation(d: &Dnnl, pd: Handle) -> String {
     unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
 }
 
-pub fn measure(
+pub(crate) fn measure(
     d: &Dnnl,
     engine: Handle,
     stream: Handle,
@@ -99,7 +99,7 @@ pub fn measure(
         .iter()
         .copied()
         .chain((0..64).map(|i| ARG_MULTIPLE_SRC + i))
-        .chain((0..8).map(|i| ARG_POST_OP_BASE * (i + 1) | 2));
+        .chain((0..8).map(|i| (ARG_POST_OP_BASE * (i + 1)) | 2));
     for arg in candidates {
         // SAFETY: querying a descriptor we own; a null or zero-size md means "not used".
         let md = unsafe { (api.dnnl_primitive_desc_query_md)(b.pd, QUERY_EXEC_ARG_MD, arg) };

@@ -1,0 +1,164 @@
+//! Projected training time on a target machine: each problem's logged calls times its time
+//! there (replayed, or the roofline's when only a machine profile is known), plus the time the
+//! source run spent outside oneDNN, carried over unchanged.
+
+use crate::native::{problems, Replay};
+use profilednn_analysis::Profile;
+use profilednn_machine::MachineProfile;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How a problem's time on the target was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Median of the replay on the target.
+    Replayed,
+    /// The roofline of the target's machine profile (a lower bound: best case).
+    Roofline,
+    /// Neither: the source run's own time.
+    CarriedOver,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupProjection {
+    pub prim_kind: String,
+    pub prop_kind: String,
+    pub logged_ms: f64,
+    pub projected_ms: f64,
+    pub methods: BTreeMap<String, usize>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Projection {
+    pub schema: &'static str,
+    pub source: String,
+    pub target: String,
+    /// `per_iteration` or `total`.
+    pub scale: &'static str,
+    pub iterations: Option<u64>,
+    /// Logged oneDNN time, steady state: each problem's slowest call (its cold start) replaced
+    /// by the mean of its other calls. This is what the projection is compared with.
+    pub logged_onednn_ms: f64,
+    /// Logged oneDNN time as is, cold starts included.
+    pub logged_onednn_raw_ms: f64,
+    pub projected_onednn_ms: f64,
+    /// Source run's time outside oneDNN (timestamps' span minus oneDNN time), if known.
+    pub residual_ms: Option<f64>,
+    pub logged_total_ms: Option<f64>,
+    pub projected_total_ms: Option<f64>,
+    /// Share of logged oneDNN time per method.
+    pub coverage: BTreeMap<String, f64>,
+    pub groups: Vec<GroupProjection>,
+    pub method: String,
+}
+
+pub fn project(
+    profile: &Profile,
+    replay: Option<&Replay>,
+    machine: Option<&MachineProfile>,
+) -> Projection {
+    let iters = profile
+        .iterations
+        .as_ref()
+        .map(|i| i.count)
+        .filter(|n| *n > 0);
+    let scale = iters.map_or(1.0, |n| n as f64);
+    let replayed: BTreeMap<&str, f64> = replay
+        .map(|r| {
+            r.results
+                .iter()
+                .filter_map(|x| Some((x.key.as_str(), x.measurement.as_ref()?.median_ms)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut groups: BTreeMap<(String, String), GroupProjection> = BTreeMap::new();
+    let mut coverage: BTreeMap<String, f64> = BTreeMap::new();
+    let (mut logged, mut raw, mut projected) = (0.0, 0.0, 0.0);
+    for pr in problems(profile) {
+        let (key, p, calls, time) = (pr.key, pr.primitive, pr.calls, pr.steady_ms);
+        raw += pr.time_ms / scale;
+        let roofline = || {
+            let m = machine?;
+            let c = profilednn_cost::cost(&p).ok()?;
+            let r = m.roofline(c.precision.as_str(), c.flops + c.extra_flops, c.bytes)?;
+            Some(r.min_seconds * 1e3)
+        };
+        let (method, per_call) = match replayed.get(key.as_str()) {
+            Some(ms) => (Method::Replayed, *ms),
+            None => match roofline() {
+                Some(ms) => (Method::Roofline, ms),
+                None => (Method::CarriedOver, time / calls.max(1) as f64),
+            },
+        };
+        let proj = per_call * calls as f64 / scale;
+        let log = time / scale;
+        logged += log;
+        projected += proj;
+        let name = format!("{method:?}").to_lowercase();
+        *coverage.entry(name.clone()).or_default() += log;
+        let g = groups
+            .entry((p.kind.to_string(), p.prop_kind.to_string()))
+            .or_insert_with(|| GroupProjection {
+                prim_kind: p.kind.to_string(),
+                prop_kind: p.prop_kind.to_string(),
+                logged_ms: 0.0,
+                projected_ms: 0.0,
+                methods: BTreeMap::new(),
+            });
+        g.logged_ms += log;
+        g.projected_ms += proj;
+        *g.methods.entry(name).or_default() += 1;
+    }
+    for v in coverage.values_mut() {
+        *v = if logged > 0.0 { *v / logged } else { 0.0 };
+    }
+    let mut groups: Vec<GroupProjection> = groups.into_values().collect();
+    groups.sort_by(|a, b| b.logged_ms.total_cmp(&a.logged_ms));
+    let residual = profile
+        .timestamps
+        .map(|(a, b)| ((b - a) - profile.exec_time_ms()).max(0.0) / scale);
+    let target = match (replay, machine) {
+        (Some(r), _) => format!(
+            "replay on {} (oneDNN {})",
+            r.cpu.as_deref().unwrap_or("?"),
+            r.onednn
+        ),
+        (None, Some(m)) => format!("roofline of {}", m.name),
+        _ => "nothing (times carried over)".into(),
+    };
+    let method = format!(
+        "each unique problem: logged calls × {}; problems without a target time keep their logged time; logged times are steady state (each problem's slowest call, its cold start, replaced by the mean of the others){}",
+        match (replay.is_some(), machine.is_some()) {
+            (true, true) => "replayed median (else the machine profile's roofline, a best case)",
+            (true, false) => "replayed median",
+            (false, true) => "roofline time of the machine profile (a best case)",
+            _ => "logged time",
+        },
+        if residual.is_some() {
+            "; time outside oneDNN (timestamps' span minus oneDNN time) carried over unchanged"
+        } else {
+            "; the log has no timestamps, so time outside oneDNN is unknown and not included"
+        }
+    );
+    Projection {
+        schema: "profilednn.projection.v1",
+        source: profile.sources.join(", "),
+        target,
+        scale: if iters.is_some() {
+            "per_iteration"
+        } else {
+            "total"
+        },
+        iterations: iters,
+        logged_onednn_ms: logged,
+        logged_onednn_raw_ms: raw,
+        projected_onednn_ms: projected,
+        residual_ms: residual,
+        logged_total_ms: residual.map(|r| r + logged),
+        projected_total_ms: residual.map(|r| r + projected),
+        coverage,
+        groups,
+        method,
+    }
+}
