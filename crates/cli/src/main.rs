@@ -29,6 +29,9 @@ The method: profile -> project -> optimize (try each step on the bundled real lo
                  profilednn report examples/retinanet_rnx50_fp32.log.gz \\
                      --machine fixtures/machine/xeon-8480-spec.json
                Roofline per primitive and per group; time lost against it, largest first.
+                 profilednn replay train.log -o replay.json   (needs pip onednn-cpu-gomp)
+                 profilednn project train.log --replay replay.json
+               The same primitives re-run here through oneDNN; training time projected.
   3. Optimize: rules that turn the evidence into actions, each with its estimated gain:
                  profilednn advise examples/retinanet_rnx50_fp32.log.gz
                (reorder churn -> channels-last, f32 on bf16 hardware -> autocast, …)

@@ -51,7 +51,20 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
     let profile =
         crate::load::profiles(std::slice::from_ref(&args.log), None, args.iterations, true)?
             .remove(0);
-    let pr = project(&profile, replay.as_ref(), machine.as_ref());
+    // Steady-state logged times: per-problem medians from a second pass (not for stdin).
+    let medians = if args.log.as_os_str() == "-" {
+        None
+    } else {
+        profilednn_verbose::LogInput::open(&args.log)
+            .ok()
+            .map(profilednn_replay::project::logged_medians)
+    };
+    let pr = project(
+        &profile,
+        replay.as_ref(),
+        machine.as_ref(),
+        medians.as_ref(),
+    );
     if args.json {
         println!("{}", serde_json::to_string_pretty(&pr)?);
         return Ok(ExitCode::SUCCESS);

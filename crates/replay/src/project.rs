@@ -53,10 +53,54 @@ pub struct Projection {
     pub method: String,
 }
 
+/// Median duration of each problem's calls in the log (by the replay key), from a pass over its
+/// events: noise on a shared machine slows some calls, and the median ignores them as it
+/// ignores the cold start. At most 4096 durations per problem are kept (reservoir sample).
+pub fn logged_medians(input: profilednn_verbose::LogInput) -> BTreeMap<String, f64> {
+    use profilednn_analysis::events::{for_each_event, Event};
+    let mut keys: std::collections::HashMap<usize, String> = Default::default();
+    let mut samples: BTreeMap<String, (u64, Vec<f64>)> = BTreeMap::new();
+    let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
+    for_each_event(input, |e| {
+        let Event::Primitive(p) = e else { return };
+        if p.kind != profilednn_analysis::EventKind::Exec {
+            return;
+        }
+        let Some(t) = p.time_ps else { return };
+        let key = keys
+            .entry(std::sync::Arc::as_ptr(&p.primitive) as usize)
+            .or_insert_with(|| crate::native::problem_key(&p.primitive))
+            .clone();
+        let (seen, v) = samples.entry(key).or_default();
+        *seen += 1;
+        let ms = t as f64 / 1e9;
+        if v.len() < 4096 {
+            v.push(ms);
+        } else {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let j = (rng % *seen) as usize;
+            if j < v.len() {
+                v[j] = ms;
+            }
+        }
+    });
+    samples
+        .into_iter()
+        .map(|(k, (_, mut v))| {
+            v.sort_by(f64::total_cmp);
+            let m = v[v.len() / 2];
+            (k, m)
+        })
+        .collect()
+}
+
 pub fn project(
     profile: &Profile,
     replay: Option<&Replay>,
     machine: Option<&MachineProfile>,
+    medians: Option<&BTreeMap<String, f64>>,
 ) -> Projection {
     let iters = profile
         .iterations
@@ -76,7 +120,10 @@ pub fn project(
     let mut coverage: BTreeMap<String, f64> = BTreeMap::new();
     let (mut logged, mut raw, mut projected) = (0.0, 0.0, 0.0);
     for pr in problems(profile) {
-        let (key, p, calls, time) = (pr.key, pr.primitive, pr.calls, pr.steady_ms);
+        let steady = medians
+            .and_then(|m| m.get(&pr.key))
+            .map_or(pr.steady_ms, |med| med * pr.calls as f64);
+        let (key, p, calls, time) = (pr.key, pr.primitive, pr.calls, steady);
         raw += pr.time_ms / scale;
         let roofline = || {
             let m = machine?;
@@ -128,12 +175,17 @@ pub fn project(
         _ => "nothing (times carried over)".into(),
     };
     let method = format!(
-        "each unique problem: logged calls × {}; problems without a target time keep their logged time; logged times are steady state (each problem's slowest call, its cold start, replaced by the mean of the others){}",
+        "each unique problem: logged calls × {}; problems without a target time keep their logged time; logged times are steady state ({}){}",
         match (replay.is_some(), machine.is_some()) {
             (true, true) => "replayed median (else the machine profile's roofline, a best case)",
             (true, false) => "replayed median",
             (false, true) => "roofline time of the machine profile (a best case)",
             _ => "logged time",
+        },
+        if medians.is_some() {
+            "calls × the median of the problem's logged calls"
+        } else {
+            "each problem's slowest call, its cold start, replaced by the mean of the others"
         },
         if residual.is_some() {
             "; time outside oneDNN (timestamps' span minus oneDNN time) carried over unchanged"

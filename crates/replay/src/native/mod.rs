@@ -58,23 +58,27 @@ pub struct Problem {
     pub implementations: Vec<String>,
 }
 
+/// The identity of a problem: its benchdnn line (implementation not included).
+pub fn problem_key(q: &Primitive) -> String {
+    crate::benchdnn::line(q)
+        .map(|(d, l)| format!("--{d} {l}"))
+        .unwrap_or_else(|| {
+            format!(
+                "{} {} {} {} {}",
+                q.kind,
+                q.prop_kind,
+                q.mds_string(),
+                q.exts_string(),
+                q.problem
+            )
+        })
+}
+
 /// The problems of a profile, heaviest first.
 pub fn problems(p: &Profile) -> Vec<Problem> {
     let mut m: BTreeMap<String, Problem> = BTreeMap::new();
     for e in p.entries.iter().filter(|e| e.event == EventKind::Exec) {
-        let key = crate::benchdnn::line(&e.primitive)
-            .map(|(d, l)| format!("--{d} {l}"))
-            .unwrap_or_else(|| {
-                let q = &e.primitive;
-                format!(
-                    "{} {} {} {} {}",
-                    q.kind,
-                    q.prop_kind,
-                    q.mds_string(),
-                    q.exts_string(),
-                    q.problem
-                )
-            });
+        let key = problem_key(&e.primitive);
         let x = m.entry(key.clone()).or_insert_with(|| Problem {
             key,
             primitive: e.primitive.clone(),
