@@ -1,0 +1,24 @@
+//! Fused CPU training kernels.
+//!
+//! Profiling RetinaNet training showed the sigmoid focal loss (a chain of ~10 full-size
+//! element-wise temporaries in PyTorch) and the optimizer step (a for-loop over parameters)
+//! taking a large share of each iteration outside oneDNN. These kernels do each in one pass
+//! over memory.
+//!
+//! * Math is f32 with f32 reductions accumulated blockwise (per-lane partial sums, then f64
+//!   across blocks), so results do not depend on the thread count beyond the fixed block order:
+//!   for a given thread count the result is bit-for-bit reproducible — in fact for any thread
+//!   count, since blocks are summed in index order.
+//! * SIMD: the inner loops are written as straight-line, branch-free code over fixed-width
+//!   chunks and compiled three times (AVX-512, AVX2+FMA, portable); [`Isa::detect`] picks one at
+//!   run time, so one binary runs everywhere.
+//! * Threads: the caller passes the thread count (don't fight PyTorch's own OpenMP pool);
+//!   `1` runs on the calling thread.
+
+pub mod bf16;
+pub mod dispatch;
+pub mod focal;
+pub mod optim;
+pub mod vmath;
+
+pub use dispatch::Isa;

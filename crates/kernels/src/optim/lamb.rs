@@ -1,0 +1,77 @@
+//! LAMB (You et al.): Adam's update scaled per tensor by the trust ratio ‖p‖ / ‖u‖. PyTorch has
+//! no LAMB; the definition followed is the paper's (as in NVIDIA apex's FusedLAMB without
+//! gradient-norm clipping): u = m̂ / (√v̂ + ε) + λ·p, p ← p − lr·(‖p‖/‖u‖)·u, ratio 1 when a
+//! norm is zero.
+
+use super::{for_pieces, AdamState};
+use crate::Isa;
+
+#[derive(Debug, Clone, Copy)]
+pub struct LambConfig {
+    pub lr: f32,
+    pub beta1: f32,
+    pub beta2: f32,
+    pub eps: f32,
+    pub weight_decay: f32,
+}
+
+#[inline(always)]
+fn update(c: &LambConfig, m: f32, v: f32, p: f32, bc1: f32, bc2: f32) -> f32 {
+    (m / bc1) / ((v / bc2).sqrt() + c.eps) + c.weight_decay * p
+}
+
+/// Pass 1: moments, and the squared norms of p and u (f64 over f32 lanes of 16).
+#[inline(always)]
+fn pass1(t: &mut AdamState, c: &LambConfig, bc1: f32, bc2: f32) -> (f64, f64) {
+    let n = t.params.len();
+    let (mut pn, mut un) = (0f64, 0f64);
+    let mut i = 0;
+    while i < n {
+        let k = 16.min(n - i);
+        let (mut pa, mut ua) = ([0f32; 16], [0f32; 16]);
+        for j in 0..k {
+            let idx = i + j;
+            let p = t.params.get(idx);
+            let g = t.grad.get(idx);
+            let m = t.exp_avg[idx] + (1.0 - c.beta1) * (g - t.exp_avg[idx]);
+            let v = t.exp_avg_sq[idx] * c.beta2 + (1.0 - c.beta2) * g * g;
+            t.exp_avg[idx] = m;
+            t.exp_avg_sq[idx] = v;
+            let u = update(c, m, v, p, bc1, bc2);
+            pa[j] = p * p;
+            ua[j] = u * u;
+        }
+        pn += pa.iter().map(|x| *x as f64).sum::<f64>();
+        un += ua.iter().map(|x| *x as f64).sum::<f64>();
+        i += k;
+    }
+    (pn, un)
+}
+
+#[inline(always)]
+fn pass2(t: &mut AdamState, c: &LambConfig, bc1: f32, bc2: f32, ratio: f32) {
+    for i in 0..t.params.len() {
+        let p = t.params.get(i);
+        let u = update(c, t.exp_avg[i], t.exp_avg_sq[i], p, bc1, bc2);
+        t.params.set(i, p - c.lr * ratio * u);
+    }
+}
+
+crate::dispatch! {
+    fn lamb_tensor(t: &mut AdamState, c: &LambConfig) -> () {
+        let s = t.step as i32;
+        let bc1 = 1.0 - c.beta1.powi(s);
+        let bc2 = 1.0 - c.beta2.powi(s);
+        let (pn, un) = pass1(t, c, bc1, bc2);
+        let ratio = if pn > 0.0 && un > 0.0 { (pn.sqrt() / un.sqrt()) as f32 } else { 1.0 };
+        pass2(t, c, bc1, bc2, ratio)
+    }
+}
+
+pub fn lamb_step(isa: Isa, threads: usize, tensors: &mut [AdamState], c: &LambConfig) {
+    for t in tensors.iter_mut() {
+        t.step += 1;
+    }
+    let lens: Vec<usize> = tensors.iter().map(|t| t.params.len()).collect();
+    for_pieces(tensors, &lens, threads, usize::MAX, |t, _| lamb_tensor(isa, t, c));
+}

@@ -1,0 +1,206 @@
+//! The focal loss against an independent float64 reference: the loss from log-sigmoids in f64,
+//! the gradient by central differences of that f64 loss (so our closed-form derivative is not
+//! checked against itself). Inputs include ±100 logits, soft targets and vector tails.
+
+use profilednn_kernels::focal::{
+    backward, forward, forward_backward, Params, Reduction, Targets, Tensor, TensorMut,
+};
+use profilednn_kernels::{bf16, Isa};
+
+fn softplus(z: f64) -> f64 {
+    z.max(0.0) + (-z.abs()).exp().ln_1p()
+}
+
+/// torchvision's definition, in f64: ce = −t·ln p − (1−t)·ln(1−p), p_t, α_t, (1−p_t)^γ.
+fn ref_loss(x: f64, t: f64, alpha: f64, gamma: f64) -> f64 {
+    let p = 1.0 / (1.0 + (-x).exp());
+    let ce = t * softplus(-x) + (1.0 - t) * softplus(x);
+    let pt = p * t + (1.0 - p) * (1.0 - t);
+    let mut l = ce * (1.0 - pt).powf(gamma);
+    if alpha >= 0.0 {
+        l *= alpha * t + (1.0 - alpha) * (1.0 - t);
+    }
+    l
+}
+
+fn ref_grad(x: f64, t: f64, alpha: f64, gamma: f64) -> f64 {
+    let h = 1e-5 * x.abs().max(1.0);
+    (ref_loss(x + h, t, alpha, gamma) - ref_loss(x - h, t, alpha, gamma)) / (2.0 * h)
+}
+
+/// Deterministic inputs: uniform logits in ±`span`, soft or hard targets, plus extremes.
+fn inputs(n: usize, span: f32, soft: bool, seed: u64) -> (Vec<f32>, Vec<f32>) {
+    let mut s = seed;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut x: Vec<f32> = (0..n).map(|_| ((next() * 2.0 - 1.0) * span as f64) as f32).collect();
+    let t: Vec<f32> = (0..n)
+        .map(|_| {
+            if soft {
+                next() as f32
+            } else if next() < 0.1 {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    for (i, v) in [100.0f32, -100.0, 0.0, 30.0, -30.0, 1e-8].iter().enumerate() {
+        if i < n {
+            x[i] = *v;
+        }
+    }
+    (x, t)
+}
+
+/// |ours − ref| ≤ 1e-6·|ref| + 1e-6·max|ref| (the floor covers elements near zero, where
+/// f32 inputs cannot carry a relative error below 1e-6 for any algorithm).
+fn close(ours: &[f32], reference: &[f64], what: &str) {
+    let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let mut worst = 0.0f64;
+    for (i, (a, r)) in ours.iter().zip(reference).enumerate() {
+        let err = (*a as f64 - r).abs();
+        let tol = 1e-6 * r.abs() + 1e-6 * scale;
+        assert!(err <= tol, "{what}[{i}]: ours {a} reference {r} (error {err:e} > {tol:e})");
+        worst = worst.max(err / (r.abs() + 1e-6 * scale));
+    }
+    eprintln!("{what}: worst relative error {worst:.2e} over {} elements", ours.len());
+}
+
+fn check_f32(n: usize, span: f32, soft: bool, p: Params, isa: Isa) {
+    let (x, t) = inputs(n, span, soft, 42 + n as u64);
+    let (a, g) = (p.alpha as f64, p.gamma as f64);
+    let rl: Vec<f64> = x.iter().zip(&t).map(|(x, t)| ref_loss(*x as f64, *t as f64, a, g)).collect();
+    let rg: Vec<f64> = x.iter().zip(&t).map(|(x, t)| ref_grad(*x as f64, *t as f64, a, g)).collect();
+    let mut loss = vec![0f32; n];
+    forward(isa, 2, Tensor::F32(&x), Targets::Dense(Tensor::F32(&t)), p, Reduction::None, Some(TensorMut::F32(&mut loss))).unwrap();
+    close(&loss, &rl, &format!("loss n={n} γ={} α={} {isa:?}", p.gamma, p.alpha));
+    let ones = vec![1f32; n];
+    let mut grad = vec![0f32; n];
+    backward(isa, 2, Tensor::F32(&x), Targets::Dense(Tensor::F32(&t)), p, Reduction::None, 0.0, Some(Tensor::F32(&ones)), TensorMut::F32(&mut grad)).unwrap();
+    close(&grad, &rg, &format!("grad n={n} γ={} α={} {isa:?}", p.gamma, p.alpha));
+    // Mean: loss and the fused pass.
+    let mean_ref = rl.iter().sum::<f64>() / n as f64;
+    let mean = forward(isa, 3, Tensor::F32(&x), Targets::Dense(Tensor::F32(&t)), p, Reduction::Mean, None).unwrap();
+    assert!(((mean as f64 - mean_ref) / mean_ref).abs() < 1e-6, "mean {mean} vs {mean_ref}");
+    let mut fg = vec![0f32; n];
+    let fl = forward_backward(isa, 2, Tensor::F32(&x), Targets::Dense(Tensor::F32(&t)), p, Reduction::Mean, 1.0, TensorMut::F32(&mut fg)).unwrap();
+    assert!(((fl as f64 - mean_ref) / mean_ref).abs() < 1e-6);
+    let rg_mean: Vec<f64> = rg.iter().map(|g| g / n as f64).collect();
+    close(&fg, &rg_mean, "fused grad (mean)");
+}
+
+#[test]
+fn f32_matches_float64_for_every_isa_and_gamma() {
+    let mut isas = vec![Isa::Portable];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            isas.push(Isa::Avx2);
+        }
+        if is_x86_feature_detected!("avx512f") {
+            isas.push(Isa::Avx512);
+        }
+    }
+    for isa in isas {
+        for p in [
+            Params { alpha: 0.25, gamma: 2.0 },
+            Params { alpha: -1.0, gamma: 0.0 },
+            Params { alpha: 0.5, gamma: 1.0 },
+            Params { alpha: 0.25, gamma: 1.5 },
+        ] {
+            for (n, soft) in [(1usize, false), (17, true), (1000, false), (4099, true)] {
+                check_f32(n, 20.0, soft, p, isa);
+            }
+        }
+    }
+}
+
+#[test]
+fn bf16_is_within_one_rounding_of_float64() {
+    let n = 3001;
+    let (x, t) = inputs(n, 12.0, true, 7);
+    let xb: Vec<u16> = x.iter().map(|v| bf16::from_f32(*v)).collect();
+    let tb: Vec<u16> = t.iter().map(|v| bf16::from_f32(*v)).collect();
+    let p = Params::default();
+    let mut out = vec![0u16; n];
+    forward(Isa::detect(), 2, Tensor::Bf16(&xb), Targets::Dense(Tensor::Bf16(&tb)), p, Reduction::None, Some(TensorMut::Bf16(&mut out))).unwrap();
+    let mut grad = vec![0u16; n];
+    let ones = vec![bf16::from_f32(1.0); n];
+    backward(Isa::detect(), 2, Tensor::Bf16(&xb), Targets::Dense(Tensor::Bf16(&tb)), p, Reduction::None, 0.0, Some(Tensor::Bf16(&ones)), TensorMut::Bf16(&mut grad)).unwrap();
+    for i in 0..n {
+        let (xi, ti) = (bf16::to_f32(xb[i]) as f64, bf16::to_f32(tb[i]) as f64);
+        for (ours, r) in [
+            (bf16::to_f32(out[i]) as f64, ref_loss(xi, ti, 0.25, 2.0)),
+            (bf16::to_f32(grad[i]) as f64, ref_grad(xi, ti, 0.25, 2.0)),
+        ] {
+            // One bf16 rounding: half an ulp (2^-8 relative), plus the f32 math below it.
+            assert!((ours - r).abs() <= r.abs() * (1.0 / 256.0) + 1e-30, "{i}: {ours} vs {r}");
+        }
+    }
+}
+
+#[test]
+fn class_index_targets_equal_dense_one_hot_and_ignore_rows() {
+    let (rows, classes) = (37usize, 21usize);
+    let (x, _) = inputs(rows * classes, 8.0, false, 3);
+    let labels: Vec<i64> = (0..rows as i64).map(|r| if r % 5 == 4 { -1 } else { r % 23 }).collect();
+    let mut dense = vec![0f32; rows * classes];
+    for (r, l) in labels.iter().enumerate() {
+        if (0..classes as i64).contains(l) {
+            dense[r * classes + *l as usize] = 1.0;
+        }
+    }
+    let p = Params::default();
+    let isa = Isa::detect();
+    let cls = Targets::Classes { labels: &labels, classes, ignore_index: -1 };
+    let mut a = vec![0f32; rows * classes];
+    let mut b = vec![0f32; rows * classes];
+    forward(isa, 2, Tensor::F32(&x), cls, p, Reduction::None, Some(TensorMut::F32(&mut a))).unwrap();
+    forward(isa, 2, Tensor::F32(&x), Targets::Dense(Tensor::F32(&dense)), p, Reduction::None, Some(TensorMut::F32(&mut b))).unwrap();
+    for r in 0..rows {
+        for c in 0..classes {
+            let i = r * classes + c;
+            if labels[r] == -1 {
+                assert_eq!(a[i], 0.0, "ignored rows have no loss");
+            } else {
+                assert_eq!(a[i], b[i]);
+            }
+        }
+    }
+    // Mean counts only the rows that are not ignored.
+    let kept = labels.iter().filter(|l| **l != -1).count() * classes;
+    let m = forward(isa, 1, Tensor::F32(&x), cls, p, Reduction::Mean, None).unwrap();
+    let s: f64 = a.iter().map(|v| *v as f64).sum();
+    assert!(((m as f64) - s / kept as f64).abs() < 1e-6 * (s / kept as f64));
+}
+
+#[test]
+fn any_thread_count_gives_the_same_bits() {
+    let (x, t) = inputs(100_003, 10.0, true, 11);
+    let p = Params::default();
+    let run = |threads| {
+        let mut g = vec![0f32; x.len()];
+        let l = forward_backward(Isa::detect(), threads, Tensor::F32(&x), Targets::Dense(Tensor::F32(&t)), p, Reduction::Sum, 1.0, TensorMut::F32(&mut g)).unwrap();
+        (l.to_bits(), g)
+    };
+    let one = run(1);
+    for threads in [2, 3, 7] {
+        assert_eq!(run(threads), one, "{threads} threads");
+    }
+}
+
+#[test]
+fn empty_and_bad_inputs() {
+    let p = Params::default();
+    let isa = Isa::detect();
+    let m = forward(isa, 2, Tensor::F32(&[]), Targets::Dense(Tensor::F32(&[])), p, Reduction::Mean, None).unwrap();
+    assert!(m.is_nan(), "mean of nothing is NaN, as in torch");
+    assert_eq!(forward(isa, 2, Tensor::F32(&[]), Targets::Dense(Tensor::F32(&[])), p, Reduction::Sum, None).unwrap(), 0.0);
+    assert!(forward(isa, 1, Tensor::F32(&[1.0, 2.0]), Targets::Dense(Tensor::F32(&[1.0])), p, Reduction::Sum, None).is_err());
+    assert!(forward(isa, 1, Tensor::F32(&[1.0]), Targets::Dense(Tensor::F32(&[1.0])), Params { alpha: 0.25, gamma: -1.0 }, Reduction::Sum, None).is_err());
+}
