@@ -52,6 +52,7 @@ pub fn split(n: usize, parts: usize, align: usize) -> Vec<std::ops::Range<usize>
 #[macro_export]
 macro_rules! dispatch {
     ($vis:vis fn $name:ident($($arg:ident : $ty:ty),*) -> $ret:ty $body:block) => {
+        #[allow(clippy::too_many_arguments)]
         $vis fn $name(isa: $crate::Isa, $($arg: $ty),*) -> $ret {
             #[inline(always)]
             fn body($($arg: $ty),*) -> $ret $body

@@ -37,7 +37,9 @@ fn inputs(n: usize, span: f32, soft: bool, seed: u64) -> (Vec<f32>, Vec<f32>) {
         s ^= s << 17;
         (s >> 11) as f64 / (1u64 << 53) as f64
     };
-    let mut x: Vec<f32> = (0..n).map(|_| ((next() * 2.0 - 1.0) * span as f64) as f32).collect();
+    let mut x: Vec<f32> = (0..n)
+        .map(|_| ((next() * 2.0 - 1.0) * span as f64) as f32)
+        .collect();
     let t: Vec<f32> = (0..n)
         .map(|_| {
             if soft {
@@ -49,7 +51,10 @@ fn inputs(n: usize, span: f32, soft: bool, seed: u64) -> (Vec<f32>, Vec<f32>) {
             }
         })
         .collect();
-    for (i, v) in [100.0f32, -100.0, 0.0, 30.0, -30.0, 1e-8].iter().enumerate() {
+    for (i, v) in [100.0f32, -100.0, 0.0, 30.0, -30.0, 1e-8]
+        .iter()
+        .enumerate()
+    {
         if i < n {
             x[i] = *v;
         }
@@ -65,30 +70,94 @@ fn close(ours: &[f32], reference: &[f64], what: &str) {
     for (i, (a, r)) in ours.iter().zip(reference).enumerate() {
         let err = (*a as f64 - r).abs();
         let tol = 1e-6 * r.abs() + 1e-6 * scale;
-        assert!(err <= tol, "{what}[{i}]: ours {a} reference {r} (error {err:e} > {tol:e})");
+        assert!(
+            err <= tol,
+            "{what}[{i}]: ours {a} reference {r} (error {err:e} > {tol:e})"
+        );
         worst = worst.max(err / (r.abs() + 1e-6 * scale));
     }
-    eprintln!("{what}: worst relative error {worst:.2e} over {} elements", ours.len());
+    eprintln!(
+        "{what}: worst relative error {worst:.2e} over {} elements",
+        ours.len()
+    );
 }
 
 fn check_f32(n: usize, span: f32, soft: bool, p: Params, isa: Isa) {
     let (x, t) = inputs(n, span, soft, 42 + n as u64);
     let (a, g) = (p.alpha as f64, p.gamma as f64);
-    let rl: Vec<f64> = x.iter().zip(&t).map(|(x, t)| ref_loss(*x as f64, *t as f64, a, g)).collect();
-    let rg: Vec<f64> = x.iter().zip(&t).map(|(x, t)| ref_grad(*x as f64, *t as f64, a, g)).collect();
+    let rl: Vec<f64> = x
+        .iter()
+        .zip(&t)
+        .map(|(x, t)| ref_loss(*x as f64, *t as f64, a, g))
+        .collect();
+    let rg: Vec<f64> = x
+        .iter()
+        .zip(&t)
+        .map(|(x, t)| ref_grad(*x as f64, *t as f64, a, g))
+        .collect();
     let mut loss = vec![0f32; n];
-    forward(isa, 2, Tensor::F32(&x), Targets::Dense(Tensor::F32(&t)), p, Reduction::None, Some(TensorMut::F32(&mut loss))).unwrap();
-    close(&loss, &rl, &format!("loss n={n} γ={} α={} {isa:?}", p.gamma, p.alpha));
+    forward(
+        isa,
+        2,
+        Tensor::F32(&x),
+        Targets::Dense(Tensor::F32(&t)),
+        p,
+        Reduction::None,
+        Some(TensorMut::F32(&mut loss)),
+    )
+    .unwrap();
+    close(
+        &loss,
+        &rl,
+        &format!("loss n={n} γ={} α={} {isa:?}", p.gamma, p.alpha),
+    );
     let ones = vec![1f32; n];
     let mut grad = vec![0f32; n];
-    backward(isa, 2, Tensor::F32(&x), Targets::Dense(Tensor::F32(&t)), p, Reduction::None, 0.0, Some(Tensor::F32(&ones)), TensorMut::F32(&mut grad)).unwrap();
-    close(&grad, &rg, &format!("grad n={n} γ={} α={} {isa:?}", p.gamma, p.alpha));
+    backward(
+        isa,
+        2,
+        Tensor::F32(&x),
+        Targets::Dense(Tensor::F32(&t)),
+        p,
+        Reduction::None,
+        0.0,
+        Some(Tensor::F32(&ones)),
+        TensorMut::F32(&mut grad),
+    )
+    .unwrap();
+    close(
+        &grad,
+        &rg,
+        &format!("grad n={n} γ={} α={} {isa:?}", p.gamma, p.alpha),
+    );
     // Mean: loss and the fused pass.
     let mean_ref = rl.iter().sum::<f64>() / n as f64;
-    let mean = forward(isa, 3, Tensor::F32(&x), Targets::Dense(Tensor::F32(&t)), p, Reduction::Mean, None).unwrap();
-    assert!(((mean as f64 - mean_ref) / mean_ref).abs() < 1e-6, "mean {mean} vs {mean_ref}");
+    let mean = forward(
+        isa,
+        3,
+        Tensor::F32(&x),
+        Targets::Dense(Tensor::F32(&t)),
+        p,
+        Reduction::Mean,
+        None,
+    )
+    .unwrap();
+    assert!(
+        ((mean as f64 - mean_ref) / mean_ref).abs() < 1e-6,
+        "mean {mean} vs {mean_ref}"
+    );
     let mut fg = vec![0f32; n];
-    let fl = forward_backward(isa, 2, Tensor::F32(&x), Targets::Dense(Tensor::F32(&t)), p, Reduction::Mean, 1.0, TensorMut::F32(&mut fg)).unwrap();
+    let fl = forward_backward(
+        isa,
+        2,
+        Tensor::F32(&x),
+        Targets::Dense(Tensor::F32(&t)),
+        p,
+        Reduction::Mean,
+        1.0,
+        TensorMut::F32(&mut fg),
+    )
+    .unwrap();
     assert!(((fl as f64 - mean_ref) / mean_ref).abs() < 1e-6);
     let rg_mean: Vec<f64> = rg.iter().map(|g| g / n as f64).collect();
     close(&fg, &rg_mean, "fused grad (mean)");
@@ -108,10 +177,22 @@ fn f32_matches_float64_for_every_isa_and_gamma() {
     }
     for isa in isas {
         for p in [
-            Params { alpha: 0.25, gamma: 2.0 },
-            Params { alpha: -1.0, gamma: 0.0 },
-            Params { alpha: 0.5, gamma: 1.0 },
-            Params { alpha: 0.25, gamma: 1.5 },
+            Params {
+                alpha: 0.25,
+                gamma: 2.0,
+            },
+            Params {
+                alpha: -1.0,
+                gamma: 0.0,
+            },
+            Params {
+                alpha: 0.5,
+                gamma: 1.0,
+            },
+            Params {
+                alpha: 0.25,
+                gamma: 1.5,
+            },
         ] {
             for (n, soft) in [(1usize, false), (17, true), (1000, false), (4099, true)] {
                 check_f32(n, 20.0, soft, p, isa);
@@ -128,10 +209,30 @@ fn bf16_is_within_one_rounding_of_float64() {
     let tb: Vec<u16> = t.iter().map(|v| bf16::from_f32(*v)).collect();
     let p = Params::default();
     let mut out = vec![0u16; n];
-    forward(Isa::detect(), 2, Tensor::Bf16(&xb), Targets::Dense(Tensor::Bf16(&tb)), p, Reduction::None, Some(TensorMut::Bf16(&mut out))).unwrap();
+    forward(
+        Isa::detect(),
+        2,
+        Tensor::Bf16(&xb),
+        Targets::Dense(Tensor::Bf16(&tb)),
+        p,
+        Reduction::None,
+        Some(TensorMut::Bf16(&mut out)),
+    )
+    .unwrap();
     let mut grad = vec![0u16; n];
     let ones = vec![bf16::from_f32(1.0); n];
-    backward(Isa::detect(), 2, Tensor::Bf16(&xb), Targets::Dense(Tensor::Bf16(&tb)), p, Reduction::None, 0.0, Some(Tensor::Bf16(&ones)), TensorMut::Bf16(&mut grad)).unwrap();
+    backward(
+        Isa::detect(),
+        2,
+        Tensor::Bf16(&xb),
+        Targets::Dense(Tensor::Bf16(&tb)),
+        p,
+        Reduction::None,
+        0.0,
+        Some(Tensor::Bf16(&ones)),
+        TensorMut::Bf16(&mut grad),
+    )
+    .unwrap();
     for i in 0..n {
         let (xi, ti) = (bf16::to_f32(xb[i]) as f64, bf16::to_f32(tb[i]) as f64);
         for (ours, r) in [
@@ -139,7 +240,10 @@ fn bf16_is_within_one_rounding_of_float64() {
             (bf16::to_f32(grad[i]) as f64, ref_grad(xi, ti, 0.25, 2.0)),
         ] {
             // One bf16 rounding: half an ulp (2^-8 relative), plus the f32 math below it.
-            assert!((ours - r).abs() <= r.abs() * (1.0 / 256.0) + 1e-30, "{i}: {ours} vs {r}");
+            assert!(
+                (ours - r).abs() <= r.abs() * (1.0 / 256.0) + 1e-30,
+                "{i}: {ours} vs {r}"
+            );
         }
     }
 }
@@ -148,7 +252,9 @@ fn bf16_is_within_one_rounding_of_float64() {
 fn class_index_targets_equal_dense_one_hot_and_ignore_rows() {
     let (rows, classes) = (37usize, 21usize);
     let (x, _) = inputs(rows * classes, 8.0, false, 3);
-    let labels: Vec<i64> = (0..rows as i64).map(|r| if r % 5 == 4 { -1 } else { r % 23 }).collect();
+    let labels: Vec<i64> = (0..rows as i64)
+        .map(|r| if r % 5 == 4 { -1 } else { r % 23 })
+        .collect();
     let mut dense = vec![0f32; rows * classes];
     for (r, l) in labels.iter().enumerate() {
         if (0..classes as i64).contains(l) {
@@ -157,11 +263,33 @@ fn class_index_targets_equal_dense_one_hot_and_ignore_rows() {
     }
     let p = Params::default();
     let isa = Isa::detect();
-    let cls = Targets::Classes { labels: &labels, classes, ignore_index: -1 };
+    let cls = Targets::Classes {
+        labels: &labels,
+        classes,
+        ignore_index: -1,
+    };
     let mut a = vec![0f32; rows * classes];
     let mut b = vec![0f32; rows * classes];
-    forward(isa, 2, Tensor::F32(&x), cls, p, Reduction::None, Some(TensorMut::F32(&mut a))).unwrap();
-    forward(isa, 2, Tensor::F32(&x), Targets::Dense(Tensor::F32(&dense)), p, Reduction::None, Some(TensorMut::F32(&mut b))).unwrap();
+    forward(
+        isa,
+        2,
+        Tensor::F32(&x),
+        cls,
+        p,
+        Reduction::None,
+        Some(TensorMut::F32(&mut a)),
+    )
+    .unwrap();
+    forward(
+        isa,
+        2,
+        Tensor::F32(&x),
+        Targets::Dense(Tensor::F32(&dense)),
+        p,
+        Reduction::None,
+        Some(TensorMut::F32(&mut b)),
+    )
+    .unwrap();
     for r in 0..rows {
         for c in 0..classes {
             let i = r * classes + c;
@@ -185,7 +313,17 @@ fn any_thread_count_gives_the_same_bits() {
     let p = Params::default();
     let run = |threads| {
         let mut g = vec![0f32; x.len()];
-        let l = forward_backward(Isa::detect(), threads, Tensor::F32(&x), Targets::Dense(Tensor::F32(&t)), p, Reduction::Sum, 1.0, TensorMut::F32(&mut g)).unwrap();
+        let l = forward_backward(
+            Isa::detect(),
+            threads,
+            Tensor::F32(&x),
+            Targets::Dense(Tensor::F32(&t)),
+            p,
+            Reduction::Sum,
+            1.0,
+            TensorMut::F32(&mut g),
+        )
+        .unwrap();
         (l.to_bits(), g)
     };
     let one = run(1);
@@ -198,9 +336,51 @@ fn any_thread_count_gives_the_same_bits() {
 fn empty_and_bad_inputs() {
     let p = Params::default();
     let isa = Isa::detect();
-    let m = forward(isa, 2, Tensor::F32(&[]), Targets::Dense(Tensor::F32(&[])), p, Reduction::Mean, None).unwrap();
+    let m = forward(
+        isa,
+        2,
+        Tensor::F32(&[]),
+        Targets::Dense(Tensor::F32(&[])),
+        p,
+        Reduction::Mean,
+        None,
+    )
+    .unwrap();
     assert!(m.is_nan(), "mean of nothing is NaN, as in torch");
-    assert_eq!(forward(isa, 2, Tensor::F32(&[]), Targets::Dense(Tensor::F32(&[])), p, Reduction::Sum, None).unwrap(), 0.0);
-    assert!(forward(isa, 1, Tensor::F32(&[1.0, 2.0]), Targets::Dense(Tensor::F32(&[1.0])), p, Reduction::Sum, None).is_err());
-    assert!(forward(isa, 1, Tensor::F32(&[1.0]), Targets::Dense(Tensor::F32(&[1.0])), Params { alpha: 0.25, gamma: -1.0 }, Reduction::Sum, None).is_err());
+    assert_eq!(
+        forward(
+            isa,
+            2,
+            Tensor::F32(&[]),
+            Targets::Dense(Tensor::F32(&[])),
+            p,
+            Reduction::Sum,
+            None
+        )
+        .unwrap(),
+        0.0
+    );
+    assert!(forward(
+        isa,
+        1,
+        Tensor::F32(&[1.0, 2.0]),
+        Targets::Dense(Tensor::F32(&[1.0])),
+        p,
+        Reduction::Sum,
+        None
+    )
+    .is_err());
+    assert!(forward(
+        isa,
+        1,
+        Tensor::F32(&[1.0]),
+        Targets::Dense(Tensor::F32(&[1.0])),
+        Params {
+            alpha: 0.25,
+            gamma: -1.0
+        },
+        Reduction::Sum,
+        None
+    )
+    .is_err());
 }

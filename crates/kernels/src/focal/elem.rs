@@ -43,7 +43,11 @@ pub fn focal<const G: u8>(x: f32, t: f32, alpha: f32, gamma: f32, weighted: bool
         _ => {
             let lm = ln(m);
             let w = if m > 0.0 { exp(gamma * lm) } else { 0.0 };
-            let dw = if m > 0.0 { gamma * exp((gamma - 1.0) * lm) } else { 0.0 };
+            let dw = if m > 0.0 {
+                gamma * exp((gamma - 1.0) * lm)
+            } else {
+                0.0
+            };
             (w, dw)
         }
     };

@@ -23,6 +23,20 @@ enum Grad<'a> {
 
 #[inline(always)]
 fn load(t: &Tensor, start: usize, n: usize, out: &mut [f32; W]) {
+    // Full chunks copy a fixed size, which compiles to vector moves (a variable-length copy
+    // would be a `memcpy` call per 16 elements).
+    if n == W {
+        match t {
+            Tensor::F32(v) => out.copy_from_slice(&v[start..start + W]),
+            Tensor::Bf16(v) => {
+                let src: &[u16; W] = v[start..start + W].try_into().expect("W");
+                for i in 0..W {
+                    out[i] = bf16::to_f32(src[i]);
+                }
+            }
+        }
+        return;
+    }
     match t {
         Tensor::F32(v) => {
             out[..n].copy_from_slice(&v[start..start + n]);
@@ -40,6 +54,18 @@ fn load(t: &Tensor, start: usize, n: usize, out: &mut [f32; W]) {
 
 #[inline(always)]
 fn store(t: &mut TensorMut, start: usize, n: usize, vals: &[f32; W]) {
+    if n == W {
+        match t {
+            TensorMut::F32(v) => v[start..start + W].copy_from_slice(vals),
+            TensorMut::Bf16(v) => {
+                let dst: &mut [u16; W] = (&mut v[start..start + W]).try_into().expect("W");
+                for i in 0..W {
+                    dst[i] = bf16::from_f32(vals[i]);
+                }
+            }
+        }
+        return;
+    }
     match t {
         TensorMut::F32(v) => v[start..start + n].copy_from_slice(&vals[..n]),
         TensorMut::Bf16(v) => {
@@ -107,6 +133,7 @@ fn chunk<const G: u8>(
     }
 }
 
+#[inline(always)]
 fn zero(t: &mut Option<TensorMut>, start: usize, n: usize) {
     match t {
         Some(TensorMut::F32(v)) => v[start..start + n].fill(0.0),
@@ -115,7 +142,10 @@ fn zero(t: &mut Option<TensorMut>, start: usize, n: usize) {
     }
 }
 
-/// A thread's share: block sums of the loss, in order.
+/// A thread's share: block sums of the loss, in order. Inlined into the ISA-specific entry
+/// points: a non-inlined generic would be compiled without the target features (and `mul_add`
+/// would become a software FMA call).
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn range<const G: u8>(
     x: Tensor,
@@ -231,8 +261,13 @@ fn counted(x: &Tensor, targets: &Targets) -> usize {
     }
 }
 
-fn check(x: &Tensor, targets: &Targets, p: &Params, outs: &[Option<usize>]) -> Result<(), FocalError> {
-    if !(p.gamma >= 0.0) {
+fn check(
+    x: &Tensor,
+    targets: &Targets,
+    p: &Params,
+    outs: &[Option<usize>],
+) -> Result<(), FocalError> {
+    if p.gamma.is_nan() || p.gamma < 0.0 {
         return Err(FocalError::Gamma(p.gamma));
     }
     match targets {
@@ -243,7 +278,9 @@ fn check(x: &Tensor, targets: &Targets, p: &Params, outs: &[Option<usize>]) -> R
                 x.len()
             )))
         }
-        Targets::Classes { labels, classes, .. } if labels.len() * classes != x.len() => {
+        Targets::Classes {
+            labels, classes, ..
+        } if labels.len() * classes != x.len() => {
             return Err(FocalError::Shape(format!(
                 "{} labels x {} classes != {} logits",
                 labels.len(),
@@ -265,6 +302,7 @@ fn check(x: &Tensor, targets: &Targets, p: &Params, outs: &[Option<usize>]) -> R
 }
 
 /// Runs the pass over `threads` contiguous pieces; returns the loss sum.
+#[allow(clippy::too_many_arguments)]
 fn run(
     isa: Isa,
     threads: usize,
@@ -280,7 +318,9 @@ fn run(
     // Pieces in elements, on block (dense) or row (classes) boundaries.
     let (unit, units) = match targets {
         Targets::Dense(_) => (1, x.len()),
-        Targets::Classes { labels, classes, .. } => (classes.max(1), labels.len()),
+        Targets::Classes {
+            labels, classes, ..
+        } => (classes.max(1), labels.len()),
     };
     let align = if unit == 1 { BLOCK } else { 1 };
     let pieces = split(units, threads, align);
@@ -320,9 +360,13 @@ fn run(
         std::thread::scope(|s| {
             let hs: Vec<_> = jobs
                 .into_iter()
-                .map(|(x, t, gr, o)| s.spawn(move || range_dispatch(isa, g, x, t, p, gr, o, weighted)))
+                .map(|(x, t, gr, o)| {
+                    s.spawn(move || range_dispatch(isa, g, x, t, p, gr, o, weighted))
+                })
                 .collect();
-            hs.into_iter().map(|h| h.join().expect("focal loss thread")).collect()
+            hs.into_iter()
+                .map(|h| h.join().expect("focal loss thread"))
+                .collect()
         })
     };
     // Block sums in index order: the same total for any split.
@@ -342,7 +386,9 @@ pub fn forward(
 ) -> Result<f32, FocalError> {
     check(&logits, &targets, &p, &[out.as_ref().map(|o| o.len())])?;
     if reduction == Reduction::None && out.is_none() {
-        return Err(FocalError::Shape("reduction none needs an output tensor".into()));
+        return Err(FocalError::Shape(
+            "reduction none needs an output tensor".into(),
+        ));
     }
     let sum = run(isa, threads, logits, targets, p, Grad::No, out, None);
     Ok(match reduction {
@@ -366,11 +412,18 @@ pub fn backward(
     grad_out: Option<Tensor>,
     grad_in: TensorMut,
 ) -> Result<(), FocalError> {
-    check(&logits, &targets, &p, &[Some(grad_in.len()), grad_out.map(|g| g.len())])?;
+    check(
+        &logits,
+        &targets,
+        &p,
+        &[Some(grad_in.len()), grad_out.map(|g| g.len())],
+    )?;
     let grad = match (reduction, grad_out) {
         (Reduction::None, Some(g)) => Grad::PerElement(g),
         (Reduction::None, None) => {
-            return Err(FocalError::Shape("reduction none needs a per-element grad_out".into()))
+            return Err(FocalError::Shape(
+                "reduction none needs a per-element grad_out".into(),
+            ))
         }
         (Reduction::Mean, _) => {
             Grad::Scalar(grad_out_scalar / counted(&logits, &targets).max(1) as f32)
@@ -406,6 +459,15 @@ pub fn forward_backward(
             ))
         }
     };
-    let sum = run(isa, threads, logits, targets, p, Grad::Scalar(scale), None, Some(grad_in));
+    let sum = run(
+        isa,
+        threads,
+        logits,
+        targets,
+        p,
+        Grad::Scalar(scale),
+        None,
+        Some(grad_in),
+    );
     Ok((sum / div) as f32)
 }

@@ -34,34 +34,37 @@ fn one(t: &mut AdamState, c: &AdamConfig, step: u64, r: std::ops::Range<usize>) 
     let step_size = (c.lr as f64 / bc1) as f32;
     let bc2_sqrt = bc2.sqrt() as f32;
     let wd_mul = 1.0 - c.lr * c.weight_decay;
-    for i in r {
-        let mut p = t.params.get(i);
-        let mut g = t.grad.get(i);
-        if c.maximize {
-            g = -g;
-        }
-        if c.weight_decay != 0.0 {
-            if c.decoupled {
-                p *= wd_mul;
+    let sign = if c.maximize { -1.0 } else { 1.0 };
+    let (b1, b2, eps, wd, decoupled) = (c.beta1, c.beta2, c.eps, c.weight_decay, c.decoupled);
+    let (m_all, v_all) = (&mut t.exp_avg[..], &mut t.exp_avg_sq[..]);
+    let grad = t.grad;
+    match t.max_exp_avg_sq.as_deref_mut() {
+        None => super::store::update(&mut t.params, grad, r, |p, g, i| {
+            let (p, g) = if decoupled {
+                (p * wd_mul, sign * g)
             } else {
-                g += c.weight_decay * p;
-            }
-        }
-        // torch: exp_avg.lerp_(grad, 1 - beta1); exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2)
-        let m = t.exp_avg[i] + (1.0 - c.beta1) * (g - t.exp_avg[i]);
-        let v = t.exp_avg_sq[i] * c.beta2 + (1.0 - c.beta2) * g * g;
-        t.exp_avg[i] = m;
-        t.exp_avg_sq[i] = v;
-        let vv = match t.max_exp_avg_sq.as_deref_mut() {
-            Some(mx) => {
-                let x = mx[i].max(v);
-                mx[i] = x;
-                x
-            }
-            None => v,
-        };
-        let denom = vv.sqrt() / bc2_sqrt + c.eps;
-        t.params.set(i, p - step_size * (m / denom));
+                (p, sign * g + wd * p)
+            };
+            let m = m_all[i] + (1.0 - b1) * (g - m_all[i]);
+            let v = v_all[i] * b2 + (1.0 - b2) * g * g;
+            m_all[i] = m;
+            v_all[i] = v;
+            p - step_size * (m / (v.sqrt() / bc2_sqrt + eps))
+        }),
+        Some(mx) => super::store::update(&mut t.params, grad, r, |p, g, i| {
+            let (p, g) = if decoupled {
+                (p * wd_mul, sign * g)
+            } else {
+                (p, sign * g + wd * p)
+            };
+            let m = m_all[i] + (1.0 - b1) * (g - m_all[i]);
+            let v = v_all[i] * b2 + (1.0 - b2) * g * g;
+            m_all[i] = m;
+            v_all[i] = v;
+            let x = mx[i].max(v);
+            mx[i] = x;
+            p - step_size * (m / (x.sqrt() / bc2_sqrt + eps))
+        }),
     }
 }
 

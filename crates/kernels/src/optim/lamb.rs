@@ -23,6 +23,51 @@ fn update(c: &LambConfig, m: f32, v: f32, p: f32, bc1: f32, bc2: f32) -> f32 {
 /// Pass 1: moments, and the squared norms of p and u (f64 over f32 lanes of 16).
 #[inline(always)]
 fn pass1(t: &mut AdamState, c: &LambConfig, bc1: f32, bc2: f32) -> (f64, f64) {
+    if let (super::Params::F32(p), super::Grad::F32(g)) = (&t.params, t.grad) {
+        return pass1_f32(p, g, t.exp_avg, t.exp_avg_sq, c, bc1, bc2);
+    }
+    pass1_any(t, c, bc1, bc2)
+}
+
+/// The common case with plain slices, so the loop vectorizes.
+#[inline(always)]
+fn pass1_f32(
+    p: &[f32],
+    g: &[f32],
+    ms: &mut [f32],
+    vs: &mut [f32],
+    c: &LambConfig,
+    bc1: f32,
+    bc2: f32,
+) -> (f64, f64) {
+    let n = p.len();
+    let (g, ms, vs) = (&g[..n], &mut ms[..n], &mut vs[..n]);
+    let (mut pn, mut un) = (0f64, 0f64);
+    for ((((pc, gc), mc), vc), _) in p
+        .chunks(16)
+        .zip(g.chunks(16))
+        .zip(ms.chunks_mut(16))
+        .zip(vs.chunks_mut(16))
+        .zip(0..)
+    {
+        let (mut pa, mut ua) = ([0f32; 16], [0f32; 16]);
+        for j in 0..pc.len() {
+            let m = mc[j] + (1.0 - c.beta1) * (gc[j] - mc[j]);
+            let v = vc[j] * c.beta2 + (1.0 - c.beta2) * gc[j] * gc[j];
+            mc[j] = m;
+            vc[j] = v;
+            let u = update(c, m, v, pc[j], bc1, bc2);
+            pa[j] = pc[j] * pc[j];
+            ua[j] = u * u;
+        }
+        pn += pa.iter().map(|x| *x as f64).sum::<f64>();
+        un += ua.iter().map(|x| *x as f64).sum::<f64>();
+    }
+    (pn, un)
+}
+
+#[inline(always)]
+fn pass1_any(t: &mut AdamState, c: &LambConfig, bc1: f32, bc2: f32) -> (f64, f64) {
     let n = t.params.len();
     let (mut pn, mut un) = (0f64, 0f64);
     let mut i = 0;
@@ -50,11 +95,11 @@ fn pass1(t: &mut AdamState, c: &LambConfig, bc1: f32, bc2: f32) -> (f64, f64) {
 
 #[inline(always)]
 fn pass2(t: &mut AdamState, c: &LambConfig, bc1: f32, bc2: f32, ratio: f32) {
-    for i in 0..t.params.len() {
-        let p = t.params.get(i);
-        let u = update(c, t.exp_avg[i], t.exp_avg_sq[i], p, bc1, bc2);
-        t.params.set(i, p - c.lr * ratio * u);
-    }
+    let (m, v) = (&t.exp_avg[..], &t.exp_avg_sq[..]);
+    let n = t.params.len();
+    super::store::update(&mut t.params, t.grad, 0..n, |p, _, i| {
+        p - c.lr * ratio * update(c, m[i], v[i], p, bc1, bc2)
+    });
 }
 
 crate::dispatch! {
@@ -73,5 +118,7 @@ pub fn lamb_step(isa: Isa, threads: usize, tensors: &mut [AdamState], c: &LambCo
         t.step += 1;
     }
     let lens: Vec<usize> = tensors.iter().map(|t| t.params.len()).collect();
-    for_pieces(tensors, &lens, threads, usize::MAX, |t, _| lamb_tensor(isa, t, c));
+    for_pieces(tensors, &lens, threads, usize::MAX, |t, _| {
+        lamb_tensor(isa, t, c)
+    });
 }

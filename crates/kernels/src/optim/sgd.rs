@@ -24,25 +24,33 @@ pub struct SgdTensor<'a> {
 
 #[inline(always)]
 fn one(t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<usize>) {
-    for i in r {
-        let p = t.params.get(i);
-        let mut g = t.grad.get(i);
-        if c.maximize {
-            g = -g;
+    let sign = if c.maximize { -1.0 } else { 1.0 };
+    let (wd, mom, damp, lr) = (c.weight_decay, c.momentum, 1.0 - c.dampening, c.lr);
+    let grad = t.grad;
+    match t.momentum_buffer.as_deref_mut() {
+        None => super::store::update(&mut t.params, grad, r, |p, g, _| {
+            p - lr * (sign * g + wd * p)
+        }),
+        Some(buf) => {
+            let buf = &mut buf[..];
+            // The flags are matched here, outside the loop, so each loop is branch-free.
+            macro_rules! go {
+                ($first:expr, $nesterov:expr) => {
+                    super::store::update(&mut t.params, grad, r, |p, g, i| {
+                        let g = sign * g + wd * p;
+                        let b = if $first { g } else { mom * buf[i] + damp * g };
+                        buf[i] = b;
+                        p - lr * if $nesterov { g + mom * b } else { b }
+                    })
+                };
+            }
+            match (t.first, c.nesterov) {
+                (true, true) => go!(true, true),
+                (true, false) => go!(true, false),
+                (false, true) => go!(false, true),
+                (false, false) => go!(false, false),
+            }
         }
-        if c.weight_decay != 0.0 {
-            g += c.weight_decay * p;
-        }
-        if let Some(buf) = t.momentum_buffer.as_deref_mut() {
-            let b = if t.first {
-                g
-            } else {
-                c.momentum * buf[i] + (1.0 - c.dampening) * g
-            };
-            buf[i] = b;
-            g = if c.nesterov { g + c.momentum * b } else { b };
-        }
-        t.params.set(i, p - c.lr * g);
     }
 }
 
@@ -55,9 +63,10 @@ crate::dispatch! {
 /// One step over all tensors.
 pub fn sgd_step(isa: Isa, threads: usize, tensors: &mut [SgdTensor], c: &SgdConfig) {
     let lens: Vec<usize> = tensors.iter().map(|t| t.params.len()).collect();
-    for_pieces(tensors, &lens, threads, 1 << 16, |t, r| sgd_range(isa, t, c, r));
+    for_pieces(tensors, &lens, threads, 1 << 16, |t, r| {
+        sgd_range(isa, t, c, r)
+    });
     for t in tensors.iter_mut() {
         t.first = false;
     }
 }
-

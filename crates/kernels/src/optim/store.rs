@@ -40,24 +40,6 @@ impl Params<'_> {
             }
         }
     }
-
-    #[inline(always)]
-    pub(crate) fn set(&mut self, i: usize, v: f32) {
-        match self {
-            Params::F32(p) => p[i] = v,
-            Params::Bf16Master { param, master } => {
-                master[i] = v;
-                param[i] = bf16::from_f32(v);
-            }
-            Params::Bf16Split { param, low } => {
-                // Truncation split: top half is the bf16 parameter (rounded toward zero),
-                // the exact f32 survives in the two halves.
-                let b = v.to_bits();
-                param[i] = (b >> 16) as u16;
-                low[i] = b as u16;
-            }
-        }
-    }
 }
 
 /// A gradient: f32, or bf16 (the gradient of a bf16 parameter).
@@ -83,5 +65,47 @@ impl Grad<'_> {
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Runs `f(param, grad, i) -> new param` over `r`, with the storage kinds matched once outside
+/// the loop so that each combination compiles to its own (vectorizable) loop.
+#[inline(always)]
+pub(crate) fn update(
+    params: &mut Params,
+    grad: Grad,
+    r: std::ops::Range<usize>,
+    mut f: impl FnMut(f32, f32, usize) -> f32,
+) {
+    match (params, grad) {
+        (Params::F32(p), Grad::F32(g)) => {
+            let (p, g) = (&mut p[r.clone()], &g[r.clone()]);
+            for (k, (pi, gi)) in p.iter_mut().zip(g).enumerate() {
+                *pi = f(*pi, *gi, r.start + k);
+            }
+        }
+        (Params::F32(p), Grad::Bf16(g)) => {
+            let (p, g) = (&mut p[r.clone()], &g[r.clone()]);
+            for (k, (pi, gi)) in p.iter_mut().zip(g).enumerate() {
+                *pi = f(*pi, bf16::to_f32(*gi), r.start + k);
+            }
+        }
+        (Params::Bf16Master { param, master }, g) => {
+            let (param, master) = (&mut param[r.clone()], &mut master[r.clone()]);
+            for (k, (b, m)) in param.iter_mut().zip(master.iter_mut()).enumerate() {
+                let v = f(*m, g.get(r.start + k), r.start + k);
+                *m = v;
+                *b = bf16::from_f32(v);
+            }
+        }
+        (Params::Bf16Split { param, low }, g) => {
+            let (param, low) = (&mut param[r.clone()], &mut low[r.clone()]);
+            for (k, (hi, lo)) in param.iter_mut().zip(low.iter_mut()).enumerate() {
+                let p = f32::from_bits(((*hi as u32) << 16) | *lo as u32);
+                let b = f(p, g.get(r.start + k), r.start + k).to_bits();
+                *hi = (b >> 16) as u16;
+                *lo = b as u16;
+            }
+        }
     }
 }

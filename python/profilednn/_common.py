@@ -1,0 +1,25 @@
+"""Checks shared by the wrappers: the kernels take contiguous CPU tensors of known dtypes."""
+
+import torch
+
+F32, BF16, I64 = 0, 1, 2
+_CODES = {torch.float32: F32, torch.bfloat16: BF16}
+
+
+def dtype_code(t: torch.Tensor, what: str) -> int:
+    try:
+        return _CODES[t.dtype]
+    except KeyError:
+        raise TypeError(f"{what}: dtype {t.dtype} is not supported (float32 or bfloat16)") from None
+
+
+def check_cpu_contiguous(t: torch.Tensor, what: str) -> None:
+    if t.device.type != "cpu":
+        raise ValueError(f"{what}: expected a CPU tensor, got device {t.device}")
+    if not t.is_contiguous():
+        raise ValueError(f"{what}: expected a contiguous tensor (call .contiguous())")
+
+
+def threads() -> int:
+    """Use PyTorch's own intra-op thread count: the kernels run while PyTorch waits."""
+    return max(1, torch.get_num_threads())

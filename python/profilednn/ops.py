@@ -1,0 +1,98 @@
+"""`sigmoid_focal_loss`: torchvision's semantics, one fused pass, explicit backward."""
+
+import torch
+
+from . import _native
+from ._common import I64, check_cpu_contiguous, dtype_code, threads
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _targets(inputs, targets, ignore_index):
+    if targets.dtype in (torch.int64, torch.int32):
+        # Class indices: one label per row of the last dimension.
+        classes = inputs.shape[-1] if inputs.dim() > 0 else 1
+        labels = targets.to(torch.int64).contiguous()
+        if labels.numel() * classes != inputs.numel():
+            raise ValueError(
+                f"class-index targets: {labels.numel()} labels for {inputs.numel()} logits "
+                f"with {classes} classes (expected one label per row of the last dimension)"
+            )
+        return labels, I64, classes
+    if targets.shape != inputs.shape:
+        raise ValueError(f"targets shape {tuple(targets.shape)} != inputs shape {tuple(inputs.shape)}")
+    t = targets.to(inputs.dtype).contiguous()
+    return t, dtype_code(t, "targets"), 0
+
+
+class _FocalLoss(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, inputs, targets, alpha, gamma, reduction, ignore_index):
+        check_cpu_contiguous(inputs, "inputs")
+        dt = dtype_code(inputs, "inputs")
+        t, tdt, classes = _targets(inputs, targets, ignore_index)
+        red = _REDUCTIONS[reduction]
+        n = inputs.numel()
+        ctx.save_for_backward(inputs, t)
+        ctx.args = (dt, tdt, classes, ignore_index, float(alpha), float(gamma), red)
+        if n == 0:
+            # Empty storage has no valid pointer: answer here, as torch would.
+            if red == 0:
+                return torch.empty_like(inputs)
+            return torch.tensor(float("nan") if red == 1 else 0.0)
+        if red == 0:
+            out = torch.empty_like(inputs)
+            _native.focal_forward(inputs.data_ptr(), n, dt, t.data_ptr(), tdt, classes, ignore_index,
+                                  float(alpha), float(gamma), red, out.data_ptr(), threads())
+        else:
+            v = _native.focal_forward(inputs.data_ptr(), n, dt, t.data_ptr(), tdt, classes, ignore_index,
+                                      float(alpha), float(gamma), red, 0, threads())
+            out = torch.tensor(v, dtype=torch.float32)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        inputs, t = ctx.saved_tensors
+        dt, tdt, classes, ignore_index, alpha, gamma, red = ctx.args
+        grad_in = torch.empty_like(inputs)
+        n = inputs.numel()
+        if n == 0:
+            return grad_in, None, None, None, None, None
+        if red == 0:
+            g = grad_out.to(inputs.dtype).contiguous()
+            _native.focal_backward(inputs.data_ptr(), n, dt, t.data_ptr(), tdt, classes, ignore_index,
+                                   alpha, gamma, red, 0.0, g.data_ptr(), grad_in.data_ptr(), threads())
+        else:
+            _native.focal_backward(inputs.data_ptr(), n, dt, t.data_ptr(), tdt, classes, ignore_index,
+                                   alpha, gamma, red, float(grad_out), 0, grad_in.data_ptr(), threads())
+        return grad_in, None, None, None, None, None
+
+
+def sigmoid_focal_loss(inputs: torch.Tensor, targets: torch.Tensor, alpha: float = 0.25,
+                       gamma: float = 2, reduction: str = "none", ignore_index: int = -1) -> torch.Tensor:
+    """Drop-in for `torchvision.ops.sigmoid_focal_loss`.
+
+    `targets` is a dense tensor like `inputs` (values in [0, 1]), or class indices (int64, one per
+    row of the last dimension; `ignore_index` rows contribute nothing, labels outside
+    `0..classes` are background). Reductions are computed in float32.
+    """
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"Invalid value for arg 'reduction': '{reduction}' "
+                         "\n Supported reduction modes: 'none', 'mean', 'sum'")
+    if gamma < 0:
+        raise ValueError(f"gamma must be >= 0, got {gamma}")
+    return _FocalLoss.apply(inputs, targets, alpha, gamma, reduction, ignore_index)
+
+
+def sigmoid_focal_loss_and_grad(inputs, targets, alpha=0.25, gamma=2, reduction="mean", ignore_index=-1):
+    """The fused training step: returns (loss, d loss / d inputs) in one pass over memory."""
+    check_cpu_contiguous(inputs, "inputs")
+    dt = dtype_code(inputs, "inputs")
+    t, tdt, classes = _targets(inputs, targets, ignore_index)
+    grad = torch.empty_like(inputs)
+    if inputs.numel() == 0:
+        return torch.tensor(float("nan") if reduction == "mean" else 0.0), grad
+    v = _native.focal_forward_backward(inputs.data_ptr(), inputs.numel(), dt, t.data_ptr(), tdt, classes,
+                                       ignore_index, float(alpha), float(gamma), _REDUCTIONS[reduction],
+                                       1.0, grad.data_ptr(), threads())
+    return torch.tensor(v, dtype=torch.float32), grad

@@ -1,0 +1,123 @@
+"""Fused optimizers with torch.optim's constructor arguments and state layout."""
+
+import torch
+
+from . import _native
+from ._common import BF16, F32, check_cpu_contiguous, dtype_code, threads
+
+
+def _param_ptrs(p, state):
+    check_cpu_contiguous(p, "parameter")
+    dt = dtype_code(p, "parameter")
+    g = p.grad
+    if g.is_sparse:
+        raise ValueError("sparse gradients are not supported")
+    g = g.to(p.dtype).contiguous()
+    master = 0
+    if dt == BF16:
+        if "master" not in state:
+            state["master"] = p.detach().float().contiguous()
+        master = state["master"].data_ptr()
+    return p.data_ptr(), g, dt, master
+
+
+class SGD(torch.optim.Optimizer):
+    """Drop-in for `torch.optim.SGD` (one fused pass over all parameters)."""
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False):
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov, maximize=maximize))
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            firsts, rest, keep = [], [], []
+            for p in group["params"]:
+                if p.grad is None or p.numel() == 0:
+                    continue
+                st = self.state[p]
+                ptr, g, dt, master = _param_ptrs(p, st)
+                keep.append(g)
+                buf = 0
+                first = False
+                if group["momentum"] != 0:
+                    if st.get("momentum_buffer") is None:
+                        st["momentum_buffer"] = torch.zeros_like(p, dtype=torch.float32)
+                        first = True
+                    buf = st["momentum_buffer"].data_ptr()
+                (firsts if first else rest).append((ptr, g.data_ptr(), buf, p.numel(), dt, master))
+            for items, first in ((firsts, True), (rest, False)):
+                if items:
+                    _native.sgd_step(items, first, group["lr"], group["momentum"], group["dampening"],
+                                     group["weight_decay"], group["nesterov"], group["maximize"], threads())
+        return loss
+
+
+class _AdamLike(torch.optim.Optimizer):
+    _decoupled = False
+    _lamb = False
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            by_step, keep = {}, []
+            for p in group["params"]:
+                if p.grad is None or p.numel() == 0:
+                    continue
+                st = self.state[p]
+                ptr, g, dt, master = _param_ptrs(p, st)
+                keep.append(g)
+                if "step" not in st:
+                    st["step"] = torch.tensor(0.0)
+                    st["exp_avg"] = torch.zeros_like(p, dtype=torch.float32)
+                    st["exp_avg_sq"] = torch.zeros_like(p, dtype=torch.float32)
+                    if group.get("amsgrad"):
+                        st["max_exp_avg_sq"] = torch.zeros_like(p, dtype=torch.float32)
+                mx = st["max_exp_avg_sq"].data_ptr() if group.get("amsgrad") else 0
+                step = int(st["step"].item())
+                st["step"] += 1
+                by_step.setdefault(step, []).append(
+                    (ptr, g.data_ptr(), st["exp_avg"].data_ptr(), st["exp_avg_sq"].data_ptr(), mx, p.numel(), dt, master))
+            b1, b2 = group["betas"]
+            for step, items in by_step.items():
+                _native.adam_step(items, step, group["lr"], b1, b2, group["eps"], group["weight_decay"],
+                                  self._decoupled, bool(group.get("amsgrad", False)),
+                                  bool(group.get("maximize", False)), self._lamb, threads())
+        return loss
+
+
+class Adam(_AdamLike):
+    """Drop-in for `torch.optim.Adam`."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *, maximize=False):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, maximize=maximize))
+
+
+class AdamW(_AdamLike):
+    """Drop-in for `torch.optim.AdamW` (decoupled weight decay)."""
+
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *, maximize=False):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, maximize=maximize))
+
+
+class LAMB(_AdamLike):
+    """LAMB (You et al.): Adam's update scaled per tensor by the trust ratio ||p|| / ||u||."""
+
+    _lamb = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))

@@ -1,0 +1,331 @@
+//! `profilednn._native`: the kernels on raw CPU buffers handed over by the Python wrappers,
+//! which check device, dtype, shape and contiguity first (the pointers are the tensors' own
+//! storage: no copy). The GIL is released while a kernel runs.
+
+use profilednn_kernels::focal::{self, Params, Reduction, Targets, Tensor, TensorMut};
+use profilednn_kernels::optim::{
+    self, AdamConfig, AdamState, Grad, LambConfig, SgdConfig, SgdTensor,
+};
+use profilednn_kernels::Isa;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+// dtype codes shared with the Python side.
+const F32: u8 = 0;
+const BF16: u8 = 1;
+const I64: u8 = 2;
+
+/// # Safety
+/// The caller (the Python wrapper) guarantees `ptr` points at `n` live, contiguous elements of
+/// `dtype` for the duration of the call.
+unsafe fn tensor<'a>(ptr: usize, n: usize, dtype: u8) -> PyResult<Tensor<'a>> {
+    Ok(match dtype {
+        F32 => Tensor::F32(std::slice::from_raw_parts(ptr as *const f32, n)),
+        BF16 => Tensor::Bf16(std::slice::from_raw_parts(ptr as *const u16, n)),
+        d => return Err(PyValueError::new_err(format!("unsupported dtype code {d}"))),
+    })
+}
+
+unsafe fn tensor_mut<'a>(ptr: usize, n: usize, dtype: u8) -> PyResult<TensorMut<'a>> {
+    Ok(match dtype {
+        F32 => TensorMut::F32(std::slice::from_raw_parts_mut(ptr as *mut f32, n)),
+        BF16 => TensorMut::Bf16(std::slice::from_raw_parts_mut(ptr as *mut u16, n)),
+        d => return Err(PyValueError::new_err(format!("unsupported dtype code {d}"))),
+    })
+}
+
+/// Targets: dense (`t_dtype` F32/BF16, `n` elements) or class labels (`I64`, `n / classes` rows).
+unsafe fn targets<'a>(
+    ptr: usize,
+    n: usize,
+    t_dtype: u8,
+    classes: usize,
+    ignore: i64,
+) -> PyResult<Targets<'a>> {
+    Ok(if t_dtype == I64 {
+        let rows = if classes == 0 { 0 } else { n / classes };
+        Targets::Classes {
+            labels: std::slice::from_raw_parts(ptr as *const i64, rows),
+            classes,
+            ignore_index: ignore,
+        }
+    } else {
+        Targets::Dense(tensor(ptr, n, t_dtype)?)
+    })
+}
+
+fn reduction(r: u8) -> Reduction {
+    match r {
+        0 => Reduction::None,
+        1 => Reduction::Mean,
+        _ => Reduction::Sum,
+    }
+}
+
+fn err(e: focal::FocalError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn focal_forward(
+    py: Python,
+    x: usize,
+    n: usize,
+    dtype: u8,
+    t: usize,
+    t_dtype: u8,
+    classes: usize,
+    ignore: i64,
+    alpha: f32,
+    gamma: f32,
+    red: u8,
+    out: usize,
+    threads: usize,
+) -> PyResult<f32> {
+    py.allow_threads(|| unsafe {
+        let out = if out == 0 {
+            None
+        } else {
+            Some(tensor_mut(out, n, dtype)?)
+        };
+        focal::forward(
+            Isa::detect(),
+            threads,
+            tensor(x, n, dtype)?,
+            targets(t, n, t_dtype, classes, ignore)?,
+            Params { alpha, gamma },
+            reduction(red),
+            out,
+        )
+        .map_err(err)
+    })
+}
+
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn focal_backward(
+    py: Python,
+    x: usize,
+    n: usize,
+    dtype: u8,
+    t: usize,
+    t_dtype: u8,
+    classes: usize,
+    ignore: i64,
+    alpha: f32,
+    gamma: f32,
+    red: u8,
+    grad_scalar: f32,
+    grad_out: usize,
+    grad_in: usize,
+    threads: usize,
+) -> PyResult<()> {
+    py.allow_threads(|| unsafe {
+        let go = if grad_out == 0 {
+            None
+        } else {
+            Some(tensor(grad_out, n, dtype)?)
+        };
+        focal::backward(
+            Isa::detect(),
+            threads,
+            tensor(x, n, dtype)?,
+            targets(t, n, t_dtype, classes, ignore)?,
+            Params { alpha, gamma },
+            reduction(red),
+            grad_scalar,
+            go,
+            tensor_mut(grad_in, n, dtype)?,
+        )
+        .map_err(err)
+    })
+}
+
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn focal_forward_backward(
+    py: Python,
+    x: usize,
+    n: usize,
+    dtype: u8,
+    t: usize,
+    t_dtype: u8,
+    classes: usize,
+    ignore: i64,
+    alpha: f32,
+    gamma: f32,
+    red: u8,
+    grad_scale: f32,
+    grad_in: usize,
+    threads: usize,
+) -> PyResult<f32> {
+    py.allow_threads(|| unsafe {
+        focal::forward_backward(
+            Isa::detect(),
+            threads,
+            tensor(x, n, dtype)?,
+            targets(t, n, t_dtype, classes, ignore)?,
+            Params { alpha, gamma },
+            reduction(red),
+            grad_scale,
+            tensor_mut(grad_in, n, dtype)?,
+        )
+        .map_err(err)
+    })
+}
+
+/// Parameter storage from (param ptr, dtype, master ptr): bf16 with master f32 when master != 0.
+unsafe fn params<'a>(p: usize, n: usize, dtype: u8, master: usize) -> PyResult<optim::Params<'a>> {
+    Ok(match (dtype, master) {
+        (F32, _) => optim::Params::F32(std::slice::from_raw_parts_mut(p as *mut f32, n)),
+        (BF16, m) if m != 0 => optim::Params::Bf16Master {
+            param: std::slice::from_raw_parts_mut(p as *mut u16, n),
+            master: std::slice::from_raw_parts_mut(m as *mut f32, n),
+        },
+        _ => {
+            return Err(PyValueError::new_err(
+                "bf16 parameters need an f32 master copy",
+            ))
+        }
+    })
+}
+
+unsafe fn grad<'a>(g: usize, n: usize, dtype: u8) -> Grad<'a> {
+    if dtype == BF16 {
+        Grad::Bf16(std::slice::from_raw_parts(g as *const u16, n))
+    } else {
+        Grad::F32(std::slice::from_raw_parts(g as *const f32, n))
+    }
+}
+
+/// `tensors`: (param, grad, momentum buffer or 0, numel, dtype, master or 0) per parameter.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn sgd_step(
+    py: Python,
+    tensors: Vec<(usize, usize, usize, usize, u8, usize)>,
+    first: bool,
+    lr: f32,
+    momentum: f32,
+    dampening: f32,
+    weight_decay: f32,
+    nesterov: bool,
+    maximize: bool,
+    threads: usize,
+) -> PyResult<()> {
+    py.allow_threads(|| unsafe {
+        let mut ts = Vec::with_capacity(tensors.len());
+        for (p, g, b, n, dt, m) in tensors {
+            ts.push(SgdTensor {
+                params: params(p, n, dt, m)?,
+                grad: grad(g, n, dt),
+                momentum_buffer: if b == 0 {
+                    None
+                } else {
+                    Some(std::slice::from_raw_parts_mut(b as *mut f32, n))
+                },
+                first,
+            });
+        }
+        optim::sgd_step(
+            Isa::detect(),
+            threads,
+            &mut ts,
+            &SgdConfig {
+                lr,
+                momentum,
+                dampening,
+                weight_decay,
+                nesterov,
+                maximize,
+            },
+        );
+        Ok(())
+    })
+}
+
+/// `tensors`: (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq or 0, numel, dtype, master or 0);
+/// `step` is the step count before this one (the same for all tensors of a group).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn adam_step(
+    py: Python,
+    tensors: Vec<(usize, usize, usize, usize, usize, usize, u8, usize)>,
+    step: u64,
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    weight_decay: f32,
+    decoupled: bool,
+    amsgrad: bool,
+    maximize: bool,
+    lamb: bool,
+    threads: usize,
+) -> PyResult<()> {
+    py.allow_threads(|| unsafe {
+        let mut st = Vec::with_capacity(tensors.len());
+        for (p, g, m, v, mx, n, dt, master) in tensors {
+            st.push(AdamState {
+                params: params(p, n, dt, master)?,
+                grad: grad(g, n, dt),
+                exp_avg: std::slice::from_raw_parts_mut(m as *mut f32, n),
+                exp_avg_sq: std::slice::from_raw_parts_mut(v as *mut f32, n),
+                max_exp_avg_sq: if mx == 0 {
+                    None
+                } else {
+                    Some(std::slice::from_raw_parts_mut(mx as *mut f32, n))
+                },
+                step,
+            });
+        }
+        if lamb {
+            optim::lamb_step(
+                Isa::detect(),
+                threads,
+                &mut st,
+                &LambConfig {
+                    lr,
+                    beta1,
+                    beta2,
+                    eps,
+                    weight_decay,
+                },
+            );
+        } else {
+            optim::adam_step(
+                Isa::detect(),
+                threads,
+                &mut st,
+                &AdamConfig {
+                    lr,
+                    beta1,
+                    beta2,
+                    eps,
+                    weight_decay,
+                    decoupled,
+                    amsgrad,
+                    maximize,
+                },
+            );
+        }
+        Ok(())
+    })
+}
+
+#[pyfunction]
+fn isa() -> &'static str {
+    Isa::detect().name()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(focal_forward, m)?)?;
+    m.add_function(wrap_pyfunction!(focal_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(focal_forward_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(sgd_step, m)?)?;
+    m.add_function(wrap_pyfunction!(adam_step, m)?)?;
+    m.add_function(wrap_pyfunction!(isa, m)?)?;
+    Ok(())
+}

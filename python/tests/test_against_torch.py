@@ -1,0 +1,198 @@
+"""profilednn's kernels against the real thing: torchvision's sigmoid_focal_loss and torch.optim.
+
+Run: python -m unittest discover -s python/tests (needs torch, torchvision and the built package).
+"""
+
+import copy
+import unittest
+
+import torch
+import torchvision
+
+import profilednn
+from profilednn.ops import sigmoid_focal_loss, sigmoid_focal_loss_and_grad
+
+
+def reference(x, t, alpha, gamma, reduction):
+    """torchvision in float64, with autograd for the gradient."""
+    x64 = x.detach().double().requires_grad_(True)
+    loss = torchvision.ops.sigmoid_focal_loss(x64, t.double(), alpha=alpha, gamma=gamma, reduction=reduction)
+    g = torch.autograd.grad(loss.sum(), x64)[0] if x64.numel() else torch.zeros_like(x64)
+    return loss.detach(), g
+
+
+def assert_close(test, ours, ref, rtol, what):
+    ours = ours.double()
+    if ref.numel() == 0:
+        test.assertEqual(ours.numel(), 0, what)
+        return
+    scale = ref.abs().max().item()
+    err = (ours - ref).abs()
+    tol = rtol * ref.abs() + rtol * max(scale, 1e-30)
+    bad = (err > tol).nonzero()
+    test.assertEqual(len(bad), 0, f"{what}: first bad {bad[:3].tolist()} ours {ours.flatten()[:4].tolist()} ref {ref.flatten()[:4].tolist()}")
+
+
+class FocalLoss(unittest.TestCase):
+    def inputs(self, shape, span=10.0, soft=True, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        x = (torch.rand(shape, generator=g) * 2 - 1) * span
+        t = torch.rand(shape, generator=g) if soft else (torch.rand(shape, generator=g) < 0.1).float()
+        flat = x.view(-1)
+        for i, v in enumerate([100.0, -100.0, 0.0, 30.0, -30.0]):
+            if i < flat.numel():
+                flat[i] = v
+        return x, t
+
+    def test_values_and_gradients_equal_torchvision_f32(self):
+        for shape in [(1,), (3, 17), (2, 99, 13), (1000,), (0, 5)]:
+            for alpha, gamma in [(0.25, 2.0), (-1.0, 0.0), (0.5, 1.0), (0.25, 1.5)]:
+                for reduction in ["none", "mean", "sum"]:
+                    if reduction == "mean" and 0 in shape:
+                        continue
+                    for soft in [True, False]:
+                        x, t = self.inputs(shape, soft=soft, seed=len(shape))
+                        xr = x.clone().requires_grad_(True)
+                        loss = sigmoid_focal_loss(xr, t, alpha=alpha, gamma=gamma, reduction=reduction)
+                        ref_loss, ref_grad = reference(x, t, alpha, gamma, reduction)
+                        what = f"{shape} a={alpha} g={gamma} {reduction} soft={soft}"
+                        assert_close(self, loss.detach(), ref_loss, 1e-5, "loss " + what)
+                        loss.sum().backward()
+                        assert_close(self, xr.grad, ref_grad, 1e-5, "grad " + what)
+
+    def test_bf16_within_one_rounding(self):
+        x, t = self.inputs((64, 91), span=8.0)
+        xb = x.bfloat16()
+        xr = xb.clone().requires_grad_(True)
+        loss = sigmoid_focal_loss(xr, t, reduction="none")
+        self.assertEqual(loss.dtype, torch.bfloat16)
+        ref_loss, ref_grad = reference(xb.float(), t.bfloat16().float(), 0.25, 2.0, "none")
+        assert_close(self, loss.detach().float(), ref_loss, 2 ** -7, "bf16 loss")
+        loss.float().sum().backward()
+        assert_close(self, xr.grad.float(), ref_grad, 2 ** -7, "bf16 grad")
+
+    def test_class_index_targets_and_fused_step(self):
+        x, _ = self.inputs((50, 21))
+        labels = torch.arange(50) % 23  # 21, 22: background rows
+        dense = torch.zeros(50, 21)
+        for r, l in enumerate(labels.tolist()):
+            if l < 21:
+                dense[r, l] = 1.0
+        a = sigmoid_focal_loss(x, labels, reduction="sum")
+        b = torchvision.ops.sigmoid_focal_loss(x.double(), dense.double(), reduction="sum")
+        self.assertLess(abs(a.item() - b.item()), 1e-5 * b.item())
+        loss, grad = sigmoid_focal_loss_and_grad(x, dense, reduction="mean")
+        ref_loss, ref_grad = reference(x, dense, 0.25, 2.0, "mean")
+        self.assertLess(abs(loss.item() - ref_loss.item()), 1e-5 * ref_loss.item())
+        assert_close(self, grad, ref_grad, 1e-5, "fused grad")
+
+    def test_clear_errors(self):
+        x = torch.randn(4, 5)
+        with self.assertRaisesRegex(TypeError, "float64"):
+            sigmoid_focal_loss(x.double(), torch.rand(4, 5).double())
+        with self.assertRaisesRegex(ValueError, "contiguous"):
+            sigmoid_focal_loss(x.t(), torch.rand(5, 4))
+        with self.assertRaisesRegex(ValueError, "shape"):
+            sigmoid_focal_loss(x, torch.rand(4, 6))
+        with self.assertRaisesRegex(ValueError, "reduction"):
+            sigmoid_focal_loss(x, torch.rand(4, 5), reduction="avg")
+
+
+def params(seed, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.nn.Parameter((torch.rand(s, generator=g) * 2 - 1).to(dtype)) for s in [(1,), (17,), (8, 33), (3, 5, 7)]]
+
+
+def run(opt_cls, kwargs, steps=5, dtype=torch.float32, seed=0):
+    ps = params(seed, dtype)
+    opt = opt_cls(ps, **kwargs)
+    g = torch.Generator().manual_seed(100 + seed)
+    for _ in range(steps):
+        for p in ps:
+            p.grad = ((torch.rand(p.shape, generator=g) * 2 - 1) * 0.1).to(dtype)
+        opt.step()
+    return ps, opt
+
+
+class Optimizers(unittest.TestCase):
+    def check(self, ours, theirs, rtol=2e-6, atol=1e-7):
+        for a, b in zip(ours, theirs):
+            torch.testing.assert_close(a.detach(), b.detach(), rtol=rtol, atol=atol)
+
+    def test_sgd_equals_torch(self):
+        for kw in [dict(lr=0.1), dict(lr=0.1, momentum=0.9, weight_decay=1e-4),
+                   dict(lr=0.1, momentum=0.9, nesterov=True), dict(lr=0.05, momentum=0.9, dampening=0.1, maximize=True)]:
+            ours, _ = run(profilednn.optim.SGD, kw)
+            theirs, _ = run(torch.optim.SGD, dict(kw, foreach=False))
+            self.check(ours, theirs)
+
+    def test_adam_and_adamw_equal_torch(self):
+        for ours_cls, torch_cls in [(profilednn.optim.Adam, torch.optim.Adam), (profilednn.optim.AdamW, torch.optim.AdamW)]:
+            for kw in [dict(lr=1e-2), dict(lr=1e-2, weight_decay=0.1, amsgrad=True), dict(lr=1e-2, maximize=True)]:
+                ours, _ = run(ours_cls, kw)
+                theirs, _ = run(torch_cls, dict(kw, foreach=False))
+                self.check(ours, theirs)
+
+    def test_lamb_equals_the_paper(self):
+        ours, _ = run(profilednn.optim.LAMB, dict(lr=1e-2, weight_decay=0.01), steps=3)
+        ps = params(0, torch.float64)
+        state = [dict(m=torch.zeros_like(p), v=torch.zeros_like(p)) for p in ps]
+        g = torch.Generator().manual_seed(100)
+        for step in range(1, 4):
+            for p, s in zip(ps, state):
+                grad = ((torch.rand(p.shape, generator=g) * 2 - 1) * 0.1).to(torch.float32).double()
+                s["m"] = 0.9 * s["m"] + 0.1 * grad
+                s["v"] = 0.999 * s["v"] + 0.001 * grad * grad
+                u = (s["m"] / (1 - 0.9 ** step)) / ((s["v"] / (1 - 0.999 ** step)).sqrt() + 1e-6) + 0.01 * p.data
+                ratio = (p.data.norm() / u.norm()).item() if p.data.norm() > 0 and u.norm() > 0 else 1.0
+                p.data -= 1e-2 * ratio * u
+        self.check(ours, [p.float() for p in ps], rtol=1e-5, atol=1e-6)
+
+    def test_state_dict_round_trips(self):
+        ps, opt = run(profilednn.optim.AdamW, dict(lr=1e-2), steps=2)
+        saved = copy.deepcopy(opt.state_dict())
+        ps2 = [torch.nn.Parameter(p.detach().clone()) for p in ps]
+        opt2 = profilednn.optim.AdamW(ps2, lr=1e-2)
+        opt2.load_state_dict(saved)
+        for p, q in zip(ps, ps2):
+            grad = torch.full_like(p, 0.05)
+            p.grad, q.grad = grad, grad.clone()
+        opt.step()
+        opt2.step()
+        self.check(ps, ps2, rtol=0, atol=0)
+
+    def test_bf16_parameters_with_master(self):
+        ours, opt = run(profilednn.optim.AdamW, dict(lr=1e-2), dtype=torch.bfloat16)
+        ref, _ = run(profilednn.optim.AdamW, dict(lr=1e-2), dtype=torch.float32)
+        for p, r in zip(ours, ref):
+            self.assertEqual(p.dtype, torch.bfloat16)
+            # The bf16 parameter is the rounding of its f32 master.
+            self.assertTrue(torch.equal(p.detach(), opt.state[p]["master"].bfloat16()))
+
+
+class Training(unittest.TestCase):
+    def test_same_loss_curve_as_the_reference(self):
+        def train(loss_fn, opt_cls):
+            torch.manual_seed(0)
+            model = torch.nn.Linear(32, 10)
+            opt = opt_cls(model.parameters(), lr=0.05, momentum=0.9)
+            x = torch.randn(256, 32)
+            y = torch.nn.functional.one_hot(torch.randint(0, 10, (256,)), 10).float()
+            losses = []
+            for _ in range(30):
+                opt.zero_grad()
+                loss = loss_fn(model(x), y, reduction="mean")
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+            return losses
+
+        ours = train(sigmoid_focal_loss, profilednn.optim.SGD)
+        ref = train(torchvision.ops.sigmoid_focal_loss, lambda p, **kw: torch.optim.SGD(p, foreach=False, **kw))
+        for a, b in zip(ours, ref):
+            self.assertLess(abs(a - b), 1e-5 * abs(b) + 1e-7, f"{ours} vs {ref}")
+        self.assertLess(ours[-1], ours[0])
+
+
+if __name__ == "__main__":
+    unittest.main()
