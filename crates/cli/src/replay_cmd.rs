@@ -38,6 +38,12 @@ pub struct ReplayArgs {
     /// Keep timing a primitive until this many ms were measured.
     #[arg(long, default_value_t = Timing::default().min_time_ms)]
     min_time_ms: f64,
+    /// Evict caches before each timed run (writes 2× the last-level cache size elsewhere), as
+    /// inside a training step; `--warm-cache` times back-to-back runs instead.
+    #[arg(long, conflicts_with = "cold_cache")]
+    warm_cache: bool,
+    #[arg(long, hide = true)]
+    cold_cache: bool,
     #[arg(long)]
     no_progress: bool,
 }
@@ -84,6 +90,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         min_runs: args.min_runs,
         max_runs: args.max_runs,
         min_time_ms: args.min_time_ms,
+        cold_cache_bytes: if args.warm_cache { 0 } else { llc_bytes() * 2 },
     };
     let bar = (!args.no_progress && std::io::stderr().is_terminal()).then(|| {
         let b = ProgressBar::new(0);
@@ -188,4 +195,30 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         args.output.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Size of the last-level cache from sysfs (32 MiB when unknown).
+fn llc_bytes() -> usize {
+    let mut best = 0usize;
+    for i in 0..8 {
+        let p = format!("/sys/devices/system/cpu/cpu0/cache/index{i}/size");
+        if let Ok(s) = std::fs::read_to_string(p) {
+            let s = s.trim();
+            let (num, mul) = match s.strip_suffix('K') {
+                Some(n) => (n, 1024),
+                None => match s.strip_suffix('M') {
+                    Some(n) => (n, 1 << 20),
+                    None => (s, 1),
+                },
+            };
+            if let Ok(v) = num.parse::<usize>() {
+                best = best.max(v * mul);
+            }
+        }
+    }
+    if best == 0 {
+        32 << 20
+    } else {
+        best
+    }
 }
