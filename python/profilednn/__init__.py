@@ -5,6 +5,7 @@
 """
 
 from . import ops, optim  # noqa: F401
+from .capture import profile  # noqa: F401
 from ._native import isa  # noqa: F401
 
-__all__ = ["ops", "optim", "isa"]
+__all__ = ["ops", "optim", "isa", "profile"]

@@ -40,6 +40,12 @@ pub struct Thresholds {
     pub roofline_efficiency: f64,
     /// …and the share of oneDNN time it must lose to be worth a finding.
     pub roofline_lost_share: f64,
+    /// `loss-as-elementwise-ops`: share of the training step (PyTorch view).
+    pub loss_share: f64,
+    /// `normalization-as-elementwise-ops`: share of the step in separate mul/add passes.
+    pub normalization_share: f64,
+    /// `optimizer-as-many-ops`: ops per iteration inside `Optimizer.step`.
+    pub optimizer_ops: f64,
 }
 
 impl Default for Thresholds {
@@ -56,6 +62,9 @@ impl Default for Thresholds {
             repeated_misses: 1,
             roofline_efficiency: 0.25,
             roofline_lost_share: 0.05,
+            loss_share: 0.02,
+            normalization_share: 0.01,
+            optimizer_ops: 20.0,
         }
     }
 }
@@ -69,6 +78,8 @@ pub struct Evidence<'a> {
     pub ranks: usize,
     /// Cores of the machine the log ran on, when known (`--cores`, or a machine profile).
     pub cores: Option<usize>,
+    /// The PyTorch view of the same run, when a profiler trace was given.
+    pub torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
 }
 
 /// Runs every rule.

@@ -43,6 +43,7 @@ fn run(rels: &[&str], cores: Option<usize>, machine: Option<MachineProfile>) -> 
             summary: &summary,
             ranks: profiles.len(),
             cores,
+            torch: None,
         },
         &Thresholds::default(),
     )
@@ -279,7 +280,66 @@ fn findings_are_ordered_by_gain_and_ids_are_stable() {
             "time-outside-onednn",
             "creation-cache-misses",
             "thread-oversubscription",
-            "low-roofline-efficiency"
+            "low-roofline-efficiency",
+            "loss-as-elementwise-ops",
+            "normalization-as-elementwise-ops",
+            "optimizer-as-many-ops"
         ]
     );
+}
+
+fn run_torch(variant: &str) -> Advice {
+    let log = format!("torch/{variant}.log.gz");
+    let p = profile(&log);
+    let summary = summarize(std::slice::from_ref(&p), &SummaryOptions::default());
+    let trace = profilednn_analysis::torch_trace::read_trace(&fixture(&format!(
+        "torch/{variant}.trace.json.gz"
+    )))
+    .unwrap();
+    let j = profilednn_analysis::torch_trace::join(&trace, LogInput::open(&fixture(&log)).unwrap());
+    advise(
+        &Evidence {
+            profile: &p,
+            summary: &summary,
+            ranks: 1,
+            cores: None,
+            torch: Some(&j),
+        },
+        &Thresholds::default(),
+    )
+}
+
+#[test]
+fn pytorch_view_rules_on_real_runs() {
+    // torchvision's focal loss, FrozenBatchNorm2d, torch.optim.SGD for-loop.
+    let reference = run_torch("reference");
+    for id in [
+        "loss-as-elementwise-ops",
+        "normalization-as-elementwise-ops",
+        "optimizer-as-many-ops",
+    ] {
+        assert!(
+            fires(&reference, id),
+            "{id} should fire on the reference run"
+        );
+    }
+    // ProfileDNN's fused loss and optimizer: those two rules are quiet.
+    let fused = run_torch("fused");
+    assert!(!fires(&fused, "loss-as-elementwise-ops"));
+    assert!(!fires(&fused, "optimizer-as-many-ops"));
+    assert!(
+        fires(&fused, "normalization-as-elementwise-ops"),
+        "still FrozenBatchNorm2d"
+    );
+    // Trainable BatchNorm2d: normalization runs as batch_norm ops.
+    let bn = run_torch("bn");
+    assert!(!fires(&bn, "normalization-as-elementwise-ops"));
+    // Without a trace the rules say they do not apply.
+    let plain = run(&[RESNET_FP32], None, None);
+    let r = plain
+        .rules
+        .iter()
+        .find(|r| r.id == "loss-as-elementwise-ops")
+        .unwrap();
+    assert!(r.why_not.as_deref().unwrap().contains("no PyTorch trace"));
 }

@@ -30,6 +30,9 @@ pub struct AdviseArgs {
     /// Machine profile for the roofline rule (default: the one `profilednn peak` saved).
     #[arg(long, value_name = "FILE")]
     machine: Option<PathBuf>,
+    /// PyTorch profiler trace of the same run (enables the PyTorch-view rules).
+    #[arg(long, value_name = "TRACE.json")]
+    torch_trace: Option<PathBuf>,
     #[arg(long, short = 'j')]
     threads: Option<usize>,
     #[arg(long, short = 'o')]
@@ -77,6 +80,15 @@ pub struct ThresholdArgs {
     /// …and the share of time it must lose.
     #[arg(long, default_value_t = Thresholds::default().roofline_lost_share)]
     roofline_lost_share: f64,
+    /// loss-as-elementwise-ops: share of the training step (needs --torch-trace).
+    #[arg(long, default_value_t = Thresholds::default().loss_share)]
+    loss_share: f64,
+    /// normalization-as-elementwise-ops: share of the step in separate mul/add passes.
+    #[arg(long, default_value_t = Thresholds::default().normalization_share)]
+    normalization_share: f64,
+    /// optimizer-as-many-ops: ops per iteration inside the optimizer step.
+    #[arg(long, default_value_t = Thresholds::default().optimizer_ops)]
+    optimizer_ops: f64,
 }
 
 impl ThresholdArgs {
@@ -93,6 +105,9 @@ impl ThresholdArgs {
             repeated_misses: self.repeated_misses,
             roofline_efficiency: self.roofline_efficiency,
             roofline_lost_share: self.roofline_lost_share,
+            loss_share: self.loss_share,
+            normalization_share: self.normalization_share,
+            optimizer_ops: self.optimizer_ops,
         }
     }
 }
@@ -102,6 +117,7 @@ pub fn advice_for(
     profiles: &[Profile],
     summary: &Summary,
     cores: Option<usize>,
+    torch: Option<&profilednn_analysis::torch_trace::TorchJoin>,
     t: &Thresholds,
 ) -> Advice {
     let merged;
@@ -117,6 +133,7 @@ pub fn advice_for(
             summary,
             ranks: profiles.len(),
             cores,
+            torch,
         },
         t,
     )
@@ -135,7 +152,27 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
             ..Default::default()
         },
     );
-    let advice = advice_for(&profiles, &summary, cores, &args.thresholds.thresholds());
+    let torch = match &args.torch_trace {
+        Some(t) => {
+            let [log] = &args.logs[..] else {
+                anyhow::bail!(
+                    "--torch-trace needs exactly one log (the one recorded with the trace)"
+                );
+            };
+            let trace =
+                profilednn_analysis::torch_trace::read_trace(t).map_err(anyhow::Error::msg)?;
+            let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
+            Some(profilednn_analysis::torch_trace::join(&trace, input))
+        }
+        None => None,
+    };
+    let advice = advice_for(
+        &profiles,
+        &summary,
+        cores,
+        torch.as_ref(),
+        &args.thresholds.thresholds(),
+    );
     let text = match args.format {
         Format::Table => profilednn_report::advice::render(&advice, false),
         Format::Json => serde_json::to_string_pretty(&advice)? + "\n",

@@ -24,6 +24,10 @@ pub struct RecordArgs {
     /// Do not print the summary report when the command ends.
     #[arg(long)]
     no_report: bool,
+    /// Also capture PyTorch's profiler trace: `profilednn.profile()` in the script writes it
+    /// next to the log (LOG stem + `.trace.json`); then `report LOG --torch-trace TRACE`.
+    #[arg(long)]
+    torch: bool,
     /// The training command and its arguments (after `--`).
     #[arg(required = true, last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -116,6 +120,9 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     cmd.args(rest)
         .envs(verbose_env(args.level, !args.no_timestamps))
         .stdout(Stdio::piped());
+    if args.torch {
+        cmd.env("PROFILEDNN_TORCH_TRACE", trace_path(&path));
+    }
     // The child gets its own process group so that a Ctrl-C reaches it exactly once: through
     // us, after which we still finish the log and the report.
     #[cfg(unix)]
@@ -190,6 +197,21 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         eprint!("{text}");
     }
     Ok(exit_code(status))
+}
+
+/// `run.log` / `run.log.gz` → `run.trace.json`.
+pub fn trace_path(log: &std::path::Path) -> PathBuf {
+    let name = log
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name
+        .strip_suffix(".gz")
+        .unwrap_or(&name)
+        .strip_suffix(".log")
+        .unwrap_or(name.strip_suffix(".gz").unwrap_or(&name))
+        .to_string();
+    log.with_file_name(format!("{stem}.trace.json"))
 }
 
 /// The child's exit status as ours (a signal becomes 128 + its number, as shells do).

@@ -51,6 +51,10 @@ pub struct ReportArgs {
     /// Also write a self-contained interactive HTML report (charts, sortable table) to this file.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// PyTorch profiler trace of the same run (`profilednn record --torch`): attributes each
+    /// primitive to the framework op around it and shows time outside oneDNN.
+    #[arg(long, value_name = "TRACE.json")]
+    torch_trace: Option<PathBuf>,
     /// Leave out the advice section (`profilednn advise` shows it in full).
     #[arg(long)]
     no_advice: bool,
@@ -89,8 +93,22 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     if let Some(html) = &args.html {
         write_html(html, &args, &profiles, &summary, cores)?;
     }
+    let torch = match &args.torch_trace {
+        Some(t) => {
+            let [log] = &args.logs[..] else {
+                anyhow::bail!(
+                    "--torch-trace needs exactly one log (the one recorded with the trace)"
+                );
+            };
+            let trace =
+                profilednn_analysis::torch_trace::read_trace(t).map_err(anyhow::Error::msg)?;
+            let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
+            Some(profilednn_analysis::torch_trace::join(&trace, input))
+        }
+        None => None,
+    };
     let advice = |s: &profilednn_analysis::Summary| {
-        crate::advise_cmd::advice_for(&profiles, s, cores, &Default::default())
+        crate::advise_cmd::advice_for(&profiles, s, cores, torch.as_ref(), &Default::default())
     };
     let text = match args.format {
         Format::Table => {
@@ -106,6 +124,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
                     width,
                 },
             );
+            if let Some(j) = &torch {
+                text += &profilednn_report::torch_view::render(j, args.top);
+            }
             if !args.no_advice {
                 text += &profilednn_report::advice::render(&advice(&summary), true);
             }
@@ -113,6 +134,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
         Format::Json => {
             let mut v = profilednn_report::json::to_value(&summary);
+            if let Some(j) = &torch {
+                v["torch"] = serde_json::to_value(j)?;
+            }
             if !args.no_advice {
                 v["advice"] = serde_json::to_value(advice(&summary))?;
             }
@@ -166,8 +190,9 @@ fn write_html(
     let efficiency = machine
         .as_ref()
         .map(|m| profilednn_analysis::efficiency(profile, m, usize::MAX));
-    let advice = (!args.no_advice)
-        .then(|| crate::advise_cmd::advice_for(profiles, summary, cores, &Default::default()));
+    let advice = (!args.no_advice).then(|| {
+        crate::advise_cmd::advice_for(profiles, summary, cores, None, &Default::default())
+    });
     let timeline = match (&args.logs[..], profile.timestamps) {
         ([log], Some((first, last))) if log.as_os_str() != "-" => {
             let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;

@@ -7,4 +7,5 @@ pub mod html;
 pub mod json;
 mod roofline;
 pub mod terminal;
+pub mod torch_view;
 pub mod trace;

@@ -10,6 +10,7 @@ mod reorder;
 mod roofline;
 mod threads;
 mod tiny;
+mod torch_view;
 
 use crate::{Evidence, Finding, Thresholds};
 use profilednn_analysis::{Entry, EventKind};
@@ -60,6 +61,18 @@ pub const ALL: &[Rule] = &[
     Rule {
         id: roofline::ID,
         check: roofline::check,
+    },
+    Rule {
+        id: torch_view::LOSS,
+        check: torch_view::loss,
+    },
+    Rule {
+        id: torch_view::NORM,
+        check: torch_view::normalization,
+    },
+    Rule {
+        id: torch_view::OPTIMIZER,
+        check: torch_view::optimizer,
     },
 ];
 

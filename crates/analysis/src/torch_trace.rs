@@ -1,0 +1,345 @@
+//! PyTorch's profiler trace joined with oneDNN's verbose log: which framework op produced each
+//! primitive, and how much of each op's time is spent outside oneDNN.
+//!
+//! The trace (Chrome JSON from `torch.profiler`, gzip or not) is read incrementally: one event
+//! object at a time, so a multi-GB trace is never parsed as a whole; only operator intervals
+//! are kept. Times are joined on the epoch clock: the trace's `baseTimeNanoseconds` plus each
+//! event's `ts` (µs), and oneDNN's timestamps (ms since the epoch, `ONEDNN_VERBOSE_TIMESTAMP=1`).
+
+use crate::events::{for_each_event, Event};
+use crate::EventKind;
+use profilednn_verbose::LogInput;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+#[derive(Debug, Clone)]
+pub struct Op {
+    pub name: String,
+    /// Epoch µs.
+    pub start: f64,
+    pub end: f64,
+    pub tid: i64,
+    pub annotation: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct TorchTrace {
+    pub ops: Vec<Op>,
+    pub base_ns: Option<f64>,
+    pub events_read: u64,
+}
+
+#[derive(Deserialize)]
+struct RawEvent {
+    ph: Option<String>,
+    cat: Option<String>,
+    name: Option<String>,
+    ts: Option<f64>,
+    dur: Option<f64>,
+    tid: Option<serde_json::Value>,
+}
+
+/// Reads a Chrome trace incrementally (a small state machine finds each object of
+/// `traceEvents`; each is parsed on its own).
+pub fn read_trace(path: &Path) -> Result<TorchTrace, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut head = [0u8; 2];
+    let gz = (&file)
+        .read(&mut head)
+        .map(|n| n == 2 && head == [0x1f, 0x8b])
+        .unwrap_or(false);
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let reader: Box<dyn Read> = if gz {
+        Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
+            file,
+        )))
+    } else {
+        Box::new(std::io::BufReader::with_capacity(1 << 20, file))
+    };
+    let mut t = TorchTrace::default();
+    let (mut depth, mut in_str, mut esc) = (0i32, false, false);
+    let mut key = Vec::new();
+    let mut last_key = String::new();
+    let mut in_events = false;
+    let mut obj: Vec<u8> = Vec::new();
+    let mut value: Vec<u8> = Vec::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut reader = reader;
+    let mut ts_rel: Vec<usize> = Vec::new();
+    loop {
+        let n = reader
+            .read(&mut buf)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        for &b in &buf[..n] {
+            let capturing = in_events && depth >= 3 || (in_events && depth == 2 && b == b'{');
+            if capturing {
+                obj.push(b);
+            }
+            if in_str {
+                if esc {
+                    esc = false;
+                } else if b == b'\\' {
+                    esc = true;
+                } else if b == b'"' {
+                    in_str = false;
+                    if depth == 1 {
+                        last_key = String::from_utf8_lossy(&key).into_owned();
+                    }
+                } else if depth == 1 {
+                    key.push(b);
+                }
+                continue;
+            }
+            match b {
+                b'"' => {
+                    in_str = true;
+                    if depth == 1 {
+                        key.clear();
+                    }
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    if depth == 2 && last_key == "traceEvents" {
+                        in_events = b == b'[';
+                    }
+                }
+                b'}' | b']' => {
+                    depth -= 1;
+                    if in_events && depth == 2 && b == b'}' {
+                        if let Ok(e) = serde_json::from_slice::<RawEvent>(&obj) {
+                            t.events_read += 1;
+                            let cat = e.cat.as_deref().unwrap_or("");
+                            if e.ph.as_deref() == Some("X")
+                                && matches!(cat, "cpu_op" | "user_annotation" | "python_function")
+                            {
+                                let ts = e.ts.unwrap_or(0.0);
+                                t.ops.push(Op {
+                                    name: e.name.unwrap_or_default(),
+                                    start: ts,
+                                    end: ts + e.dur.unwrap_or(0.0),
+                                    tid: e.tid.as_ref().and_then(|v| v.as_i64()).unwrap_or(0),
+                                    annotation: cat == "user_annotation",
+                                });
+                                ts_rel.push(t.ops.len() - 1);
+                            }
+                        }
+                        obj.clear();
+                    }
+                    if in_events && depth == 1 {
+                        in_events = false;
+                    }
+                }
+                b':' if depth == 1 => value.clear(),
+                b',' if depth == 1 && last_key == "baseTimeNanoseconds" => {
+                    t.base_ns = String::from_utf8_lossy(&value).trim().parse().ok();
+                }
+                _ if depth == 1 => value.push(b),
+                _ => {}
+            }
+        }
+    }
+    if t.base_ns.is_none() && last_key == "baseTimeNanoseconds" {
+        t.base_ns = String::from_utf8_lossy(&value).trim().parse().ok();
+    }
+    let base_us = t.base_ns.unwrap_or(0.0) / 1e3;
+    for op in &mut t.ops {
+        op.start += base_us;
+        op.end += base_us;
+    }
+    t.ops
+        .sort_by(|a, b| a.start.total_cmp(&b.start).then(b.end.total_cmp(&a.end)));
+    Ok(t)
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct OpRow {
+    pub name: String,
+    /// forward, loss, backward, optimizer, zero_grad, data (for op rows).
+    pub phase: String,
+    pub calls: u64,
+    pub time_ms: f64,
+    pub onednn_ms: f64,
+    pub outside_ms: f64,
+    pub primitives: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TorchJoin {
+    pub trace_ops: usize,
+    pub attributed_calls: u64,
+    pub attributed_ms: f64,
+    pub unattributed_calls: u64,
+    pub unattributed_ms: f64,
+    /// Top-level framework ops, most time outside oneDNN first.
+    pub ops: Vec<OpRow>,
+    /// The innermost op around each primitive (which ATen op issued it).
+    pub issuing_ops: Vec<OpRow>,
+    /// forward, loss, backward, optimizer, data.
+    pub phases: Vec<OpRow>,
+    /// (primitive kind, innermost op) → executions: which op issued which kind.
+    pub issued: Vec<(String, String, u64)>,
+    pub iterations: Option<u64>,
+}
+
+fn phase_of(name: &str, annotations: &[&str]) -> &'static str {
+    if annotations.iter().any(|a| a.starts_with("Optimizer.step")) {
+        "optimizer"
+    } else if annotations
+        .iter()
+        .any(|a| a.starts_with("Optimizer.zero_grad"))
+    {
+        "zero_grad"
+    } else if annotations
+        .iter()
+        .any(|a| *a == "data" || a.contains("DataLoader"))
+    {
+        "data"
+    } else if name.starts_with("autograd::engine::evaluate_function") {
+        "backward"
+    } else if annotations.contains(&"loss") {
+        "loss"
+    } else {
+        "forward"
+    }
+}
+
+/// Joins `trace` with the primitives of the log at `log`.
+pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
+    let ops = &trace.ops;
+    // Top-level cpu ops (not inside another cpu op of the same thread), and the annotations
+    // around each.
+    let mut top: Vec<usize> = Vec::new();
+    let mut stack: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+    let mut parent_top: Vec<Option<usize>> = vec![None; ops.len()];
+    for (i, op) in ops.iter().enumerate() {
+        if op.annotation {
+            continue;
+        }
+        let st = stack.entry(op.tid).or_default();
+        while st.last().is_some_and(|&j| ops[j].end <= op.start) {
+            st.pop();
+        }
+        if st.is_empty() {
+            top.push(i);
+            parent_top[i] = Some(i);
+        } else {
+            parent_top[i] = parent_top[st[0]];
+        }
+        st.push(i);
+    }
+    let annotations: Vec<&Op> = ops.iter().filter(|o| o.annotation).collect();
+    let around = |t: f64| -> Vec<&str> {
+        annotations
+            .iter()
+            .filter(|a| a.start <= t && t < a.end)
+            .map(|a| a.name.as_str())
+            .collect()
+    };
+    // Innermost cpu op containing `t`: walk back over ops starting before t.
+    let cpu: Vec<usize> = (0..ops.len()).filter(|&i| !ops[i].annotation).collect();
+    let innermost = |t: f64| -> Option<usize> {
+        let k = cpu.partition_point(|&i| ops[i].start <= t);
+        cpu[..k]
+            .iter()
+            .rev()
+            .take(20_000)
+            .copied()
+            .find(|&i| ops[i].end >= t)
+    };
+    let mut per_top: BTreeMap<usize, (f64, u64)> = BTreeMap::new();
+    let mut issuing: BTreeMap<String, OpRow> = BTreeMap::new();
+    let mut issued: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let mut j = TorchJoin {
+        trace_ops: cpu.len(),
+        ..Default::default()
+    };
+    let mut markers = 0u64;
+    for_each_event(log, |e| match e {
+        Event::Iteration { .. } => markers += 1,
+        Event::Primitive(p) if p.kind == EventKind::Exec => {
+            let ms = p.time_ps.unwrap_or(0) as f64 / 1e9;
+            let hit = p.timestamp_ms.and_then(|ts| innermost(ts * 1e3));
+            match hit {
+                Some(i) => {
+                    j.attributed_calls += 1;
+                    j.attributed_ms += ms;
+                    let r = issuing.entry(ops[i].name.clone()).or_insert_with(|| OpRow {
+                        name: ops[i].name.clone(),
+                        ..Default::default()
+                    });
+                    r.onednn_ms += ms;
+                    r.primitives += 1;
+                    *issued
+                        .entry((p.primitive.kind.to_string(), ops[i].name.clone()))
+                        .or_default() += 1;
+                    if let Some(t) = parent_top[i] {
+                        let x = per_top.entry(t).or_default();
+                        x.0 += ms;
+                        x.1 += 1;
+                    }
+                }
+                None => {
+                    j.unattributed_calls += 1;
+                    j.unattributed_ms += ms;
+                }
+            }
+        }
+        _ => {}
+    });
+    let mut rows: BTreeMap<String, OpRow> = BTreeMap::new();
+    let mut phases: BTreeMap<&'static str, OpRow> = BTreeMap::new();
+    for &i in &top {
+        let op = &ops[i];
+        let dur = (op.end - op.start) / 1e3;
+        let (dnn, prims) = per_top.get(&i).copied().unwrap_or_default();
+        let ph = phase_of(&op.name, &around(op.start));
+        let r = rows
+            .entry(format!("{ph}\t{}", op.name))
+            .or_insert_with(|| OpRow {
+                name: op.name.clone(),
+                phase: ph.to_string(),
+                ..Default::default()
+            });
+        r.calls += 1;
+        r.time_ms += dur;
+        r.onednn_ms += dnn;
+        r.primitives += prims;
+        let p = phases.entry(ph).or_insert_with(|| OpRow {
+            name: ph.to_string(),
+            ..Default::default()
+        });
+        p.calls += 1;
+        p.time_ms += dur;
+        p.onednn_ms += dnn;
+        p.primitives += prims;
+    }
+    let finish = |m: BTreeMap<String, OpRow>| {
+        let mut v: Vec<OpRow> = m
+            .into_values()
+            .map(|mut r| {
+                r.outside_ms = (r.time_ms - r.onednn_ms).max(0.0);
+                r
+            })
+            .collect();
+        v.sort_by(|a, b| b.outside_ms.total_cmp(&a.outside_ms));
+        v
+    };
+    j.ops = finish(rows);
+    let mut iss: Vec<OpRow> = issuing.into_values().collect();
+    iss.sort_by(|a, b| b.onednn_ms.total_cmp(&a.onednn_ms));
+    j.issuing_ops = iss;
+    j.issued = issued.into_iter().map(|((k, o), n)| (k, o, n)).collect();
+    j.phases = finish(
+        phases
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    );
+    j.iterations = (markers > 1).then_some(markers - 1);
+    j
+}

@@ -1,0 +1,44 @@
+"""Both levels of one training run: torch.profiler's trace and oneDNN's verbose log.
+
+    with profilednn.profile() as prof:           # under `profilednn record --torch -- python train.py`
+        for batch in loader:
+            train_step(batch)
+            prof.step()                           # iteration boundary, in both the trace and the log
+
+`profilednn record --torch -o run.log` turns oneDNN verbose mode on (with timestamps) and tells
+this helper where to write the trace (`run.trace.json`, next to the log); without it, pass
+`trace=` and enable `ONEDNN_VERBOSE=1 ONEDNN_VERBOSE_TIMESTAMP=1` yourself.
+"""
+
+import os
+
+import torch
+from torch.profiler import ProfilerActivity
+
+
+class profile:
+    def __init__(self, trace=None, record_shapes=True, with_modules=True, with_stack=False):
+        self.trace = trace or os.environ.get("PROFILEDNN_TORCH_TRACE") or "profilednn.trace.json"
+        self._prof = torch.profiler.profile(
+            activities=[ProfilerActivity.CPU], record_shapes=record_shapes,
+            with_modules=with_modules, with_stack=with_stack)
+        self.iteration = 0
+
+    def _mark(self):
+        # The marker goes through the same stdout as oneDNN's lines, so `record` keeps it.
+        print(f"profilednn,iteration,{self.iteration}", flush=True)
+
+    def __enter__(self):
+        self._prof.__enter__()
+        self._mark()
+        return self
+
+    def step(self):
+        self._prof.step()
+        self.iteration += 1
+        self._mark()
+
+    def __exit__(self, *exc):
+        self._prof.__exit__(*exc)
+        self._prof.export_chrome_trace(self.trace)
+        return False
