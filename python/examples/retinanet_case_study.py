@@ -76,8 +76,6 @@ def main():
     times = []
     for it in range(a.iterations):
         images, targets = batch(a.batch, a.size, a.classes, gen)
-        if optimized:
-            images = [i.contiguous(memory_format=torch.channels_last) for i in images]
         print(f"profilednn,iteration,{it}", flush=True)
         start = time.perf_counter()
         opt.zero_grad()

@@ -3,20 +3,38 @@
 import torch
 
 from . import _native
-from ._common import BF16, F32, check_cpu_contiguous, dtype_code, threads
+from ._common import BF16, dtype_code, threads
+
+
+def _dense_format(p):
+    """The memory format in which `p` is dense (element-wise updates only need parameter,
+    gradient and state to share one layout)."""
+    if p.is_contiguous():
+        return torch.contiguous_format
+    for fmt in (torch.channels_last, torch.channels_last_3d):
+        try:
+            if p.is_contiguous(memory_format=fmt):
+                return fmt
+        except RuntimeError:
+            pass
+    raise ValueError("parameter: expected a dense tensor (contiguous or channels-last)")
 
 
 def _param_ptrs(p, state):
-    check_cpu_contiguous(p, "parameter")
+    if p.device.type != "cpu":
+        raise ValueError(f"parameter: expected a CPU tensor, got device {p.device}")
+    fmt = _dense_format(p)
     dt = dtype_code(p, "parameter")
     g = p.grad
     if g.is_sparse:
         raise ValueError("sparse gradients are not supported")
-    g = g.to(p.dtype).contiguous()
+    g = g.to(p.dtype)
+    if g.stride() != p.stride():
+        g = g.contiguous(memory_format=fmt)
     master = 0
     if dt == BF16:
         if "master" not in state:
-            state["master"] = p.detach().float().contiguous()
+            state["master"] = p.detach().float()
         master = state["master"].data_ptr()
     return p.data_ptr(), g, dt, master
 

@@ -196,3 +196,21 @@ class Training(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ChannelsLast(unittest.TestCase):
+    def test_channels_last_parameters(self):
+        def step(cls, **kw):
+            torch.manual_seed(0)
+            conv = torch.nn.Conv2d(8, 16, 3).to(memory_format=torch.channels_last)
+            opt = cls(conv.parameters(), lr=0.1, momentum=0.9, **kw)
+            for _ in range(3):
+                opt.zero_grad()
+                conv(torch.rand(2, 8, 9, 9).contiguous(memory_format=torch.channels_last)).square().mean().backward()
+                opt.step()
+            return conv.weight.detach()
+
+        ours = step(profilednn.optim.SGD)
+        ref = step(torch.optim.SGD, foreach=False)
+        self.assertTrue(ours.is_contiguous(memory_format=torch.channels_last))
+        torch.testing.assert_close(ours, ref, rtol=2e-6, atol=1e-7)
