@@ -46,6 +46,8 @@ pub struct Thresholds {
     pub normalization_share: f64,
     /// `optimizer-as-many-ops`: ops per iteration inside `Optimizer.step`.
     pub optimizer_ops: f64,
+    /// `data-loading-stall`: share of the step spent loading data on the training thread.
+    pub data_share: f64,
 }
 
 impl Default for Thresholds {
@@ -65,6 +67,7 @@ impl Default for Thresholds {
             loss_share: 0.02,
             normalization_share: 0.01,
             optimizer_ops: 20.0,
+            data_share: 0.1,
         }
     }
 }

@@ -283,7 +283,8 @@ fn findings_are_ordered_by_gain_and_ids_are_stable() {
             "low-roofline-efficiency",
             "loss-as-elementwise-ops",
             "normalization-as-elementwise-ops",
-            "optimizer-as-many-ops"
+            "optimizer-as-many-ops",
+            "data-loading-stall"
         ]
     );
 }
@@ -334,6 +335,9 @@ fn pytorch_view_rules_on_real_runs() {
     // Trainable BatchNorm2d: normalization runs as batch_norm ops.
     let bn = run_torch("bn");
     assert!(!fires(&bn, "normalization-as-elementwise-ops"));
+    // A data step doing real work on the training thread.
+    assert!(fires(&run_torch("slowdata"), "data-loading-stall"));
+    assert!(!fires(&reference, "data-loading-stall"));
     // Without a trace the rules say they do not apply.
     let plain = run(&[RESNET_FP32], None, None);
     let r = plain

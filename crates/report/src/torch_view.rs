@@ -57,5 +57,17 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
         n.min(10),
         per,
     );
+    let mut reorders: Vec<&(String, String, u64)> =
+        j.issued.iter().filter(|(k, _, _)| k == "reorder").collect();
+    reorders.sort_by(|a, b| b.2.cmp(&a.2));
+    if !reorders.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nLayout conversions (reorders) by the op that caused them"
+        );
+        for (_, op, count) in reorders.iter().take(n.min(10)) {
+            let _ = writeln!(out, "  {op:<58} {:>9.1} per iteration", *count as f64 / per);
+        }
+    }
     out
 }

@@ -74,6 +74,10 @@ pub const ALL: &[Rule] = &[
         id: torch_view::OPTIMIZER,
         check: torch_view::optimizer,
     },
+    Rule {
+        id: torch_view::DATA,
+        check: torch_view::data,
+    },
 ];
 
 pub fn exec<'a>(ev: &'a Evidence) -> impl Iterator<Item = &'a Entry> + 'a {

@@ -167,3 +167,41 @@ pub fn optimizer(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
          `profilednn.optim.SGD/AdamW/LAMB` (LAMB has no fused PyTorch version).",
     ))
 }
+
+pub const DATA: &str = "data-loading-stall";
+
+pub fn data(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
+    let (j, per) = view(ev)?;
+    let total = iteration_ms(j);
+    let Some(d) = j.phases.iter().find(|p| p.name == "data") else {
+        return Err(
+            "no data-loading phase in the trace (a `data` record_function or DataLoader)".into(),
+        );
+    };
+    let share = if total > 0.0 { d.time_ms / total } else { 0.0 };
+    if share < t.data_share {
+        return Err(format!(
+            "data loading takes {} of the step (threshold {})",
+            pct(share),
+            pct(t.data_share)
+        ));
+    }
+    Ok(finding(
+        ev,
+        DATA,
+        format!(
+            "Data loading takes {} of the training step ({:.2} ms per iteration) on the training thread",
+            pct(share),
+            d.time_ms / per
+        ),
+        map(vec![
+            ("share", json!(share)),
+            ("time_ms_per_iteration", json!(d.time_ms / per)),
+        ]),
+        Some(d.time_ms),
+        "all of it, when the loading overlaps with compute in worker processes",
+        "Move data loading off the training thread: `DataLoader(num_workers=N, pin_memory=False, \
+         persistent_workers=True, prefetch_factor=2)`; do decoding and augmentation in the workers \
+         (leave cores for them: fewer OpenMP threads for the model).",
+    ))
+}
