@@ -52,6 +52,11 @@ pub fn detect(tally: &Tally, entries: &[Entry], user: Option<u64>) -> Option<Ite
         }
         cum += c.exec_ps;
     }
+    // A marker after the last primitive (a loop that marks the next iteration before it knows
+    // there is none, like `profilednn.profile().step()`) opens no iteration.
+    if marks.len() > 1 && marks.last() == Some(&cum) {
+        marks.pop();
+    }
     if !marks.is_empty() {
         let ms = |ps: u128| ps as f64 / 1e9;
         let mut per = Vec::with_capacity(marks.len());

@@ -90,9 +90,6 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             machine,
         },
     );
-    if let Some(html) = &args.html {
-        write_html(html, &args, &profiles, &summary, cores)?;
-    }
     let torch = match &args.torch_trace {
         Some(t) => {
             let [log] = &args.logs[..] else {
@@ -107,6 +104,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
         None => None,
     };
+    if let Some(html) = &args.html {
+        write_html(html, &args, &profiles, &summary, cores, torch.as_ref())?;
+    }
     let advice = |s: &profilednn_analysis::Summary| {
         crate::advise_cmd::advice_for(&profiles, s, cores, torch.as_ref(), &Default::default())
     };
@@ -174,6 +174,7 @@ fn write_html(
     profiles: &[profilednn_analysis::Profile],
     summary: &profilednn_analysis::Summary,
     cores: Option<usize>,
+    torch: Option<&profilednn_analysis::torch_trace::TorchJoin>,
 ) -> Result<()> {
     let merged;
     let profile = if profiles.len() == 1 {
@@ -208,6 +209,7 @@ fn write_html(
         advice: advice.as_ref(),
         efficiency: efficiency.as_ref(),
         timeline: timeline.as_ref(),
+        torch,
     });
     std::fs::write(path, &page).with_context(|| format!("{}: cannot write", path.display()))?;
     eprintln!(

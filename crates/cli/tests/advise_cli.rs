@@ -70,6 +70,8 @@ fn report_and_advise_with_a_pytorch_trace() {
     ]);
     assert_eq!(j["torch"]["unattributed_calls"], 0);
     assert_eq!(j["torch"]["iterations"], 4);
+    // The trailing marker printed by the last `step()` opens no iteration in the report either.
+    assert_eq!(j["iterations"]["count"], 4);
     let ids: Vec<String> = j["advice"]["findings"]
         .as_array()
         .unwrap()

@@ -210,3 +210,34 @@ fn diff_page_renders() {
     assert!(dom.contains("id=\"diff-bars\"") && dom.contains("convolution"));
     screenshot_is_not_blank(&b, &page, &dir.join("diff.png"));
 }
+
+#[test]
+fn pytorch_view_appears_with_a_trace() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("torch.html");
+    let log = root().join("fixtures/torch/reference.log.gz");
+    let trace = root().join("fixtures/torch/reference.trace.json.gz");
+    bin()
+        .args([
+            "report",
+            log.to_str().unwrap(),
+            "--torch-trace",
+            trace.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    let (dom, log_text) = load(&b, &page);
+    assert_eq!(
+        attr(&dom, "data-status").as_deref(),
+        Some("ok"),
+        "{log_text}"
+    );
+    no_console_errors(&log_text);
+    assert!(dom.contains("id=\"torch-phases\"") && dom.contains("id=\"torch-ops\""));
+    assert!(
+        dom.contains("aten::conv2d") && dom.contains("628 of 628 primitive executions attributed")
+    );
+}

@@ -19,6 +19,8 @@ pub struct ReportPage<'a> {
     /// Efficiency over *all* primitives (for the roofline scatter).
     pub efficiency: Option<&'a Efficiency>,
     pub timeline: Option<&'a TimeBins>,
+    /// The PyTorch view, when a profiler trace was given.
+    pub torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
 }
 
 fn primitives(p: &Profile) -> Vec<Value> {
@@ -93,6 +95,7 @@ pub fn report_page(r: &ReportPage) -> String {
         "primitives": primitives(r.profile),
         "efficiency": r.efficiency,
         "timeline": r.timeline,
+        "torch": r.torch,
         "advice": r.advice,
         "malformed": s.malformed,
         "diagnostics": s.diagnostics.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),

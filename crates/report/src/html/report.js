@@ -232,6 +232,34 @@
       el("div", { class: "legend" }, T.kinds.map((k) => el("span", {}, el("i", { style: `background:${color(k)}` }), k))));
   }
 
+  // The PyTorch view: phases and framework ops, oneDNN time vs time outside oneDNN.
+  function torchView() {
+    const T = D.torch;
+    if (!T) return null;
+    const per = T.iterations || 1;
+    const phases = T.phases.slice().sort((a, b) => b.time_ms - a.time_ms);
+    const max = Math.max(...phases.map((p) => p.time_ms), 1e-9);
+    const W = 900, rowH = 26;
+    const svg = el("svg:svg", { viewBox: `0 0 ${W} ${rowH * phases.length + 6}`, width: "100%", id: "torch-phases" });
+    phases.forEach((p, i) => {
+      const y = 3 + i * rowH, w = (v) => v / max * (W - 260);
+      svg.append(el("svg:text", { x: 0, y: y + 15, text: p.name }),
+        tooltip(el("svg:rect", { x: 110, y, width: w(p.onednn_ms), height: 18, fill: "#2b6cb0" }), `${p.name}: ${ms(p.onednn_ms / per)} ms in oneDNN per iteration`),
+        tooltip(el("svg:rect", { x: 110 + w(p.onednn_ms), y, width: w(p.outside_ms), height: 18, fill: "#dd6b20" }), `${p.name}: ${ms(p.outside_ms / per)} ms outside oneDNN per iteration`),
+        el("svg:text", { x: W - 140, y: y + 15, text: `${ms(p.time_ms / per)} ms/iter` }));
+    });
+    const rows = T.ops.slice(0, 25).map((o) => el("tr", {},
+      el("td", { class: "shape", text: o.name }), el("td", { text: o.phase }),
+      el("td", { class: "n", text: (o.calls / per).toFixed(1) }), el("td", { class: "n", text: ms(o.time_ms / per) }),
+      el("td", { class: "n", text: ms(o.onednn_ms / per) }), el("td", { class: "n", text: ms(o.outside_ms / per) })));
+    return card(`PyTorch view (per iteration; ${T.attributed_calls} of ${T.attributed_calls + T.unattributed_calls} primitive executions attributed)`,
+      el("div", { class: "legend" }, el("span", {}, el("i", { style: "background:#2b6cb0" }), "in oneDNN"), el("span", {}, el("i", { style: "background:#dd6b20" }), "outside oneDNN")),
+      svg,
+      el("div", { class: "tablewrap" }, el("table", { id: "torch-ops" },
+        el("thead", {}, el("tr", {}, ["framework op", "phase", "calls", "time ms", "oneDNN ms", "outside ms"].map((h) => el("th", { text: h })))),
+        el("tbody", {}, rows))));
+  }
+
   function advice() {
     const A = D.advice;
     if (!A) return null;
@@ -289,7 +317,7 @@
   try {
     app.replaceChildren();
     if (D.page === "diff") diffPage();
-    else app.append(...[header(), advice(), el("div", { class: "row" }, sunburst(), el("div", { style: "flex:1 1 420px;display:flex;flex-direction:column;gap:14px" }, split(), roofline())), timeline(), table(), lines()].filter(Boolean));
+    else app.append(...[header(), advice(), el("div", { class: "row" }, sunburst(), el("div", { style: "flex:1 1 420px;display:flex;flex-direction:column;gap:14px" }, split(), roofline())), timeline(), torchView(), table(), lines()].filter(Boolean));
     if (!document.body.dataset.status.startsWith("error")) status("ok");
   } catch (e) {
     status("error: " + e.message);
