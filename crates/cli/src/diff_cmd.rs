@@ -37,6 +37,10 @@ pub struct DiffArgs {
     /// Iterations of BEFORE and AFTER, when not detected (`--iterations 3,5`).
     #[arg(long, value_delimiter = ',', num_args = 2, value_name = "B,A")]
     iterations: Option<Vec<u64>>,
+    /// PyTorch profiler traces of the two runs (`record --torch`): adds the phases and
+    /// framework ops of both, in and outside oneDNN.
+    #[arg(long, num_args = 2, value_names = ["BEFORE_TRACE", "AFTER_TRACE"])]
+    torch_trace: Option<Vec<PathBuf>>,
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
     #[arg(long, short = 'j')]
@@ -70,15 +74,41 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
             top: args.top,
         },
     );
+    let torch = match &args.torch_trace {
+        Some(t) => {
+            let j = |trace: &PathBuf, log: &PathBuf| -> Result<_> {
+                let tr = profilednn_analysis::torch_trace::read_trace(trace)
+                    .map_err(anyhow::Error::msg)?;
+                let input =
+                    profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
+                Ok(profilednn_analysis::torch_trace::join(&tr, input))
+            };
+            Some((j(&t[0], &args.before)?, j(&t[1], &args.after)?))
+        }
+        None => None,
+    };
     let text = match args.format {
-        Format::Table => profilednn_report::diff_text::render(
-            &d,
-            &TerminalOptions {
-                rows: args.top,
-                width: (!std::io::stdout().is_terminal() || args.output.is_some()).then_some(160),
-            },
-        ),
-        Format::Json => serde_json::to_string_pretty(&d)? + "\n",
+        Format::Table => {
+            let mut t = profilednn_report::diff_text::render(
+                &d,
+                &TerminalOptions {
+                    rows: args.top,
+                    width: (!std::io::stdout().is_terminal() || args.output.is_some())
+                        .then_some(160),
+                },
+            );
+            if let Some((b, a)) = &torch {
+                t += &profilednn_report::torch_view::render_diff(b, a, args.top);
+            }
+            t
+        }
+        Format::Json => {
+            let mut v = serde_json::to_value(&d)?;
+            if let Some((b, a)) = &torch {
+                v["torch"] = serde_json::json!({"before": b, "after": a});
+            }
+            serde_json::to_string_pretty(&v)? + "\n"
+        }
         Format::Html => profilednn_report::html::diff_page(&d),
     };
     match &args.output {

@@ -208,6 +208,102 @@ fn range<const G: u8>(
     sums
 }
 
+/// The training step's common case, without per-chunk dispatch: f32 logits, dense f32 or
+/// class-index targets, gradient written with a scalar scale, no per-element loss output.
+/// Straight loops over slices, which the compiler vectorizes whole.
+#[inline(always)]
+fn fused_f32<const G: u8>(
+    x: &[f32],
+    targets: Targets,
+    p: Params,
+    scale: f32,
+    g: &mut [f32],
+    weighted: bool,
+) -> Vec<f64> {
+    let mut sums = Vec::new();
+    let lanes = |acc: &[f32; W]| acc.iter().map(|v| *v as f64).sum::<f64>();
+    match targets {
+        Targets::Dense(Tensor::F32(t)) => {
+            for ((xb, tb), gb) in x
+                .chunks(BLOCK)
+                .zip(t.chunks(BLOCK))
+                .zip(g.chunks_mut(BLOCK))
+            {
+                let mut acc = [0f32; W];
+                let mut xs = xb.chunks_exact(W);
+                let mut ts = tb.chunks_exact(W);
+                let mut gs = gb.chunks_exact_mut(W);
+                for ((xc, tc), gc) in (&mut xs).zip(&mut ts).zip(&mut gs) {
+                    for i in 0..W {
+                        let (l, d) = focal::<G>(xc[i], tc[i], p.alpha, p.gamma, weighted);
+                        acc[i] += l;
+                        gc[i] = d * scale;
+                    }
+                }
+                let mut tail = 0f32;
+                for ((xv, tv), gv) in xs
+                    .remainder()
+                    .iter()
+                    .zip(ts.remainder())
+                    .zip(gs.into_remainder())
+                {
+                    let (l, d) = focal::<G>(*xv, *tv, p.alpha, p.gamma, weighted);
+                    tail += l;
+                    *gv = d * scale;
+                }
+                sums.push(lanes(&acc) + tail as f64);
+            }
+        }
+        Targets::Classes {
+            labels,
+            classes,
+            ignore_index,
+        } => {
+            for ((row, gr), &label) in x.chunks(classes).zip(g.chunks_mut(classes)).zip(labels) {
+                if label == ignore_index {
+                    gr.fill(0.0);
+                    sums.push(0.0);
+                    continue;
+                }
+                let mut acc = [0f32; W];
+                let mut xs = row.chunks_exact(W);
+                let mut gs = gr.chunks_exact_mut(W);
+                let mut c0 = 0i64;
+                for (xc, gc) in (&mut xs).zip(&mut gs) {
+                    for i in 0..W {
+                        let t = if c0 + i as i64 == label { 1.0 } else { 0.0 };
+                        let (l, d) = focal::<G>(xc[i], t, p.alpha, p.gamma, weighted);
+                        acc[i] += l;
+                        gc[i] = d * scale;
+                    }
+                    c0 += W as i64;
+                }
+                let mut tail = 0f32;
+                for (k, (xv, gv)) in xs.remainder().iter().zip(gs.into_remainder()).enumerate() {
+                    let t = if c0 + k as i64 == label { 1.0 } else { 0.0 };
+                    let (l, d) = focal::<G>(*xv, t, p.alpha, p.gamma, weighted);
+                    tail += l;
+                    *gv = d * scale;
+                }
+                sums.push(lanes(&acc) + tail as f64);
+            }
+        }
+        _ => unreachable!("fused_f32 is only called for f32 dense or class targets"),
+    }
+    sums
+}
+
+crate::dispatch! {
+    fn fused_dispatch(g: u8, x: &[f32], targets: Targets, p: Params, scale: f32, out: &mut [f32], weighted: bool) -> Vec<f64> {
+        match g {
+            GAMMA_0 => fused_f32::<0>(x, targets, p, scale, out, weighted),
+            GAMMA_1 => fused_f32::<1>(x, targets, p, scale, out, weighted),
+            GAMMA_2 => fused_f32::<2>(x, targets, p, scale, out, weighted),
+            _ => fused_f32::<3>(x, targets, p, scale, out, weighted),
+        }
+    }
+}
+
 crate::dispatch! {
     fn range_dispatch(g: u8, x: Tensor, targets: Targets, p: Params, grad: Grad, out: Out, weighted: bool) -> Vec<f64> {
         match g {
@@ -323,6 +419,8 @@ fn run(
         } => (classes.max(1), labels.len()),
     };
     let align = if unit == 1 { BLOCK } else { 1 };
+    // Below ~64 K elements per thread, starting threads costs more than it saves.
+    let threads = threads.min((x.len() / (1 << 16)).max(1));
     let pieces = split(units, threads, align);
     let lens: Vec<usize> = pieces.iter().map(|r| r.len() * unit).collect();
     let louts = split_mut(loss_out, &lens);
@@ -352,18 +450,31 @@ fn run(
             (sub(&x, er), t, gr, Out { loss: lo, grad: go })
         })
         .collect();
+    let work = move |(x, t, gr, mut o): (Tensor, Targets, Grad, Out)| -> Vec<f64> {
+        let fast = matches!(
+            (&x, &t, &gr, &o.loss, &o.grad),
+            (
+                Tensor::F32(_),
+                Targets::Dense(Tensor::F32(_)) | Targets::Classes { .. },
+                Grad::Scalar(_),
+                None,
+                Some(TensorMut::F32(_))
+            )
+        );
+        if fast {
+            if let (Tensor::F32(xs), Grad::Scalar(scale), Some(TensorMut::F32(gs))) =
+                (x, gr, o.grad.as_mut())
+            {
+                return fused_dispatch(isa, g, xs, t, p, scale, gs, weighted);
+            }
+        }
+        range_dispatch(isa, g, x, t, p, gr, o, weighted)
+    };
     let sums: Vec<Vec<f64>> = if jobs.len() <= 1 {
-        jobs.into_iter()
-            .map(|(x, t, gr, o)| range_dispatch(isa, g, x, t, p, gr, o, weighted))
-            .collect()
+        jobs.into_iter().map(work).collect()
     } else {
         std::thread::scope(|s| {
-            let hs: Vec<_> = jobs
-                .into_iter()
-                .map(|(x, t, gr, o)| {
-                    s.spawn(move || range_dispatch(isa, g, x, t, p, gr, o, weighted))
-                })
-                .collect();
+            let hs: Vec<_> = jobs.into_iter().map(|j| s.spawn(move || work(j))).collect();
             hs.into_iter()
                 .map(|h| h.join().expect("focal loss thread"))
                 .collect()
