@@ -214,3 +214,27 @@ class ChannelsLast(unittest.TestCase):
         ref = step(torch.optim.SGD, foreach=False)
         self.assertTrue(ours.is_contiguous(memory_format=torch.channels_last))
         torch.testing.assert_close(ours, ref, rtol=2e-6, atol=1e-7)
+
+
+class Capture(unittest.TestCase):
+    def test_profile_writes_a_trace_and_marks_iterations(self):
+        import contextlib
+        import io
+        import json
+        import os
+        import tempfile
+
+        path = os.path.join(tempfile.mkdtemp(), "t.trace.json")
+        out = io.StringIO()
+        lin = torch.nn.Linear(8, 4)
+        with contextlib.redirect_stdout(out):
+            with profilednn.profile(trace=path) as prof:
+                for _ in range(3):
+                    lin(torch.rand(2, 8)).sum().backward()
+                    prof.step()
+        markers = [l for l in out.getvalue().splitlines() if l.startswith("profilednn,iteration,")]
+        self.assertEqual(markers, [f"profilednn,iteration,{i}" for i in range(4)])
+        with open(path) as f:
+            trace = json.load(f)
+        self.assertIn("baseTimeNanoseconds", trace)
+        self.assertTrue(any(e.get("cat") == "cpu_op" for e in trace["traceEvents"]))

@@ -112,3 +112,51 @@ fn a_changed_batch_size_matches_only_when_asked() {
     assert_eq!(tolerant["disappeared_total"], 0);
     assert_eq!(tolerant["speedup"].as_f64(), Some(1.0));
 }
+
+#[test]
+fn diff_with_pytorch_traces_compares_phases() {
+    let f = |n: &str| root().join("fixtures/torch").join(n);
+    let (b, a, tb, ta) = (
+        f("reference.log.gz"),
+        f("fused.log.gz"),
+        f("reference.trace.json.gz"),
+        f("fused.trace.json.gz"),
+    );
+    let j = json_of(&[
+        "diff",
+        b.to_str().unwrap(),
+        a.to_str().unwrap(),
+        "--torch-trace",
+        tb.to_str().unwrap(),
+        ta.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let phase = |side: &str, name: &str| {
+        j["torch"][side]["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .map(|p| p["calls"].as_u64().unwrap())
+            .unwrap_or(0)
+    };
+    // The fused optimizer runs far fewer ops than the for-loop one.
+    assert!(phase("after", "optimizer") * 2 < phase("before", "optimizer"));
+    let out = common::bin()
+        .args([
+            "diff",
+            b.to_str().unwrap(),
+            a.to_str().unwrap(),
+            "--torch-trace",
+            tb.to_str().unwrap(),
+            ta.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("PyTorch view, per iteration") && text.contains("_FocalLossBackward"),
+        "{text}"
+    );
+}
