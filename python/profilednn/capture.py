@@ -17,11 +17,11 @@ from torch.profiler import ProfilerActivity
 
 
 class profile:
-    def __init__(self, trace=None, record_shapes=True, with_modules=True, with_stack=False):
+    def __init__(self, trace=None, record_shapes=True, modules=True):
         self.trace = trace or os.environ.get("PROFILEDNN_TORCH_TRACE") or "profilednn.trace.json"
+        # nn.Module events of eager models come with Python stacks (`with_stack`).
         self._prof = torch.profiler.profile(
-            activities=[ProfilerActivity.CPU], record_shapes=record_shapes,
-            with_modules=with_modules, with_stack=with_stack)
+            activities=[ProfilerActivity.CPU], record_shapes=record_shapes, with_stack=modules)
         self.iteration = 0
 
     def _mark(self):

@@ -64,7 +64,7 @@ impl Default for Thresholds {
             repeated_misses: 1,
             roofline_efficiency: 0.25,
             roofline_lost_share: 0.05,
-            loss_share: 0.02,
+            loss_share: 0.01,
             normalization_share: 0.01,
             optimizer_ops: 20.0,
             data_share: 0.1,

@@ -17,11 +17,14 @@ use std::path::Path;
 #[derive(Debug, Clone)]
 pub struct Op {
     pub name: String,
-    /// Epoch µs.
+    /// µs since the trace's base time (`baseTimeNanoseconds`).
     pub start: f64,
     pub end: f64,
     pub tid: i64,
+    /// A `record_function` annotation (user_annotation), not an operator.
     pub annotation: bool,
+    /// A Python function event (`nn.Module: Conv2d_3`, …), not an operator.
+    pub python: bool,
 }
 
 #[derive(Debug, Default)]
@@ -124,6 +127,7 @@ pub fn read_trace(path: &Path) -> Result<TorchTrace, String> {
                                     end: ts + e.dur.unwrap_or(0.0),
                                     tid: e.tid.as_ref().and_then(|v| v.as_i64()).unwrap_or(0),
                                     annotation: cat == "user_annotation",
+                                    python: cat == "python_function",
                                 });
                                 ts_rel.push(t.ops.len() - 1);
                             }
@@ -146,11 +150,8 @@ pub fn read_trace(path: &Path) -> Result<TorchTrace, String> {
     if t.base_ns.is_none() && last_key == "baseTimeNanoseconds" {
         t.base_ns = String::from_utf8_lossy(&value).trim().parse().ok();
     }
-    let base_us = t.base_ns.unwrap_or(0.0) / 1e3;
-    for op in &mut t.ops {
-        op.start += base_us;
-        op.end += base_us;
-    }
+    // Event times stay relative to the base (full precision for durations); primitives are
+    // brought onto this clock instead (see `join`).
     t.ops
         .sort_by(|a, b| a.start.total_cmp(&b.start).then(b.end.total_cmp(&a.end)));
     Ok(t)
@@ -183,6 +184,9 @@ pub struct TorchJoin {
     pub phases: Vec<OpRow>,
     /// (primitive kind, innermost op) → executions: which op issued which kind.
     pub issued: Vec<(String, String, u64)>,
+    /// nn.Module instances (forward; needs a trace recorded with Python stacks), by time:
+    /// time includes child modules, oneDNN time counts every primitive inside.
+    pub modules: Vec<OpRow>,
     pub iterations: Option<u64>,
 }
 
@@ -217,7 +221,7 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     let mut stack: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
     let mut parent_top: Vec<Option<usize>> = vec![None; ops.len()];
     for (i, op) in ops.iter().enumerate() {
-        if op.annotation {
+        if op.annotation || op.python {
             continue;
         }
         let st = stack.entry(op.tid).or_default();
@@ -241,7 +245,14 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
             .collect()
     };
     // Innermost cpu op containing `t`: walk back over ops starting before t.
-    let cpu: Vec<usize> = (0..ops.len()).filter(|&i| !ops[i].annotation).collect();
+    let cpu: Vec<usize> = (0..ops.len())
+        .filter(|&i| !ops[i].annotation && !ops[i].python)
+        .collect();
+    // nn.Module intervals (forward only: the Python stack is not recorded in backward).
+    let modules: Vec<usize> = (0..ops.len())
+        .filter(|&i| ops[i].python && ops[i].name.starts_with("nn.Module: "))
+        .collect();
+    let mut module_dnn: BTreeMap<usize, (f64, u64)> = BTreeMap::new();
     let innermost = |t: f64| -> Option<usize> {
         let k = cpu.partition_point(|&i| ops[i].start <= t);
         cpu[..k]
@@ -259,11 +270,24 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
         ..Default::default()
     };
     let mut markers = 0u64;
+    let base_us = trace.base_ns.unwrap_or(0.0) / 1e3;
     for_each_event(log, |e| match e {
         Event::Iteration { .. } => markers += 1,
         Event::Primitive(p) if p.kind == EventKind::Exec => {
             let ms = p.time_ps.unwrap_or(0) as f64 / 1e9;
-            let hit = p.timestamp_ms.and_then(|ts| innermost(ts * 1e3));
+            if let Some(ts) = p.timestamp_ms {
+                // Every module around the primitive (a module's time includes its children's).
+                let t = ts * 1e3 - base_us;
+                let k = modules.partition_point(|&i| ops[i].start <= t);
+                for &m in modules[..k].iter().rev().take(20_000) {
+                    if ops[m].end >= t {
+                        let x = module_dnn.entry(m).or_default();
+                        x.0 += ms;
+                        x.1 += 1;
+                    }
+                }
+            }
+            let hit = p.timestamp_ms.and_then(|ts| innermost(ts * 1e3 - base_us));
             match hit {
                 Some(i) => {
                     j.attributed_calls += 1;
@@ -334,6 +358,29 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     iss.sort_by(|a, b| b.onednn_ms.total_cmp(&a.onednn_ms));
     j.issuing_ops = iss;
     j.issued = issued.into_iter().map(|((k, o), n)| (k, o, n)).collect();
+    let mut mods: BTreeMap<String, OpRow> = BTreeMap::new();
+    for &m in &modules {
+        let name = ops[m].name.trim_start_matches("nn.Module: ").to_string();
+        let r = mods.entry(name.clone()).or_insert_with(|| OpRow {
+            name,
+            phase: "forward".into(),
+            ..Default::default()
+        });
+        let (dnn, prims) = module_dnn.get(&m).copied().unwrap_or_default();
+        r.calls += 1;
+        r.time_ms += (ops[m].end - ops[m].start) / 1e3;
+        r.onednn_ms += dnn;
+        r.primitives += prims;
+    }
+    let mut mods: Vec<OpRow> = mods
+        .into_values()
+        .map(|mut r| {
+            r.outside_ms = (r.time_ms - r.onednn_ms).max(0.0);
+            r
+        })
+        .collect();
+    mods.sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms));
+    j.modules = mods;
     j.phases = finish(
         phases
             .into_iter()

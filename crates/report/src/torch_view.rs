@@ -57,6 +57,15 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
         n.min(10),
         per,
     );
+    if !j.modules.is_empty() {
+        table(
+            &mut out,
+            "Modules (forward, time includes child modules)",
+            &j.modules,
+            n,
+            per,
+        );
+    }
     let mut reorders: Vec<&(String, String, u64)> =
         j.issued.iter().filter(|(k, _, _)| k == "reorder").collect();
     reorders.sort_by(|a, b| b.2.cmp(&a.2));
