@@ -84,12 +84,22 @@ def sigmoid_focal_loss(inputs: torch.Tensor, targets: torch.Tensor, alpha: float
     return _FocalLoss.apply(inputs, targets, alpha, gamma, reduction, ignore_index)
 
 
-def sigmoid_focal_loss_and_grad(inputs, targets, alpha=0.25, gamma=2, reduction="mean", ignore_index=-1):
-    """The fused training step: returns (loss, d loss / d inputs) in one pass over memory."""
+def sigmoid_focal_loss_and_grad(inputs, targets, alpha=0.25, gamma=2, reduction="mean", ignore_index=-1,
+                                grad=None):
+    """The fused training step: returns (loss, d loss / d inputs) in one pass over memory.
+
+    `grad`: an existing tensor like `inputs` to write the gradient into (reusing it across
+    iterations saves allocating and first-touching a logits-sized buffer every step).
+    """
     check_cpu_contiguous(inputs, "inputs")
     dt = dtype_code(inputs, "inputs")
     t, tdt, classes = _targets(inputs, targets, ignore_index)
-    grad = torch.empty_like(inputs)
+    if grad is None:
+        grad = torch.empty_like(inputs)
+    elif grad.shape != inputs.shape or grad.dtype != inputs.dtype:
+        raise ValueError(f"grad must be like inputs: {tuple(inputs.shape)} {inputs.dtype}")
+    else:
+        check_cpu_contiguous(grad, "grad")
     if inputs.numel() == 0:
         return torch.tensor(float("nan") if reduction == "mean" else 0.0), grad
     v = _native.focal_forward_backward(inputs.data_ptr(), inputs.numel(), dt, t.data_ptr(), tdt, classes,
