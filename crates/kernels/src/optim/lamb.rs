@@ -43,23 +43,47 @@ fn pass1_f32(
     let n = p.len();
     let (g, ms, vs) = (&g[..n], &mut ms[..n], &mut vs[..n]);
     let (mut pn, mut un) = (0f64, 0f64);
-    for ((((pc, gc), mc), vc), _) in p
-        .chunks(16)
-        .zip(g.chunks(16))
-        .zip(ms.chunks_mut(16))
-        .zip(vs.chunks_mut(16))
-        .zip(0..)
+    // f32 lanes per block of 4096 elements, then f64 across blocks: a horizontal f64 sum per
+    // 16 elements would be a serial chain costing more than the update itself.
+    const BLOCK: usize = 4096;
+    for (((pb, gb), mb), vb) in p
+        .chunks(BLOCK)
+        .zip(g.chunks(BLOCK))
+        .zip(ms.chunks_mut(BLOCK))
+        .zip(vs.chunks_mut(BLOCK))
     {
         let (mut pa, mut ua) = ([0f32; 16], [0f32; 16]);
-        for j in 0..pc.len() {
-            let m = mc[j] + (1.0 - c.beta1) * (gc[j] - mc[j]);
-            let v = vc[j] * c.beta2 + (1.0 - c.beta2) * gc[j] * gc[j];
-            mc[j] = m;
-            vc[j] = v;
-            let u = update(c, m, v, pc[j], bc1, bc2);
-            pa[j] = pc[j] * pc[j];
-            ua[j] = u * u;
+        let mut step = |pc: &[f32],
+                        gc: &[f32],
+                        mc: &mut [f32],
+                        vc: &mut [f32],
+                        pa: &mut [f32; 16],
+                        ua: &mut [f32; 16]| {
+            for j in 0..pc.len() {
+                let m = mc[j] + (1.0 - c.beta1) * (gc[j] - mc[j]);
+                let v = vc[j] * c.beta2 + (1.0 - c.beta2) * gc[j] * gc[j];
+                mc[j] = m;
+                vc[j] = v;
+                let u = update(c, m, v, pc[j], bc1, bc2);
+                pa[j] += pc[j] * pc[j];
+                ua[j] += u * u;
+            }
+        };
+        let mut pcs = pb.chunks_exact(16);
+        let mut gcs = gb.chunks_exact(16);
+        let mut mcs = mb.chunks_exact_mut(16);
+        let mut vcs = vb.chunks_exact_mut(16);
+        for (((pc, gc), mc), vc) in (&mut pcs).zip(&mut gcs).zip(&mut mcs).zip(&mut vcs) {
+            step(pc, gc, mc, vc, &mut pa, &mut ua);
         }
+        step(
+            pcs.remainder(),
+            gcs.remainder(),
+            mcs.into_remainder(),
+            vcs.into_remainder(),
+            &mut pa,
+            &mut ua,
+        );
         pn += pa.iter().map(|x| *x as f64).sum::<f64>();
         un += ua.iter().map(|x| *x as f64).sum::<f64>();
     }
