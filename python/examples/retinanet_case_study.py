@@ -53,6 +53,8 @@ def main():
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--size", type=int, default=320)
     ap.add_argument("--classes", type=int, default=264)
+    ap.add_argument("--profile", action="store_true",
+                    help="capture torch.profiler's trace too (run under `profilednn record --torch`)")
     a = ap.parse_args()
     torch.manual_seed(0)
     net = model(a.classes)
@@ -72,12 +74,25 @@ def main():
     else:
         opt = torch.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.01, momentum=0.9,
                               weight_decay=1e-4, foreach=False)
+    # The loss computation gets its own range in the profiler's trace ("loss" -> loss phase).
+    compute_loss = net.compute_loss
+
+    def annotated_loss(*args, **kw):
+        with torch.profiler.record_function("loss"):
+            return compute_loss(*args, **kw)
+
+    net.compute_loss = annotated_loss
     gen = torch.Generator().manual_seed(1)
     times = []
+    prof = profilednn.profile() if a.profile else None
+    if prof:
+        prof.__enter__()  # prints the first iteration marker
     for it in range(a.iterations):
-        images, targets = batch(a.batch, a.size, a.classes, gen)
-        print(f"profilednn,iteration,{it}", flush=True)
+        if not prof:
+            print(f"profilednn,iteration,{it}", flush=True)
         start = time.perf_counter()
+        with torch.profiler.record_function("data"):
+            images, targets = batch(a.batch, a.size, a.classes, gen)
         opt.zero_grad()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=optimized):
             losses = net(images, targets)
@@ -85,9 +100,13 @@ def main():
         loss.backward()
         opt.step()
         times.append(time.perf_counter() - start)
+        if prof:
+            prof.step()
         print(f"iteration {it}: {times[-1]:.2f} s, loss {loss.item():.4f} "
               f"(classification {losses['classification'].item():.4f}, regression {losses['bbox_regression'].item():.4f})",
               flush=True)
+    if prof:
+        prof.__exit__(None, None, None)
     steady = times[1:] or times
     print(f"{a.variant}: median iteration {statistics.median(steady):.2f} s over {len(steady)} steady iterations "
           f"(torch {torch.__version__}, {torch.get_num_threads()} threads)")

@@ -2,7 +2,7 @@
 //!
 //! With p = σ(x), q = σ(−x) = 1 − p, soft target t ∈ [0, 1]:
 //! * ce = max(x, 0) − x·t + ln(1 + e^−|x|)        (BCE with logits, never overflows)
-//! * m = 1 − p_t = p·(1 − t) + q·t                  (no cancellation)
+//! * m = 1 − p_t = p·(1 − t) + q·t, p − t = p·(1 − t) − q·t (no cancellation)
 //! * loss = α_t · ce · m^γ, α_t = α·t + (1 − α)·(1 − t) (α < 0: no weighting)
 //! * dloss/dx = α_t · ((p − t)·m^γ + ce · γ·m^(γ−1) · dm/dx), dm/dx = −p·q·(2t − 1)
 
@@ -35,7 +35,11 @@ pub fn focal<const G: u8>(x: f32, t: f32, alpha: f32, gamma: f32, weighted: bool
     let p = if pos { inv } else { e * inv };
     let q = if pos { e * inv } else { inv };
     let ce = x.max(0.0) - x * t + ln_1p_small(e);
-    let m = p * (1.0 - t) + q * t;
+    // p·(1 − t) as p − p·t (exact at t ∈ {0, 1}); p − t = p·(1 − t) − q·t, so that neither
+    // m nor p − t cancels when p is near 1 and q tiny.
+    let pnt = (-p).mul_add(t, p);
+    let m = q.mul_add(t, pnt);
+    let p_minus_t = (-q).mul_add(t, pnt);
     let (w, dw) = match G {
         GAMMA_0 => (1.0, 0.0),
         GAMMA_1 => (m, 1.0),
@@ -58,6 +62,6 @@ pub fn focal<const G: u8>(x: f32, t: f32, alpha: f32, gamma: f32, weighted: bool
     };
     let dm = -p * q * (2.0 * t - 1.0);
     let loss = at * ce * w;
-    let grad = at * ((p - t) * w + ce * dw * dm);
+    let grad = at * (p_minus_t * w + ce * dw * dm);
     (loss, grad)
 }

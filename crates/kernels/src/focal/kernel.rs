@@ -10,6 +10,11 @@ use crate::dispatch::{split, Isa};
 const W: usize = 16;
 /// Elements per partial sum (dense targets).
 const BLOCK: usize = 4096;
+/// Rows per partial sum of the AVX-512 class-index loop.
+#[cfg(target_arch = "x86_64")]
+use super::avx512::ROW_GROUP;
+#[cfg(not(target_arch = "x86_64"))]
+const ROW_GROUP: usize = 64;
 
 /// What a pass computes.
 #[derive(Clone, Copy)]
@@ -418,7 +423,9 @@ fn run(
             labels, classes, ..
         } => (classes.max(1), labels.len()),
     };
-    let align = if unit == 1 { BLOCK } else { 1 };
+    // Classes: the AVX-512 loop sums groups of rows; splitting on them keeps the sum the same
+    // for any thread count.
+    let align = if unit == 1 { BLOCK } else { ROW_GROUP };
     // Below ~64 K elements per thread, starting threads costs more than it saves.
     let threads = threads.min((x.len() / (1 << 16)).max(1));
     let pieces = split(units, threads, align);
@@ -451,6 +458,22 @@ fn run(
         })
         .collect();
     let work = move |(x, t, gr, mut o): (Tensor, Targets, Grad, Out)| -> Vec<f64> {
+        // Reduced passes (no per-element loss output, no per-element incoming gradient): the
+        // hand-written AVX-512 loop when it applies.
+        #[cfg(target_arch = "x86_64")]
+        if isa == Isa::Avx512 && o.loss.is_none() && super::avx512::applies(g) {
+            let scaled = match (gr, o.grad.as_mut()) {
+                (Grad::Scalar(scale), Some(gm)) => Some((scale, Some(gm))),
+                (Grad::No, None) => Some((1.0, None)),
+                _ => None,
+            };
+            if let Some((scale, gm)) = scaled {
+                let sums = super::avx512::fused(g, x, t, p.alpha, weighted, scale, gm, BLOCK);
+                if let Some(sums) = sums {
+                    return sums;
+                }
+            }
+        }
         let fast = matches!(
             (&x, &t, &gr, &o.loss, &o.grad),
             (

@@ -2,6 +2,8 @@
 //! backward, and a fused forward-and-backward that reads logits and targets once and writes
 //! the gradient (what a training step needs).
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 pub mod elem;
 mod kernel;
 

@@ -53,12 +53,12 @@ fn pass1_f32(
         .zip(vs.chunks_mut(BLOCK))
     {
         let (mut pa, mut ua) = ([0f32; 16], [0f32; 16]);
-        let mut step = |pc: &[f32],
-                        gc: &[f32],
-                        mc: &mut [f32],
-                        vc: &mut [f32],
-                        pa: &mut [f32; 16],
-                        ua: &mut [f32; 16]| {
+        let step = |pc: &[f32],
+                    gc: &[f32],
+                    mc: &mut [f32],
+                    vc: &mut [f32],
+                    pa: &mut [f32; 16],
+                    ua: &mut [f32; 16]| {
             for j in 0..pc.len() {
                 let m = mc[j] + (1.0 - c.beta1) * (gc[j] - mc[j]);
                 let v = vc[j] * c.beta2 + (1.0 - c.beta2) * gc[j] * gc[j];

@@ -1,0 +1,502 @@
+//! The reduced passes written with AVX-512 intrinsics: f32 or bf16 logits, dense f32/bf16 or
+//! class-index targets, γ ∈ {0, 1, 2}; the loss reduced and (for training) the gradient × a
+//! scalar written in the same pass. Per-element loss outputs and per-element incoming
+//! gradients (reduction "none") stay on the portable loop of `kernel.rs`.
+//!
+//! Why by hand: the auto-vectorized loop of `kernel.rs` is limited by its arithmetic, not by
+//! memory (2.2 ns per element on one core against ~0.6 ns for the bytes). Three things the
+//! compiler will not do on its own make the difference here:
+//! * `vrcp14ps` + one Newton step instead of `vdivps` (a 512-bit division occupies its port
+//!   for ~10 cycles; the refined reciprocal is within 1 ulp of 1/(1+e), which is all the
+//!   formula needs);
+//! * `vscalefps` for the 2ⁿ of `exp` (no exponent-bit building, no two-step scaling);
+//! * non-temporal stores of the gradient when it is larger than the caches, so writing it does
+//!   not first read it (a third less memory traffic for a fresh or reused full-size buffer).
+//!
+//! The sums are kept per fixed block of elements (dense) or per row (classes), lanes added in
+//! lane order, exactly like the portable loop, so the total is the same for any thread count.
+
+use std::arch::x86_64::*;
+
+use super::elem::{GAMMA_0, GAMMA_1, GAMMA_2};
+use super::{Targets, Tensor, TensorMut};
+
+const W: usize = 16;
+/// Above this many gradient bytes per call, stores bypass the caches.
+const STREAM_BYTES: usize = 4 << 20;
+
+/// Per-call constants broadcast once.
+#[derive(Clone, Copy)]
+struct K {
+    zero: __m512,
+    one: __m512,
+    two: __m512,
+    /// α_t·scale = at0 + t·at1 (the gradient's scale folded into the class weight).
+    at0: __m512,
+    at1: __m512,
+    /// α_t = a0 + t·a1 for the loss.
+    a0: __m512,
+    a1: __m512,
+}
+
+/// e^x for x ≤ 0: Cephes' degree-6 polynomial folded into one Horner chain with the constant
+/// and linear terms; 2ⁿ applied by `vscalefps`.
+#[inline(always)]
+unsafe fn exp_nonpos(x: __m512) -> __m512 {
+    let x = _mm512_max_ps(x, _mm512_set1_ps(-87.336_55));
+    let n = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
+        _mm512_mul_ps(x, _mm512_set1_ps(std::f32::consts::LOG2_E)),
+    );
+    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693_359_4), x);
+    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.121_944_4e-4), r);
+    let mut p = _mm512_set1_ps(1.987_569_1e-4);
+    for c in [
+        1.398_2e-3,
+        8.333_452e-3,
+        4.166_579_6e-2,
+        1.666_666_5e-1,
+        0.5,
+        1.0,
+        1.0,
+    ] {
+        p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
+    }
+    _mm512_scalef_ps(p, n)
+}
+
+/// ln(1 + e) for e ∈ [0, 1]: the same degree-9 fit as `vmath::ln_1p_small`.
+#[inline(always)]
+unsafe fn ln_1p_small(e: __m512) -> __m512 {
+    let mut p = _mm512_set1_ps(-0.003_214_036_3);
+    for c in [
+        0.019_649_167,
+        -0.056_435_03,
+        0.105_332_29,
+        -0.152_514_52,
+        0.196_514_92,
+        -0.249_478_09,
+        0.333_291,
+        -0.499_998_5,
+        1.0,
+    ] {
+        p = _mm512_fmadd_ps(p, e, _mm512_set1_ps(c));
+    }
+    _mm512_mul_ps(e, p)
+}
+
+/// What every target needs: e = e^−|x|, 1/(1 + e), e/(1 + e), x ≥ 0, ln(1 + e).
+#[inline(always)]
+unsafe fn sigmoid_parts(x: __m512, k: &K) -> (__m512, __m512, __mmask16, __m512) {
+    // −|x| by setting the sign bit.
+    let nx = _mm512_castsi512_ps(_mm512_or_si512(
+        _mm512_castps_si512(x),
+        _mm512_set1_epi32(i32::MIN),
+    ));
+    let e = exp_nonpos(nx);
+    let d = _mm512_add_ps(k.one, e);
+    let r0 = _mm512_rcp14_ps(d);
+    let inv = _mm512_fmadd_ps(_mm512_fnmadd_ps(d, r0, k.one), r0, r0);
+    let einv = _mm512_mul_ps(e, inv);
+    let pos = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(x, k.zero);
+    (inv, einv, pos, ln_1p_small(e))
+}
+
+/// (loss, gradient) of 16 elements with any targets; see `elem::focal` for the formulas.
+#[inline(always)]
+unsafe fn focal16<const G: u8>(x: __m512, t: __m512, k: &K) -> (__m512, __m512) {
+    let (inv, einv, pos, l1p) = sigmoid_parts(x, k);
+    let p = _mm512_mask_blend_ps(pos, einv, inv);
+    let q = _mm512_mask_blend_ps(pos, inv, einv);
+    // ce = (max(x, 0) − x·t) + ln(1 + e), in that order: the bracket is exactly 0 for a
+    // confident correct logit (x > 0, t = 1), where ln(1 + e) is all of ce.
+    let ce = _mm512_add_ps(_mm512_fnmadd_ps(x, t, _mm512_max_ps(x, k.zero)), l1p);
+    // m = p·(1 − t) + q·t and p − t = p·(1 − t) − q·t, from p − p·t (exact at t ∈ {0, 1}):
+    // no cancellation when p is near 1 and q tiny (p + t·(q − p) would lose q entirely).
+    let pnt = _mm512_fnmadd_ps(p, t, p);
+    let m = _mm512_fmadd_ps(q, t, pnt);
+    let p_minus_t = _mm512_fnmadd_ps(q, t, pnt);
+    let (w, dw) = match G {
+        GAMMA_0 => (k.one, k.zero),
+        GAMMA_1 => (m, k.one),
+        _ => (_mm512_mul_ps(m, m), _mm512_add_ps(m, m)),
+    };
+    // dm/dx = p·q·(1 − 2t)
+    let dm = _mm512_mul_ps(_mm512_mul_ps(p, q), _mm512_fnmadd_ps(k.two, t, k.one));
+    let at = _mm512_fmadd_ps(t, k.a1, k.a0);
+    let loss = _mm512_mul_ps(_mm512_mul_ps(at, ce), w);
+    let inner = _mm512_fmadd_ps(p_minus_t, w, _mm512_mul_ps(_mm512_mul_ps(ce, dw), dm));
+    let ats = _mm512_fmadd_ps(t, k.at1, k.at0);
+    (loss, _mm512_mul_ps(ats, inner))
+}
+
+/// The same for 16 elements whose targets are all 0 (most of a one-hot or class-index target),
+/// returning the loss *without* its weight 1 − α (the caller applies it once per run):
+/// ce = max(x, 0) + ln(1 + e), m = p, and for γ = 2 the gradient
+/// (1 − α)·(p³ + 2·ce·p²·q) = (1 − α)·p²·(p + 2·ce·q). On CPUs whose 512-bit multiplies are
+/// the bottleneck (this loop is bound by its multiply/FMA count), the factored form saves
+/// three multiplies per vector.
+#[inline(always)]
+unsafe fn focal16_t0<const G: u8>(x: __m512, k: &K) -> (__m512, __m512) {
+    let (inv, einv, pos, l1p) = sigmoid_parts(x, k);
+    let p = _mm512_mask_blend_ps(pos, einv, inv);
+    let ce = _mm512_add_ps(_mm512_max_ps(x, k.zero), l1p);
+    match G {
+        GAMMA_0 => (ce, _mm512_mul_ps(k.at0, p)),
+        GAMMA_1 => {
+            // p² + ce·p·q
+            let pq = _mm512_mul_ps(einv, inv);
+            let inner = _mm512_fmadd_ps(ce, pq, _mm512_mul_ps(p, p));
+            (_mm512_mul_ps(ce, p), _mm512_mul_ps(k.at0, inner))
+        }
+        _ => {
+            let q = _mm512_mask_blend_ps(pos, inv, einv);
+            let w = _mm512_mul_ps(p, p);
+            let inner = _mm512_fmadd_ps(_mm512_add_ps(ce, ce), q, p);
+            (
+                _mm512_mul_ps(ce, w),
+                _mm512_mul_ps(k.at0, _mm512_mul_ps(w, inner)),
+            )
+        }
+    }
+}
+
+/// One chunk into the accumulators: `acc` for weighted losses, `acc0` for the all-zero-target
+/// form (weighted by 1 − α once, at the end of the run).
+#[inline(always)]
+unsafe fn chunk16<const G: u8>(
+    x: __m512,
+    t: __m512,
+    m: __mmask16,
+    k: &K,
+    acc: &mut __m512,
+    acc0: &mut __m512,
+) -> __m512 {
+    if _mm512_cmpneq_ps_mask(t, k.zero) == 0 {
+        let (l, d) = focal16_t0::<G>(x, k);
+        *acc0 = _mm512_mask_add_ps(*acc0, m, *acc0, l);
+        d
+    } else {
+        let (l, d) = focal16::<G>(x, t, k);
+        *acc = _mm512_mask_add_ps(*acc, m, *acc, l);
+        d
+    }
+}
+
+/// Lanes of `acc` added in lane order, in f64 (what the portable loop does).
+#[inline(always)]
+unsafe fn lanes(acc: __m512) -> f64 {
+    let mut a = [0f32; W];
+    _mm512_storeu_ps(a.as_mut_ptr(), acc);
+    a.iter().map(|v| *v as f64).sum()
+}
+
+/// An element type the loop reads (logits, dense targets) and writes (the gradient).
+pub trait Elem: Copy {
+    /// Loads up to 16 elements (lanes outside `m` are 0).
+    unsafe fn load(p: *const Self, m: __mmask16) -> __m512;
+    /// Stores the lanes of `m`; `aligned` full chunks may bypass the caches (`stream`).
+    unsafe fn store(p: *mut Self, m: __mmask16, v: __m512, full_aligned: bool, stream: bool);
+}
+
+impl Elem for f32 {
+    #[inline(always)]
+    unsafe fn load(p: *const f32, m: __mmask16) -> __m512 {
+        if m == 0xffff {
+            _mm512_loadu_ps(p)
+        } else {
+            _mm512_maskz_loadu_ps(m, p)
+        }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, m: __mmask16, v: __m512, full_aligned: bool, stream: bool) {
+        if full_aligned && stream {
+            _mm512_stream_ps(p, v);
+        } else if full_aligned {
+            _mm512_store_ps(p, v);
+        } else {
+            _mm512_mask_storeu_ps(p, m, v);
+        }
+    }
+}
+
+/// bf16 as `u16` bits: widened by a shift, narrowed with round-to-nearest-even (NaN stays a
+/// quiet NaN), like `crate::bf16`.
+impl Elem for u16 {
+    #[inline(always)]
+    unsafe fn load(p: *const u16, m: __mmask16) -> __m512 {
+        let h = _mm256_maskz_loadu_epi16(m, p as *const i16);
+        _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(h)))
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut u16, m: __mmask16, v: __m512, full_aligned: bool, stream: bool) {
+        let bits = _mm512_castps_si512(v);
+        let odd = _mm512_and_si512(_mm512_srli_epi32::<16>(bits), _mm512_set1_epi32(1));
+        let rounded = _mm512_srli_epi32::<16>(_mm512_add_epi32(
+            bits,
+            _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)),
+        ));
+        let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
+        let quiet = _mm512_or_si512(_mm512_srli_epi32::<16>(bits), _mm512_set1_epi32(0x40));
+        let r = _mm512_mask_blend_epi32(nan, rounded, quiet);
+        let h = _mm512_cvtepi32_epi16(r);
+        if full_aligned && stream {
+            _mm256_stream_si256(p as *mut __m256i, h);
+        } else {
+            _mm256_mask_storeu_epi16(p as *mut i16, m, h);
+        }
+    }
+}
+
+/// Elements before `ptr` reaches a 16-element boundary (at most `n`).
+fn head_len<T>(ptr: *const T, n: usize) -> usize {
+    let size = std::mem::size_of::<T>();
+    let align = W * size;
+    (((align - (ptr as usize) % align) % align) / size).min(n)
+}
+
+fn mask(n: usize) -> __mmask16 {
+    ((1u32 << n) - 1) as __mmask16
+}
+
+/// One run of elements `[0, n)` at `x` (and `g` when `GRAD`): a masked head up to the
+/// alignment of the output, full chunks, a masked tail. t comes from `target(i0, mask)` for the
+/// chunk of `mask.count_ones()` elements starting at element i0, called in increasing i0.
+/// Returns the lane accumulator (losses already weighted).
+#[inline(always)]
+unsafe fn run_elems<const G: u8, const GRAD: bool, X: Elem>(
+    x: *const X,
+    g: *mut X,
+    n: usize,
+    k: &K,
+    stream: bool,
+    mut target: impl FnMut(usize, __mmask16) -> __m512,
+) -> __m512 {
+    let (mut acc, mut acc0) = (k.zero, k.zero);
+    let h = if GRAD { head_len(g, n) } else { head_len(x, n) };
+    // A macro, not a closure: the body must be compiled inside this function's target features.
+    macro_rules! one {
+        ($i:expr, $m:expr, $full:expr) => {{
+            let (i, m) = ($i, $m);
+            let d = chunk16::<G>(
+                X::load(x.add(i), m),
+                target(i, m),
+                m,
+                k,
+                &mut acc,
+                &mut acc0,
+            );
+            if GRAD {
+                X::store(g.add(i), m, d, $full, stream);
+            }
+        }};
+    }
+    if h > 0 {
+        one!(0, mask(h), false);
+    }
+    let mut i = h;
+    while i + W <= n {
+        one!(i, 0xffff, true);
+        i += W;
+    }
+    if i < n {
+        one!(i, mask(n - i), false);
+    }
+    _mm512_fmadd_ps(acc0, k.a0, acc)
+}
+
+/// Dense targets: partial sums per `block` elements.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn dense<const G: u8, const GRAD: bool, X: Elem, T: Elem>(
+    x: &[X],
+    t: &[T],
+    g: *mut X,
+    k: K,
+    block: usize,
+) -> Vec<f64> {
+    let stream = GRAD && std::mem::size_of_val(x) >= STREAM_BYTES;
+    let mut sums = Vec::with_capacity(x.len().div_ceil(block));
+    let mut b = 0;
+    while b < x.len() {
+        let n = block.min(x.len() - b);
+        let tp = t.as_ptr().add(b);
+        let gb = if GRAD { g.add(b) } else { g };
+        let acc = run_elems::<G, GRAD, X>(x.as_ptr().add(b), gb, n, &k, stream, |i, m| {
+            T::load(tp.add(i), m)
+        });
+        sums.push(lanes(acc));
+        b += n;
+    }
+    if stream {
+        _mm_sfence();
+    }
+    sums
+}
+
+/// Rows per partial sum with class-index targets (callers split threads on multiples of it).
+pub const ROW_GROUP: usize = 64;
+
+/// Class-index targets: one partial sum per `ROW_GROUP` rows. Consecutive rows that are not
+/// ignored are one flat run of elements (no per-row head, tail or horizontal sum: rows of 91 or
+/// 264 classes are only a few vectors long); the lane whose class is the row's label gets
+/// t = 1. Ignored rows get a zero gradient and no loss.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn classes<const G: u8, const GRAD: bool, X: Elem>(
+    x: &[X],
+    labels: &[i64],
+    classes: usize,
+    ignore_index: i64,
+    g: *mut X,
+    k: K,
+) -> Vec<f64> {
+    let stream = GRAD && std::mem::size_of_val(x) >= STREAM_BYTES;
+    let c = classes;
+    let mut sums = Vec::with_capacity(labels.len().div_ceil(ROW_GROUP));
+    for (gi, group) in labels.chunks(ROW_GROUP).enumerate() {
+        let row0 = gi * ROW_GROUP;
+        let mut acc = k.zero;
+        let mut r = 0;
+        while r < group.len() {
+            if group[r] == ignore_index {
+                if GRAD {
+                    // Zero bits are 0.0 in f32 and in bf16.
+                    std::ptr::write_bytes(g.add((row0 + r) * c), 0, c);
+                }
+                r += 1;
+                continue;
+            }
+            let end = group[r..]
+                .iter()
+                .position(|l| *l == ignore_index)
+                .map_or(group.len(), |e| r + e);
+            let run = &group[r..end];
+            // Element positions (relative to the run) of the labels, in increasing order;
+            // labels outside 0..classes mark no element (background everywhere).
+            let mut pos = run
+                .iter()
+                .enumerate()
+                .filter_map(|(j, &l)| (0..c as i64).contains(&l).then_some(j * c + l as usize));
+            let mut next = pos.next().unwrap_or(usize::MAX);
+            let base = (row0 + r) * c;
+            let gb = if GRAD { g.add(base) } else { g };
+            let a = run_elems::<G, GRAD, X>(
+                x.as_ptr().add(base),
+                gb,
+                run.len() * c,
+                &k,
+                stream,
+                |i, m| {
+                    let end = i + m.count_ones() as usize;
+                    let mut bits = 0u16;
+                    while next < end {
+                        bits |= 1 << (next - i);
+                        next = pos.next().unwrap_or(usize::MAX);
+                    }
+                    _mm512_maskz_mov_ps(bits, k.one)
+                },
+            );
+            acc = _mm512_add_ps(acc, a);
+            r = end;
+        }
+        sums.push(lanes(acc));
+    }
+    if stream {
+        _mm_sfence();
+    }
+    sums
+}
+
+/// Whether this CPU and these parameters take the hand-written loop.
+pub fn applies(gamma_mode: u8) -> bool {
+    gamma_mode <= GAMMA_2
+        && is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("avx512vl")
+}
+
+/// The reduced pass over `x`: returns the partial sums, and writes the gradient × `scale`
+/// into `grad` when given (same type as `x`). `None` when the combination of types is not
+/// one this loop handles. Callers check `applies` first.
+#[allow(clippy::too_many_arguments)]
+pub fn fused(
+    gamma_mode: u8,
+    x: Tensor,
+    targets: Targets,
+    alpha: f32,
+    weighted: bool,
+    scale: f32,
+    grad: Option<&mut TensorMut>,
+    block: usize,
+) -> Option<Vec<f64>> {
+    assert!(applies(gamma_mode));
+    // α_t = α·t + (1 − α)·(1 − t) = (1 − α) + t·(2α − 1); without weighting, 1.
+    let (a0, a1) = if weighted {
+        (1.0 - alpha, 2.0 * alpha - 1.0)
+    } else {
+        (1.0, 0.0)
+    };
+    if let Targets::Dense(t) = targets {
+        assert_eq!(t.len(), x.len());
+    }
+    if let Targets::Classes {
+        labels, classes, ..
+    } = targets
+    {
+        assert_eq!(labels.len() * classes, x.len());
+    }
+    // SAFETY: the CPU features are checked by `applies`; every pointer stays inside slices
+    // whose lengths are checked here (targets) or below (gradient).
+    unsafe {
+        let k = K {
+            zero: _mm512_setzero_ps(),
+            one: _mm512_set1_ps(1.0),
+            two: _mm512_set1_ps(2.0),
+            at0: _mm512_set1_ps(a0 * scale),
+            at1: _mm512_set1_ps(a1 * scale),
+            a0: _mm512_set1_ps(a0),
+            a1: _mm512_set1_ps(a1),
+        };
+        macro_rules! by_gamma {
+            ($f:ident, $grad:expr, $($arg:expr),*) => {
+                match gamma_mode {
+                    GAMMA_0 => $f::<GAMMA_0, $grad, _>($($arg),*),
+                    GAMMA_1 => $f::<GAMMA_1, $grad, _>($($arg),*),
+                    _ => $f::<GAMMA_2, $grad, _>($($arg),*),
+                }
+            };
+        }
+        macro_rules! by_targets {
+            ($grad:expr, $x:expr, $g:expr) => {
+                match targets {
+                    Targets::Dense(Tensor::F32(t)) => match gamma_mode {
+                        GAMMA_0 => dense::<GAMMA_0, $grad, _, f32>($x, t, $g, k, block),
+                        GAMMA_1 => dense::<GAMMA_1, $grad, _, f32>($x, t, $g, k, block),
+                        _ => dense::<GAMMA_2, $grad, _, f32>($x, t, $g, k, block),
+                    },
+                    Targets::Dense(Tensor::Bf16(t)) => match gamma_mode {
+                        GAMMA_0 => dense::<GAMMA_0, $grad, _, u16>($x, t, $g, k, block),
+                        GAMMA_1 => dense::<GAMMA_1, $grad, _, u16>($x, t, $g, k, block),
+                        _ => dense::<GAMMA_2, $grad, _, u16>($x, t, $g, k, block),
+                    },
+                    Targets::Classes {
+                        labels,
+                        classes: c,
+                        ignore_index,
+                    } => by_gamma!(classes, $grad, $x, labels, c, ignore_index, $g, k),
+                }
+            };
+        }
+        Some(match (x, grad) {
+            (Tensor::F32(x), Some(TensorMut::F32(g))) => {
+                assert_eq!(g.len(), x.len());
+                by_targets!(true, x, g.as_mut_ptr())
+            }
+            (Tensor::Bf16(x), Some(TensorMut::Bf16(g))) => {
+                assert_eq!(g.len(), x.len());
+                by_targets!(true, x, g.as_mut_ptr())
+            }
+            (Tensor::F32(x), None) => by_targets!(false, x, std::ptr::null_mut::<f32>()),
+            (Tensor::Bf16(x), None) => by_targets!(false, x, std::ptr::null_mut::<u16>()),
+            _ => return None,
+        })
+    }
+}
