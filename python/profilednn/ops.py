@@ -40,6 +40,14 @@ class _FocalLoss(torch.autograd.Function):
             if red == 0:
                 return torch.empty_like(inputs)
             return torch.tensor(float("nan") if red == 1 else 0.0)
+        if red != 0 and ctx.needs_input_grad[0]:
+            # Training: the gradient comes out of the same pass as the loss (the logits are read
+            # once, not once per direction); backward only scales it by the incoming gradient.
+            grad = torch.empty_like(inputs)
+            v = _native.focal_forward_backward(inputs.data_ptr(), n, dt, t.data_ptr(), tdt, classes, ignore_index,
+                                               float(alpha), float(gamma), red, 1.0, grad.data_ptr(), threads())
+            ctx.grad = grad
+            return torch.tensor(v, dtype=torch.float32)
         if red == 0:
             out = torch.empty_like(inputs)
             _native.focal_forward(inputs.data_ptr(), n, dt, t.data_ptr(), tdt, classes, ignore_index,
@@ -54,6 +62,15 @@ class _FocalLoss(torch.autograd.Function):
     def backward(ctx, grad_out):
         inputs, t = ctx.saved_tensors
         dt, tdt, classes, ignore_index, alpha, gamma, red = ctx.args
+        grad = getattr(ctx, "grad", None)
+        if grad is not None:
+            # Hand over the only reference (autograd may then use it in place); a second
+            # backward through a retained graph recomputes below.
+            ctx.grad = None
+            scale = float(grad_out)
+            if scale != 1.0:
+                grad.mul_(scale)
+            return grad, None, None, None, None, None
         grad_in = torch.empty_like(inputs)
         n = inputs.numel()
         if n == 0:

@@ -60,6 +60,21 @@ class FocalLoss(unittest.TestCase):
                         loss.sum().backward()
                         assert_close(self, xr.grad, ref_grad, 1e-5, "grad " + what)
 
+    def test_scaled_and_repeated_backward(self):
+        # The gradient computed during forward is scaled by the incoming gradient, and a second
+        # backward through a retained graph recomputes it.
+        x, t = self.inputs((7, 301), seed=3)
+        _, ref_grad = reference(x, t, 0.25, 2.0, "mean")
+        xr = x.clone().requires_grad_(True)
+        loss = sigmoid_focal_loss(xr, t, reduction="mean")
+        (loss * 3.0).backward(retain_graph=True)
+        assert_close(self, xr.grad, 3.0 * ref_grad, 1e-5, "scaled grad")
+        xr.grad = None
+        loss.backward()
+        assert_close(self, xr.grad, ref_grad, 1e-5, "second backward")
+        with torch.no_grad():
+            assert_close(self, sigmoid_focal_loss(x, t, reduction="mean"), loss.detach(), 1e-6, "no_grad loss")
+
     def test_bf16_within_one_rounding(self):
         x, t = self.inputs((64, 91), span=8.0)
         xb = x.bfloat16()

@@ -19,6 +19,7 @@ pub mod bf16;
 pub mod dispatch;
 pub mod focal;
 pub mod optim;
+pub mod pages;
 pub mod vmath;
 
 pub use dispatch::Isa;

@@ -430,6 +430,14 @@ fn run(
     let threads = threads.min((x.len() / (1 << 16)).max(1));
     let pieces = split(units, threads, align);
     let lens: Vec<usize> = pieces.iter().map(|r| r.len() * unit).collect();
+    // Fresh logits-sized outputs are faulted in with 2 MB pages (see `pages`).
+    for out in [&loss_out, &grad_out].into_iter().flatten() {
+        let (ptr, bytes) = match out {
+            TensorMut::F32(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(&**v)),
+            TensorMut::Bf16(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(&**v)),
+        };
+        crate::pages::prefer_huge_pages(ptr, bytes);
+    }
     let louts = split_mut(loss_out, &lens);
     let gouts = split_mut(grad_out, &lens);
     let jobs: Vec<_> = pieces
