@@ -25,20 +25,32 @@ class profile:
         self.iteration = 0
 
     def _mark(self):
-        # The marker goes through the same stdout as oneDNN's lines, so `record` keeps it.
+        # The marker goes through the same stdout as oneDNN's lines, so `record` keeps it; the
+        # range "profilednn.iteration#N" gives the trace the same boundary on its own clock
+        # (per-iteration tables of `profilednn report --torch-trace`).
         print(f"profilednn,iteration,{self.iteration}", flush=True)
+        self._range = torch.profiler.record_function(f"profilednn.iteration#{self.iteration}")
+        self._range.__enter__()
+
+    def _close(self):
+        if self._range is not None:
+            self._range.__exit__(None, None, None)
+            self._range = None
 
     def __enter__(self):
+        self._range = None
         self._prof.__enter__()
         self._mark()
         return self
 
     def step(self):
+        self._close()
         self._prof.step()
         self.iteration += 1
         self._mark()
 
     def __exit__(self, *exc):
+        self._close()
         self._prof.__exit__(*exc)
         self._prof.export_chrome_trace(self.trace)
         return False

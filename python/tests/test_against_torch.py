@@ -75,6 +75,31 @@ class FocalLoss(unittest.TestCase):
         with torch.no_grad():
             assert_close(self, sigmoid_focal_loss(x, t, reduction="mean"), loss.detach(), 1e-6, "no_grad loss")
 
+    def test_gradient_buffers_are_reused_only_when_free(self):
+        # Large enough (>= 1 M elements) for the buffer pool.
+        x1, t = self.inputs((1100, 1000), seed=5)
+        x2, _ = self.inputs((1100, 1000), seed=6)
+        _, g1 = sigmoid_focal_loss_and_grad(x1, t)
+        keep = g1.clone()
+        _, g2 = sigmoid_focal_loss_and_grad(x2, t)  # g1 is held: must not be overwritten
+        self.assertNotEqual(g1.data_ptr(), g2.data_ptr())
+        self.assertTrue(torch.equal(g1, keep))
+        # Leaf gradients (autograd keeps them as .grad) are not overwritten by later steps.
+        a = x1.clone().requires_grad_(True)
+        sigmoid_focal_loss(a, t, reduction="mean").backward()
+        a_grad = a.grad.clone()
+        b = x2.clone().requires_grad_(True)
+        sigmoid_focal_loss(b, t, reduction="mean").backward()
+        self.assertTrue(torch.equal(a.grad, a_grad))
+        self.assertFalse(torch.equal(a.grad, b.grad))
+        # A dropped gradient's buffer is used again (no new logits-sized allocation).
+        ptr = g2.data_ptr()
+        del g2
+        _, g3 = sigmoid_focal_loss_and_grad(x2, t)
+        self.assertEqual(g3.data_ptr(), ptr)
+        _, ref = reference(x2, t, 0.25, 2.0, "mean")
+        assert_close(self, g3, ref, 1e-5, "reused buffer")
+
     def test_bf16_within_one_rounding(self):
         x, t = self.inputs((64, 91), span=8.0)
         xb = x.bfloat16()

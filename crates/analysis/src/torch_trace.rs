@@ -25,6 +25,9 @@ pub struct Op {
     pub annotation: bool,
     /// A Python function event (`nn.Module: Conv2d_3`, …), not an operator.
     pub python: bool,
+    /// autograd's sequence number: a forward op and the backward node it created share it
+    /// (how backward time finds the nn.Module of its forward op).
+    pub seq: Option<i64>,
 }
 
 #[derive(Debug, Default)]
@@ -42,6 +45,13 @@ struct RawEvent {
     ts: Option<f64>,
     dur: Option<f64>,
     tid: Option<serde_json::Value>,
+    args: Option<RawArgs>,
+}
+
+#[derive(Deserialize)]
+struct RawArgs {
+    #[serde(rename = "Sequence number")]
+    seq: Option<i64>,
 }
 
 /// Reads a Chrome trace incrementally (a small state machine finds each object of
@@ -128,6 +138,7 @@ pub fn read_trace(path: &Path) -> Result<TorchTrace, String> {
                                     tid: e.tid.as_ref().and_then(|v| v.as_i64()).unwrap_or(0),
                                     annotation: cat == "user_annotation",
                                     python: cat == "python_function",
+                                    seq: e.args.and_then(|a| a.seq),
                                 });
                                 ts_rel.push(t.ops.len() - 1);
                             }
@@ -187,8 +198,27 @@ pub struct TorchJoin {
     /// nn.Module instances (forward; needs a trace recorded with Python stacks), by time:
     /// time includes child modules, oneDNN time counts every primitive inside.
     pub modules: Vec<OpRow>,
+    /// The same modules' backward: the autograd nodes their forward ops created (matched by
+    /// sequence number), time and oneDNN time of those nodes, child modules included.
+    pub module_backward: Vec<OpRow>,
     pub iterations: Option<u64>,
+    /// One row per iteration when the trace marks them (`profilednn.iteration#N` ranges of
+    /// `profilednn.profile`): the iteration's wall time and its phases.
+    pub per_iteration: Vec<IterationRow>,
 }
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IterationRow {
+    pub index: u64,
+    /// Wall time of the iteration's range in the trace.
+    pub time_ms: f64,
+    /// oneDNN time of the primitives issued by the iteration's ops.
+    pub onednn_ms: f64,
+    pub phases: Vec<OpRow>,
+}
+
+/// The name of the per-iteration ranges `profilednn.profile` records.
+pub const ITERATION_RANGE: &str = "profilednn.iteration#";
 
 fn phase_of(name: &str, annotations: &[&str]) -> &'static str {
     if annotations.iter().any(|a| a.starts_with("Optimizer.step")) {
@@ -342,6 +372,8 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
         p.onednn_ms += dnn;
         p.primitives += prims;
     }
+    j.per_iteration = per_iteration(ops, &top, &per_top, &around);
+    j.module_backward = module_backward(ops, &top, &per_top, &modules);
     let finish = |m: BTreeMap<String, OpRow>| {
         let mut v: Vec<OpRow> = m
             .into_values()
@@ -388,5 +420,130 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
             .collect(),
     );
     j.iterations = (markers > 1).then_some(markers - 1);
+    // The range opened by the last `step()` (closed when profiling stops) is not an iteration,
+    // just as the log's trailing marker is not.
+    if let Some(n) = j.iterations {
+        j.per_iteration.retain(|r| r.index < n);
+    }
     j
+}
+
+/// Rows per iteration range: the top-level ops that start inside it, by phase.
+fn per_iteration<'a>(
+    ops: &[Op],
+    top: &[usize],
+    per_top: &BTreeMap<usize, (f64, u64)>,
+    around: &dyn Fn(f64) -> Vec<&'a str>,
+) -> Vec<IterationRow> {
+    let ranges: Vec<(u64, &Op)> = ops
+        .iter()
+        .filter(|o| o.annotation)
+        .filter_map(|o| {
+            let n = o.name.strip_prefix(ITERATION_RANGE)?.parse().ok()?;
+            Some((n, o))
+        })
+        .collect();
+    let mut rows = Vec::new();
+    for (index, r) in ranges {
+        let mut phases: BTreeMap<&'static str, OpRow> = BTreeMap::new();
+        let mut onednn = 0.0;
+        for &i in top {
+            let op = &ops[i];
+            if op.tid != r.tid || op.start < r.start || op.start >= r.end {
+                continue;
+            }
+            let (dnn, prims) = per_top.get(&i).copied().unwrap_or_default();
+            let ph = phase_of(&op.name, &around(op.start));
+            let p = phases.entry(ph).or_insert_with(|| OpRow {
+                name: ph.to_string(),
+                phase: ph.to_string(),
+                ..Default::default()
+            });
+            p.calls += 1;
+            p.time_ms += (op.end - op.start) / 1e3;
+            p.onednn_ms += dnn;
+            p.primitives += prims;
+            onednn += dnn;
+        }
+        // The range after the last `step()` holds nothing of the loop: not an iteration.
+        if phases.is_empty() {
+            continue;
+        }
+        rows.push(IterationRow {
+            index,
+            time_ms: (r.end - r.start) / 1e3,
+            onednn_ms: onednn,
+            phases: phases
+                .into_values()
+                .map(|mut p| {
+                    p.outside_ms = (p.time_ms - p.onednn_ms).max(0.0);
+                    p
+                })
+                .collect(),
+        });
+    }
+    rows
+}
+
+/// Backward time per module: each top-level autograd node (`autograd::engine::
+/// evaluate_function: …`) goes to every module around the forward op that has its sequence
+/// number.
+fn module_backward(
+    ops: &[Op],
+    top: &[usize],
+    per_top: &BTreeMap<usize, (f64, u64)>,
+    modules: &[usize],
+) -> Vec<OpRow> {
+    const NODE: &str = "autograd::engine::evaluate_function";
+    // Sequence number → the modules around the first forward op that carries it.
+    let mut owner: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+    for op in ops {
+        let Some(seq) = op.seq else { continue };
+        if op.annotation || op.python || op.name.starts_with(NODE) || owner.contains_key(&seq) {
+            continue;
+        }
+        let k = modules.partition_point(|&m| ops[m].start <= op.start);
+        let around: Vec<usize> = modules[..k]
+            .iter()
+            .rev()
+            .take(20_000)
+            .copied()
+            .filter(|&m| ops[m].end >= op.end && ops[m].tid == op.tid)
+            .collect();
+        if !around.is_empty() {
+            owner.insert(seq, around);
+        }
+    }
+    let mut rows: BTreeMap<String, OpRow> = BTreeMap::new();
+    for &i in top {
+        let op = &ops[i];
+        let (Some(seq), true) = (op.seq, op.name.starts_with(NODE)) else {
+            continue;
+        };
+        let Some(mods) = owner.get(&seq) else {
+            continue;
+        };
+        let (dnn, prims) = per_top.get(&i).copied().unwrap_or_default();
+        for &m in mods {
+            let name = ops[m].name.trim_start_matches("nn.Module: ").to_string();
+            let r = rows.entry(name.clone()).or_insert_with(|| OpRow {
+                name,
+                phase: "backward".into(),
+                ..Default::default()
+            });
+            r.calls += 1;
+            r.time_ms += (op.end - op.start) / 1e3;
+            r.onednn_ms += dnn;
+            r.primitives += prims;
+        }
+    }
+    let mut v: Vec<OpRow> = rows
+        .into_values()
+        .map(|mut r| {
+            r.outside_ms = (r.time_ms - r.onednn_ms).max(0.0);
+            r
+        })
+        .collect();
+    v.sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms));
+    v
 }

@@ -7,15 +7,19 @@
 //! 2 MB-aligned interior before writing it cuts the faults 512-fold (fill of a fresh 254 MB
 //! tensor: 107 → 24 ms). The advice only changes how not-yet-touched pages are backed; it
 //! never changes contents, and failing (no THP, not Linux) is harmless.
+//!
+//! It is off unless `PROFILEDNN_HUGEPAGES=1`: in a real training loop (RetinaNet, other
+//! allocations between steps) huge-page allocation went through the kernel's defragmentation
+//! and made each 20 MB gradient *slower* (27 ms vs 3 ms). The Python package avoids the first
+//! touch instead by reusing gradient buffers nobody holds any more.
 
 /// Outputs smaller than this are left alone (few faults, and often recycled by malloc).
 pub const MIN_BYTES: usize = 8 << 20;
 
-/// Whether the advice is on (`PROFILEDNN_HUGEPAGES=0` turns it off, e.g. on a system where
-/// the kernel's THP defragmentation stalls allocations).
+/// Whether the advice is on (`PROFILEDNN_HUGEPAGES=1`).
 fn enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("PROFILEDNN_HUGEPAGES").map_or(true, |v| v != "0"))
+    *ON.get_or_init(|| std::env::var("PROFILEDNN_HUGEPAGES").is_ok_and(|v| v == "1"))
 }
 
 /// Advises huge pages for the 2 MB-aligned interior of `[ptr, ptr + bytes)`.

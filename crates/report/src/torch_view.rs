@@ -41,6 +41,7 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
         ms(j.unattributed_ms / per)
     );
     table(&mut out, "Phases", &j.phases, 8, per);
+    per_iteration(&mut out, j);
     table(
         &mut out,
         "Framework ops, most time outside oneDNN first",
@@ -66,6 +67,15 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
             per,
         );
     }
+    if !j.module_backward.is_empty() {
+        table(
+            &mut out,
+            "Modules (backward: the autograd nodes their forward ops created)",
+            &j.module_backward,
+            n,
+            per,
+        );
+    }
     let mut reorders: Vec<&(String, String, u64)> =
         j.issued.iter().filter(|(k, _, _)| k == "reorder").collect();
     reorders.sort_by(|a, b| b.2.cmp(&a.2));
@@ -79,6 +89,57 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
         }
     }
     out
+}
+
+/// Phase order in tables: the order of a training step.
+const PHASES: [&str; 6] = [
+    "data",
+    "forward",
+    "loss",
+    "backward",
+    "zero_grad",
+    "optimizer",
+];
+
+fn per_iteration(out: &mut String, j: &TorchJoin) {
+    if j.per_iteration.is_empty() {
+        return;
+    }
+    let cols: Vec<&str> = PHASES
+        .iter()
+        .copied()
+        .filter(|p| {
+            j.per_iteration
+                .iter()
+                .any(|it| it.phases.iter().any(|r| r.name == *p))
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "\nEach iteration (ms; from the trace's iteration ranges)"
+    );
+    let mut head = format!("  {:>5} {:>10} {:>10}", "iter", "wall", "oneDNN");
+    for c in &cols {
+        let _ = write!(head, " {c:>10}");
+    }
+    let _ = writeln!(out, "{head}");
+    for it in &j.per_iteration {
+        let mut line = format!(
+            "  {:>5} {:>10} {:>10}",
+            it.index,
+            ms(it.time_ms),
+            ms(it.onednn_ms)
+        );
+        for c in &cols {
+            let t = it
+                .phases
+                .iter()
+                .find(|r| r.name == *c)
+                .map_or(0.0, |r| r.time_ms);
+            let _ = write!(line, " {:>10}", ms(t));
+        }
+        let _ = writeln!(out, "{line}");
+    }
 }
 
 /// Two runs' PyTorch views side by side: phases, then the framework ops whose time changed most.
