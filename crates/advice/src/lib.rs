@@ -46,6 +46,9 @@ pub struct Thresholds {
     pub normalization_share: f64,
     /// `optimizer-as-many-ops`: ops per iteration inside `Optimizer.step`.
     pub optimizer_ops: f64,
+    /// …and the share of the step the optimizer must take (a fused step can still show a few
+    /// cheap bookkeeping ops per parameter).
+    pub optimizer_share: f64,
     /// `data-loading-stall`: share of the step spent loading data on the training thread.
     pub data_share: f64,
 }
@@ -67,6 +70,7 @@ impl Default for Thresholds {
             loss_share: 0.01,
             normalization_share: 0.01,
             optimizer_ops: 20.0,
+            optimizer_share: 0.005,
             data_share: 0.1,
         }
     }

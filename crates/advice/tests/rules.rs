@@ -338,6 +338,19 @@ fn pytorch_view_rules_on_real_runs() {
     // A data step doing real work on the training thread.
     assert!(fires(&run_torch("slowdata"), "data-loading-stall"));
     assert!(!fires(&reference, "data-loading-stall"));
+    // The same at RetinaNet scale (ResNeXt-50-FPN, 264 classes): the reference run gets the
+    // loss and optimizer findings, the run with ProfileDNN's loss and SGD does not.
+    let rn_ref = run_torch("retinanet-reference");
+    let rn_fused = run_torch("retinanet-fused");
+    for id in ["loss-as-elementwise-ops", "optimizer-as-many-ops"] {
+        assert!(fires(&rn_ref, id), "{id} on RetinaNet reference");
+        assert!(!fires(&rn_fused, id), "{id} on RetinaNet fused");
+    }
+    assert!(fires(&rn_ref, "f32-on-bf16-hardware"));
+    assert!(
+        !fires(&rn_fused, "f32-on-bf16-hardware"),
+        "the fused run trains in bf16"
+    );
     // Without a trace the rules say they do not apply.
     let plain = run(&[RESNET_FP32], None, None);
     let r = plain

@@ -41,11 +41,20 @@ fn every_primitive_lands_in_the_op_that_issued_it() {
 
 #[test]
 fn phases_agree_with_the_traces_own_annotations() {
-    let t = read_trace(&fixture("reference.trace.json.gz")).unwrap();
-    let j = join(&t, LogInput::open(&fixture("reference.log.gz")).unwrap());
+    for v in ["reference", "retinanet-reference", "retinanet-fused"] {
+        phases_agree(v);
+    }
+}
+
+fn phases_agree(v: &str) {
+    let t = read_trace(&fixture(&format!("{v}.trace.json.gz"))).unwrap();
+    let j = join(
+        &t,
+        LogInput::open(&fixture(&format!("{v}.log.gz"))).unwrap(),
+    );
     // The trace's own op totals inside the "loss" annotations, from the raw JSON: cpu ops that
     // start inside a loss annotation and are not nested in another such op.
-    let raw = raw_trace("reference.trace.json.gz");
+    let raw = raw_trace(&format!("{v}.trace.json.gz"));
     let ev = raw["traceEvents"].as_array().unwrap();
     let span = |e: &serde_json::Value| {
         let ts = e["ts"].as_f64().unwrap();
@@ -137,4 +146,103 @@ fn forward_convolutions_land_in_conv2d_modules() {
         "{conv_dnn} of {}",
         forward.onednn_ms
     );
+}
+
+/// RetinaNet (ResNeXt-50-FPN, 264 classes) recorded with `profilednn.profile`: the reference
+/// run (torchvision's loss, torch.optim.SGD) and the fused one (ProfileDNN's loss and SGD, bf16
+/// autocast, channels-last).
+#[test]
+fn retinanet_runs_join_with_known_structure() {
+    for v in ["retinanet-reference", "retinanet-fused"] {
+        let t = read_trace(&fixture(&format!("{v}.trace.json.gz"))).unwrap();
+        let j = join(
+            &t,
+            LogInput::open(&fixture(&format!("{v}.log.gz"))).unwrap(),
+        );
+        assert_eq!(j.unattributed_calls, 0, "{v}");
+        assert!(j.attributed_calls > 1500, "{v}: {}", j.attributed_calls);
+        for (kind, op, n) in &j.issued {
+            if kind == "convolution" {
+                assert!(
+                    op == "aten::mkldnn_convolution" || op == "aten::convolution_backward",
+                    "{v}: {n} convolutions inside {op}"
+                );
+            }
+        }
+        assert_eq!(j.iterations, Some(3), "{v}");
+        // Per-iteration rows: one per iteration, and together they hold every phase's time
+        // (only the instant between the last step and the profiler's end is outside them).
+        assert_eq!(
+            j.per_iteration.iter().map(|r| r.index).collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
+        for ph in &j.phases {
+            let sum: f64 = j
+                .per_iteration
+                .iter()
+                .flat_map(|r| &r.phases)
+                .filter(|r| r.name == ph.name)
+                .map(|r| r.time_ms)
+                .sum();
+            assert!(
+                sum <= ph.time_ms * (1.0 + 1e-9) && sum >= 0.999 * ph.time_ms,
+                "{v} {}: {sum} of {}",
+                ph.name,
+                ph.time_ms
+            );
+        }
+        let dnn: f64 = j.per_iteration.iter().map(|r| r.onednn_ms).sum();
+        assert!(
+            (dnn - j.attributed_ms).abs() < 1e-6 * j.attributed_ms,
+            "{v}"
+        );
+        // Each iteration's phases fit in its wall time.
+        for r in &j.per_iteration {
+            let inside: f64 = r.phases.iter().map(|p| p.time_ms).sum();
+            assert!(
+                inside <= r.time_ms * (1.0 + 1e-9),
+                "{v} iteration {}",
+                r.index
+            );
+        }
+        // The model module holds every forward and every backward primitive: forward by the
+        // Python stack, backward through the autograd nodes its ops created.
+        let phase = |name: &str| j.phases.iter().find(|p| p.name == name).unwrap().clone();
+        let (fwd, bwd) = (phase("forward"), phase("backward"));
+        let net_f = j.modules.iter().find(|m| m.name == "RetinaNet_0").unwrap();
+        let net_b = j
+            .module_backward
+            .iter()
+            .find(|m| m.name == "RetinaNet_0")
+            .unwrap();
+        assert!(
+            (net_f.onednn_ms - fwd.onednn_ms).abs() < 1e-6 * fwd.onednn_ms,
+            "{v}"
+        );
+        assert!(
+            (net_b.onednn_ms - bwd.onednn_ms).abs() < 1e-6 * bwd.onednn_ms,
+            "{v}"
+        );
+        // The heads' backward holds their convolutions' backward: more than half of it.
+        let head_b = j
+            .module_backward
+            .iter()
+            .find(|m| m.name == "RetinaNetHead_0")
+            .unwrap();
+        assert!(head_b.onednn_ms > 0.5 * bwd.onednn_ms, "{v}");
+        // Which loss ran.
+        let loss_ops: Vec<&str> = j
+            .ops
+            .iter()
+            .filter(|o| o.phase == "loss")
+            .map(|o| o.name.as_str())
+            .collect();
+        let fused_loss = loss_ops.contains(&"_FocalLoss");
+        let eager_loss = loss_ops.contains(&"aten::binary_cross_entropy_with_logits");
+        assert_eq!(
+            (fused_loss, eager_loss),
+            (v == "retinanet-fused", v == "retinanet-reference"),
+            "{v}: {loss_ops:?}"
+        );
+    }
 }

@@ -89,6 +89,9 @@ pub struct ThresholdArgs {
     /// optimizer-as-many-ops: ops per iteration inside the optimizer step.
     #[arg(long, default_value_t = Thresholds::default().optimizer_ops)]
     optimizer_ops: f64,
+    /// optimizer-as-many-ops: share of the step the optimizer must take.
+    #[arg(long, default_value_t = Thresholds::default().optimizer_share)]
+    optimizer_share: f64,
     /// data-loading-stall: share of the step spent loading data.
     #[arg(long, default_value_t = Thresholds::default().data_share)]
     data_share: f64,
@@ -111,6 +114,7 @@ impl ThresholdArgs {
             loss_share: self.loss_share,
             normalization_share: self.normalization_share,
             optimizer_ops: self.optimizer_ops,
+            optimizer_share: self.optimizer_share,
             data_share: self.data_share,
         }
     }

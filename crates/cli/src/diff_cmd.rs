@@ -109,7 +109,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
             }
             serde_json::to_string_pretty(&v)? + "\n"
         }
-        Format::Html => profilednn_report::html::diff_page(&d),
+        Format::Html => profilednn_report::html::diff_page(&d, torch.as_ref().map(|(b, a)| (b, a))),
     };
     match &args.output {
         Some(p) => {

@@ -48,6 +48,18 @@ fn load(browser: &Path, page: &Path) -> (String, String) {
     )
 }
 
+/// Loads the page, checks it rendered (`data-status="ok"`) with no console errors; the DOM.
+fn load_ok(browser: &Path, page: &Path) -> String {
+    let (dom, log_text) = load(browser, page);
+    assert_eq!(
+        attr(&dom, "data-status").as_deref(),
+        Some("ok"),
+        "{log_text}"
+    );
+    no_console_errors(&log_text);
+    dom
+}
+
 fn attr(dom: &str, name: &str) -> Option<String> {
     let at = dom.find(&format!("{name}=\""))? + name.len() + 2;
     Some(dom[at..at + dom[at..].find('"')?].to_string())
@@ -127,13 +139,7 @@ fn report_page_renders_the_fixture_data() {
     let unique = j["breakdowns"]["top_primitives"]["total_rows"]
         .as_u64()
         .unwrap();
-    let (dom, log_text) = load(&b, &page);
-    assert_eq!(
-        attr(&dom, "data-status").as_deref(),
-        Some("ok"),
-        "{log_text}"
-    );
-    no_console_errors(&log_text);
+    let dom = load_ok(&b, &page);
     // The table lists every unique primitive; the sunburst and roofline hold data.
     assert!(
         dom.contains(&format!("{unique} of {unique} unique primitives")),
@@ -169,13 +175,7 @@ fn timeline_appears_for_timestamped_logs() {
         ])
         .assert()
         .success();
-    let (dom, log_text) = load(&b, &page);
-    assert_eq!(
-        attr(&dom, "data-status").as_deref(),
-        Some("ok"),
-        "{log_text}"
-    );
-    no_console_errors(&log_text);
+    let dom = load_ok(&b, &page);
     assert!(dom.contains("id=\"timeline\""));
     assert!(dom.matches("<rect").count() > 10, "timeline bars");
 }
@@ -200,13 +200,7 @@ fn diff_page_renders() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let (dom, log_text) = load(&b, &page);
-    assert_eq!(
-        attr(&dom, "data-status").as_deref(),
-        Some("ok"),
-        "{log_text}"
-    );
-    no_console_errors(&log_text);
+    let dom = load_ok(&b, &page);
     assert!(dom.contains("id=\"diff-bars\"") && dom.contains("convolution"));
     screenshot_is_not_blank(&b, &page, &dir.join("diff.png"));
 }
@@ -229,15 +223,41 @@ fn pytorch_view_appears_with_a_trace() {
         ])
         .assert()
         .success();
-    let (dom, log_text) = load(&b, &page);
-    assert_eq!(
-        attr(&dom, "data-status").as_deref(),
-        Some("ok"),
-        "{log_text}"
-    );
-    no_console_errors(&log_text);
+    let dom = load_ok(&b, &page);
     assert!(dom.contains("id=\"torch-phases\"") && dom.contains("id=\"torch-ops\""));
     assert!(
         dom.contains("aten::conv2d") && dom.contains("628 of 628 primitive executions attributed")
     );
+    // Each iteration's row, and modules with their backward.
+    assert!(dom.contains("id=\"torch-iterations\"") && dom.contains("id=\"torch-modules\""));
+    assert!(dom.contains("Net_0"));
+}
+
+#[test]
+fn diff_page_shows_both_pytorch_views() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("diff-torch.html");
+    let f = |name: &str| root().join("fixtures/torch").join(name);
+    bin()
+        .args([
+            "diff",
+            f("retinanet-reference.log.gz").to_str().unwrap(),
+            f("retinanet-fused.log.gz").to_str().unwrap(),
+            "--ignore-dtype",
+            "--torch-trace",
+            f("retinanet-reference.trace.json.gz").to_str().unwrap(),
+            f("retinanet-fused.trace.json.gz").to_str().unwrap(),
+            "--format",
+            "html",
+            "-o",
+            page.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    let dom = load_ok(&b, &page);
+    assert!(dom.contains("id=\"diff-torch-phases\"") && dom.contains("id=\"diff-torch-ops\""));
+    // The loss changed from torchvision's element-wise chain to ProfileDNN's fused op.
+    assert!(dom.contains("_FocalLoss") && dom.contains("aten::binary_cross_entropy_with_logits"));
+    screenshot_is_not_blank(&b, &page, &dir.join("diff-torch.png"));
 }

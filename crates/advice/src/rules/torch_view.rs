@@ -143,10 +143,12 @@ pub fn optimizer(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
     } else {
         0.0
     };
-    if calls < t.optimizer_ops {
+    if calls < t.optimizer_ops || share < t.optimizer_share {
         return Err(format!(
-            "the optimizer step runs {calls:.0} ops per iteration (fires at ≥ {:.0})",
-            t.optimizer_ops
+            "the optimizer step runs {calls:.0} ops per iteration in {} of the step (fires at ≥ {:.0} ops and {})",
+            pct(share),
+            t.optimizer_ops,
+            pct(t.optimizer_share)
         ));
     }
     Ok(finding(

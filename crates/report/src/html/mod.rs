@@ -104,8 +104,16 @@ pub fn report_page(r: &ReportPage) -> String {
     page(&format!("ProfileDNN: {}", s.sources.join(", ")), &data)
 }
 
-pub fn diff_page(d: &Diff) -> String {
-    let data = json!({ "page": "diff", "diff": d });
+/// The diff page; `torch` adds both runs' PyTorch views (before, after).
+pub fn diff_page(
+    d: &Diff,
+    torch: Option<(
+        &profilednn_analysis::torch_trace::TorchJoin,
+        &profilednn_analysis::torch_trace::TorchJoin,
+    )>,
+) -> String {
+    let torch = torch.map(|(b, a)| json!({ "before": b, "after": a }));
+    let data = json!({ "page": "diff", "diff": d, "torch": torch });
     page(
         &format!("ProfileDNN diff: {} vs {}", d.before, d.after),
         &data,

@@ -252,12 +252,62 @@
       el("td", { class: "shape", text: o.name }), el("td", { text: o.phase }),
       el("td", { class: "n", text: (o.calls / per).toFixed(1) }), el("td", { class: "n", text: ms(o.time_ms / per) }),
       el("td", { class: "n", text: ms(o.onednn_ms / per) }), el("td", { class: "n", text: ms(o.outside_ms / per) })));
+    const order = ["data", "forward", "loss", "backward", "zero_grad", "optimizer"];
+    const its = T.per_iteration || [];
+    const cols = order.filter((c) => its.some((it) => it.phases.some((p) => p.name === c)));
+    const iterTable = its.length ? el("div", { class: "tablewrap" }, el("table", { id: "torch-iterations" },
+      el("thead", {}, el("tr", {}, ["iteration", "wall ms", "oneDNN ms", ...cols.map((c) => c + " ms")].map((h) => el("th", { text: h })))),
+      el("tbody", {}, its.map((it) => el("tr", {},
+        el("td", { class: "n", text: String(it.index) }), el("td", { class: "n", text: ms(it.time_ms) }), el("td", { class: "n", text: ms(it.onednn_ms) }),
+        ...cols.map((c) => { const p = it.phases.find((q) => q.name === c); return el("td", { class: "n", text: ms(p ? p.time_ms : 0) }); })))))) : null;
+    const bwd = new Map((T.module_backward || []).map((m) => [m.name, m]));
+    const mods = (T.modules || []).slice(0, 25);
+    const modTable = mods.length ? el("div", { class: "tablewrap" }, el("table", { id: "torch-modules" },
+      el("thead", {}, el("tr", {}, ["nn.Module (children included)", "forward ms", "fwd oneDNN ms", "backward ms", "bwd oneDNN ms"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, mods.map((m) => { const b = bwd.get(m.name) || { time_ms: 0, onednn_ms: 0 }; return el("tr", {},
+        el("td", { class: "shape", text: m.name }), el("td", { class: "n", text: ms(m.time_ms / per) }), el("td", { class: "n", text: ms(m.onednn_ms / per) }),
+        el("td", { class: "n", text: ms(b.time_ms / per) }), el("td", { class: "n", text: ms(b.onednn_ms / per) })); })))) : null;
     return card(`PyTorch view (per iteration; ${T.attributed_calls} of ${T.attributed_calls + T.unattributed_calls} primitive executions attributed)`,
       el("div", { class: "legend" }, el("span", {}, el("i", { style: "background:#2b6cb0" }), "in oneDNN"), el("span", {}, el("i", { style: "background:#dd6b20" }), "outside oneDNN")),
       svg,
+      iterTable ? el("h3", { text: "Each iteration" }) : null, iterTable,
+      el("h3", { text: "Framework ops, most time outside oneDNN first" }),
       el("div", { class: "tablewrap" }, el("table", { id: "torch-ops" },
         el("thead", {}, el("tr", {}, ["framework op", "phase", "calls", "time ms", "oneDNN ms", "outside ms"].map((h) => el("th", { text: h })))),
-        el("tbody", {}, rows))));
+        el("tbody", {}, rows))),
+      modTable ? el("h3", { text: "Modules (backward: the autograd nodes their forward ops created)" }) : null, modTable);
+  }
+
+  // Both runs' PyTorch views in the diff page: phases before/after, ops that changed most.
+  function torchDiff(T) {
+    if (!T) return null;
+    const pb = T.before.iterations || 1, pa = T.after.iterations || 1;
+    const names = [...new Set([...T.before.phases, ...T.after.phases].map((p) => p.name))];
+    const find = (v, n) => v.find((r) => r.name === n) || { time_ms: 0, onednn_ms: 0, outside_ms: 0 };
+    const max = Math.max(...names.map((n) => Math.max(find(T.before.phases, n).time_ms / pb, find(T.after.phases, n).time_ms / pa)), 1e-9);
+    const W = 1100, rowH = 36;
+    const svg = el("svg:svg", { viewBox: `0 0 ${W} ${rowH * names.length + 6}`, width: "100%", id: "diff-torch-phases" });
+    names.forEach((n, i) => {
+      const y = 3 + i * rowH, w = (v) => v / max * (W - 320);
+      const bar = (r, per, dy, label) => [
+        tooltip(el("svg:rect", { x: 120, y: y + dy, width: w(r.onednn_ms / per), height: 14, fill: "#2b6cb0" }), `${n} ${label}: ${ms(r.onednn_ms / per)} ms in oneDNN`),
+        tooltip(el("svg:rect", { x: 120 + w(r.onednn_ms / per), y: y + dy, width: w(r.outside_ms / per), height: 14, fill: "#dd6b20" }), `${n} ${label}: ${ms(r.outside_ms / per)} ms outside oneDNN`)];
+      const b = find(T.before.phases, n), a = find(T.after.phases, n);
+      svg.append(el("svg:text", { x: 0, y: y + 20, text: n }), ...bar(b, pb, 0, "before"), ...bar(a, pa, 16, "after"),
+        el("svg:text", { x: W - 190, y: y + 20, text: `${ms(b.time_ms / pb)} → ${ms(a.time_ms / pa)} ms` }));
+    });
+    const key = (r) => r.phase + "\t" + r.name;
+    const get = (v, k, per) => { const r = v.find((o) => key(o) === k); return r ? r.time_ms / per : 0; };
+    const keys = [...new Set([...T.before.ops, ...T.after.ops].map(key))];
+    const ch = keys.map((k) => [k, get(T.before.ops, k, pb), get(T.after.ops, k, pa)]).sort((p, q) => Math.abs(q[2] - q[1]) - Math.abs(p[2] - p[1])).slice(0, 25);
+    return card("PyTorch view, per iteration (each phase: upper bar before, lower bar after)",
+      el("div", { class: "legend" }, el("span", {}, el("i", { style: "background:#2b6cb0" }), "in oneDNN"), el("span", {}, el("i", { style: "background:#dd6b20" }), "outside oneDNN")),
+      svg,
+      el("div", { class: "tablewrap" }, el("table", { id: "diff-torch-ops" },
+        el("thead", {}, el("tr", {}, ["framework op that changed most", "phase", "before ms", "after ms"].map((h) => el("th", { text: h })))),
+        el("tbody", {}, ch.map(([k, b, a]) => { const [ph, name] = k.split("\t"); return el("tr", {},
+          el("td", { class: "shape", text: name }), el("td", { text: ph }), el("td", { class: "n", text: ms(b) }),
+          el("td", { class: "n " + (a > b ? "bad" : "good"), text: ms(a) })); })))));
   }
 
   function advice() {
@@ -309,7 +359,7 @@
         el("td", { class: "n " + (r.delta_ms > 0 ? "bad" : "good"), text: r.delta_ms.toFixed(3) }),
         el("td", { class: "n", text: `${num(r.before.calls)} → ${num(r.after.calls)}` }),
         el("td", { text: r.implementation_changed ? `${r.before.implementations.join(" ")} → ${r.after.implementations.join(" ")}` : (r.before.implementations[0] || r.after.implementations[0] || "") }))))))) : null;
-    app.append(...[head, card("By kind and propagation (grey: before, blue: after)", svg),
+    app.append(...[head, card("By kind and propagation (grey: before, blue: after)", svg), torchDiff(D.torch),
       list("Largest changes", d.changes), list("Appeared (only after)", d.appeared), list("Disappeared (only before)", d.disappeared),
       list("Implementation changed", d.implementation_changes), list("Call count changed", d.call_changes)].filter(Boolean));
   }
