@@ -156,7 +156,7 @@ fn diff_with_pytorch_traces_compares_phases() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("PyTorch view, per iteration") && text.contains("_FocalLossBackward"),
+        text.contains("PyTorch view, per iteration") && text.contains("_FocalLoss"),
         "{text}"
     );
 }
