@@ -289,6 +289,83 @@ fn main() {
         let mut vs: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.0; *n]).collect();
         // Bytes per element: SGD+momentum r p,g,buf w p,buf = 20; Adam r p,g,m,v w p,m,v = 28;
         // LAMB two passes: pass 1 r p,g,m,v w m,v (24) + pass 2 r p,m,v w p (16) = 40.
+        // bf16 parameters in the split layout (top 16 bits = the bf16 parameter, bottom 16 in
+        // a side array) with bf16 gradients: SGD r p,low,g(2 each),buf(4) w p,low,buf = 18;
+        // AdamW r p,low,g,m,v w p,low,m,v = 26 — fewer bytes than any f32 variant.
+        let mut hi: Vec<Vec<u16>> = sizes.iter().map(|n| vec![0x3f00u16; *n]).collect();
+        let mut lo: Vec<Vec<u16>> = sizes.iter().map(|n| vec![0u16; *n]).collect();
+        let gb: Vec<Vec<u16>> = sizes.iter().map(|n| vec![0x3c24u16; *n]).collect();
+        for (name, bytes_per) in [("SGD momentum bf16", 18.0), ("AdamW bf16", 26.0)] {
+            let t = median(
+                || {
+                    if name.starts_with("SGD") {
+                        let mut ts: Vec<SgdTensor> = hi
+                            .iter_mut()
+                            .zip(lo.iter_mut())
+                            .zip(&gb)
+                            .zip(ms.iter_mut())
+                            .map(|(((p, l), g), b)| SgdTensor {
+                                params: Params::Bf16Split { param: p, low: l },
+                                grad: Grad::Bf16(g),
+                                momentum_buffer: Some(b),
+                                first: false,
+                            })
+                            .collect();
+                        sgd_step(
+                            isa,
+                            threads,
+                            &mut ts,
+                            &SgdConfig {
+                                lr: 0.01,
+                                momentum: 0.9,
+                                dampening: 0.0,
+                                weight_decay: 1e-4,
+                                nesterov: false,
+                                maximize: false,
+                            },
+                        );
+                    } else {
+                        let mut st: Vec<AdamState> = hi
+                            .iter_mut()
+                            .zip(lo.iter_mut())
+                            .zip(&gb)
+                            .zip(ms.iter_mut().zip(vs.iter_mut()))
+                            .map(|(((p, l), g), (m, v))| AdamState {
+                                params: Params::Bf16Split { param: p, low: l },
+                                grad: Grad::Bf16(g),
+                                exp_avg: m,
+                                exp_avg_sq: v,
+                                max_exp_avg_sq: None,
+                                step: 1,
+                            })
+                            .collect();
+                        adam_step(
+                            isa,
+                            threads,
+                            &mut st,
+                            &AdamConfig {
+                                lr: 1e-3,
+                                beta1: 0.9,
+                                beta2: 0.999,
+                                eps: 1e-8,
+                                weight_decay: 0.01,
+                                decoupled: true,
+                                amsgrad: false,
+                                maximize: false,
+                            },
+                        );
+                    }
+                },
+                runs,
+            );
+            let bound = total as f64 * bytes_per / (gbps * 1e9);
+            println!(
+                "{name:<22} {threads:>3} {:>10.2} {:>10.2} {:>8.2}x",
+                t * 1e3,
+                bound * 1e3,
+                t / bound
+            );
+        }
         for (name, bytes_per) in [("SGD momentum", 20.0), ("AdamW", 28.0), ("LAMB", 40.0)] {
             let t = median(
                 || match name {

@@ -9,11 +9,11 @@ pub fn to_f32(b: u16) -> f32 {
 #[inline(always)]
 pub fn from_f32(x: f32) -> u16 {
     let bits = x.to_bits();
-    if x.is_nan() {
-        return ((bits >> 16) | 0x40) as u16;
-    }
     let rounding = 0x7fff + ((bits >> 16) & 1);
-    ((bits.wrapping_add(rounding)) >> 16) as u16
+    let rounded = (bits.wrapping_add(rounding)) >> 16;
+    // A select, not an early return: loops over this stay vectorizable.
+    let quiet_nan = (bits >> 16) | 0x40;
+    (if x.is_nan() { quiet_nan } else { rounded }) as u16
 }
 
 #[cfg(test)]

@@ -90,19 +90,38 @@ pub(crate) fn update(
                 *pi = f(*pi, bf16::to_f32(*gi), r.start + k);
             }
         }
-        (Params::Bf16Master { param, master }, g) => {
-            let (param, master) = (&mut param[r.clone()], &mut master[r.clone()]);
-            for (k, (b, m)) in param.iter_mut().zip(master.iter_mut()).enumerate() {
-                let v = f(*m, g.get(r.start + k), r.start + k);
+        // bf16 storage: the gradient kind is matched here too, so that no per-element `match`
+        // keeps the loop from vectorizing.
+        (Params::Bf16Master { param, master }, Grad::F32(g)) => {
+            let (param, master, g) = (&mut param[r.clone()], &mut master[r.clone()], &g[r.clone()]);
+            for (k, ((b, m), gi)) in param.iter_mut().zip(master.iter_mut()).zip(g).enumerate() {
+                let v = f(*m, *gi, r.start + k);
                 *m = v;
                 *b = bf16::from_f32(v);
             }
         }
-        (Params::Bf16Split { param, low }, g) => {
-            let (param, low) = (&mut param[r.clone()], &mut low[r.clone()]);
-            for (k, (hi, lo)) in param.iter_mut().zip(low.iter_mut()).enumerate() {
+        (Params::Bf16Master { param, master }, Grad::Bf16(g)) => {
+            let (param, master, g) = (&mut param[r.clone()], &mut master[r.clone()], &g[r.clone()]);
+            for (k, ((b, m), gi)) in param.iter_mut().zip(master.iter_mut()).zip(g).enumerate() {
+                let v = f(*m, bf16::to_f32(*gi), r.start + k);
+                *m = v;
+                *b = bf16::from_f32(v);
+            }
+        }
+        (Params::Bf16Split { param, low }, Grad::F32(g)) => {
+            let (param, low, g) = (&mut param[r.clone()], &mut low[r.clone()], &g[r.clone()]);
+            for (k, ((hi, lo), gi)) in param.iter_mut().zip(low.iter_mut()).zip(g).enumerate() {
                 let p = f32::from_bits(((*hi as u32) << 16) | *lo as u32);
-                let b = f(p, g.get(r.start + k), r.start + k).to_bits();
+                let b = f(p, *gi, r.start + k).to_bits();
+                *hi = (b >> 16) as u16;
+                *lo = b as u16;
+            }
+        }
+        (Params::Bf16Split { param, low }, Grad::Bf16(g)) => {
+            let (param, low, g) = (&mut param[r.clone()], &mut low[r.clone()], &g[r.clone()]);
+            for (k, ((hi, lo), gi)) in param.iter_mut().zip(low.iter_mut()).zip(g).enumerate() {
+                let p = f32::from_bits(((*hi as u32) << 16) | *lo as u32);
+                let b = f(p, bf16::to_f32(*gi), r.start + k).to_bits();
                 *hi = (b >> 16) as u16;
                 *lo = b as u16;
             }
