@@ -31,16 +31,23 @@ pub(crate) fn for_pieces<T: Send>(
         }
         return;
     }
-    // Whole tensors per thread, balanced by size (a tensor is never split here: the kernels
-    // keep per-tensor state slices, and most tensors are small).
-    let total: usize = lens.iter().sum();
-    let per = total.div_ceil(threads).max(1);
+    // Whole tensors per thread (a tensor is never split here: the kernels keep per-tensor
+    // state slices, and most tensors are small), balanced by size: largest first, each to the
+    // least-loaded thread. Assigning contiguous runs by position instead left one thread with
+    // 56 % of a ResNeXt-sized parameter set (a big tensor straddling the midpoint). The result
+    // does not depend on the assignment: each tensor's update is computed by one thread.
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by(|&a, &b| lens[b].cmp(&lens[a]).then(a.cmp(&b)));
+    let mut owner = vec![0usize; items.len()];
+    let mut load = vec![0usize; threads];
+    for i in order {
+        let g = (0..threads).min_by_key(|&g| (load[g], g)).unwrap_or(0);
+        owner[i] = g;
+        load[g] += lens[i].max(1);
+    }
     let mut groups: Vec<Vec<(&mut T, usize)>> = (0..threads).map(|_| Vec::new()).collect();
-    let mut acc = 0usize;
-    for (it, &n) in items.iter_mut().zip(lens) {
-        let g = (acc / per).min(threads - 1);
+    for ((it, &n), &g) in items.iter_mut().zip(lens).zip(&owner) {
         groups[g].push((it, n));
-        acc += n;
     }
     std::thread::scope(|s| {
         for g in groups {
