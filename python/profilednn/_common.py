@@ -23,3 +23,20 @@ def check_cpu_contiguous(t: torch.Tensor, what: str) -> None:
 def threads() -> int:
     """Use PyTorch's own intra-op thread count: the kernels run while PyTorch waits."""
     return max(1, torch.get_num_threads())
+
+
+def torch_libgomp():
+    """The libgomp PyTorch's own OpenMP pool runs on (None: not OpenMP, or not found)."""
+    import os
+
+    if "OpenMP" not in torch.__config__.parallel_info():
+        return None
+    torch_dir = os.path.dirname(torch.__file__)
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "libgomp" in line}
+    except OSError:
+        return None
+    # PyPI wheels bundle it next to libtorch; a system torch uses the system one.
+    mine = sorted(p for p in paths if p.startswith(torch_dir))
+    return (mine or sorted(paths) or [None])[0]

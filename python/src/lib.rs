@@ -314,6 +314,44 @@ fn adam_step(
     })
 }
 
+/// Runs the kernels on the OpenMP team of the libgomp at `path` (PyTorch's, already loaded),
+/// or on std threads again with `None`. Returns whether the OpenMP runtime is in use.
+#[pyfunction]
+#[pyo3(signature = (path=None))]
+fn use_openmp(path: Option<String>) -> PyResult<bool> {
+    let Some(path) = path else {
+        // SAFETY: unregistering.
+        unsafe { profilednn_kernels::pool::use_openmp(None) };
+        return Ok(false);
+    };
+    let c = std::ffi::CString::new(path.clone())
+        .map_err(|_| PyValueError::new_err("path contains a NUL byte"))?;
+    // SAFETY: RTLD_NOLOAD only returns a handle to a library that is already loaded (never
+    // loads or initialises a new one); the handle is never closed, so the symbol stays valid.
+    unsafe {
+        let h = libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
+        if h.is_null() {
+            return Err(PyValueError::new_err(format!(
+                "{path}: not a loaded library"
+            )));
+        }
+        let f = libc::dlsym(h, c"GOMP_parallel".as_ptr());
+        if f.is_null() {
+            return Err(PyValueError::new_err(format!(
+                "{path}: no GOMP_parallel (not libgomp)"
+            )));
+        }
+        profilednn_kernels::pool::use_openmp(Some(f as *const std::ffi::c_void));
+    }
+    Ok(true)
+}
+
+/// Whether the kernels run on an OpenMP team (else std threads).
+#[pyfunction]
+fn openmp() -> bool {
+    profilednn_kernels::pool::openmp()
+}
+
 #[pyfunction]
 fn isa() -> &'static str {
     Isa::detect().name()
@@ -327,5 +365,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sgd_step, m)?)?;
     m.add_function(wrap_pyfunction!(adam_step, m)?)?;
     m.add_function(wrap_pyfunction!(isa, m)?)?;
+    m.add_function(wrap_pyfunction!(use_openmp, m)?)?;
+    m.add_function(wrap_pyfunction!(openmp, m)?)?;
     Ok(())
 }

@@ -258,6 +258,47 @@ class ChannelsLast(unittest.TestCase):
         torch.testing.assert_close(ours, ref, rtol=2e-6, atol=1e-7)
 
 
+class ThreadPool(unittest.TestCase):
+    def test_openmp_team_and_std_threads_give_the_same_bits(self):
+        # The kernels run on PyTorch's own OpenMP team when PyTorch uses libgomp; results must
+        # not depend on which pool ran them.
+        from profilednn import _native
+        from profilednn._common import torch_libgomp
+
+        gomp = torch_libgomp()
+        if "OpenMP" in torch.__config__.parallel_info() and gomp:
+            self.assertTrue(_native.openmp(), "PyTorch runs on libgomp: the kernels should share its team")
+        old = torch.get_num_threads()
+        torch.set_num_threads(2)
+        try:
+            x, t = FocalLoss().inputs((1100, 1000), seed=8)
+
+            def run():
+                torch.manual_seed(0)
+                ps = [torch.nn.Parameter(torch.rand(n)) for n in (300_000, 70_000, 5)]
+                for p in ps:
+                    p.grad = torch.rand_like(p)
+                opt = profilednn.optim.AdamW(ps, lr=1e-2)
+                for _ in range(3):
+                    opt.step()
+                loss, g = sigmoid_focal_loss_and_grad(x, t)
+                return [p.detach().clone() for p in ps], loss, g.clone()
+
+            results = []
+            for path in ([gomp, None] if gomp else [None]):
+                _native.use_openmp(path)
+                results.append(run())
+        finally:
+            if gomp:
+                _native.use_openmp(gomp)
+            torch.set_num_threads(old)
+        for other in results[1:]:
+            for a, b in zip(results[0][0], other[0]):
+                self.assertTrue(torch.equal(a, b))
+            self.assertEqual(results[0][1].item(), other[1].item())
+            self.assertTrue(torch.equal(results[0][2], other[2]))
+
+
 class Capture(unittest.TestCase):
     def test_profile_writes_a_trace_and_marks_iterations(self):
         import contextlib

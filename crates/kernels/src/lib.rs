@@ -20,6 +20,7 @@ pub mod dispatch;
 pub mod focal;
 pub mod optim;
 pub mod pages;
+pub mod pool;
 pub mod vmath;
 
 pub use dispatch::Isa;

@@ -501,16 +501,8 @@ fn run(
         }
         range_dispatch(isa, g, x, t, p, gr, o, weighted)
     };
-    let sums: Vec<Vec<f64>> = if jobs.len() <= 1 {
-        jobs.into_iter().map(work).collect()
-    } else {
-        std::thread::scope(|s| {
-            let hs: Vec<_> = jobs.into_iter().map(|j| s.spawn(move || work(j))).collect();
-            hs.into_iter()
-                .map(|h| h.join().expect("focal loss thread"))
-                .collect()
-        })
-    };
+    let n = jobs.len();
+    let sums: Vec<Vec<f64>> = crate::pool::map(jobs, n, work);
     // Block sums in index order: the same total for any split.
     sums.iter().flatten().sum()
 }

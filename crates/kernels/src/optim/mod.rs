@@ -49,14 +49,9 @@ pub(crate) fn for_pieces<T: Send>(
     for ((it, &n), &g) in items.iter_mut().zip(lens).zip(&owner) {
         groups[g].push((it, n));
     }
-    std::thread::scope(|s| {
-        for g in groups {
-            let f = &f;
-            s.spawn(move || {
-                for (it, n) in g {
-                    f(it, 0..n);
-                }
-            });
+    crate::pool::map(groups, threads, |g| {
+        for (it, n) in g {
+            f(it, 0..n);
         }
     });
 }
