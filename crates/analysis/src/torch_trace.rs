@@ -71,6 +71,11 @@ pub fn read_trace(path: &Path) -> Result<TorchTrace, String> {
     } else {
         Box::new(std::io::BufReader::with_capacity(1 << 20, file))
     };
+    read_trace_from(reader, &path.display().to_string())
+}
+
+/// `read_trace` over any byte stream (uncompressed JSON); `name` is used in errors.
+pub fn read_trace_from(mut reader: impl Read, name: &str) -> Result<TorchTrace, String> {
     let mut t = TorchTrace::default();
     let (mut depth, mut in_str, mut esc) = (0i32, false, false);
     let mut key = Vec::new();
@@ -79,12 +84,9 @@ pub fn read_trace(path: &Path) -> Result<TorchTrace, String> {
     let mut obj: Vec<u8> = Vec::new();
     let mut value: Vec<u8> = Vec::new();
     let mut buf = vec![0u8; 1 << 20];
-    let mut reader = reader;
     let mut ts_rel: Vec<usize> = Vec::new();
     loop {
-        let n = reader
-            .read(&mut buf)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let n = reader.read(&mut buf).map_err(|e| format!("{name}: {e}"))?;
         if n == 0 {
             break;
         }

@@ -1,0 +1,15 @@
+//! The PyTorch trace reader on arbitrary bytes: it must return (a trace or an error), never
+//! panic, whatever the nesting, strings, escapes or truncation. And the join of what it read
+//! with an empty log must not panic either.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use profilednn_analysis::torch_trace::read_trace_from;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(t) = read_trace_from(data, "fuzz") {
+        for op in &t.ops {
+            assert!(op.end >= op.start || op.end.is_nan() || op.start.is_nan());
+        }
+    }
+});
