@@ -67,6 +67,13 @@ def _targets(inputs, targets, ignore_index):
     return t, dtype_code(t, "targets"), 0
 
 
+def _fused(inputs, dt, t, tdt, classes, ignore_index, alpha, gamma, red, grad):
+    """One pass: the reduced loss, and d loss / d inputs written into `grad`."""
+    return _native.focal_forward_backward(inputs.data_ptr(), inputs.numel(), dt, t.data_ptr(), tdt, classes,
+                                          ignore_index, float(alpha), float(gamma), red, 1.0, grad.data_ptr(),
+                                          threads())
+
+
 class _FocalLoss(torch.autograd.Function):
     @staticmethod
     def forward(ctx, inputs, targets, alpha, gamma, reduction, ignore_index):
@@ -86,8 +93,7 @@ class _FocalLoss(torch.autograd.Function):
             # Training: the gradient comes out of the same pass as the loss (the logits are read
             # once, not once per direction); backward only scales it by the incoming gradient.
             grad = _grads.get(inputs)
-            v = _native.focal_forward_backward(inputs.data_ptr(), n, dt, t.data_ptr(), tdt, classes, ignore_index,
-                                               float(alpha), float(gamma), red, 1.0, grad.data_ptr(), threads())
+            v = _fused(inputs, dt, t, tdt, classes, ignore_index, alpha, gamma, red, grad)
             ctx.grad = grad
             return torch.tensor(v, dtype=torch.float32)
         if red == 0:
@@ -161,7 +167,5 @@ def sigmoid_focal_loss_and_grad(inputs, targets, alpha=0.25, gamma=2, reduction=
         check_cpu_contiguous(grad, "grad")
     if inputs.numel() == 0:
         return torch.tensor(float("nan") if reduction == "mean" else 0.0), grad
-    v = _native.focal_forward_backward(inputs.data_ptr(), inputs.numel(), dt, t.data_ptr(), tdt, classes,
-                                       ignore_index, float(alpha), float(gamma), _REDUCTIONS[reduction],
-                                       1.0, grad.data_ptr(), threads())
+    v = _fused(inputs, dt, t, tdt, classes, ignore_index, alpha, gamma, _REDUCTIONS[reduction], grad)
     return torch.tensor(v, dtype=torch.float32), grad

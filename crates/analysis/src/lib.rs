@@ -18,6 +18,7 @@ pub mod scan;
 pub mod summary;
 pub mod tally;
 pub mod timeline;
+pub mod torch_compare;
 pub mod torch_trace;
 
 pub use breakdown::{breakdown, Breakdown, BreakdownRow, GroupKey, Work};

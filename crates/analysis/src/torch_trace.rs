@@ -182,6 +182,29 @@ pub struct OpRow {
     pub primitives: u64,
 }
 
+impl OpRow {
+    fn new(name: &str, phase: &str) -> OpRow {
+        OpRow {
+            name: name.to_string(),
+            phase: phase.to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// One more call of `time_ms` that issued `primitives` taking `onednn_ms`.
+    fn add(&mut self, time_ms: f64, onednn_ms: f64, primitives: u64) {
+        self.calls += 1;
+        self.time_ms += time_ms;
+        self.onednn_ms += onednn_ms;
+        self.primitives += primitives;
+    }
+
+    fn with_outside(mut self) -> OpRow {
+        self.outside_ms = (self.time_ms - self.onednn_ms).max(0.0);
+        self
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TorchJoin {
     pub trace_ops: usize,
@@ -347,43 +370,29 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
         }
         _ => {}
     });
+    // Each top-level op's phase, found once (the annotations around it decide).
+    let top_phase: Vec<&'static str> = top
+        .iter()
+        .map(|&i| phase_of(&ops[i].name, &around(ops[i].start)))
+        .collect();
     let mut rows: BTreeMap<String, OpRow> = BTreeMap::new();
     let mut phases: BTreeMap<&'static str, OpRow> = BTreeMap::new();
-    for &i in &top {
+    for (&i, &ph) in top.iter().zip(&top_phase) {
         let op = &ops[i];
         let dur = (op.end - op.start) / 1e3;
         let (dnn, prims) = per_top.get(&i).copied().unwrap_or_default();
-        let ph = phase_of(&op.name, &around(op.start));
-        let r = rows
-            .entry(format!("{ph}\t{}", op.name))
-            .or_insert_with(|| OpRow {
-                name: op.name.clone(),
-                phase: ph.to_string(),
-                ..Default::default()
-            });
-        r.calls += 1;
-        r.time_ms += dur;
-        r.onednn_ms += dnn;
-        r.primitives += prims;
-        let p = phases.entry(ph).or_insert_with(|| OpRow {
-            name: ph.to_string(),
-            ..Default::default()
-        });
-        p.calls += 1;
-        p.time_ms += dur;
-        p.onednn_ms += dnn;
-        p.primitives += prims;
+        rows.entry(format!("{ph}\t{}", op.name))
+            .or_insert_with(|| OpRow::new(&op.name, ph))
+            .add(dur, dnn, prims);
+        phases
+            .entry(ph)
+            .or_insert_with(|| OpRow::new(ph, ""))
+            .add(dur, dnn, prims);
     }
-    j.per_iteration = per_iteration(ops, &top, &per_top, &around);
+    j.per_iteration = per_iteration(ops, &top, &top_phase, &per_top);
     j.module_backward = module_backward(ops, &top, &per_top, &modules);
     let finish = |m: BTreeMap<String, OpRow>| {
-        let mut v: Vec<OpRow> = m
-            .into_values()
-            .map(|mut r| {
-                r.outside_ms = (r.time_ms - r.onednn_ms).max(0.0);
-                r
-            })
-            .collect();
+        let mut v: Vec<OpRow> = m.into_values().map(OpRow::with_outside).collect();
         v.sort_by(|a, b| b.outside_ms.total_cmp(&a.outside_ms));
         v
     };
@@ -394,25 +403,13 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     j.issued = issued.into_iter().map(|((k, o), n)| (k, o, n)).collect();
     let mut mods: BTreeMap<String, OpRow> = BTreeMap::new();
     for &m in &modules {
-        let name = ops[m].name.trim_start_matches("nn.Module: ").to_string();
-        let r = mods.entry(name.clone()).or_insert_with(|| OpRow {
-            name,
-            phase: "forward".into(),
-            ..Default::default()
-        });
+        let name = ops[m].name.trim_start_matches("nn.Module: ");
         let (dnn, prims) = module_dnn.get(&m).copied().unwrap_or_default();
-        r.calls += 1;
-        r.time_ms += (ops[m].end - ops[m].start) / 1e3;
-        r.onednn_ms += dnn;
-        r.primitives += prims;
+        mods.entry(name.to_string())
+            .or_insert_with(|| OpRow::new(name, "forward"))
+            .add((ops[m].end - ops[m].start) / 1e3, dnn, prims);
     }
-    let mut mods: Vec<OpRow> = mods
-        .into_values()
-        .map(|mut r| {
-            r.outside_ms = (r.time_ms - r.onednn_ms).max(0.0);
-            r
-        })
-        .collect();
+    let mut mods: Vec<OpRow> = mods.into_values().map(OpRow::with_outside).collect();
     mods.sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms));
     j.modules = mods;
     j.phases = finish(
@@ -430,41 +427,38 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     j
 }
 
-/// Rows per iteration range: the top-level ops that start inside it, by phase.
-fn per_iteration<'a>(
+/// Rows per iteration range: the top-level ops (of the range's thread) that start inside it,
+/// by phase. `top` is in start order, so each range is a binary search away.
+fn per_iteration(
     ops: &[Op],
     top: &[usize],
+    top_phase: &[&'static str],
     per_top: &BTreeMap<usize, (f64, u64)>,
-    around: &dyn Fn(f64) -> Vec<&'a str>,
 ) -> Vec<IterationRow> {
-    let ranges: Vec<(u64, &Op)> = ops
-        .iter()
-        .filter(|o| o.annotation)
-        .filter_map(|o| {
-            let n = o.name.strip_prefix(ITERATION_RANGE)?.parse().ok()?;
-            Some((n, o))
-        })
-        .collect();
     let mut rows = Vec::new();
-    for (index, r) in ranges {
+    for r in ops.iter().filter(|o| o.annotation) {
+        let Some(index) = r
+            .name
+            .strip_prefix(ITERATION_RANGE)
+            .and_then(|n| n.parse().ok())
+        else {
+            continue;
+        };
+        let from = top.partition_point(|&i| ops[i].start < r.start);
+        let to = top.partition_point(|&i| ops[i].start < r.end);
         let mut phases: BTreeMap<&'static str, OpRow> = BTreeMap::new();
         let mut onednn = 0.0;
-        for &i in top {
+        for (&i, &ph) in top[from..to].iter().zip(&top_phase[from..to]) {
             let op = &ops[i];
-            if op.tid != r.tid || op.start < r.start || op.start >= r.end {
+            if op.tid != r.tid {
                 continue;
             }
             let (dnn, prims) = per_top.get(&i).copied().unwrap_or_default();
-            let ph = phase_of(&op.name, &around(op.start));
-            let p = phases.entry(ph).or_insert_with(|| OpRow {
-                name: ph.to_string(),
-                phase: ph.to_string(),
-                ..Default::default()
-            });
-            p.calls += 1;
-            p.time_ms += (op.end - op.start) / 1e3;
-            p.onednn_ms += dnn;
-            p.primitives += prims;
+            phases.entry(ph).or_insert_with(|| OpRow::new(ph, ph)).add(
+                (op.end - op.start) / 1e3,
+                dnn,
+                prims,
+            );
             onednn += dnn;
         }
         // The range after the last `step()` holds nothing of the loop: not an iteration.
@@ -475,13 +469,7 @@ fn per_iteration<'a>(
             index,
             time_ms: (r.end - r.start) / 1e3,
             onednn_ms: onednn,
-            phases: phases
-                .into_values()
-                .map(|mut p| {
-                    p.outside_ms = (p.time_ms - p.onednn_ms).max(0.0);
-                    p
-                })
-                .collect(),
+            phases: phases.into_values().map(OpRow::with_outside).collect(),
         });
     }
     rows
@@ -527,25 +515,13 @@ fn module_backward(
         };
         let (dnn, prims) = per_top.get(&i).copied().unwrap_or_default();
         for &m in mods {
-            let name = ops[m].name.trim_start_matches("nn.Module: ").to_string();
-            let r = rows.entry(name.clone()).or_insert_with(|| OpRow {
-                name,
-                phase: "backward".into(),
-                ..Default::default()
-            });
-            r.calls += 1;
-            r.time_ms += (op.end - op.start) / 1e3;
-            r.onednn_ms += dnn;
-            r.primitives += prims;
+            let name = ops[m].name.trim_start_matches("nn.Module: ");
+            rows.entry(name.to_string())
+                .or_insert_with(|| OpRow::new(name, "backward"))
+                .add((op.end - op.start) / 1e3, dnn, prims);
         }
     }
-    let mut v: Vec<OpRow> = rows
-        .into_values()
-        .map(|mut r| {
-            r.outside_ms = (r.time_ms - r.onednn_ms).max(0.0);
-            r
-        })
-        .collect();
+    let mut v: Vec<OpRow> = rows.into_values().map(OpRow::with_outside).collect();
     v.sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms));
     v
 }

@@ -98,7 +98,8 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
                 },
             );
             if let Some((b, a)) = &torch {
-                t += &profilednn_report::torch_view::render_diff(b, a, args.top);
+                let c = profilednn_analysis::torch_compare::compare(b, a);
+                t += &profilednn_report::torch_view::render_diff(&c, args.top);
             }
             t
         }
@@ -109,7 +110,12 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
             }
             serde_json::to_string_pretty(&v)? + "\n"
         }
-        Format::Html => profilednn_report::html::diff_page(&d, torch.as_ref().map(|(b, a)| (b, a))),
+        Format::Html => {
+            let c = torch
+                .as_ref()
+                .map(|(b, a)| profilednn_analysis::torch_compare::compare(b, a));
+            profilednn_report::html::diff_page(&d, c.as_ref())
+        }
     };
     match &args.output {
         Some(p) => {

@@ -32,6 +32,26 @@ fn median(mut f: impl FnMut(), runs: usize) -> f64 {
     t[t.len() / 2]
 }
 
+/// The optimizer settings every row uses (SGD with momentum and weight decay; AdamW).
+const SGD: SgdConfig = SgdConfig {
+    lr: 0.01,
+    momentum: 0.9,
+    dampening: 0.0,
+    weight_decay: 1e-4,
+    nesterov: false,
+    maximize: false,
+};
+const ADAMW: AdamConfig = AdamConfig {
+    lr: 1e-3,
+    beta1: 0.9,
+    beta2: 0.999,
+    eps: 1e-8,
+    weight_decay: 0.01,
+    decoupled: true,
+    amsgrad: false,
+    maximize: false,
+};
+
 /// Copy bandwidth with `threads` threads over buffers of `bytes` (read + write counted).
 fn copy_gbps(bytes: usize, threads: usize) -> f64 {
     let n = bytes / 4;
@@ -311,19 +331,7 @@ fn main() {
                                 first: false,
                             })
                             .collect();
-                        sgd_step(
-                            isa,
-                            threads,
-                            &mut ts,
-                            &SgdConfig {
-                                lr: 0.01,
-                                momentum: 0.9,
-                                dampening: 0.0,
-                                weight_decay: 1e-4,
-                                nesterov: false,
-                                maximize: false,
-                            },
-                        );
+                        sgd_step(isa, threads, &mut ts, &SGD);
                     } else {
                         let mut st: Vec<AdamState> = hi
                             .iter_mut()
@@ -339,21 +347,7 @@ fn main() {
                                 step: 1,
                             })
                             .collect();
-                        adam_step(
-                            isa,
-                            threads,
-                            &mut st,
-                            &AdamConfig {
-                                lr: 1e-3,
-                                beta1: 0.9,
-                                beta2: 0.999,
-                                eps: 1e-8,
-                                weight_decay: 0.01,
-                                decoupled: true,
-                                amsgrad: false,
-                                maximize: false,
-                            },
-                        );
+                        adam_step(isa, threads, &mut st, &ADAMW);
                     }
                 },
                 runs,
@@ -381,19 +375,7 @@ fn main() {
                                 first: false,
                             })
                             .collect();
-                        sgd_step(
-                            isa,
-                            threads,
-                            &mut ts,
-                            &SgdConfig {
-                                lr: 0.01,
-                                momentum: 0.9,
-                                dampening: 0.0,
-                                weight_decay: 1e-4,
-                                nesterov: false,
-                                maximize: false,
-                            },
-                        );
+                        sgd_step(isa, threads, &mut ts, &SGD);
                     }
                     _ => {
                         let mut st: Vec<AdamState> = ps
@@ -410,21 +392,7 @@ fn main() {
                             })
                             .collect();
                         if name == "AdamW" {
-                            adam_step(
-                                isa,
-                                threads,
-                                &mut st,
-                                &AdamConfig {
-                                    lr: 1e-3,
-                                    beta1: 0.9,
-                                    beta2: 0.999,
-                                    eps: 1e-8,
-                                    weight_decay: 0.01,
-                                    decoupled: true,
-                                    amsgrad: false,
-                                    maximize: false,
-                                },
-                            );
+                            adam_step(isa, threads, &mut st, &ADAMW);
                         } else {
                             lamb_step(
                                 isa,

@@ -13,7 +13,7 @@ pub mod memory;
 pub mod primitive;
 pub mod prop_kind;
 
-pub use attr::{Attribute, Attributes, PostOp, PostOpKind};
+pub use attr::{Attribute, Attributes, PostOp, PostOpKind, QuantArg};
 pub use data_type::DataType;
 pub use engine::Engine;
 pub use kind::PrimitiveKind;

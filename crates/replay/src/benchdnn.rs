@@ -2,7 +2,9 @@
 //! so that the lines are the ones engineers already know; `tests/converter_reference.rs`
 //! checks them against the converter's outputs for the corpus logs.
 
-use profilednn_model::{Attribute, MemoryDesc, PostOpKind, Primitive, PrimitiveKind, PropKind};
+use profilednn_model::{
+    Attribute, MemoryDesc, PostOpKind, Primitive, PrimitiveKind, PropKind, QuantArg,
+};
 
 /// The benchdnn driver of a primitive kind; `None` for kinds benchdnn cannot run from a log.
 pub fn driver(kind: &PrimitiveKind) -> Option<&'static str> {
@@ -246,6 +248,27 @@ fn post_ops(p: &Primitive) -> Option<String> {
     Some(format!("--attr-post-ops={}", items.join("+")))
 }
 
+/// Scales or zero points as benchdnn spells them: `arg:mask[:value][:dt]+…`, with a value for a
+/// common (mask 0) quantity and the data type when it is not the default.
+fn quant_args(args: &[QuantArg], common_value: &str, default_dt: &str) -> String {
+    let v: Vec<String> = args
+        .iter()
+        .map(|q| {
+            let mask = q.mask().unwrap_or(0);
+            let mut s = format!("{}:{mask}", q.arg);
+            if mask == 0 {
+                s.push(':');
+                s.push_str(common_value);
+            }
+            if let Some(dt) = q.data_type().filter(|d| d.as_str() != default_dt) {
+                s.push_str(&format!(":{dt}"));
+            }
+            s
+        })
+        .collect();
+    v.join("+")
+}
+
 fn attrs(p: &Primitive) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(po) = post_ops(p) {
@@ -253,40 +276,15 @@ fn attrs(p: &Primitive) -> Vec<String> {
     }
     for a in &p.attrs.items {
         if let Attribute::Scales(args) = a {
-            let v: Vec<String> = args
-                .iter()
-                .map(|q| {
-                    let mask = q.mask().unwrap_or(0);
-                    let mut s = format!("{}:{mask}", q.arg);
-                    if mask == 0 {
-                        s.push_str(":0.5");
-                    }
-                    if let Some(dt) = q.data_type().filter(|d| d.as_str() != "f32") {
-                        s.push_str(&format!(":{dt}"));
-                    }
-                    s
-                })
-                .collect();
-            out.push(format!("--attr-scales={}", v.join("+")));
+            out.push(format!("--attr-scales={}", quant_args(args, "0.5", "f32")));
         }
     }
     for a in &p.attrs.items {
         if let Attribute::ZeroPoints(args) = a {
-            let v: Vec<String> = args
-                .iter()
-                .map(|q| {
-                    let mask = q.mask().unwrap_or(0);
-                    let mut s = format!("{}:{mask}", q.arg);
-                    if mask == 0 {
-                        s.push_str(":1");
-                    }
-                    if let Some(dt) = q.data_type().filter(|d| d.as_str() != "s32") {
-                        s.push_str(&format!(":{dt}"));
-                    }
-                    s
-                })
-                .collect();
-            out.push(format!("--attr-zero-points={}", v.join("+")));
+            out.push(format!(
+                "--attr-zero-points={}",
+                quant_args(args, "1", "s32")
+            ));
         }
     }
     for a in &p.attrs.items {

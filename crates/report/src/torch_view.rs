@@ -1,6 +1,7 @@
 //! The PyTorch view: framework ops and phases, split into oneDNN time and time outside it.
 
 use crate::terminal::ms;
+use profilednn_analysis::torch_compare::{PhaseChange, TorchComparison};
 use profilednn_analysis::torch_trace::{OpRow, TorchJoin};
 use std::fmt::Write;
 
@@ -143,72 +144,36 @@ fn per_iteration(out: &mut String, j: &TorchJoin) {
 }
 
 /// Two runs' PyTorch views side by side: phases, then the framework ops whose time changed most.
-pub fn render_diff(b: &TorchJoin, a: &TorchJoin, n: usize) -> String {
+pub fn render_diff(c: &TorchComparison, n: usize) -> String {
     let mut out = String::new();
-    let (pb, pa) = (
-        b.iterations.map_or(1.0, |i| i as f64),
-        a.iterations.map_or(1.0, |i| i as f64),
-    );
     let _ = writeln!(out, "\nPyTorch view, per iteration (before → after)");
     let _ = writeln!(
         out,
         "  {:<12} {:>22} {:>24}",
         "phase", "time ms", "outside oneDNN ms"
     );
-    let mut names: Vec<&str> = b
-        .phases
-        .iter()
-        .chain(&a.phases)
-        .map(|p| p.name.as_str())
-        .collect();
-    names.sort();
-    names.dedup();
-    let find = |v: &[OpRow], name: &str| {
-        v.iter()
-            .find(|r| r.name == name)
-            .cloned()
-            .unwrap_or_default()
-    };
-    for name in names {
-        let (x, y) = (find(&b.phases, name), find(&a.phases, name));
+    let mut phases: Vec<&PhaseChange> = c.phases.iter().collect();
+    phases.sort_by(|a, b| a.name.cmp(&b.name));
+    for p in phases {
         let _ = writeln!(
             out,
-            "  {name:<12} {:>10} → {:<10} {:>11} → {:<10}",
-            ms(x.time_ms / pb),
-            ms(y.time_ms / pa),
-            ms(x.outside_ms / pb),
-            ms(y.outside_ms / pa)
+            "  {:<12} {:>10} → {:<10} {:>11} → {:<10}",
+            p.name,
+            ms(p.before.time_ms),
+            ms(p.after.time_ms),
+            ms(p.before.outside_ms),
+            ms(p.after.outside_ms)
         );
     }
-    let key = |r: &OpRow| format!("{}\t{}", r.phase, r.name);
-    let mut changes: Vec<(String, f64, f64)> = Vec::new();
-    for r in b.ops.iter().chain(&a.ops) {
-        let k = key(r);
-        if changes.iter().any(|c| c.0 == k) {
-            continue;
-        }
-        let x = b
-            .ops
-            .iter()
-            .find(|o| key(o) == k)
-            .map_or(0.0, |o| o.time_ms / pb);
-        let y = a
-            .ops
-            .iter()
-            .find(|o| key(o) == k)
-            .map_or(0.0, |o| o.time_ms / pa);
-        changes.push((k, x, y));
-    }
-    changes.sort_by(|p, q| (q.2 - q.1).abs().total_cmp(&(p.2 - p.1).abs()));
     let _ = writeln!(out, "\nFramework ops that changed most (ms per iteration)");
-    for (k, x, y) in changes.iter().take(n) {
-        let (phase, name) = k.split_once('\t').unwrap_or(("", k));
-        let name: String = name.chars().take(58).collect();
+    for o in c.ops.iter().take(n) {
+        let name: String = o.name.chars().take(58).collect();
         let _ = writeln!(
             out,
-            "  {name:<58} {phase:<9} {:>10} → {:<10}",
-            ms(*x),
-            ms(*y)
+            "  {name:<58} {:<9} {:>10} → {:<10}",
+            o.phase,
+            ms(o.before_ms),
+            ms(o.after_ms)
         );
     }
     out

@@ -104,15 +104,11 @@ pub fn report_page(r: &ReportPage) -> String {
     page(&format!("ProfileDNN: {}", s.sources.join(", ")), &data)
 }
 
-/// The diff page; `torch` adds both runs' PyTorch views (before, after).
+/// The diff page; `torch` adds the comparison of both runs' PyTorch views.
 pub fn diff_page(
     d: &Diff,
-    torch: Option<(
-        &profilednn_analysis::torch_trace::TorchJoin,
-        &profilednn_analysis::torch_trace::TorchJoin,
-    )>,
+    torch: Option<&profilednn_analysis::torch_compare::TorchComparison>,
 ) -> String {
-    let torch = torch.map(|(b, a)| json!({ "before": b, "after": a }));
     let data = json!({ "page": "diff", "diff": d, "torch": torch });
     page(
         &format!("ProfileDNN diff: {} vs {}", d.before, d.after),

@@ -278,36 +278,28 @@
       modTable ? el("h3", { text: "Modules (backward: the autograd nodes their forward ops created)" }) : null, modTable);
   }
 
-  // Both runs' PyTorch views in the diff page: phases before/after, ops that changed most.
+  // Both runs' PyTorch views in the diff page (compared in Rust: torch_compare.rs).
   function torchDiff(T) {
     if (!T) return null;
-    const pb = T.before.iterations || 1, pa = T.after.iterations || 1;
-    const names = [...new Set([...T.before.phases, ...T.after.phases].map((p) => p.name))];
-    const find = (v, n) => v.find((r) => r.name === n) || { time_ms: 0, onednn_ms: 0, outside_ms: 0 };
-    const max = Math.max(...names.map((n) => Math.max(find(T.before.phases, n).time_ms / pb, find(T.after.phases, n).time_ms / pa)), 1e-9);
+    const max = Math.max(...T.phases.map((p) => Math.max(p.before.time_ms, p.after.time_ms)), 1e-9);
     const W = 1100, rowH = 36;
-    const svg = el("svg:svg", { viewBox: `0 0 ${W} ${rowH * names.length + 6}`, width: "100%", id: "diff-torch-phases" });
-    names.forEach((n, i) => {
+    const svg = el("svg:svg", { viewBox: `0 0 ${W} ${rowH * T.phases.length + 6}`, width: "100%", id: "diff-torch-phases" });
+    T.phases.forEach((p, i) => {
       const y = 3 + i * rowH, w = (v) => v / max * (W - 320);
-      const bar = (r, per, dy, label) => [
-        tooltip(el("svg:rect", { x: 120, y: y + dy, width: w(r.onednn_ms / per), height: 14, fill: "#2b6cb0" }), `${n} ${label}: ${ms(r.onednn_ms / per)} ms in oneDNN`),
-        tooltip(el("svg:rect", { x: 120 + w(r.onednn_ms / per), y: y + dy, width: w(r.outside_ms / per), height: 14, fill: "#dd6b20" }), `${n} ${label}: ${ms(r.outside_ms / per)} ms outside oneDNN`)];
-      const b = find(T.before.phases, n), a = find(T.after.phases, n);
-      svg.append(el("svg:text", { x: 0, y: y + 20, text: n }), ...bar(b, pb, 0, "before"), ...bar(a, pa, 16, "after"),
-        el("svg:text", { x: W - 190, y: y + 20, text: `${ms(b.time_ms / pb)} → ${ms(a.time_ms / pa)} ms` }));
+      const bar = (r, dy, label) => [
+        tooltip(el("svg:rect", { x: 120, y: y + dy, width: w(r.onednn_ms), height: 14, fill: "#2b6cb0" }), `${p.name} ${label}: ${ms(r.onednn_ms)} ms in oneDNN`),
+        tooltip(el("svg:rect", { x: 120 + w(r.onednn_ms), y: y + dy, width: w(r.outside_ms), height: 14, fill: "#dd6b20" }), `${p.name} ${label}: ${ms(r.outside_ms)} ms outside oneDNN`)];
+      svg.append(el("svg:text", { x: 0, y: y + 20, text: p.name }), ...bar(p.before, 0, "before"), ...bar(p.after, 16, "after"),
+        el("svg:text", { x: W - 190, y: y + 20, text: `${ms(p.before.time_ms)} → ${ms(p.after.time_ms)} ms` }));
     });
-    const key = (r) => r.phase + "\t" + r.name;
-    const get = (v, k, per) => { const r = v.find((o) => key(o) === k); return r ? r.time_ms / per : 0; };
-    const keys = [...new Set([...T.before.ops, ...T.after.ops].map(key))];
-    const ch = keys.map((k) => [k, get(T.before.ops, k, pb), get(T.after.ops, k, pa)]).sort((p, q) => Math.abs(q[2] - q[1]) - Math.abs(p[2] - p[1])).slice(0, 25);
     return card("PyTorch view, per iteration (each phase: upper bar before, lower bar after)",
       el("div", { class: "legend" }, el("span", {}, el("i", { style: "background:#2b6cb0" }), "in oneDNN"), el("span", {}, el("i", { style: "background:#dd6b20" }), "outside oneDNN")),
       svg,
       el("div", { class: "tablewrap" }, el("table", { id: "diff-torch-ops" },
         el("thead", {}, el("tr", {}, ["framework op that changed most", "phase", "before ms", "after ms"].map((h) => el("th", { text: h })))),
-        el("tbody", {}, ch.map(([k, b, a]) => { const [ph, name] = k.split("\t"); return el("tr", {},
-          el("td", { class: "shape", text: name }), el("td", { text: ph }), el("td", { class: "n", text: ms(b) }),
-          el("td", { class: "n " + (a > b ? "bad" : "good"), text: ms(a) })); })))));
+        el("tbody", {}, T.ops.slice(0, 25).map((o) => el("tr", {},
+          el("td", { class: "shape", text: o.name }), el("td", { text: o.phase }), el("td", { class: "n", text: ms(o.before_ms) }),
+          el("td", { class: "n " + (o.after_ms > o.before_ms ? "bad" : "good"), text: ms(o.after_ms) })))))));
   }
 
   function advice() {
