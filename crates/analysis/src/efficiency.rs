@@ -20,6 +20,8 @@ pub struct EfficiencyRow {
     pub implementation: String,
     pub shapes: String,
     pub precision: String,
+    /// The precision whose peak bounds this row (`f32` for bf16 on a CPU without bf16 units).
+    pub peak_precision: String,
     pub calls: u64,
     pub time_ms: f64,
     pub flops_per_call: u64,
@@ -82,17 +84,27 @@ pub struct Efficiency {
     /// By kind and propagation, most time lost first.
     pub groups: Vec<EfficiencyGroup>,
     pub uncosted: Vec<UncostedTime>,
+    /// Where a precision was bounded by another precision's peak, and why (one line each).
+    pub substitutions: Vec<String>,
     pub caveat: &'static str,
 }
 
 const CAVEAT: &str = "memory roof = DRAM bandwidth: primitives whose tensors stay in cache can exceed it (efficiency > 100%); flops follow benchdnn (bias and post-ops excluded from GFLOP/s, included in the roofline time)";
 
-fn row(e: &Entry, m: &MachineProfile) -> Result<EfficiencyRow, String> {
+fn row(
+    e: &Entry,
+    m: &MachineProfile,
+    substitutions: &mut Vec<String>,
+) -> Result<EfficiencyRow, String> {
     let c = e.cost.as_ref().map_err(|u| u.reason.clone())?;
     let precision = c.precision.as_str();
-    let r = m
-        .roofline(precision, c.flops + c.extra_flops, c.bytes)
-        .ok_or_else(|| format!("machine profile has no {precision} peak"))?;
+    let peak = m.peak_choice(precision)?;
+    if let Some(why) = peak.substitution {
+        if !substitutions.contains(&why) {
+            substitutions.push(why);
+        }
+    }
+    let r = m.roofline_at(peak.gflops, c.flops.saturating_add(c.extra_flops), c.bytes);
     let p = &e.primitive;
     let time_ms = e.time_ms();
     let secs = time_ms / 1e3;
@@ -105,6 +117,7 @@ fn row(e: &Entry, m: &MachineProfile) -> Result<EfficiencyRow, String> {
         implementation: p.implementation.clone(),
         shapes: p.problem.clone(),
         precision: precision.to_string(),
+        peak_precision: peak.peak_precision,
         calls: e.calls,
         time_ms,
         flops_per_call: c.flops,
@@ -137,13 +150,14 @@ pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Ef
     let mut rows = Vec::new();
     let mut uncosted: BTreeMap<(String, String), (usize, f64)> = BTreeMap::new();
     let mut total_ms = 0.0;
+    let mut substitutions = Vec::new();
     for e in profile
         .entries
         .iter()
         .filter(|e| e.event == EventKind::Exec)
     {
         total_ms += e.time_ms();
-        match row(e, machine) {
+        match row(e, machine, &mut substitutions) {
             Ok(r) => rows.push(r),
             Err(reason) => {
                 let u = uncosted
@@ -196,9 +210,10 @@ pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Ef
         })
         .collect();
     groups.sort_by(|a, b| b.lost_ms.total_cmp(&a.lost_ms));
-    let measured_ms: f64 = rows.iter().map(|r| r.time_ms).sum();
-    let roofline_ms: f64 = rows.iter().map(|r| r.roofline_ms).sum();
-    let lost_ms = rows.iter().map(|r| r.lost_ms).sum();
+    // Folded from +0.0: `Sum` of no f64 is −0.0, which printed as "-0.000 ms".
+    let measured_ms = rows.iter().fold(0.0, |a, r| a + r.time_ms);
+    let roofline_ms = rows.iter().fold(0.0, |a, r| a + r.roofline_ms);
+    let lost_ms = rows.iter().fold(0.0, |a, r| a + r.lost_ms);
     rows.sort_by(|a, b| {
         b.lost_ms
             .total_cmp(&a.lost_ms)
@@ -239,6 +254,7 @@ pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Ef
         total_primitives,
         groups,
         uncosted,
+        substitutions,
         caveat: CAVEAT,
     }
 }

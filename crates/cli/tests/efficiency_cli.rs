@@ -188,5 +188,88 @@ fn peak_writes_a_profile_that_report_accepts() {
         "--machine",
         prof.to_str().unwrap(),
     ]);
-    assert!(j["efficiency"]["ratio"].as_f64().unwrap() > 0.0);
+    let e = &j["efficiency"];
+    assert!(e["ratio"].as_f64().unwrap() > 0.0);
+    assert!(e["coverage"].as_f64().unwrap() > 0.9, "{}", e["coverage"]);
+    // What the machine has decides which peak bounds the log's bf16 primitives.
+    let has_bf16_peak = p["peak_gflops"].get("bf16").is_some();
+    let subs = e["substitutions"].as_array().unwrap();
+    assert_eq!(subs.is_empty(), has_bf16_peak, "{subs:?}");
+    if !has_bf16_peak {
+        assert!(subs[0]
+            .as_str()
+            .unwrap()
+            .contains("this CPU has no bf16 units"));
+    }
+}
+
+/// Issue 12: a bf16 log against a machine profile with only an f32 peak (a CPU without bf16
+/// units) used to print "-0.000 ms / -0.000 ms = 0%" and two empty tables.
+#[test]
+fn bf16_log_on_an_f32_only_machine_is_bounded_by_the_f32_peak() {
+    let dir = tempfile_dir();
+    let machine = write_machine(&dir, 100.0, 10.0);
+    let log = root().join("examples/resnet50_bf16_cl.log.gz");
+    let args = [
+        "report",
+        log.to_str().unwrap(),
+        "--machine",
+        machine.to_str().unwrap(),
+    ];
+    let j = json_of(&[&args[..], &["--format", "json", "--top", "1000"]].concat());
+    let e = &j["efficiency"];
+    assert!(e["coverage"].as_f64().unwrap() > 0.9, "{}", e["coverage"]);
+    let mut bf16_rows = 0;
+    for p in e["primitives"].as_array().unwrap() {
+        if p["precision"] == "bf16" {
+            bf16_rows += 1;
+            assert_eq!(p["peak_precision"], "f32");
+            // Recomputed by hand at the f32 peak: 100 GFLOP/s, 10 GB/s.
+            let flops =
+                p["flops_per_call"].as_f64().unwrap() + p["extra_flops_per_call"].as_f64().unwrap();
+            let bytes = p["bytes_per_call"].as_f64().unwrap();
+            let t = p["calls"].as_f64().unwrap() * (flops / 100e9).max(bytes / 10e9) * 1e3;
+            let got = p["roofline_ms"].as_f64().unwrap();
+            assert!((got - t).abs() <= 1e-9 * t.max(1.0), "{got} vs {t}");
+        }
+    }
+    assert!(bf16_rows > 10, "{bf16_rows} bf16 rows");
+    let out = bin().args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("bf16 bounded by the f32 peak"), "{text}");
+    assert!(!text.contains("-0.000"), "{text}");
+}
+
+/// A precision with no applicable peak at all (int8 here) is uncosted with that reason, and a
+/// report where nothing has a roofline says so instead of printing empty tables.
+#[test]
+fn a_precision_without_any_peak_is_uncosted_with_the_reason() {
+    let dir = tempfile_dir();
+    let machine = write_machine(&dir, 100.0, 10.0);
+    let log = dir.join("int8.log");
+    std::fs::write(
+        &log,
+        "onednn_verbose,exec,cpu,convolution,brgconv:avx512_core_vnni,forward_inference,src_u8::blocked:acdb::f0 wei_s8::blocked:AcdB64a4b::f0 bia_f32::blocked:a::f0 dst_u8::blocked:acdb::f0,,alg:convolution_direct,mb1_ic64oc64_ih56oh56kh3sh1dh0ph1_iw56ow56kw3sw1dw0pw1,0.5\n"
+            .repeat(3),
+    )
+    .unwrap();
+    let out = bin()
+        .args([
+            "report",
+            log.to_str().unwrap(),
+            "--machine",
+            machine.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("No executed primitive has a roofline"),
+        "{text}"
+    );
+    assert!(text.contains("no int8 peak"), "{text}");
+    assert!(!text.contains("Where optimisation pays"), "{text}");
+    assert!(!text.contains("-0"), "{text}");
 }

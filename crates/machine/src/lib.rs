@@ -12,4 +12,4 @@ mod profile;
 mod roofline;
 
 pub use profile::{BandwidthPoint, ComputePeak, MachineProfile, ProfileError, SCHEMA};
-pub use roofline::{Bound, Roofline};
+pub use roofline::{Bound, PeakChoice, Roofline};

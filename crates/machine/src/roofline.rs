@@ -21,10 +21,54 @@ pub struct Roofline {
     pub bound: Bound,
 }
 
+/// The compute ceiling that bounds a precision on a machine, and where it comes from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PeakChoice {
+    /// The precision whose peak is used (`f32` for bf16 on a CPU without bf16 units).
+    pub peak_precision: String,
+    pub gflops: f64,
+    /// Why another precision's peak is used; `None` when the precision has its own.
+    pub substitution: Option<String>,
+}
+
 impl MachineProfile {
-    /// `None` when the profile has no peak for `precision`.
-    pub fn roofline(&self, precision: &str, flops: u64, bytes: u64) -> Option<Roofline> {
-        let peak = self.peak_for(precision)? * 1e9;
+    /// The peak that bounds `precision`: its own, or — for bf16 and f16, which oneDNN runs on a
+    /// CPU without bf16/f16 units by converting to f32 (`jit_bf16:avx512_core`,
+    /// `brg*:avx512_core`) — the f32 peak, with the reason. Any other precision without a peak
+    /// has no applicable ceiling: the error says so and the caller leaves it uncosted.
+    pub fn peak_choice(&self, precision: &str) -> Result<PeakChoice, String> {
+        if let Some(gflops) = self.peak_for(precision) {
+            return Ok(PeakChoice {
+                peak_precision: precision.to_string(),
+                gflops,
+                substitution: None,
+            });
+        }
+        match (precision, self.peak_for("f32")) {
+            ("bf16" | "f16", Some(gflops)) => {
+                let why = if self.isa.is_empty() {
+                    format!("the machine profile gives no {precision} peak")
+                } else {
+                    format!(
+                        "this CPU has no {precision} units (measured ISAs: {})",
+                        self.isa.join(", ")
+                    )
+                };
+                Ok(PeakChoice {
+                    peak_precision: "f32".to_string(),
+                    gflops,
+                    substitution: Some(format!(
+                        "{precision} bounded by the f32 peak: {why}; oneDNN converts {precision} to f32 there"
+                    )),
+                })
+            }
+            _ => Err(format!("the machine profile has no {precision} peak")),
+        }
+    }
+
+    /// The roofline at `peak_gflops`; see [`MachineProfile::peak_choice`] for which peak.
+    pub fn roofline_at(&self, peak_gflops: f64, flops: u64, bytes: u64) -> Roofline {
+        let peak = peak_gflops * 1e9;
         let bw = self.memory_gbps * 1e9;
         let t_compute = flops as f64 / peak;
         let t_memory = bytes as f64 / bw;
@@ -33,7 +77,7 @@ impl MachineProfile {
         } else {
             flops as f64 / bytes as f64
         };
-        Some(Roofline {
+        Roofline {
             attainable_gflops: (peak.min(intensity * bw)) / 1e9,
             min_seconds: t_compute.max(t_memory),
             bound: if t_compute >= t_memory {
@@ -41,7 +85,12 @@ impl MachineProfile {
             } else {
                 Bound::Memory
             },
-        })
+        }
+    }
+
+    /// `None` when the profile has no peak of its own for `precision`.
+    pub fn roofline(&self, precision: &str, flops: u64, bytes: u64) -> Option<Roofline> {
+        Some(self.roofline_at(self.peak_for(precision)?, flops, bytes))
     }
 }
 
@@ -64,5 +113,26 @@ mod tests {
         assert_eq!(r.bound, Bound::Compute);
         assert!((r.min_seconds - 1.0).abs() < 1e-12);
         assert!(m.roofline("bf16", 1, 1).is_none());
+    }
+
+    #[test]
+    fn bf16_without_its_own_peak_is_bounded_by_f32_and_int8_is_not() {
+        let spec: MachineProfile =
+            serde_json::from_str(r#"{"name":"t","peak_gflops":{"f32":100},"memory_gbps":10}"#)
+                .unwrap();
+        let c = spec.peak_choice("bf16").unwrap();
+        assert_eq!((c.peak_precision.as_str(), c.gflops), ("f32", 100.0));
+        assert!(c.substitution.unwrap().contains("no bf16 peak"));
+        assert!(spec
+            .peak_choice("int8")
+            .unwrap_err()
+            .contains("no int8 peak"));
+        let mut measured = spec.clone();
+        measured.isa = vec!["sse".into(), "avx2".into(), "avx512".into()];
+        let why = measured.peak_choice("bf16").unwrap().substitution.unwrap();
+        assert!(why.contains("this CPU has no bf16 units"), "{why}");
+        measured.peak_gflops.insert("bf16".into(), 400.0);
+        let own = measured.peak_choice("bf16").unwrap();
+        assert_eq!((own.gflops, own.substitution), (400.0, None));
     }
 }

@@ -128,7 +128,9 @@ pub fn project(
         let roofline = || {
             let m = machine?;
             let c = profilednn_cost::cost(&p).ok()?;
-            let r = m.roofline(c.precision.as_str(), c.flops + c.extra_flops, c.bytes)?;
+            // bf16 on a machine without bf16 units: bounded by its f32 peak, as in `report`.
+            let peak = m.peak_choice(c.precision.as_str()).ok()?;
+            let r = m.roofline_at(peak.gflops, c.flops.saturating_add(c.extra_flops), c.bytes);
             Some(r.min_seconds * 1e3)
         };
         let (method, per_call) = match replayed.get(key.as_str()) {

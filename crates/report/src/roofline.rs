@@ -37,6 +37,17 @@ pub fn render(out: &mut String, e: &Efficiency, log_isa: &[String], opts: &Termi
             log_isa.join("; ")
         );
     }
+    for why in &e.substitutions {
+        let _ = writeln!(out, "  {why}");
+    }
+    if e.total_primitives == 0 {
+        let _ = writeln!(
+            out,
+            "  No executed primitive has a roofline here, so there is no ratio: every one is without a cost or without a peak (listed below)."
+        );
+        render_uncosted(out, e);
+        return;
+    }
     let _ = writeln!(
         out,
         "  run-level: roofline time {} ms / measured {} ms = {} of the bound reached ({} of oneDNN time has a cost); {} ms lost against the roofline",
@@ -104,6 +115,11 @@ pub fn render(out: &mut String, e: &Efficiency, log_isa: &[String], opts: &Termi
         e.primitives.len(),
         e.total_primitives
     );
+    render_uncosted(out, e);
+    let _ = writeln!(out, "  Note: {}.", e.caveat);
+}
+
+fn render_uncosted(out: &mut String, e: &Efficiency) {
     if !e.uncosted.is_empty() {
         let _ = writeln!(out, "  Without a cost (not in the ratio):");
         for u in e.uncosted.iter().take(5) {
@@ -117,5 +133,4 @@ pub fn render(out: &mut String, e: &Efficiency, log_isa: &[String], opts: &Termi
             );
         }
     }
-    let _ = writeln!(out, "  Note: {}.", e.caveat);
 }
