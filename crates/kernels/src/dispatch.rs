@@ -1,42 +1,9 @@
 //! Runtime choice of the instruction set, and the thread split.
 
-/// The instruction set a kernel is compiled for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Isa {
-    Avx512,
-    Avx2,
-    Portable,
-}
-
-impl Isa {
-    /// The best the CPU has (`PROFILEDNN_ISA=avx2|portable` forces a lower one, for testing).
-    pub fn detect() -> Isa {
-        let forced = std::env::var("PROFILEDNN_ISA").ok();
-        #[cfg(target_arch = "x86_64")]
-        {
-            let want = |name: &str| forced.as_deref().is_none_or(|f| f == name);
-            if want("avx512") && is_x86_feature_detected!("avx512f") {
-                return Isa::Avx512;
-            }
-            if (want("avx2") || forced.as_deref() == Some("avx512"))
-                && is_x86_feature_detected!("avx2")
-                && is_x86_feature_detected!("fma")
-            {
-                return Isa::Avx2;
-            }
-        }
-        let _ = forced;
-        Isa::Portable
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            Isa::Avx512 => "avx512",
-            Isa::Avx2 => "avx2",
-            Isa::Portable => "portable",
-        }
-    }
-}
+/// The instruction set a kernel runs with: a proof that the CPU has it (see `profilednn-isa`).
+/// `Isa::detect()` honours `PROFILEDNN_ISA=avx2|portable`; `Isa::available()` lists every
+/// path this CPU can run, which the tests iterate over.
+pub use profilednn_isa::{Isa, Level};
 
 /// Splits `0..n` into `parts` contiguous ranges whose boundaries are multiples of `align`.
 pub fn split(n: usize, parts: usize, align: usize) -> Vec<std::ops::Range<usize>> {
@@ -62,12 +29,15 @@ macro_rules! dispatch {
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
             unsafe fn avx2($($arg: $ty),*) -> $ret { body($($arg),*) }
-            match isa {
-                // SAFETY: `Isa::detect` only returns an ISA the CPU has.
+            match isa.level() {
+                // SAFETY: an `Isa` is only made by detection (or an unsafe constructor whose
+                // caller vouches for the CPU), and the AVX-512 level checks every feature
+                // `avx512` is compiled for.
                 #[cfg(target_arch = "x86_64")]
-                $crate::Isa::Avx512 => unsafe { avx512($($arg),*) },
+                $crate::Level::Avx512 => unsafe { avx512($($arg),*) },
+                // SAFETY: as above; the AVX2 level checks avx2 and fma.
                 #[cfg(target_arch = "x86_64")]
-                $crate::Isa::Avx2 => unsafe { avx2($($arg),*) },
+                $crate::Level::Avx2 => unsafe { avx2($($arg),*) },
                 _ => body($($arg),*),
             }
         }

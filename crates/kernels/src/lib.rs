@@ -23,4 +23,4 @@ pub mod pages;
 pub mod pool;
 pub mod vmath;
 
-pub use dispatch::Isa;
+pub use dispatch::{Isa, Level};

@@ -7,6 +7,15 @@ use profilednn_kernels::focal::{
 };
 use profilednn_kernels::{bf16, Isa};
 
+/// Every SIMD path this CPU can run (AVX-512, AVX2, portable), printed so a log says which
+/// paths a run exercised.
+fn every_isa() -> Vec<Isa> {
+    let v = Isa::available();
+    let names: Vec<&str> = v.iter().map(|i| i.name()).collect();
+    eprintln!("ISA paths tested on this CPU: {}", names.join(", "));
+    v
+}
+
 fn softplus(z: f64) -> f64 {
     z.max(0.0) + (-z.abs()).exp().ln_1p()
 }
@@ -180,17 +189,7 @@ fn check_f32(n: usize, span: f32, soft: bool, p: Params, isa: Isa) {
 
 #[test]
 fn f32_matches_float64_for_every_isa_and_gamma() {
-    let mut isas = vec![Isa::Portable];
-    #[cfg(target_arch = "x86_64")]
-    {
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            isas.push(Isa::Avx2);
-        }
-        if is_x86_feature_detected!("avx512f") {
-            isas.push(Isa::Avx512);
-        }
-    }
-    for isa in isas {
+    for isa in every_isa() {
         for p in [
             Params {
                 alpha: 0.25,
@@ -218,186 +217,194 @@ fn f32_matches_float64_for_every_isa_and_gamma() {
 
 #[test]
 fn bf16_is_within_one_rounding_of_float64() {
-    let n = 3001;
-    let (x, t) = inputs(n, 12.0, true, 7);
-    let xb: Vec<u16> = x.iter().map(|v| bf16::from_f32(*v)).collect();
-    let tb: Vec<u16> = t.iter().map(|v| bf16::from_f32(*v)).collect();
-    let p = Params::default();
-    let mut out = vec![0u16; n];
-    forward(
-        Isa::detect(),
-        2,
-        Tensor::Bf16(&xb),
-        Targets::Dense(Tensor::Bf16(&tb)),
-        p,
-        Reduction::None,
-        Some(TensorMut::Bf16(&mut out)),
-    )
-    .unwrap();
-    let mut grad = vec![0u16; n];
-    let ones = vec![bf16::from_f32(1.0); n];
-    backward(
-        Isa::detect(),
-        2,
-        Tensor::Bf16(&xb),
-        Targets::Dense(Tensor::Bf16(&tb)),
-        p,
-        Reduction::None,
-        0.0,
-        Some(Tensor::Bf16(&ones)),
-        TensorMut::Bf16(&mut grad),
-    )
-    .unwrap();
-    for i in 0..n {
-        let (xi, ti) = (bf16::to_f32(xb[i]) as f64, bf16::to_f32(tb[i]) as f64);
-        for (ours, r) in [
-            (bf16::to_f32(out[i]) as f64, ref_loss(xi, ti, 0.25, 2.0)),
-            (bf16::to_f32(grad[i]) as f64, ref_grad(xi, ti, 0.25, 2.0)),
-        ] {
-            // One bf16 rounding: half an ulp (2^-8 relative), plus the f32 math below it.
-            assert!(
-                (ours - r).abs() <= r.abs() * (1.0 / 256.0) + 1e-30,
-                "{i}: {ours} vs {r}"
-            );
+    for isa in every_isa() {
+        let n = 3001;
+        let (x, t) = inputs(n, 12.0, true, 7);
+        let xb: Vec<u16> = x.iter().map(|v| bf16::from_f32(*v)).collect();
+        let tb: Vec<u16> = t.iter().map(|v| bf16::from_f32(*v)).collect();
+        let p = Params::default();
+        let mut out = vec![0u16; n];
+        forward(
+            isa,
+            2,
+            Tensor::Bf16(&xb),
+            Targets::Dense(Tensor::Bf16(&tb)),
+            p,
+            Reduction::None,
+            Some(TensorMut::Bf16(&mut out)),
+        )
+        .unwrap();
+        let mut grad = vec![0u16; n];
+        let ones = vec![bf16::from_f32(1.0); n];
+        backward(
+            isa,
+            2,
+            Tensor::Bf16(&xb),
+            Targets::Dense(Tensor::Bf16(&tb)),
+            p,
+            Reduction::None,
+            0.0,
+            Some(Tensor::Bf16(&ones)),
+            TensorMut::Bf16(&mut grad),
+        )
+        .unwrap();
+        for i in 0..n {
+            let (xi, ti) = (bf16::to_f32(xb[i]) as f64, bf16::to_f32(tb[i]) as f64);
+            for (ours, r) in [
+                (bf16::to_f32(out[i]) as f64, ref_loss(xi, ti, 0.25, 2.0)),
+                (bf16::to_f32(grad[i]) as f64, ref_grad(xi, ti, 0.25, 2.0)),
+            ] {
+                // One bf16 rounding: half an ulp (2^-8 relative), plus the f32 math below it.
+                assert!(
+                    (ours - r).abs() <= r.abs() * (1.0 / 256.0) + 1e-30,
+                    "{i}: {ours} vs {r}"
+                );
+            }
         }
     }
 }
 
 #[test]
 fn class_index_targets_equal_dense_one_hot_and_ignore_rows() {
-    let (rows, classes) = (37usize, 21usize);
-    let (x, _) = inputs(rows * classes, 8.0, false, 3);
-    let labels: Vec<i64> = (0..rows as i64)
-        .map(|r| if r % 5 == 4 { -1 } else { r % 23 })
-        .collect();
-    let mut dense = vec![0f32; rows * classes];
-    for (r, l) in labels.iter().enumerate() {
-        if (0..classes as i64).contains(l) {
-            dense[r * classes + *l as usize] = 1.0;
-        }
-    }
-    let p = Params::default();
-    let isa = Isa::detect();
-    let cls = Targets::Classes {
-        labels: &labels,
-        classes,
-        ignore_index: -1,
-    };
-    let mut a = vec![0f32; rows * classes];
-    let mut b = vec![0f32; rows * classes];
-    forward(
-        isa,
-        2,
-        Tensor::F32(&x),
-        cls,
-        p,
-        Reduction::None,
-        Some(TensorMut::F32(&mut a)),
-    )
-    .unwrap();
-    forward(
-        isa,
-        2,
-        Tensor::F32(&x),
-        Targets::Dense(Tensor::F32(&dense)),
-        p,
-        Reduction::None,
-        Some(TensorMut::F32(&mut b)),
-    )
-    .unwrap();
-    for r in 0..rows {
-        for c in 0..classes {
-            let i = r * classes + c;
-            if labels[r] == -1 {
-                assert_eq!(a[i], 0.0, "ignored rows have no loss");
-            } else {
-                assert_eq!(a[i], b[i]);
+    for isa in every_isa() {
+        let (rows, classes) = (37usize, 21usize);
+        let (x, _) = inputs(rows * classes, 8.0, false, 3);
+        let labels: Vec<i64> = (0..rows as i64)
+            .map(|r| if r % 5 == 4 { -1 } else { r % 23 })
+            .collect();
+        let mut dense = vec![0f32; rows * classes];
+        for (r, l) in labels.iter().enumerate() {
+            if (0..classes as i64).contains(l) {
+                dense[r * classes + *l as usize] = 1.0;
             }
         }
+        let p = Params::default();
+
+        let cls = Targets::Classes {
+            labels: &labels,
+            classes,
+            ignore_index: -1,
+        };
+        let mut a = vec![0f32; rows * classes];
+        let mut b = vec![0f32; rows * classes];
+        forward(
+            isa,
+            2,
+            Tensor::F32(&x),
+            cls,
+            p,
+            Reduction::None,
+            Some(TensorMut::F32(&mut a)),
+        )
+        .unwrap();
+        forward(
+            isa,
+            2,
+            Tensor::F32(&x),
+            Targets::Dense(Tensor::F32(&dense)),
+            p,
+            Reduction::None,
+            Some(TensorMut::F32(&mut b)),
+        )
+        .unwrap();
+        for r in 0..rows {
+            for c in 0..classes {
+                let i = r * classes + c;
+                if labels[r] == -1 {
+                    assert_eq!(a[i], 0.0, "ignored rows have no loss");
+                } else {
+                    assert_eq!(a[i], b[i]);
+                }
+            }
+        }
+        // Mean counts only the rows that are not ignored.
+        let kept = labels.iter().filter(|l| **l != -1).count() * classes;
+        let m = forward(isa, 1, Tensor::F32(&x), cls, p, Reduction::Mean, None).unwrap();
+        let s: f64 = a.iter().map(|v| *v as f64).sum();
+        assert!(((m as f64) - s / kept as f64).abs() < 1e-6 * (s / kept as f64));
     }
-    // Mean counts only the rows that are not ignored.
-    let kept = labels.iter().filter(|l| **l != -1).count() * classes;
-    let m = forward(isa, 1, Tensor::F32(&x), cls, p, Reduction::Mean, None).unwrap();
-    let s: f64 = a.iter().map(|v| *v as f64).sum();
-    assert!(((m as f64) - s / kept as f64).abs() < 1e-6 * (s / kept as f64));
 }
 
 #[test]
 fn any_thread_count_gives_the_same_bits() {
-    let (x, t) = inputs(100_003, 10.0, true, 11);
-    let p = Params::default();
-    let run = |threads| {
-        let mut g = vec![0f32; x.len()];
-        let l = forward_backward(
-            Isa::detect(),
-            threads,
-            Tensor::F32(&x),
-            Targets::Dense(Tensor::F32(&t)),
-            p,
-            Reduction::Sum,
-            1.0,
-            TensorMut::F32(&mut g),
-        )
-        .unwrap();
-        (l.to_bits(), g)
-    };
-    let one = run(1);
-    for threads in [2, 3, 7] {
-        assert_eq!(run(threads), one, "{threads} threads");
+    for isa in every_isa() {
+        let (x, t) = inputs(100_003, 10.0, true, 11);
+        let p = Params::default();
+        let run = |threads| {
+            let mut g = vec![0f32; x.len()];
+            let l = forward_backward(
+                isa,
+                threads,
+                Tensor::F32(&x),
+                Targets::Dense(Tensor::F32(&t)),
+                p,
+                Reduction::Sum,
+                1.0,
+                TensorMut::F32(&mut g),
+            )
+            .unwrap();
+            (l.to_bits(), g)
+        };
+        let one = run(1);
+        for threads in [2, 3, 7] {
+            assert_eq!(run(threads), one, "{threads} threads");
+        }
     }
 }
 
 #[test]
 fn empty_and_bad_inputs() {
-    let p = Params::default();
-    let isa = Isa::detect();
-    let m = forward(
-        isa,
-        2,
-        Tensor::F32(&[]),
-        Targets::Dense(Tensor::F32(&[])),
-        p,
-        Reduction::Mean,
-        None,
-    )
-    .unwrap();
-    assert!(m.is_nan(), "mean of nothing is NaN, as in torch");
-    assert_eq!(
-        forward(
+    for isa in every_isa() {
+        let p = Params::default();
+
+        let m = forward(
             isa,
             2,
             Tensor::F32(&[]),
             Targets::Dense(Tensor::F32(&[])),
             p,
+            Reduction::Mean,
+            None,
+        )
+        .unwrap();
+        assert!(m.is_nan(), "mean of nothing is NaN, as in torch");
+        assert_eq!(
+            forward(
+                isa,
+                2,
+                Tensor::F32(&[]),
+                Targets::Dense(Tensor::F32(&[])),
+                p,
+                Reduction::Sum,
+                None
+            )
+            .unwrap(),
+            0.0
+        );
+        assert!(forward(
+            isa,
+            1,
+            Tensor::F32(&[1.0, 2.0]),
+            Targets::Dense(Tensor::F32(&[1.0])),
+            p,
             Reduction::Sum,
             None
         )
-        .unwrap(),
-        0.0
-    );
-    assert!(forward(
-        isa,
-        1,
-        Tensor::F32(&[1.0, 2.0]),
-        Targets::Dense(Tensor::F32(&[1.0])),
-        p,
-        Reduction::Sum,
-        None
-    )
-    .is_err());
-    assert!(forward(
-        isa,
-        1,
-        Tensor::F32(&[1.0]),
-        Targets::Dense(Tensor::F32(&[1.0])),
-        Params {
-            alpha: 0.25,
-            gamma: -1.0
-        },
-        Reduction::Sum,
-        None
-    )
-    .is_err());
+        .is_err());
+        assert!(forward(
+            isa,
+            1,
+            Tensor::F32(&[1.0]),
+            Targets::Dense(Tensor::F32(&[1.0])),
+            Params {
+                alpha: 0.25,
+                gamma: -1.0
+            },
+            Reduction::Sum,
+            None
+        )
+        .is_err());
+    }
 }
 
 /// The fused training-step path at a size where the gradient is written with non-temporal
@@ -405,86 +412,88 @@ fn empty_and_bad_inputs() {
 /// and class-index targets: loss sum and gradient vs float64.
 #[test]
 fn fused_large_and_misaligned_matches_float64() {
-    let n = 1_200_007usize;
-    let (x, t) = inputs(n + 3, 20.0, false, 5);
-    let p = Params::default();
-    let (a, g) = (p.alpha as f64, p.gamma as f64);
-    for off in 0..3 {
-        let (xs, ts) = (&x[off..off + n], &t[off..off + n]);
-        let rl: f64 = xs
-            .iter()
-            .zip(ts)
-            .map(|(x, t)| ref_loss(*x as f64, *t as f64, a, g))
-            .sum();
-        let rg: Vec<f64> = xs
-            .iter()
-            .zip(ts)
-            .map(|(x, t)| ref_grad(*x as f64, *t as f64, a, g))
+    for isa in every_isa() {
+        let n = 1_200_007usize;
+        let (x, t) = inputs(n + 3, 20.0, false, 5);
+        let p = Params::default();
+        let (a, g) = (p.alpha as f64, p.gamma as f64);
+        for off in 0..3 {
+            let (xs, ts) = (&x[off..off + n], &t[off..off + n]);
+            let rl: f64 = xs
+                .iter()
+                .zip(ts)
+                .map(|(x, t)| ref_loss(*x as f64, *t as f64, a, g))
+                .sum();
+            let rg: Vec<f64> = xs
+                .iter()
+                .zip(ts)
+                .map(|(x, t)| ref_grad(*x as f64, *t as f64, a, g))
+                .collect();
+            let mut buf = vec![0f32; n + 7];
+            let gs = &mut buf[off + 1..off + 1 + n];
+            let l = forward_backward(
+                isa,
+                2,
+                Tensor::F32(xs),
+                Targets::Dense(Tensor::F32(ts)),
+                p,
+                Reduction::Sum,
+                1.0,
+                TensorMut::F32(gs),
+            )
+            .unwrap();
+            assert!(((l as f64 - rl) / rl).abs() < 1e-6, "sum {l} vs {rl}");
+            close(gs, &rg, &format!("large fused grad, offset {off}"));
+            close_rel(gs, &rg, 1e-5, &format!("large fused grad, offset {off}"));
+        }
+        // Class indices: rows of 91 classes (rows start at every alignment), some rows ignored.
+        let classes = 91;
+        let rows = n / classes;
+        let labels: Vec<i64> = (0..rows as i64)
+            .map(|r| if r % 7 == 3 { -1 } else { (r * 13) % 95 })
             .collect();
-        let mut buf = vec![0f32; n + 7];
-        let gs = &mut buf[off + 1..off + 1 + n];
+        let xs = &x[..rows * classes];
+        let tl = |i: usize| {
+            let l = labels[i / classes];
+            if l == (i % classes) as i64 {
+                1.0
+            } else {
+                0.0
+            }
+        };
+        let rg: Vec<f64> = (0..xs.len())
+            .map(|i| {
+                if labels[i / classes] == -1 {
+                    0.0
+                } else {
+                    ref_grad(xs[i] as f64, tl(i), a, g)
+                }
+            })
+            .collect();
+        let rl: f64 = (0..xs.len())
+            .filter(|i| labels[i / classes] != -1)
+            .map(|i| ref_loss(xs[i] as f64, tl(i), a, g))
+            .sum();
+        let mut gs = vec![1f32; xs.len()];
         let l = forward_backward(
-            Isa::detect(),
+            isa,
             2,
             Tensor::F32(xs),
-            Targets::Dense(Tensor::F32(ts)),
+            Targets::Classes {
+                labels: &labels,
+                classes,
+                ignore_index: -1,
+            },
             p,
             Reduction::Sum,
             1.0,
-            TensorMut::F32(gs),
+            TensorMut::F32(&mut gs),
         )
         .unwrap();
         assert!(((l as f64 - rl) / rl).abs() < 1e-6, "sum {l} vs {rl}");
-        close(gs, &rg, &format!("large fused grad, offset {off}"));
-        close_rel(gs, &rg, 1e-5, &format!("large fused grad, offset {off}"));
+        close(&gs, &rg, "large fused grad, class indices");
+        close_rel(&gs, &rg, 1e-5, "large fused grad, class indices");
     }
-    // Class indices: rows of 91 classes (rows start at every alignment), some rows ignored.
-    let classes = 91;
-    let rows = n / classes;
-    let labels: Vec<i64> = (0..rows as i64)
-        .map(|r| if r % 7 == 3 { -1 } else { (r * 13) % 95 })
-        .collect();
-    let xs = &x[..rows * classes];
-    let tl = |i: usize| {
-        let l = labels[i / classes];
-        if l == (i % classes) as i64 {
-            1.0
-        } else {
-            0.0
-        }
-    };
-    let rg: Vec<f64> = (0..xs.len())
-        .map(|i| {
-            if labels[i / classes] == -1 {
-                0.0
-            } else {
-                ref_grad(xs[i] as f64, tl(i), a, g)
-            }
-        })
-        .collect();
-    let rl: f64 = (0..xs.len())
-        .filter(|i| labels[i / classes] != -1)
-        .map(|i| ref_loss(xs[i] as f64, tl(i), a, g))
-        .sum();
-    let mut gs = vec![1f32; xs.len()];
-    let l = forward_backward(
-        Isa::detect(),
-        2,
-        Tensor::F32(xs),
-        Targets::Classes {
-            labels: &labels,
-            classes,
-            ignore_index: -1,
-        },
-        p,
-        Reduction::Sum,
-        1.0,
-        TensorMut::F32(&mut gs),
-    )
-    .unwrap();
-    assert!(((l as f64 - rl) / rl).abs() < 1e-6, "sum {l} vs {rl}");
-    close(&gs, &rg, "large fused grad, class indices");
-    close_rel(&gs, &rg, 1e-5, "large fused grad, class indices");
 }
 
 /// bf16 logits through the reduced passes (fused forward+backward and forward-only), large
@@ -492,80 +501,73 @@ fn fused_large_and_misaligned_matches_float64() {
 /// gradient within one bf16 rounding of float64, the reduced loss within 1e-6.
 #[test]
 fn bf16_reduced_passes_match_float64() {
-    let n = 2_400_011usize;
-    let (x, _) = inputs(n + 1, 12.0, false, 9);
-    let xb: Vec<u16> = x.iter().map(|v| bf16::from_f32(*v)).collect();
-    let xs = &xb[1..];
-    let classes = 264;
-    let rows = n / classes;
-    let xs = &xs[..rows * classes];
-    let labels: Vec<i64> = (0..rows as i64)
-        .map(|r| if r % 9 == 0 { -1 } else { (r * 31) % 300 })
-        .collect();
-    let t_of = |i: usize| {
-        let l = labels[i / classes];
-        (l == (i % classes) as i64) as u8 as f32
-    };
-    let dense: Vec<u16> = (0..xs.len()).map(|i| bf16::from_f32(t_of(i))).collect();
-    let ignored = |i: usize| labels[i / classes] == -1;
-    let p = Params::default();
-    let xf = |i: usize| bf16::to_f32(xs[i]) as f64;
-    for (name, targets, skip_ignored) in [
-        ("dense bf16", Targets::Dense(Tensor::Bf16(&dense)), false),
-        (
-            "class indices",
-            Targets::Classes {
-                labels: &labels,
-                classes,
-                ignore_index: -1,
-            },
-            true,
-        ),
-    ] {
-        let skip = |i: usize| skip_ignored && ignored(i);
-        let rl: f64 = (0..xs.len())
-            .filter(|i| !skip(*i))
-            .map(|i| ref_loss(xf(i), t_of(i) as f64, 0.25, 2.0))
-            .sum();
-        let mut buf = vec![0u16; xs.len() + 1];
-        let g = &mut buf[1..];
-        let l = forward_backward(
-            Isa::detect(),
-            2,
-            Tensor::Bf16(xs),
-            targets,
-            p,
-            Reduction::Sum,
-            1.0,
-            TensorMut::Bf16(g),
-        )
-        .unwrap();
-        assert!(((l as f64 - rl) / rl).abs() < 1e-6, "{name}: {l} vs {rl}");
-        let f = forward(
-            Isa::detect(),
-            2,
-            Tensor::Bf16(xs),
-            targets,
-            p,
-            Reduction::Sum,
-            None,
-        )
-        .unwrap();
-        assert!(
-            ((f as f64 - rl) / rl).abs() < 1e-6,
-            "{name} forward: {f} vs {rl}"
-        );
-        for (i, gv) in g.iter().enumerate() {
-            let r = if skip(i) {
-                0.0
-            } else {
-                ref_grad(xf(i), t_of(i) as f64, 0.25, 2.0)
-            };
-            let ours = bf16::to_f32(*gv) as f64;
+    for isa in every_isa() {
+        let n = 2_400_011usize;
+        let (x, _) = inputs(n + 1, 12.0, false, 9);
+        let xb: Vec<u16> = x.iter().map(|v| bf16::from_f32(*v)).collect();
+        let xs = &xb[1..];
+        let classes = 264;
+        let rows = n / classes;
+        let xs = &xs[..rows * classes];
+        let labels: Vec<i64> = (0..rows as i64)
+            .map(|r| if r % 9 == 0 { -1 } else { (r * 31) % 300 })
+            .collect();
+        let t_of = |i: usize| {
+            let l = labels[i / classes];
+            (l == (i % classes) as i64) as u8 as f32
+        };
+        let dense: Vec<u16> = (0..xs.len()).map(|i| bf16::from_f32(t_of(i))).collect();
+        let ignored = |i: usize| labels[i / classes] == -1;
+        let p = Params::default();
+        let xf = |i: usize| bf16::to_f32(xs[i]) as f64;
+        for (name, targets, skip_ignored) in [
+            ("dense bf16", Targets::Dense(Tensor::Bf16(&dense)), false),
+            (
+                "class indices",
+                Targets::Classes {
+                    labels: &labels,
+                    classes,
+                    ignore_index: -1,
+                },
+                true,
+            ),
+        ] {
+            let skip = |i: usize| skip_ignored && ignored(i);
+            let rl: f64 = (0..xs.len())
+                .filter(|i| !skip(*i))
+                .map(|i| ref_loss(xf(i), t_of(i) as f64, 0.25, 2.0))
+                .sum();
+            let mut buf = vec![0u16; xs.len() + 1];
+            let g = &mut buf[1..];
+            let l = forward_backward(
+                isa,
+                2,
+                Tensor::Bf16(xs),
+                targets,
+                p,
+                Reduction::Sum,
+                1.0,
+                TensorMut::Bf16(g),
+            )
+            .unwrap();
+            assert!(((l as f64 - rl) / rl).abs() < 1e-6, "{name}: {l} vs {rl}");
+            let f = forward(isa, 2, Tensor::Bf16(xs), targets, p, Reduction::Sum, None).unwrap();
             assert!(
-                (ours - r).abs() <= r.abs() / 256.0 + 1e-30,
-                "{name} grad[{i}]: {ours} vs {r}"
+                ((f as f64 - rl) / rl).abs() < 1e-6,
+                "{name} forward: {f} vs {rl}"
             );
+            for (i, gv) in g.iter().enumerate() {
+                let r = if skip(i) {
+                    0.0
+                } else {
+                    ref_grad(xf(i), t_of(i) as f64, 0.25, 2.0)
+                };
+                let ours = bf16::to_f32(*gv) as f64;
+                assert!(
+                    (ours - r).abs() <= r.abs() / 256.0 + 1e-30,
+                    "{name} grad[{i}]: {ours} vs {r}"
+                );
+            }
         }
     }
 }

@@ -5,6 +5,15 @@
 use profilednn_kernels::optim::*;
 use profilednn_kernels::{bf16, Isa};
 
+/// Every SIMD path this CPU can run (AVX-512, AVX2, portable), printed so a log says which
+/// paths a run exercised.
+fn every_isa() -> Vec<Isa> {
+    let v = Isa::available();
+    let names: Vec<&str> = v.iter().map(|i| i.name()).collect();
+    eprintln!("ISA paths tested on this CPU: {}", names.join(", "));
+    v
+}
+
 fn rnd(n: usize, seed: u64, scale: f32) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     (0..n)
@@ -30,73 +39,75 @@ const SIZES: [usize; 5] = [1, 15, 16, 1000, 4099];
 
 #[test]
 fn sgd_matches_torch_rule() {
-    for (momentum, dampening, nesterov, wd, maximize) in [
-        (0.0, 0.0, false, 0.0, false),
-        (0.9, 0.0, false, 1e-4, false),
-        (0.9, 0.0, true, 1e-4, false),
-        (0.9, 0.1, false, 0.0, true),
-    ] {
-        let c = SgdConfig {
-            lr: 0.05,
-            momentum,
-            dampening,
-            weight_decay: wd,
-            nesterov,
-            maximize,
-        };
-        let mut ps: Vec<Vec<f32>> = SIZES
-            .iter()
-            .enumerate()
-            .map(|(k, n)| rnd(*n, k as u64, 1.0))
-            .collect();
-        let mut bufs: Vec<Vec<f32>> = SIZES.iter().map(|n| vec![0.0; *n]).collect();
-        let mut rp: Vec<Vec<f64>> = ps
-            .iter()
-            .map(|p| p.iter().map(|x| *x as f64).collect())
-            .collect();
-        let mut rb: Vec<Vec<f64>> = SIZES.iter().map(|n| vec![0.0; *n]).collect();
-        for step in 0..4 {
-            let gs: Vec<Vec<f32>> = SIZES
+    for isa in every_isa() {
+        for (momentum, dampening, nesterov, wd, maximize) in [
+            (0.0, 0.0, false, 0.0, false),
+            (0.9, 0.0, false, 1e-4, false),
+            (0.9, 0.0, true, 1e-4, false),
+            (0.9, 0.1, false, 0.0, true),
+        ] {
+            let c = SgdConfig {
+                lr: 0.05,
+                momentum,
+                dampening,
+                weight_decay: wd,
+                nesterov,
+                maximize,
+            };
+            let mut ps: Vec<Vec<f32>> = SIZES
                 .iter()
                 .enumerate()
-                .map(|(k, n)| rnd(*n, 100 + step * 10 + k as u64, 0.5))
+                .map(|(k, n)| rnd(*n, k as u64, 1.0))
                 .collect();
-            {
-                let mut ts: Vec<SgdTensor> = ps
-                    .iter_mut()
-                    .zip(bufs.iter_mut())
-                    .zip(&gs)
-                    .map(|((p, b), g)| SgdTensor {
-                        params: Params::F32(p),
-                        grad: Grad::F32(g),
-                        momentum_buffer: (momentum != 0.0).then_some(b.as_mut_slice()),
-                        first: step == 0,
-                    })
+            let mut bufs: Vec<Vec<f32>> = SIZES.iter().map(|n| vec![0.0; *n]).collect();
+            let mut rp: Vec<Vec<f64>> = ps
+                .iter()
+                .map(|p| p.iter().map(|x| *x as f64).collect())
+                .collect();
+            let mut rb: Vec<Vec<f64>> = SIZES.iter().map(|n| vec![0.0; *n]).collect();
+            for step in 0..4 {
+                let gs: Vec<Vec<f32>> = SIZES
+                    .iter()
+                    .enumerate()
+                    .map(|(k, n)| rnd(*n, 100 + step * 10 + k as u64, 0.5))
                     .collect();
-                sgd_step(Isa::detect(), 2, &mut ts, &c);
-            }
-            for k in 0..SIZES.len() {
-                for i in 0..SIZES[k] {
-                    let mut g = gs[k][i] as f64;
-                    if maximize {
-                        g = -g;
-                    }
-                    g += wd as f64 * rp[k][i];
-                    if momentum != 0.0 {
-                        rb[k][i] = if step == 0 {
-                            g
-                        } else {
-                            momentum as f64 * rb[k][i] + (1.0 - dampening as f64) * g
-                        };
-                        g = if nesterov {
-                            g + momentum as f64 * rb[k][i]
-                        } else {
-                            rb[k][i]
-                        };
-                    }
-                    rp[k][i] -= 0.05 * g;
+                {
+                    let mut ts: Vec<SgdTensor> = ps
+                        .iter_mut()
+                        .zip(bufs.iter_mut())
+                        .zip(&gs)
+                        .map(|((p, b), g)| SgdTensor {
+                            params: Params::F32(p),
+                            grad: Grad::F32(g),
+                            momentum_buffer: (momentum != 0.0).then_some(b.as_mut_slice()),
+                            first: step == 0,
+                        })
+                        .collect();
+                    sgd_step(isa, 2, &mut ts, &c);
                 }
-                close(&ps[k], &rp[k], &format!("sgd step {step} tensor {k}"));
+                for k in 0..SIZES.len() {
+                    for i in 0..SIZES[k] {
+                        let mut g = gs[k][i] as f64;
+                        if maximize {
+                            g = -g;
+                        }
+                        g += wd as f64 * rp[k][i];
+                        if momentum != 0.0 {
+                            rb[k][i] = if step == 0 {
+                                g
+                            } else {
+                                momentum as f64 * rb[k][i] + (1.0 - dampening as f64) * g
+                            };
+                            g = if nesterov {
+                                g + momentum as f64 * rb[k][i]
+                            } else {
+                                rb[k][i]
+                            };
+                        }
+                        rp[k][i] -= 0.05 * g;
+                    }
+                    close(&ps[k], &rp[k], &format!("sgd step {step} tensor {k}"));
+                }
             }
         }
     }
@@ -137,228 +148,237 @@ fn adam_reference(
 
 #[test]
 fn adam_and_adamw_match_torch_rule() {
-    for (decoupled, amsgrad, wd, maximize) in [
-        (false, false, 0.0, false),
-        (true, false, 0.01, false),
-        (true, true, 0.01, false),
-        (false, true, 1e-3, true),
-    ] {
-        let c = AdamConfig {
-            lr: 1e-3,
-            beta1: 0.9,
-            beta2: 0.999,
-            eps: 1e-8,
-            weight_decay: wd,
-            decoupled,
-            amsgrad,
-            maximize,
-        };
-        let n = 4099;
-        let mut p = rnd(n, 1, 1.0);
-        let (mut m, mut v, mut mx) = (vec![0f32; n], vec![0f32; n], vec![0f32; n]);
-        let mut rp: Vec<f64> = p.iter().map(|x| *x as f64).collect();
-        let (mut rm, mut rv, mut rmx) = (vec![0f64; n], vec![0f64; n], vec![0f64; n]);
-        let mut step = 0;
-        for s in 1..=5 {
-            let g = rnd(n, 50 + s as u64, 0.1);
-            {
-                let mut st = [AdamState {
-                    params: Params::F32(&mut p),
-                    grad: Grad::F32(&g),
-                    exp_avg: &mut m,
-                    exp_avg_sq: &mut v,
-                    max_exp_avg_sq: if amsgrad { Some(&mut mx) } else { None },
-                    step,
-                }];
-                adam_step(Isa::detect(), 1, &mut st, &c);
-                step = st[0].step;
+    for isa in every_isa() {
+        for (decoupled, amsgrad, wd, maximize) in [
+            (false, false, 0.0, false),
+            (true, false, 0.01, false),
+            (true, true, 0.01, false),
+            (false, true, 1e-3, true),
+        ] {
+            let c = AdamConfig {
+                lr: 1e-3,
+                beta1: 0.9,
+                beta2: 0.999,
+                eps: 1e-8,
+                weight_decay: wd,
+                decoupled,
+                amsgrad,
+                maximize,
+            };
+            let n = 4099;
+            let mut p = rnd(n, 1, 1.0);
+            let (mut m, mut v, mut mx) = (vec![0f32; n], vec![0f32; n], vec![0f32; n]);
+            let mut rp: Vec<f64> = p.iter().map(|x| *x as f64).collect();
+            let (mut rm, mut rv, mut rmx) = (vec![0f64; n], vec![0f64; n], vec![0f64; n]);
+            let mut step = 0;
+            for s in 1..=5 {
+                let g = rnd(n, 50 + s as u64, 0.1);
+                {
+                    let mut st = [AdamState {
+                        params: Params::F32(&mut p),
+                        grad: Grad::F32(&g),
+                        exp_avg: &mut m,
+                        exp_avg_sq: &mut v,
+                        max_exp_avg_sq: if amsgrad { Some(&mut mx) } else { None },
+                        step,
+                    }];
+                    adam_step(isa, 1, &mut st, &c);
+                    step = st[0].step;
+                }
+                adam_reference(&mut rp, &mut rm, &mut rv, &mut rmx, &g, &c, s);
+                close(
+                    &p,
+                    &rp,
+                    &format!("adam decoupled={decoupled} amsgrad={amsgrad} step {s}"),
+                );
             }
-            adam_reference(&mut rp, &mut rm, &mut rv, &mut rmx, &g, &c, s);
-            close(
-                &p,
-                &rp,
-                &format!("adam decoupled={decoupled} amsgrad={amsgrad} step {s}"),
-            );
         }
     }
 }
 
 #[test]
 fn lamb_matches_the_paper() {
-    let c = LambConfig {
-        lr: 1e-2,
-        beta1: 0.9,
-        beta2: 0.999,
-        eps: 1e-6,
-        weight_decay: 0.01,
-    };
-    for n in SIZES {
-        let mut p = rnd(n, 9, 1.0);
-        let (mut m, mut v) = (vec![0f32; n], vec![0f32; n]);
-        let mut rp: Vec<f64> = p.iter().map(|x| *x as f64).collect();
-        let (mut rm, mut rv) = (vec![0f64; n], vec![0f64; n]);
-        let mut step = 0;
-        for s in 1..=3 {
-            let g = rnd(n, 77 + s as u64, 0.2);
-            {
-                let mut st = [AdamState {
-                    params: Params::F32(&mut p),
-                    grad: Grad::F32(&g),
-                    exp_avg: &mut m,
-                    exp_avg_sq: &mut v,
-                    max_exp_avg_sq: None,
-                    step,
-                }];
-                lamb_step(Isa::detect(), 2, &mut st, &c);
-                step = st[0].step;
+    for isa in every_isa() {
+        let c = LambConfig {
+            lr: 1e-2,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-6,
+            weight_decay: 0.01,
+        };
+        for n in SIZES {
+            let mut p = rnd(n, 9, 1.0);
+            let (mut m, mut v) = (vec![0f32; n], vec![0f32; n]);
+            let mut rp: Vec<f64> = p.iter().map(|x| *x as f64).collect();
+            let (mut rm, mut rv) = (vec![0f64; n], vec![0f64; n]);
+            let mut step = 0;
+            for s in 1..=3 {
+                let g = rnd(n, 77 + s as u64, 0.2);
+                {
+                    let mut st = [AdamState {
+                        params: Params::F32(&mut p),
+                        grad: Grad::F32(&g),
+                        exp_avg: &mut m,
+                        exp_avg_sq: &mut v,
+                        max_exp_avg_sq: None,
+                        step,
+                    }];
+                    lamb_step(isa, 2, &mut st, &c);
+                    step = st[0].step;
+                }
+                let (b1, b2) = (0.9f64, 0.999f64);
+                let mut u = vec![0f64; n];
+                for i in 0..n {
+                    rm[i] = b1 * rm[i] + (1.0 - b1) * g[i] as f64;
+                    rv[i] = b2 * rv[i] + (1.0 - b2) * (g[i] as f64).powi(2);
+                    u[i] = (rm[i] / (1.0 - b1.powi(s)))
+                        / ((rv[i] / (1.0 - b2.powi(s))).sqrt() + 1e-6)
+                        + 0.01 * rp[i];
+                }
+                let pn = rp.iter().map(|x| x * x).sum::<f64>().sqrt();
+                let un = u.iter().map(|x| x * x).sum::<f64>().sqrt();
+                let ratio = if pn > 0.0 && un > 0.0 { pn / un } else { 1.0 };
+                for i in 0..n {
+                    rp[i] -= 1e-2 * ratio * u[i];
+                }
+                close(&p, &rp, &format!("lamb n={n} step {s}"));
             }
-            let (b1, b2) = (0.9f64, 0.999f64);
-            let mut u = vec![0f64; n];
-            for i in 0..n {
-                rm[i] = b1 * rm[i] + (1.0 - b1) * g[i] as f64;
-                rv[i] = b2 * rv[i] + (1.0 - b2) * (g[i] as f64).powi(2);
-                u[i] = (rm[i] / (1.0 - b1.powi(s))) / ((rv[i] / (1.0 - b2.powi(s))).sqrt() + 1e-6)
-                    + 0.01 * rp[i];
-            }
-            let pn = rp.iter().map(|x| x * x).sum::<f64>().sqrt();
-            let un = u.iter().map(|x| x * x).sum::<f64>().sqrt();
-            let ratio = if pn > 0.0 && un > 0.0 { pn / un } else { 1.0 };
-            for i in 0..n {
-                rp[i] -= 1e-2 * ratio * u[i];
-            }
-            close(&p, &rp, &format!("lamb n={n} step {s}"));
         }
     }
 }
 
 #[test]
 fn bf16_parameters_follow_the_f32_run() {
-    let n = 1000;
-    let c = AdamConfig {
-        lr: 1e-3,
-        beta1: 0.9,
-        beta2: 0.999,
-        eps: 1e-8,
-        weight_decay: 0.01,
-        decoupled: true,
-        amsgrad: false,
-        maximize: false,
-    };
-    let p0 = rnd(n, 5, 1.0);
-    let g = rnd(n, 6, 0.1);
-    let gb: Vec<u16> = g.iter().map(|x| bf16::from_f32(*x)).collect();
-    let g_rounded: Vec<f32> = gb.iter().map(|x| bf16::to_f32(*x)).collect();
-    // f32 run with the same (bf16-rounded) gradients.
-    let mut pf = p0.clone();
-    let (mut m1, mut v1) = (vec![0f32; n], vec![0f32; n]);
-    adam_step(
-        Isa::detect(),
-        1,
-        &mut [AdamState {
-            params: Params::F32(&mut pf),
-            grad: Grad::F32(&g_rounded),
-            exp_avg: &mut m1,
-            exp_avg_sq: &mut v1,
-            max_exp_avg_sq: None,
-            step: 0,
-        }],
-        &c,
-    );
-    // Master copy.
-    let mut master = p0.clone();
-    let mut param: Vec<u16> = p0.iter().map(|x| bf16::from_f32(*x)).collect();
-    let (mut m2, mut v2) = (vec![0f32; n], vec![0f32; n]);
-    adam_step(
-        Isa::detect(),
-        1,
-        &mut [AdamState {
-            params: Params::Bf16Master {
-                param: &mut param,
-                master: &mut master,
-            },
-            grad: Grad::Bf16(&gb),
-            exp_avg: &mut m2,
-            exp_avg_sq: &mut v2,
-            max_exp_avg_sq: None,
-            step: 0,
-        }],
-        &c,
-    );
-    assert_eq!(master, pf);
-    assert!(param.iter().zip(&pf).all(|(b, f)| *b == bf16::from_f32(*f)));
-    // Split: top and bottom halves hold the exact f32.
-    let mut top: Vec<u16> = p0.iter().map(|x| (x.to_bits() >> 16) as u16).collect();
-    let mut low: Vec<u16> = p0.iter().map(|x| x.to_bits() as u16).collect();
-    let (mut m3, mut v3) = (vec![0f32; n], vec![0f32; n]);
-    adam_step(
-        Isa::detect(),
-        1,
-        &mut [AdamState {
-            params: Params::Bf16Split {
-                param: &mut top,
-                low: &mut low,
-            },
-            grad: Grad::Bf16(&gb),
-            exp_avg: &mut m3,
-            exp_avg_sq: &mut v3,
-            max_exp_avg_sq: None,
-            step: 0,
-        }],
-        &c,
-    );
-    let back: Vec<f32> = top
-        .iter()
-        .zip(&low)
-        .map(|(t, l)| f32::from_bits(((*t as u32) << 16) | *l as u32))
-        .collect();
-    assert_eq!(back, pf);
+    for isa in every_isa() {
+        let n = 1000;
+        let c = AdamConfig {
+            lr: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.01,
+            decoupled: true,
+            amsgrad: false,
+            maximize: false,
+        };
+        let p0 = rnd(n, 5, 1.0);
+        let g = rnd(n, 6, 0.1);
+        let gb: Vec<u16> = g.iter().map(|x| bf16::from_f32(*x)).collect();
+        let g_rounded: Vec<f32> = gb.iter().map(|x| bf16::to_f32(*x)).collect();
+        // f32 run with the same (bf16-rounded) gradients.
+        let mut pf = p0.clone();
+        let (mut m1, mut v1) = (vec![0f32; n], vec![0f32; n]);
+        adam_step(
+            isa,
+            1,
+            &mut [AdamState {
+                params: Params::F32(&mut pf),
+                grad: Grad::F32(&g_rounded),
+                exp_avg: &mut m1,
+                exp_avg_sq: &mut v1,
+                max_exp_avg_sq: None,
+                step: 0,
+            }],
+            &c,
+        );
+        // Master copy.
+        let mut master = p0.clone();
+        let mut param: Vec<u16> = p0.iter().map(|x| bf16::from_f32(*x)).collect();
+        let (mut m2, mut v2) = (vec![0f32; n], vec![0f32; n]);
+        adam_step(
+            isa,
+            1,
+            &mut [AdamState {
+                params: Params::Bf16Master {
+                    param: &mut param,
+                    master: &mut master,
+                },
+                grad: Grad::Bf16(&gb),
+                exp_avg: &mut m2,
+                exp_avg_sq: &mut v2,
+                max_exp_avg_sq: None,
+                step: 0,
+            }],
+            &c,
+        );
+        assert_eq!(master, pf);
+        assert!(param.iter().zip(&pf).all(|(b, f)| *b == bf16::from_f32(*f)));
+        // Split: top and bottom halves hold the exact f32.
+        let mut top: Vec<u16> = p0.iter().map(|x| (x.to_bits() >> 16) as u16).collect();
+        let mut low: Vec<u16> = p0.iter().map(|x| x.to_bits() as u16).collect();
+        let (mut m3, mut v3) = (vec![0f32; n], vec![0f32; n]);
+        adam_step(
+            isa,
+            1,
+            &mut [AdamState {
+                params: Params::Bf16Split {
+                    param: &mut top,
+                    low: &mut low,
+                },
+                grad: Grad::Bf16(&gb),
+                exp_avg: &mut m3,
+                exp_avg_sq: &mut v3,
+                max_exp_avg_sq: None,
+                step: 0,
+            }],
+            &c,
+        );
+        let back: Vec<f32> = top
+            .iter()
+            .zip(&low)
+            .map(|(t, l)| f32::from_bits(((*t as u32) << 16) | *l as u32))
+            .collect();
+        assert_eq!(back, pf);
+    }
 }
 
 #[test]
 fn threads_do_not_change_results() {
-    let sizes = [3usize, 70_000, 5, 130_000, 17];
-    let run = |threads: usize| {
-        let mut ps: Vec<Vec<f32>> = sizes
-            .iter()
-            .enumerate()
-            .map(|(k, n)| rnd(*n, k as u64, 1.0))
-            .collect();
-        let gs: Vec<Vec<f32>> = sizes
-            .iter()
-            .enumerate()
-            .map(|(k, n)| rnd(*n, 10 + k as u64, 1.0))
-            .collect();
-        let mut ms: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.0; *n]).collect();
-        let mut vs: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.0; *n]).collect();
-        let mut st: Vec<AdamState> = ps
-            .iter_mut()
-            .zip(&gs)
-            .zip(ms.iter_mut().zip(vs.iter_mut()))
-            .map(|((p, g), (m, v))| AdamState {
-                params: Params::F32(p),
-                grad: Grad::F32(g),
-                exp_avg: m,
-                exp_avg_sq: v,
-                max_exp_avg_sq: None,
-                step: 0,
-            })
-            .collect();
-        lamb_step(
-            Isa::detect(),
-            threads,
-            &mut st,
-            &LambConfig {
-                lr: 0.01,
-                beta1: 0.9,
-                beta2: 0.999,
-                eps: 1e-6,
-                weight_decay: 0.01,
-            },
-        );
-        drop(st);
-        ps
-    };
-    let one = run(1);
-    assert_eq!(run(2), one);
-    assert_eq!(run(3), one);
+    for isa in every_isa() {
+        let sizes = [3usize, 70_000, 5, 130_000, 17];
+        let run = |threads: usize| {
+            let mut ps: Vec<Vec<f32>> = sizes
+                .iter()
+                .enumerate()
+                .map(|(k, n)| rnd(*n, k as u64, 1.0))
+                .collect();
+            let gs: Vec<Vec<f32>> = sizes
+                .iter()
+                .enumerate()
+                .map(|(k, n)| rnd(*n, 10 + k as u64, 1.0))
+                .collect();
+            let mut ms: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.0; *n]).collect();
+            let mut vs: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.0; *n]).collect();
+            let mut st: Vec<AdamState> = ps
+                .iter_mut()
+                .zip(&gs)
+                .zip(ms.iter_mut().zip(vs.iter_mut()))
+                .map(|((p, g), (m, v))| AdamState {
+                    params: Params::F32(p),
+                    grad: Grad::F32(g),
+                    exp_avg: m,
+                    exp_avg_sq: v,
+                    max_exp_avg_sq: None,
+                    step: 0,
+                })
+                .collect();
+            lamb_step(
+                isa,
+                threads,
+                &mut st,
+                &LambConfig {
+                    lr: 0.01,
+                    beta1: 0.9,
+                    beta2: 0.999,
+                    eps: 1e-6,
+                    weight_decay: 0.01,
+                },
+            );
+            drop(st);
+            ps
+        };
+        let one = run(1);
+        assert_eq!(run(2), one);
+        assert_eq!(run(3), one);
+    }
 }

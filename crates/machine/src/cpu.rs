@@ -5,16 +5,16 @@ pub fn isas() -> Vec<&'static str> {
     let mut v = Vec::new();
     #[cfg(target_arch = "x86_64")]
     {
-        if is_x86_feature_detected!("sse2") {
+        use profilednn_isa::{Isa, Level};
+        if Isa::of(Level::Avx2).is_some() {
+            // The "sse" peak kernel is VEX-encoded xmm FMA: it needs the same features.
             v.push("sse");
-        }
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
             v.push("avx2");
         }
-        if is_x86_feature_detected!("avx512f") {
+        if Isa::of(Level::Avx512).is_some() {
             v.push("avx512");
         }
-        if is_x86_feature_detected!("avx512bf16") {
+        if profilednn_isa::avx512_bf16() {
             v.push("avx512_bf16");
         }
         if amx_reported() {
@@ -27,17 +27,7 @@ pub fn isas() -> Vec<&'static str> {
 /// CPUID leaf 7: EDX bit 24 = AMX-TILE, bit 22 = AMX-BF16. (Rust's feature-detection macro
 /// does not know AMX on stable.)
 pub fn amx_reported() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let max = std::arch::x86_64::__cpuid(0).eax;
-        if max < 7 {
-            return false;
-        }
-        let r = std::arch::x86_64::__cpuid_count(7, 0);
-        r.edx & (1 << 24) != 0 && r.edx & (1 << 22) != 0
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
+    profilednn_isa::amx_bf16()
 }
 
 fn cpuinfo_field(name: &str) -> Option<String> {

@@ -5,24 +5,30 @@
 //! once per ISA and chosen at run time, so one binary runs everywhere and uses AVX-512 or AVX2
 //! where the CPU has them.
 
+use profilednn_isa::{Isa, Level};
+
 /// True when `line` holds a byte outside printable ASCII (below 0x20 or at/above 0x7f),
 /// tab excepted only by the caller's slow path.
 #[inline]
 pub fn has_unusual_bytes(line: &[u8]) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if line.len() >= 64 {
-            if std::arch::is_x86_feature_detected!("avx512bw") {
-                // SAFETY: the feature was detected at run time.
-                return unsafe { unusual_avx512(line) };
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the feature was detected at run time.
-                return unsafe { unusual_avx2(line) };
-            }
-        }
+    if line.len() < 64 {
+        return unusual_portable(line);
     }
-    unusual_portable(line)
+    has_unusual_bytes_with(Isa::detect(), line)
+}
+
+/// [`has_unusual_bytes`] on the path of `isa` (tests run every path the CPU has).
+pub fn has_unusual_bytes_with(isa: Isa, line: &[u8]) -> bool {
+    match isa.level() {
+        // SAFETY: an `Isa` of this level exists only when detection found avx512f/bw (and
+        // the rest of the level), the features `unusual_avx512` is compiled for.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { unusual_avx512(line) },
+        // SAFETY: the AVX2 level was detected (avx2, fma).
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { unusual_avx2(line) },
+        _ => unusual_portable(line),
+    }
 }
 
 #[inline(always)]
@@ -87,7 +93,9 @@ mod tests {
         #[test]
         fn every_path_agrees_with_the_naive_check(v in proptest::collection::vec(0x1fu8..0x81, 0..300)) {
             prop_assert_eq!(has_unusual_bytes(&v), naive(&v));
-            prop_assert_eq!(unusual_portable(&v), naive(&v));
+            for isa in Isa::available() {
+                prop_assert_eq!(has_unusual_bytes_with(isa, &v), naive(&v), "{:?}", isa);
+            }
         }
     }
 }

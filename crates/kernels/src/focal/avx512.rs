@@ -405,12 +405,14 @@ unsafe fn classes<const G: u8, const GRAD: bool, X: Elem>(
     sums
 }
 
-/// Whether this CPU and these parameters take the hand-written loop.
-pub fn applies(gamma_mode: u8) -> bool {
-    gamma_mode <= GAMMA_2
-        && is_x86_feature_detected!("avx512f")
-        && is_x86_feature_detected!("avx512bw")
-        && is_x86_feature_detected!("avx512vl")
+/// The proof that the loop may run: the AVX-512 level (avx512f/bw/vl/dq detected).
+#[derive(Clone, Copy)]
+pub struct Avx512(());
+
+/// Whether this ISA and these parameters take the hand-written loop: `Some` proof when the
+/// ISA is the AVX-512 level (which the caller can only hold if the CPU has it).
+pub fn applies(isa: crate::Isa, gamma_mode: u8) -> Option<Avx512> {
+    (isa.level() == crate::Level::Avx512 && gamma_mode <= GAMMA_2).then_some(Avx512(()))
 }
 
 /// The reduced pass over `x`: returns the partial sums, and writes the gradient × `scale`
@@ -418,6 +420,7 @@ pub fn applies(gamma_mode: u8) -> bool {
 /// one this loop handles. Callers check `applies` first.
 #[allow(clippy::too_many_arguments)]
 pub fn fused(
+    _proof: Avx512,
     gamma_mode: u8,
     x: Tensor,
     targets: Targets,
@@ -427,7 +430,7 @@ pub fn fused(
     grad: Option<&mut TensorMut>,
     block: usize,
 ) -> Option<Vec<f64>> {
-    assert!(applies(gamma_mode));
+    assert!(gamma_mode <= GAMMA_2);
     // α_t = α·t + (1 − α)·(1 − t) = (1 − α) + t·(2α − 1); without weighting, 1.
     let (a0, a1) = if weighted {
         (1.0 - alpha, 2.0 * alpha - 1.0)
@@ -443,7 +446,8 @@ pub fn fused(
     {
         assert_eq!(labels.len() * classes, x.len());
     }
-    // SAFETY: the CPU features are checked by `applies`; every pointer stays inside slices
+    // SAFETY: `_proof` exists only for an `Isa` of the AVX-512 level, made by detection of
+    // avx512f/bw/vl/dq (the features these functions are compiled for); every pointer stays inside slices
     // whose lengths are checked here (targets) or below (gradient).
     unsafe {
         let k = K {

@@ -469,14 +469,15 @@ fn run(
         // Reduced passes (no per-element loss output, no per-element incoming gradient): the
         // hand-written AVX-512 loop when it applies.
         #[cfg(target_arch = "x86_64")]
-        if isa == Isa::Avx512 && o.loss.is_none() && super::avx512::applies(g) {
+        if let Some(proof) = super::avx512::applies(isa, g).filter(|_| o.loss.is_none()) {
             let scaled = match (gr, o.grad.as_mut()) {
                 (Grad::Scalar(scale), Some(gm)) => Some((scale, Some(gm))),
                 (Grad::No, None) => Some((1.0, None)),
                 _ => None,
             };
             if let Some((scale, gm)) = scaled {
-                let sums = super::avx512::fused(g, x, t, p.alpha, weighted, scale, gm, BLOCK);
+                let sums =
+                    super::avx512::fused(proof, g, x, t, p.alpha, weighted, scale, gm, BLOCK);
                 if let Some(sums) = sums {
                     return sums;
                 }

@@ -4,6 +4,7 @@
 //! compiler nor a bug can skip bytes: a kernel that did not touch every element fails loudly.
 
 use crate::BandwidthPoint;
+use profilednn_isa::{Isa, Level};
 use std::time::Instant;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,33 +115,30 @@ unsafe fn triad_avx2(a: &mut [f32], b: &[f32], c: &[f32]) {
     triad_body(a, b, c)
 }
 
-/// Runtime dispatch: the widest vectors the CPU has, else portable code.
+/// Runtime dispatch: the widest vectors the CPU has (whatever `PROFILEDNN_ISA` says: this
+/// measures the machine), else portable code.
 fn sum(a: &[f32]) -> f64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if is_x86_feature_detected!("avx512f") {
-            // SAFETY: feature checked.
-            return unsafe { sum_avx512(a) };
-        }
-        if is_x86_feature_detected!("avx2") {
-            return unsafe { sum_avx2(a) };
-        }
+    match Isa::best().level() {
+        // SAFETY: the AVX-512 level was detected (it includes avx512f, which this path needs).
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { sum_avx512(a) },
+        // SAFETY: the AVX2 level was detected (avx2, fma).
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { sum_avx2(a) },
+        _ => sum_body(a),
     }
-    sum_body(a)
 }
 
 fn triad(a: &mut [f32], b: &[f32], c: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if is_x86_feature_detected!("avx512f") {
-            // SAFETY: feature checked.
-            return unsafe { triad_avx512(a, b, c) };
-        }
-        if is_x86_feature_detected!("avx2") {
-            return unsafe { triad_avx2(a, b, c) };
-        }
+    match Isa::best().level() {
+        // SAFETY: the AVX-512 level was detected (it includes avx512f, which this path needs).
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { triad_avx512(a, b, c) },
+        // SAFETY: the AVX2 level was detected (avx2, fma).
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { triad_avx2(a, b, c) },
+        _ => triad_body(a, b, c),
     }
-    triad_body(a, b, c)
 }
 
 /// One thread's share of the arrays.

@@ -14,7 +14,8 @@ pub struct Kernel {
     /// Floating-point operations per instruction (FMA = 2 per lane; `vdpbf16ps` = 4).
     pub flops_per_instruction: u32,
     pub chains: u32,
-    body: fn(u64) -> f32,
+    /// Compiled for the features `available` checks: only `run` calls it, after that check.
+    body: unsafe fn(u64) -> f32,
     available: fn() -> bool,
 }
 
@@ -46,12 +47,27 @@ impl Kernel {
 }
 
 /// Best-of-`runs` GFLOP/s over `threads` threads each running the kernel.
+///
+/// Panics if the CPU lacks the kernel's instructions (check [`Kernel::available`] first).
 pub fn run(k: &Kernel, iters: u64, runs: u32, threads: usize) -> f64 {
+    assert!(
+        k.available(),
+        "the {} kernel needs instructions this CPU lacks",
+        k.isa
+    );
     let mut best = 0.0f64;
     for _ in 0..runs.max(1) {
         let start = Instant::now();
         let sink: f32 = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads).map(|_| s.spawn(|| (k.body)(iters))).collect();
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        // SAFETY: `available()` was checked above: the CPU has the features
+                        // the body is compiled for.
+                        unsafe { (k.body)(iters) }
+                    })
+                })
+                .collect();
             handles.into_iter().map(|h| h.join().unwrap()).sum()
         });
         let secs = start.elapsed().as_secs_f64();
@@ -73,7 +89,7 @@ pub fn kernels() -> Vec<Kernel> {
                 flops_per_instruction: 8,
                 chains: 12,
                 body: x86::fma128,
-                available: || is_x86_feature_detected!("fma"),
+                available: || profilednn_isa::Isa::of(profilednn_isa::Level::Avx2).is_some(),
             },
             Kernel {
                 precision: "f32",
@@ -83,7 +99,7 @@ pub fn kernels() -> Vec<Kernel> {
                 flops_per_instruction: 16,
                 chains: 12,
                 body: x86::fma256,
-                available: || is_x86_feature_detected!("fma") && is_x86_feature_detected!("avx2"),
+                available: || profilednn_isa::Isa::of(profilednn_isa::Level::Avx2).is_some(),
             },
             Kernel {
                 precision: "f32",
@@ -93,7 +109,7 @@ pub fn kernels() -> Vec<Kernel> {
                 flops_per_instruction: 32,
                 chains: 16,
                 body: x86::fma512,
-                available: || is_x86_feature_detected!("avx512f"),
+                available: || profilednn_isa::Isa::of(profilednn_isa::Level::Avx512).is_some(),
             },
             Kernel {
                 precision: "bf16",
@@ -103,9 +119,7 @@ pub fn kernels() -> Vec<Kernel> {
                 flops_per_instruction: 64,
                 chains: 16,
                 body: x86::dpbf16,
-                available: || {
-                    is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bf16")
-                },
+                available: profilednn_isa::avx512_bf16,
             },
         ]
     }
@@ -143,8 +157,10 @@ mod x86 {
     /// overflows), summed at the end so the compiler must keep every chain.
     macro_rules! fma_kernel {
         ($safe:ident, $inner:ident, $feat:literal, $n:literal, $set1:ident, $fma:ident, $ty:ty, $store:expr) => {
-            pub fn $safe(iters: u64) -> f32 {
-                // SAFETY: only called when `available` confirmed the features.
+            /// # Safety
+            /// The CPU must have the features of the `target_feature` list below.
+            pub unsafe fn $safe(iters: u64) -> f32 {
+                // SAFETY: the caller guarantees the features.
                 unsafe { $inner(iters) }
             }
             #[target_feature(enable = $feat)]
@@ -210,8 +226,10 @@ mod x86 {
         |x| first512(x)
     );
 
-    pub fn dpbf16(iters: u64) -> f32 {
-        // SAFETY: only called when `available` confirmed avx512f + avx512bf16.
+    /// # Safety
+    /// The CPU must have avx512f and avx512bf16.
+    pub unsafe fn dpbf16(iters: u64) -> f32 {
+        // SAFETY: the caller guarantees the features.
         unsafe { dpbf16_impl(iters) }
     }
 
