@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use profilednn_replay::native::run::Timing;
-use profilednn_replay::native::{replay_profile, Replay, Session, SCHEMA};
+use profilednn_replay::native::{replay_profile, sequence, Replay, Session, SCHEMA};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,6 +46,17 @@ pub struct ReplayArgs {
     cold_cache: bool,
     #[arg(long)]
     no_progress: bool,
+    /// `sequence`: one steady-state iteration re-run in log order (each call finds the caches
+    /// the previous primitives left, as in training); `isolated`: each problem timed in its
+    /// own loop (benchdnn's view).
+    #[arg(long, value_enum, default_value_t = Mode::Sequence)]
+    mode: Mode,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Mode {
+    Sequence,
+    Isolated,
 }
 
 pub fn run(args: ReplayArgs) -> Result<ExitCode> {
@@ -100,13 +111,36 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         );
         b
     });
-    let results = replay_profile(&session, &profile, &timing, |i, n, what| {
+    let progress = |i: usize, n: usize, what: &str| {
         if let Some(b) = &bar {
             b.set_length(n as u64);
             b.set_position(i as u64);
             b.set_message(what.to_string());
         }
-    });
+    };
+    let (results, sequence) = match args.mode {
+        Mode::Isolated => (replay_profile(&session, &profile, &timing, progress), None),
+        Mode::Sequence => {
+            let input = profilednn_verbose::LogInput::open(&args.log)
+                .with_context(|| format!("{}: cannot read the log", args.log.display()))?;
+            let (mut calls, from) = sequence::steady_iteration(input, &profile);
+            if args.top.is_some() {
+                let keep: std::collections::HashSet<String> =
+                    profilednn_replay::native::problems(&profile)
+                        .into_iter()
+                        .map(|x| x.key)
+                        .collect();
+                calls.retain(|p| keep.contains(&profilednn_replay::native::problem_key(p)));
+            }
+            let st = sequence::SequenceTiming {
+                warmup: args.warmup,
+                ..Default::default()
+            };
+            let (r, summary) =
+                sequence::replay_sequence(&session, &profile, &calls, from, &st, progress);
+            (r, Some(summary))
+        }
+    };
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -118,6 +152,11 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         cpu: profilednn_machine::cpu::model_name(),
         threads: std::env::var("OMP_NUM_THREADS").ok(),
         binding: std::env::var("OMP_PROC_BIND").ok(),
+        mode: match args.mode {
+            Mode::Sequence => "sequence".into(),
+            Mode::Isolated => "isolated".into(),
+        },
+        sequence,
         results,
     };
     std::fs::write(&args.output, serde_json::to_string_pretty(&replay)? + "\n")

@@ -1,6 +1,11 @@
 //! Same machine, real oneDNN: a training program compiled here against oneDNN writes a log on
-//! this machine; `replay` re-creates its primitives, `project` projects its time, and the
-//! projection must come within 20 % of the logged oneDNN time (steady state).
+//! this machine; `replay` re-creates its primitives, `project` projects its time.
+//!
+//! Two tests: that replay works end to end (every test run), and the *accuracy check* (timed,
+//! so `#[ignore]`d here and run by `bench/accuracy.sh`, which `.ci/run` runs on a quiet
+//! machine): the sequence replay's projection within 10 % of the logged steady-state oneDNN
+//! time at 1 and 2 threads, and every kind+propagation group with ≥ 5 % of the time within
+//! 25 %. Every figure is printed, the isolated replay's beside it.
 //!
 //! Needs oneDNN 3.x with headers (`pip install onednn-cpu-gomp==2023.2.0
 //! onednn-devel-cpu-gomp==2023.2.0`) found through PROFILEDNN_DNNL_LIB or a pip prefix, and gcc.
@@ -45,7 +50,7 @@ fn onednn() -> Option<PathBuf> {
 }
 
 /// Builds and runs the C training program of the corpus with verbose mode on.
-fn fresh_log(lib: &std::path::Path, iters: u32) -> PathBuf {
+fn fresh_log(lib: &std::path::Path, iters: u32, threads: usize) -> PathBuf {
     let dir = temp_dir();
     let libdir = lib.parent().unwrap();
     let exe = dir.join("train_v3");
@@ -65,9 +70,7 @@ fn fresh_log(lib: &std::path::Path, iters: u32) -> PathBuf {
         .arg(iters.to_string())
         .arg("f32")
         .env("ONEDNN_VERBOSE", "1")
-        // One thread for the program and the replay alike: on a shared 2-core machine an
-        // OpenMP barrier waiting for a preempted thread would dominate both measurements.
-        .env("OMP_NUM_THREADS", "1")
+        .env("OMP_NUM_THREADS", threads.to_string())
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -76,29 +79,9 @@ fn fresh_log(lib: &std::path::Path, iters: u32) -> PathBuf {
     log
 }
 
-#[test]
-fn same_machine_projection_is_within_20_percent() {
-    let Some(lib) = onednn() else { return };
-    // The log and the replay are measured a few seconds apart; on this shared machine a
-    // neighbour can slow one of them down by a quarter for that long (seen once: -21.3 %, the
-    // same test otherwise at -1…-3 %). So a miss is measured again once, from a fresh log and a
-    // fresh replay; every attempt's error is printed.
-    let mut errors = Vec::new();
-    for _ in 0..2 {
-        let error = projection_error(&lib);
-        errors.push(format!("{:+.1}%", error * 100.0));
-        if error.abs() < 0.2 {
-            return;
-        }
-    }
-    panic!("projection error {}", errors.join(", then "));
-}
-
-/// Records the program, replays its primitives, projects: (projected / logged) − 1.
-fn projection_error(lib: &std::path::Path) -> f64 {
-    let lib = lib.to_path_buf();
-    let log = fresh_log(&lib, 300);
-    let results = log.with_extension("replay.json");
+/// Replays `log` in `mode` and returns the replay results file.
+fn replay(lib: &std::path::Path, log: &std::path::Path, threads: usize, mode: &str) -> PathBuf {
+    let results = log.with_extension(format!("{mode}.replay.json"));
     let out = bin()
         .args([
             "replay",
@@ -108,7 +91,10 @@ fn projection_error(lib: &std::path::Path) -> f64 {
             "--dnnl-lib",
             lib.to_str().unwrap(),
             "--threads",
-            "1",
+            &threads.to_string(),
+            "--mode",
+            mode,
+            "--no-progress",
         ])
         .output()
         .unwrap();
@@ -117,8 +103,29 @@ fn projection_error(lib: &std::path::Path) -> f64 {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    results
+}
+
+#[test]
+fn sequence_replay_recreates_the_c_programs_iteration_with_the_logged_implementations() {
+    let Some(lib) = onednn() else { return };
+    let log = fresh_log(&lib, 20, 1);
+    let results = replay(&lib, &log, 1, "sequence");
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+    assert_eq!(r["mode"], "sequence");
+    // 20 iterations, no markers: the repeating pattern gives the last 20th of the exec calls.
+    let seq = &r["sequence"];
+    let execs = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("onednn_verbose,") && l.contains(",exec,"))
+        .count();
+    assert_eq!(
+        seq["calls_per_iteration"].as_u64().unwrap() as usize * 20,
+        execs
+    );
+    assert!(seq["iterations"].as_u64().unwrap() >= 5);
     let rows = r["results"].as_array().unwrap();
     let replayed: Vec<_> = rows
         .iter()
@@ -134,18 +141,135 @@ fn projection_error(lib: &std::path::Path) -> f64 {
     for x in &replayed {
         assert_eq!(x["implementation_matches"], true, "{}", x["key"]);
     }
-    let p = json_of(&[
+}
+
+/// One attempt: logged and projected ms per iteration, overall and by group.
+struct Attempt {
+    logged: f64,
+    sequence: f64,
+    isolated: f64,
+    /// (group, logged, sequence, isolated)
+    groups: Vec<(String, f64, f64, f64)>,
+}
+
+impl Attempt {
+    fn error(&self) -> f64 {
+        self.sequence / self.logged - 1.0
+    }
+
+    /// Groups with ≥ 5 % of the logged time whose sequence projection misses by > 25 %.
+    fn group_misses(&self) -> Vec<String> {
+        self.groups
+            .iter()
+            .filter(|(_, l, p, _)| *l >= 0.05 * self.logged && (p / l - 1.0).abs() > 0.25)
+            .map(|(g, l, p, _)| format!("{g} {:+.1}%", (p / l - 1.0) * 100.0))
+            .collect()
+    }
+
+    fn print(&self, threads: usize) {
+        println!(
+            "accuracy: C training program, {threads} thread(s): logged {:.3} ms/iteration; sequence replay {:.3} ({:+.1}%); isolated replay {:.3} ({:+.1}%)",
+            self.logged,
+            self.sequence,
+            self.error() * 100.0,
+            self.isolated,
+            (self.isolated / self.logged - 1.0) * 100.0
+        );
+        for (g, l, p, i) in &self.groups {
+            println!(
+                "    {g:<42} logged {l:>7.3}  sequence {p:>7.3} ({:+6.1}%)  isolated {i:>7.3} ({:+6.1}%){}",
+                (p / l - 1.0) * 100.0,
+                (i / l - 1.0) * 100.0,
+                if *l >= 0.05 * self.logged { "" } else { "  (< 5% of the time)" }
+            );
+        }
+    }
+}
+
+fn project(log: &std::path::Path, results: &std::path::Path) -> serde_json::Value {
+    json_of(&[
         "project",
         log.to_str().unwrap(),
         "--replay",
         results.to_str().unwrap(),
         "--json",
-    ]);
-    let (logged, projected) = (
-        p["logged_onednn_ms"].as_f64().unwrap(),
-        p["projected_onednn_ms"].as_f64().unwrap(),
+    ])
+}
+
+fn attempt(lib: &std::path::Path, threads: usize) -> Attempt {
+    let log = fresh_log(lib, 300, threads);
+    let seq = project(&log, &replay(lib, &log, threads, "sequence"));
+    let iso = project(&log, &replay(lib, &log, threads, "isolated"));
+    let groups = seq["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let name = format!(
+                "{} {}",
+                g["prim_kind"].as_str().unwrap(),
+                g["prop_kind"].as_str().unwrap()
+            );
+            let i = iso["groups"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|x| x["prim_kind"] == g["prim_kind"] && x["prop_kind"] == g["prop_kind"])
+                .map_or(f64::NAN, |x| x["projected_ms"].as_f64().unwrap());
+            (
+                name,
+                g["logged_ms"].as_f64().unwrap(),
+                g["projected_ms"].as_f64().unwrap(),
+                i,
+            )
+        })
+        .collect();
+    Attempt {
+        logged: seq["logged_onednn_ms"].as_f64().unwrap(),
+        sequence: seq["projected_onednn_ms"].as_f64().unwrap(),
+        isolated: iso["projected_onednn_ms"].as_f64().unwrap(),
+        groups,
+    }
+}
+
+#[test]
+#[ignore = "accuracy check (timed): run by bench/accuracy.sh"]
+fn same_machine_projection_is_within_10_percent_at_1_and_2_threads() {
+    let Some(lib) = onednn() else { return };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut failures = Vec::new();
+    for threads in [1, 2] {
+        if threads > cores {
+            println!("SKIPPED: {threads} threads: this machine has {cores} core(s)");
+            continue;
+        }
+        // The log and the replays are measured seconds apart; on a shared machine a neighbour
+        // can slow one of them for that long. A miss is measured again from a fresh log and
+        // fresh replays (at most three attempts); every attempt is printed. The bound is
+        // never widened.
+        let mut errors = Vec::new();
+        let mut passed = false;
+        for _ in 0..3 {
+            let a = attempt(&lib, threads);
+            a.print(threads);
+            let misses = a.group_misses();
+            errors.push(format!(
+                "{:+.1}% (groups off: {})",
+                a.error() * 100.0,
+                misses.join(", ")
+            ));
+            if a.error().abs() <= 0.10 && misses.is_empty() {
+                passed = true;
+                break;
+            }
+        }
+        if !passed {
+            failures.push(format!("{threads} thread(s): {}", errors.join("; then ")));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "projection misses: {}",
+        failures.join(" | ")
     );
-    let error = projected / logged - 1.0;
-    eprintln!("same-machine projection: logged {logged:.3} ms/iteration, projected {projected:.3}, error {:+.1}%", error * 100.0);
-    error
 }

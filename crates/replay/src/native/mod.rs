@@ -3,6 +3,7 @@
 pub mod api;
 pub mod build;
 pub mod run;
+pub mod sequence;
 
 use api::{Dnnl, Handle};
 use profilednn_analysis::{EventKind, Profile};
@@ -41,7 +42,18 @@ pub struct Replay {
     pub cpu: Option<String>,
     pub threads: Option<String>,
     pub binding: Option<String>,
+    /// `sequence` (a steady-state iteration re-run in log order, the default) or `isolated`
+    /// (each problem in its own loop, benchdnn's view). Files without it are isolated.
+    #[serde(default = "isolated")]
+    pub mode: String,
+    /// What the sequence replay ran, in `sequence` mode.
+    #[serde(default)]
+    pub sequence: Option<sequence::SequenceSummary>,
     pub results: Vec<ReplayResult>,
+}
+
+fn isolated() -> String {
+    "isolated".into()
 }
 
 /// One problem of a log: entries that differ only in implementation merged.
@@ -106,8 +118,8 @@ pub fn problems(p: &Profile) -> Vec<Problem> {
 
 pub struct Session {
     pub dnnl: Dnnl,
-    engine: Handle,
-    stream: Handle,
+    pub(crate) engine: Handle,
+    pub(crate) stream: Handle,
 }
 
 impl Session {

@@ -85,13 +85,47 @@ pub(crate) fn implementation(d: &Dnnl, pd: Handle) -> String {
     unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
 }
 
-pub(crate) fn measure(
-    d: &Dnnl,
-    engine: Handle,
-    stream: Handle,
-    b: &Built,
-    t: &Timing,
-) -> Result<Measurement, String> {
+/// A primitive ready to execute: created, with every argument it asks for allocated and
+/// filled. Destroys the primitive and its memories when dropped.
+pub(crate) struct Prepared<'a> {
+    d: &'a Dnnl,
+    pub(crate) implementation: String,
+    pub(crate) prim: Handle,
+    pub(crate) args: Vec<ExecArg>,
+    _mems: Memories<'a>,
+}
+
+impl Drop for Prepared<'_> {
+    fn drop(&mut self) {
+        // SAFETY: created by dnnl_primitive_create in `prepare`, destroyed once.
+        unsafe { (self.d.api.dnnl_primitive_destroy)(self.prim) };
+    }
+}
+
+impl Prepared<'_> {
+    /// One execution, waited for; its wall time in ms.
+    pub(crate) fn execute(&self, stream: Handle) -> Result<f64, String> {
+        let api = &self.d.api;
+        let start = Instant::now();
+        // SAFETY: the primitive and every argument memory are alive (owned by `self`).
+        let st = unsafe {
+            (api.dnnl_primitive_execute)(
+                self.prim,
+                stream,
+                self.args.len() as c_int,
+                self.args.as_ptr(),
+            )
+        };
+        // SAFETY: the stream outlives this call (owned by the session).
+        unsafe { (api.dnnl_stream_wait)(stream) };
+        if st != 0 {
+            return Err(format!("execution failed (status {st})"));
+        }
+        Ok(start.elapsed().as_secs_f64() * 1e3)
+    }
+}
+
+pub(crate) fn prepare<'a>(d: &'a Dnnl, engine: Handle, b: &Built) -> Result<Prepared<'a>, String> {
     let api = &d.api;
     let implementation = implementation(d, b.pd);
     let mut mems = Memories {
@@ -139,42 +173,49 @@ pub(crate) fn measure(
     if st != 0 {
         return Err(format!("cannot create the primitive (status {st})"));
     }
-    let run = || -> Result<f64, String> {
-        let start = Instant::now();
-        let st = unsafe {
-            (api.dnnl_primitive_execute)(prim, stream, args.len() as c_int, args.as_ptr())
-        };
-        unsafe { (api.dnnl_stream_wait)(stream) };
-        if st != 0 {
-            return Err(format!("execution failed (status {st})"));
-        }
-        Ok(start.elapsed().as_secs_f64() * 1e3)
-    };
-    let result = (|| {
-        for _ in 0..t.warmup {
-            run()?;
-        }
-        let mut times = Vec::new();
-        let mut total = 0.0;
-        while (times.len() < t.min_runs as usize || total < t.min_time_ms)
-            && times.len() < t.max_runs as usize
-        {
-            let ms = run()?;
-            total += ms;
-            times.push(ms);
-        }
-        times.sort_by(f64::total_cmp);
-        let q = |f: f64| times[((times.len() - 1) as f64 * f).round() as usize];
-        Ok(Measurement {
-            implementation,
-            runs: times.len() as u32,
-            median_ms: q(0.5),
-            min_ms: times[0],
-            max_ms: *times.last().unwrap(),
-            p10_ms: q(0.1),
-            p90_ms: q(0.9),
-        })
-    })();
-    unsafe { (api.dnnl_primitive_destroy)(prim) };
-    result
+    Ok(Prepared {
+        d,
+        implementation,
+        prim,
+        args,
+        _mems: mems,
+    })
+}
+
+/// Median and spread of a set of per-call times.
+pub(crate) fn summarize(implementation: String, mut times: Vec<f64>) -> Measurement {
+    times.sort_by(f64::total_cmp);
+    let q = |f: f64| times[((times.len() - 1) as f64 * f).round() as usize];
+    Measurement {
+        implementation,
+        runs: times.len() as u32,
+        median_ms: q(0.5),
+        min_ms: times[0],
+        max_ms: *times.last().unwrap(),
+        p10_ms: q(0.1),
+        p90_ms: q(0.9),
+    }
+}
+
+pub(crate) fn measure(
+    d: &Dnnl,
+    engine: Handle,
+    stream: Handle,
+    b: &Built,
+    t: &Timing,
+) -> Result<Measurement, String> {
+    let p = prepare(d, engine, b)?;
+    for _ in 0..t.warmup {
+        p.execute(stream)?;
+    }
+    let mut times = Vec::new();
+    let mut total = 0.0;
+    while (times.len() < t.min_runs as usize || total < t.min_time_ms)
+        && times.len() < t.max_runs as usize
+    {
+        let ms = p.execute(stream)?;
+        total += ms;
+        times.push(ms);
+    }
+    Ok(summarize(p.implementation.clone(), times))
 }

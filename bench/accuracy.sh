@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Accuracy checks: the measurements whose bounds depend on timing, run on their own (never in
+# `cargo test`, where other tests share the cores) and printed with every figure.
+#   - the compute-peak kernels fall in the plausible envelope of this CPU's frequency;
+#   - the same-machine projection (sequence replay) of the C training program within 10 % of
+#     the logged oneDNN time at 1 and 2 threads, groups with >= 5 % of the time within 25 %.
+# Needs oneDNN 3.x with headers (PROFILEDNN_DNNL_LIB, or pip's onednn-cpu-gomp/-devel) and gcc.
+# Usage: bash bench/accuracy.sh        (exit status non-zero when a bound is missed)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+cargo build --release -q
+status=0
+cargo test --release -q -p profilednn-machine --lib -- --ignored --nocapture --test-threads 1 \
+  measured_peaks_fall_in_the_plausible_envelope 2>&1 | grep -E "peak envelope|SKIPPED|panicked|test result" || status=1
+cargo test --release -q -p profilednn --test replay_same_machine -- --ignored --nocapture --test-threads 1 \
+  same_machine_projection 2>&1 | grep -vE "^\s*$|^running" || status=1
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+exit $status
