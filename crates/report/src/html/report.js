@@ -81,7 +81,7 @@
       let n = root;
       root.value += p.time_ms;
       for (const level of [p.kind, p.prop, p.impl, p.shapes]) {
-        if (!n.children.has(level)) n.children.set(level, { name: level, value: 0, children: new Map(), parent: n, kind: p.kind });
+        if (!n.children.has(level)) n.children.set(level, { name: level, value: 0, children: new Map(), parent: n, kind: p.kind, trail: [...(n.trail || []), level] });
         n = n.children.get(level);
         n.value += p.time_ms;
       }
@@ -110,11 +110,13 @@
         if (depth > 4) return;
         let a = a0;
         const kids = [...n.children.values()].sort((x, y) => y.value - x.value);
+        const sum = kids.reduce((s, k) => s + k.value, 0);
         for (const c of kids) {
-          const span = n.value > 0 ? (a1 - a) * c.value / kids.reduce((s, k) => s + k.value, 0) : 0;
+          // Each child's share of its parent's arc: of [a0, a1], not of what is left of it.
+          const span = sum > 0 ? (a1 - a0) * c.value / sum : 0;
           const b = a + span;
           if (b - a > 0.002) {
-            const seg = el("svg:path", { d: arc(a, b, ring * depth, ring * (depth + 1) - 1), fill: color(c.kind), "fill-opacity": 1 - 0.17 * (depth - 1), stroke: "#fff", "stroke-width": 0.7, class: "segment", "data-depth": depth, onclick: () => draw(c) });
+            const seg = el("svg:path", { d: arc(a, b, ring * depth, ring * (depth + 1) - 1), fill: color(c.kind), "fill-opacity": 1 - 0.17 * (depth - 1), stroke: "#fff", "stroke-width": 0.7, class: "segment", "data-depth": depth, "data-a0": a.toFixed(6), "data-a1": b.toFixed(6), "data-path": c.trail.join(" › "), onclick: () => draw(c) });
             tooltip(seg, `${[...path, c.name].join(" › ")}\n${ms(c.value)} ms (${pct(c.value / root.value)} of all)`);
             svg.append(seg);
             count++;
