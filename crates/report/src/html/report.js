@@ -345,7 +345,7 @@
         tooltip(el("svg:rect", { x: 240, y: y + 15, width: w(g.after.time_ms), height: 13, fill: "#2b6cb0" }), `after ${ms(g.after.time_ms)} ms`),
         el("svg:text", { x: W - 170, y: y + 17, text: speed(g.speedup) }));
     });
-    const list = (title, rows) => rows.length ? card(title, el("div", { class: "tablewrap" }, el("table", {},
+    const list = (title, rows, total) => rows.length ? card(`${title} (${rows.length} of ${total})`, el("div", { class: "tablewrap" }, el("table", {},
       el("thead", {}, el("tr", {}, ["primitive", "before ms", "after ms", "Δ ms", "calls", "implementation"].map((h) => el("th", { text: h })))),
       el("tbody", {}, rows.map((r) => el("tr", {},
         el("td", { class: "shape", text: `${r.prim_kind} ${r.prop_kind} ${r.dtype} ${r.shapes}` }),
@@ -354,8 +354,8 @@
         el("td", { class: "n", text: `${num(r.before.calls)} → ${num(r.after.calls)}` }),
         el("td", { text: r.implementation_changed ? `${r.before.implementations.join(" ")} → ${r.after.implementations.join(" ")}` : (r.before.implementations[0] || r.after.implementations[0] || "") }))))))) : null;
     app.append(...[head, card("By kind and propagation (grey: before, blue: after)", svg), torchDiff(D.torch),
-      list("Largest changes", d.changes), list("Appeared (only after)", d.appeared), list("Disappeared (only before)", d.disappeared),
-      list("Implementation changed", d.implementation_changes), list("Call count changed", d.call_changes)].filter(Boolean));
+      list("Largest changes", d.changes, d.changes_total), list("Appeared (only after)", d.appeared, d.appeared_total), list("Disappeared (only before)", d.disappeared, d.disappeared_total),
+      list("Implementation changed", d.implementation_changes, d.implementation_changes_total), list("Call count changed", d.call_changes, d.call_changes_total)].filter(Boolean));
   }
 
   try {
