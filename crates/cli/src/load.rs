@@ -62,13 +62,41 @@ pub fn profiles(
         } else {
             path.display().to_string()
         };
-        profiles.push(Profile::from_scan(
-            name,
-            out,
-            &ProfileOptions { iterations },
-        ));
+        let profile = Profile::from_scan(name, out, &ProfileOptions { iterations });
+        if let Some(msg) = no_verbose_lines(&profile) {
+            bail!(msg);
+        }
+        profiles.push(profile);
     }
     Ok(profiles)
+}
+
+/// The error of a log without a single oneDNN verbose line (an empty file, the program's output
+/// without verbose mode, binary data), with how to get one; `None` when the log has any.
+pub fn no_verbose_lines(p: &Profile) -> Option<String> {
+    let l = &p.lines;
+    if l.exec + l.create + l.info + l.diagnostics + l.malformed > 0 {
+        return None;
+    }
+    Some(no_verbose_message(
+        &p.sources.join(", "),
+        l.total,
+        p.read_error.as_deref(),
+    ))
+}
+
+/// "No oneDNN verbose line in `source`", and how to record a log (exit status 1 follows).
+pub fn no_verbose_message(source: &str, lines: u64, read_error: Option<&str>) -> String {
+    let read = match read_error {
+        Some(e) => format!("; reading stopped early: {e}"),
+        None => String::new(),
+    };
+    format!(
+        "{source}: no oneDNN verbose line found ({lines} line{} read{read}). Record a log with \
+         `profilednn record -o train.log -- python train.py`, or run the program with \
+         ONEDNN_VERBOSE=1 (DNNL_VERBOSE=1 for older versions) and save its output",
+        if lines == 1 { "" } else { "s" }
+    )
 }
 
 fn progress_bar(input: &LogInput, disabled: bool) -> Option<ProgressBar> {

@@ -342,3 +342,48 @@ fn per_iteration_times_match_a_naive_split_at_markers() {
         }
     }
 }
+
+/// Input without a single verbose line: exit status 1 and how to record a log, not empty tables.
+#[test]
+fn no_verbose_lines_is_an_error_that_says_how_to_record() {
+    let dir = tempdir().join("no-verbose");
+    std::fs::create_dir_all(&dir).unwrap();
+    let binary: Vec<u8> = (0..4096u32).map(|i| (i * 7919 % 251) as u8).collect();
+    let cases: [(&str, &[u8]); 4] = [
+        ("empty.log", b""),
+        ("text.log", b"epoch 1 loss 0.5\nepoch 2 loss 0.4\n"),
+        ("zero.log.gz", b""),
+        ("binary.log", &binary),
+    ];
+    let check = |out: std::process::Output, what: &str| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+        assert!(out.stdout.is_empty(), "{what}: printed a report");
+        assert!(
+            err.contains("no oneDNN verbose line found")
+                && err.contains("ONEDNN_VERBOSE=1")
+                && err.contains("profilednn record"),
+            "{what}: {err}"
+        );
+    };
+    for (name, bytes) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        for cmd in ["report", "advise", "trace"] {
+            let mut c = bin();
+            c.args([cmd, path.to_str().unwrap()]);
+            if cmd == "trace" {
+                c.args(["-o", dir.join("t.json").to_str().unwrap()]);
+            }
+            check(c.output().unwrap(), &format!("{cmd} {name}"));
+        }
+    }
+    check(
+        bin()
+            .args(["report", "-"])
+            .write_stdin("")
+            .output()
+            .unwrap(),
+        "report - </dev/null",
+    );
+}
