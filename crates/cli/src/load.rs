@@ -128,3 +128,20 @@ fn progress_bar(input: &LogInput, disabled: bool) -> Option<ProgressBar> {
     bar.set_message(input.path().display().to_string());
     Some(bar)
 }
+
+/// An error and its causes on one line, `outer: inner: …`, each cause left out when the text
+/// before it already says it (errors that print their source themselves).
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let c = cause.to_string();
+        if out.contains(&c) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&c);
+    }
+    out
+}

@@ -387,3 +387,36 @@ fn no_verbose_lines_is_an_error_that_says_how_to_record() {
         "report - </dev/null",
     );
 }
+
+/// A directory, a missing log, a missing machine profile: one line each, the OS error once.
+#[test]
+fn errors_are_said_once() {
+    let dir = tempdir().join("a-directory");
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let log = root().join("examples/retinanet_rnx50_fp32.log.gz");
+    let stderr = |args: &[&str]| {
+        let out = bin().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for cmd in ["report", "trace", "advise"] {
+        let err = stderr(&[cmd, d]);
+        assert_eq!(
+            err,
+            format!("profilednn: error: cannot read the log: {d} is a directory, not a log file\n"),
+            "{cmd}"
+        );
+    }
+    let err = stderr(&["report", "no/such/file.log"]);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    let err = stderr(&[
+        "report",
+        log.to_str().unwrap(),
+        "--machine",
+        "/nonexistent/machine.json",
+    ]);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+}
