@@ -145,3 +145,48 @@ pub fn error_text(e: &anyhow::Error) -> String {
     }
     out
 }
+
+/// Value parser of counts (`--iterations`, `--top`, `--cores`): a whole number of at least 1.
+pub fn count(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a whole number")),
+    }
+}
+
+/// [`count`] as a `usize`.
+pub fn count_usize(s: &str) -> Result<usize, String> {
+    count(s).and_then(|n| usize::try_from(n).map_err(|_| format!("{n} is too large")))
+}
+
+/// Value parser of shares: a fraction from 0 to 1 (0.05 = 5 %).
+pub fn share(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        Ok(v) => Err(format!(
+            "a share is a fraction from 0 to 1 (0.05 = 5 %), not {v}"
+        )),
+        Err(_) => Err(format!("`{s}` is not a number")),
+    }
+}
+
+/// Value parser of non-negative finite numbers (ratios, durations, counts of ops).
+pub fn non_negative(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(v) => Err(format!("must be a number of at least 0, not {v}")),
+        Err(_) => Err(format!("`{s}` is not a number")),
+    }
+}
+
+/// Value parser of `B,A`: two counts (`diff --iterations 3,5`).
+pub fn count_pair(s: &str) -> Result<(u64, u64), String> {
+    let Some((b, a)) = s.split_once(',') else {
+        return Err(format!(
+            "expected BEFORE,AFTER (two counts, as in 3,5), not `{s}`"
+        ));
+    };
+    let part = |x: &str, which: &str| count(x).map_err(|e| format!("{which}: {e}"));
+    Ok((part(b, "BEFORE")?, part(a, "AFTER")?))
+}

@@ -27,7 +27,7 @@ pub struct ReplayArgs {
     #[arg(long)]
     bind: bool,
     /// Replay only the N problems with the most time in the log.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::load::count_usize)]
     top: Option<usize>,
     #[arg(long, default_value_t = Timing::default().warmup)]
     warmup: u32,

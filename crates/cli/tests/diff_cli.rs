@@ -203,3 +203,23 @@ fn diff_counts_are_of_all_rows_not_of_top() {
     assert!(text.contains("Implementation changed (1 of 2)"), "{text}");
     assert!(text.contains("Call count changed (1 of 2)"), "{text}");
 }
+
+/// `diff --iterations 3,5`, as its `--help` shows it: 3 iterations before, 5 after.
+#[test]
+fn diff_iterations_accepts_what_its_help_shows() {
+    let out = common::bin().args(["diff", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--iterations 3,5"), "{help}");
+    let log = root().join("examples/resnet50_bf16_cl.log.gz");
+    let l = log.to_str().unwrap();
+    let d = json_of(&["diff", l, l, "--iterations", "3,5", "--format", "json"]);
+    assert_eq!(d["before_iterations"], 3);
+    assert_eq!(d["after_iterations"], 5);
+    assert_eq!(d["scale"], "per_iteration");
+    let out = common::bin()
+        .args(["diff", l, l, "--iterations", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("BEFORE,AFTER"));
+}

@@ -420,3 +420,42 @@ fn errors_are_said_once() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
 }
+
+/// Counts of 0 and shares above 1 are usage errors naming the option, not silently used.
+#[test]
+fn options_out_of_range_are_rejected() {
+    let log = root().join("examples/retinanet_rnx50_fp32.log.gz");
+    let l = log.to_str().unwrap();
+    let cases: [(&[&str], &str, &str); 7] = [
+        (
+            &["report", l, "--iterations", "0"],
+            "--iterations",
+            "at least 1",
+        ),
+        (&["report", l, "--top", "0"], "--top", "at least 1"),
+        (&["advise", l, "--cores", "0"], "--cores", "at least 1"),
+        (
+            &["advise", l, "--iterations", "0"],
+            "--iterations",
+            "at least 1",
+        ),
+        (
+            &["advise", l, "--reorder-share", "5"],
+            "--reorder-share",
+            "from 0 to 1",
+        ),
+        (
+            &["advise", l, "--busy-share=-0.1"],
+            "--busy-share",
+            "from 0 to 1",
+        ),
+        (&["diff", l, l, "--top", "0"], "--top", "at least 1"),
+    ];
+    for (args, option, why) in cases {
+        let out = bin().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(err.contains(option) && err.contains(why), "{args:?}: {err}");
+    }
+}
