@@ -459,3 +459,65 @@ fn options_out_of_range_are_rejected() {
         assert!(err.contains(option) && err.contains(why), "{args:?}: {err}");
     }
 }
+
+/// A gzip cut inside its third iteration: two whole iterations, the third reported as partial
+/// and left out of the average (checked against a naive split of the readable lines).
+#[test]
+fn truncated_log_reports_its_cut_iteration_as_partial() {
+    let text = gunzip(&root().join("examples/resnet50_bf16_cl.log.gz"));
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(text.as_bytes()).unwrap();
+    let gz = enc.finish().unwrap();
+    let cut = &gz[..gz.len() * 9 / 10];
+    let path = tempdir().join("cut-iterations.log.gz");
+    std::fs::write(&path, cut).unwrap();
+    // What can be read: whole lines before the end of readable data.
+    let mut readable = Vec::new();
+    let _ = flate2::read::MultiGzDecoder::new(cut).read_to_end(&mut readable);
+    let readable = String::from_utf8_lossy(&readable);
+    let whole = &readable[..readable.rfind('\n').unwrap() + 1];
+    let (mut segs, mut before, mut total) = (Vec::<f64>::new(), 0.0, 0.0);
+    for l in whole.lines() {
+        if l.starts_with("### ITER") && l.contains("BEGIN") {
+            segs.push(0.0);
+        } else if l.starts_with("onednn_verbose") && l.contains(",exec,") {
+            let t: f64 = l.rsplit(',').next().unwrap().parse().unwrap();
+            total += t;
+            match segs.last_mut() {
+                Some(s) => *s += t,
+                None => before += t,
+            }
+        }
+    }
+    assert_eq!(segs.len(), 3, "the cut is in the third iteration");
+    let out = bin()
+        .args(["report", path.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b.max(1.0);
+    let it = &j["iterations"];
+    assert_eq!(it["count"], 2);
+    let per: Vec<f64> = it["per_iteration_ms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(per.len(), 2);
+    assert!(
+        close(per[0], segs[0]) && close(per[1], segs[1]),
+        "{per:?} {segs:?}"
+    );
+    assert!(close(it["partial_last_ms"].as_f64().unwrap(), segs[2]));
+    let headline = j["time_ms_per_iteration"].as_f64().unwrap();
+    assert!(close(headline, (total - segs[2]) / 2.0), "{headline}");
+    assert!(close(before + segs.iter().sum::<f64>(), total));
+    let out = bin()
+        .args(["report", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("partial last iteration"), "{text}");
+}

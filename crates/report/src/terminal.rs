@@ -116,6 +116,13 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
             let each: Vec<String> = it.per_iteration_ms.iter().map(|v| ms(*v)).collect();
             let _ = writeln!(out, "  per iteration: {} ms", each.join(", "));
         }
+        if let Some(p) = it.partial_last_ms {
+            let _ = writeln!(
+                out,
+                "  + a partial last iteration ({} ms), cut by the end of readable data: not averaged in",
+                ms(p)
+            );
+        }
     }
     if let Some(w) = s.wall_span_ms {
         let share = if w > 0.0 {
