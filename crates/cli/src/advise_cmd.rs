@@ -24,7 +24,8 @@ pub struct AdviseArgs {
     /// Training iterations in the log (otherwise detected), for per-iteration gains.
     #[arg(long, value_parser = crate::load::count)]
     iterations: Option<u64>,
-    /// Cores of the machine the log ran on (enables the thread-oversubscription rule).
+    /// Cores of the machine the log ran on, for the thread-oversubscription rule (default: the
+    /// hardware threads of the machine profile).
     #[arg(long, value_parser = crate::load::count_usize)]
     cores: Option<usize>,
     /// Machine profile for the roofline rule (default: the one `profilednn peak` saved).
@@ -151,8 +152,8 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let profiles =
         crate::load::profiles(&args.logs, args.threads, args.iterations, args.no_progress)?;
     let machine = crate::machine_file::load(args.machine.as_deref())?;
-    // A machine profile may describe another machine than the log's: only --cores counts.
-    let cores = args.cores;
+    // --cores first; else the hardware threads of the machine profile given (or saved).
+    let cores = args.cores.or(machine.as_ref().and_then(|m| m.threads));
     let summary = summarize(
         &profiles,
         &SummaryOptions {

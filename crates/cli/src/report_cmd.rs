@@ -81,7 +81,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     } else {
         crate::machine_file::load(args.machine.as_deref())?
     };
-    let cores = None;
+    // The machine profile's hardware threads, for the thread-oversubscription rule.
+    let cores = machine.as_ref().and_then(|m| m.threads);
     let summary = summarize(
         &profiles,
         &SummaryOptions {
