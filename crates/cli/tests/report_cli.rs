@@ -521,3 +521,30 @@ fn truncated_log_reports_its_cut_iteration_as_partial() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("partial last iteration"), "{text}");
 }
+
+/// One thread, one 5 µs call: "1 thread" (not "1 threads"), and the time as 0.005 ms, not in
+/// exponent notation.
+#[test]
+fn small_counts_are_singular_and_small_times_are_decimals() {
+    let path = tempdir().join("one-call.log");
+    std::fs::write(
+        &path,
+        format!(
+            "onednn_verbose,info,cpu,runtime:OpenMP,nthr:1\n{}\n",
+            &GOOD.replace(",1.5", ",0.005")
+        ),
+    )
+    .unwrap();
+    let out = bin()
+        .args(["report", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("OpenMP, 1 thread\n"), "{text}");
+    assert!(
+        text.contains("Total oneDNN time: 0.005 ms in 1 call"),
+        "{text}"
+    );
+    assert!(!text.contains("e-3"), "{text}");
+}
