@@ -87,6 +87,12 @@ pub struct Diff {
     pub matched: usize,
     pub appeared_total: usize,
     pub disappeared_total: usize,
+    /// Rows of `changes` before the cut to `top` (= `matched`).
+    pub changes_total: usize,
+    /// Primitives whose implementation changed, before the cut to `top`.
+    pub implementation_changes_total: usize,
+    /// Primitives whose call count changed, before the cut to `top`.
+    pub call_changes_total: usize,
 }
 
 pub const SCHEMA: &str = "profilednn.diff.v1";
@@ -262,8 +268,10 @@ pub fn diff(before: &Profile, after: &Profile, opts: &DiffOptions) -> Diff {
     appeared.truncate(opts.top);
     disappeared.truncate(opts.top);
     let mut implementation_changes = pick(&|r| r.implementation_changed);
+    let implementation_changes_total = implementation_changes.len();
     implementation_changes.truncate(opts.top);
     let mut call_changes = pick(&|r| r.calls_changed);
+    let call_changes_total = call_changes.len();
     call_changes.truncate(opts.top);
     let before_time_ms: f64 = rows
         .iter()
@@ -291,6 +299,9 @@ pub fn diff(before: &Profile, after: &Profile, opts: &DiffOptions) -> Diff {
         matched,
         appeared_total,
         disappeared_total,
+        changes_total: matched,
+        implementation_changes_total,
+        call_changes_total,
     }
 }
 

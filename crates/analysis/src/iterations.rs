@@ -24,6 +24,26 @@ pub struct Iterations {
     /// are known). The time before the first marker is `before_first_ms`.
     pub per_iteration_ms: Vec<f64>,
     pub before_first_ms: Option<f64>,
+    /// oneDNN time of a last iteration cut by the end of readable data (a truncated log):
+    /// not counted in `count` nor in `per_iteration_ms`, nor averaged in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial_last_ms: Option<f64>,
+}
+
+impl Iterations {
+    /// The log could not be read to its end: its last marked iteration is partial, so it
+    /// leaves the count and the per-iteration times (`None` when no whole iteration is left).
+    pub fn without_cut_last(mut self) -> Option<Iterations> {
+        if self.method != IterationMethod::Markers || self.partial_last_ms.is_some() {
+            return Some(self);
+        }
+        if self.per_iteration_ms.len() < 2 {
+            return None;
+        }
+        self.partial_last_ms = self.per_iteration_ms.pop();
+        self.count -= 1;
+        Some(self)
+    }
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -41,6 +61,7 @@ pub fn detect(tally: &Tally, entries: &[Entry], user: Option<u64>) -> Option<Ite
             method: IterationMethod::User,
             per_iteration_ms: Vec::new(),
             before_first_ms: None,
+            partial_last_ms: None,
         });
     }
     // Markers: cumulative exec time at each marker, from chunk totals in chunk order.
@@ -69,6 +90,7 @@ pub fn detect(tally: &Tally, entries: &[Entry], user: Option<u64>) -> Option<Ite
             method: IterationMethod::Markers,
             per_iteration_ms: per,
             before_first_ms: Some(ms(marks[0])),
+            partial_last_ms: None,
         });
     }
     let g = entries
@@ -81,5 +103,6 @@ pub fn detect(tally: &Tally, entries: &[Entry], user: Option<u64>) -> Option<Ite
         method: IterationMethod::RepeatingPattern,
         per_iteration_ms: Vec::new(),
         before_first_ms: None,
+        partial_last_ms: None,
     })
 }

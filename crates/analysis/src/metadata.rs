@@ -62,7 +62,7 @@ impl RunMetadata {
                             m.threads = threads;
                         }
                         let th = threads
-                            .map(|n| format!(", {n} threads"))
+                            .map(|n| format!(", {n} thread{}", if n == 1 { "" } else { "s" }))
                             .unwrap_or_default();
                         push(&mut m.runtimes, format!("{engine}: {runtime}{th}"));
                     }

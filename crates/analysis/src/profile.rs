@@ -139,6 +139,9 @@ impl Profile {
     ) -> Profile {
         let mut p = Profile::from_tally(source.into(), &scan.tally, opts);
         p.read_error = scan.read_error.map(|e| e.to_string());
+        if p.read_error.is_some() {
+            p.iterations = p.iterations.take().and_then(Iterations::without_cut_last);
+        }
         p
     }
 

@@ -232,7 +232,10 @@ pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
         create_calls,
         lines: merged.lines.clone(),
         metadata: merged.metadata.clone(),
-        per_iteration_time_ms: iters.map(|n| total_ms / n),
+        per_iteration_time_ms: iters.map(|n| {
+            let partial = iterations.as_ref().and_then(|i| i.partial_last_ms);
+            (total_ms - partial.unwrap_or(0.0)) / n
+        }),
         iterations,
         wall_span_ms: merged.timestamps.map(|(a, b)| b - a),
         breakdowns,

@@ -19,8 +19,10 @@ pub struct TimeBins {
     pub markers_ms: Vec<f64>,
 }
 
-/// Bins the executions of `input` over `[first_ms, last_ms]` (epoch ms, from the profile).
-/// An execution is credited to the bin of its start.
+/// Bins the executions of `input` over `[first_ms, last_ms]` (epoch ms of the first and last
+/// execution starts, from the profile). Each execution `[start, start + duration]` is split
+/// across the bins it spans, so a bin never holds more than its width of one stream's busy
+/// time; bins are added past `last_ms` when the last executions end after it.
 pub fn time_bins(input: LogInput, first_ms: f64, last_ms: f64, nbins: usize) -> TimeBins {
     let nbins = nbins.max(1);
     let span = (last_ms - first_ms).max(1e-9);
@@ -32,18 +34,23 @@ pub fn time_bins(input: LogInput, first_ms: f64, last_ms: f64, nbins: usize) -> 
         Event::Primitive(p) if p.kind == EventKind::Exec => {
             if let Some(ts) = p.timestamp_ms {
                 last_seen = ts;
-                let i = (((ts - first_ms) / bin_ms) as usize).min(nbins - 1);
                 let v = per_kind
                     .entry(p.primitive.kind.to_string())
                     .or_insert_with(|| vec![0.0; nbins]);
-                v[i] += p.time_ps.unwrap_or(0) as f64 / 1e9;
+                let start = (ts - first_ms).max(0.0);
+                let end = start + p.time_ps.unwrap_or(0) as f64 / 1e9;
+                spread(v, bin_ms, start, end);
             }
         }
         Event::Iteration { .. } => markers_ms.push(last_seen - first_ms),
         _ => {}
     });
+    let len = per_kind.values().map(Vec::len).max().unwrap_or(nbins);
+    for v in per_kind.values_mut() {
+        v.resize(len, 0.0);
+    }
     let kinds: Vec<String> = per_kind.keys().cloned().collect();
-    let bins = (0..nbins)
+    let bins = (0..len)
         .map(|i| per_kind.values().map(|v| v[i]).collect())
         .collect();
     TimeBins {
@@ -51,5 +58,24 @@ pub fn time_bins(input: LogInput, first_ms: f64, last_ms: f64, nbins: usize) -> 
         kinds,
         bins,
         markers_ms,
+    }
+}
+
+/// Adds the interval `[start, end]` (ms from the first bin's start) to `bins`, each bin getting
+/// its overlap with the interval; grows `bins` when the interval ends past the last one.
+fn spread(bins: &mut Vec<f64>, bin_ms: f64, start: f64, end: f64) {
+    let first = (start / bin_ms) as usize;
+    if end <= start {
+        return;
+    }
+    // `end` exactly on a boundary belongs to the bin before it.
+    let last = ((end / bin_ms).ceil() as usize).max(first + 1) - 1;
+    if bins.len() <= last {
+        bins.resize(last + 1, 0.0);
+    }
+    for (i, b) in bins.iter_mut().enumerate().take(last + 1).skip(first) {
+        let lo = (i as f64 * bin_ms).max(start);
+        let hi = ((i + 1) as f64 * bin_ms).min(end);
+        *b += (hi - lo).max(0.0);
     }
 }

@@ -22,10 +22,11 @@ pub struct AdviseArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Training iterations in the log (otherwise detected), for per-iteration gains.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::load::count)]
     iterations: Option<u64>,
-    /// Cores of the machine the log ran on (enables the thread-oversubscription rule).
-    #[arg(long)]
+    /// Cores of the machine the log ran on, for the thread-oversubscription rule (default: the
+    /// hardware threads of the machine profile).
+    #[arg(long, value_parser = crate::load::count_usize)]
     cores: Option<usize>,
     /// Machine profile for the roofline rule (default: the one `profilednn peak` saved).
     #[arg(long, value_name = "FILE")]
@@ -48,52 +49,52 @@ pub struct AdviseArgs {
 #[command(next_help_heading = "Rule thresholds")]
 pub struct ThresholdArgs {
     /// reorder-overhead: reorders' share of oneDNN time.
-    #[arg(long, default_value_t = Thresholds::default().reorder_share)]
+    #[arg(long, default_value_t = Thresholds::default().reorder_share, value_parser = crate::load::share)]
     reorder_share: f64,
     /// reference-implementation: share of time in reference kernels.
-    #[arg(long, default_value_t = Thresholds::default().reference_share)]
+    #[arg(long, default_value_t = Thresholds::default().reference_share, value_parser = crate::load::share)]
     reference_share: f64,
     /// f32-on-bf16-hardware: share of time in f32 compute primitives.
-    #[arg(long, default_value_t = Thresholds::default().f32_compute_share)]
+    #[arg(long, default_value_t = Thresholds::default().f32_compute_share, value_parser = crate::load::share)]
     f32_compute_share: f64,
     /// unfused-post-ops: share of time in separate passes over producer outputs.
-    #[arg(long, default_value_t = Thresholds::default().unfused_share)]
+    #[arg(long, default_value_t = Thresholds::default().unfused_share, value_parser = crate::load::share)]
     unfused_share: f64,
     /// backward-weights-dominance: backward-weights / forward time.
-    #[arg(long, default_value_t = Thresholds::default().bwd_weights_ratio)]
+    #[arg(long, default_value_t = Thresholds::default().bwd_weights_ratio, value_parser = crate::load::non_negative)]
     bwd_weights_ratio: f64,
     /// tiny-primitives: a call shorter than this (µs) is tiny…
-    #[arg(long, default_value_t = Thresholds::default().tiny_us)]
+    #[arg(long, default_value_t = Thresholds::default().tiny_us, value_parser = crate::load::non_negative)]
     tiny_us: f64,
     /// …and the rule fires at this share of calls.
-    #[arg(long, default_value_t = Thresholds::default().tiny_call_share)]
+    #[arg(long, default_value_t = Thresholds::default().tiny_call_share, value_parser = crate::load::share)]
     tiny_call_share: f64,
     /// time-outside-onednn: fires below this busy share of the timestamps' span.
-    #[arg(long, default_value_t = Thresholds::default().busy_share)]
+    #[arg(long, default_value_t = Thresholds::default().busy_share, value_parser = crate::load::share)]
     busy_share: f64,
     /// creation-cache-misses: repeated misses that fire the rule.
     #[arg(long, default_value_t = Thresholds::default().repeated_misses)]
     repeated_misses: u64,
     /// low-roofline-efficiency: share of the roofline below which a primitive is slow…
-    #[arg(long, default_value_t = Thresholds::default().roofline_efficiency)]
+    #[arg(long, default_value_t = Thresholds::default().roofline_efficiency, value_parser = crate::load::share)]
     roofline_efficiency: f64,
     /// …and the share of time it must lose.
-    #[arg(long, default_value_t = Thresholds::default().roofline_lost_share)]
+    #[arg(long, default_value_t = Thresholds::default().roofline_lost_share, value_parser = crate::load::share)]
     roofline_lost_share: f64,
     /// loss-as-elementwise-ops: share of the training step (needs --torch-trace).
-    #[arg(long, default_value_t = Thresholds::default().loss_share)]
+    #[arg(long, default_value_t = Thresholds::default().loss_share, value_parser = crate::load::share)]
     loss_share: f64,
     /// normalization-as-elementwise-ops: share of the step in separate mul/add passes.
-    #[arg(long, default_value_t = Thresholds::default().normalization_share)]
+    #[arg(long, default_value_t = Thresholds::default().normalization_share, value_parser = crate::load::share)]
     normalization_share: f64,
     /// optimizer-as-many-ops: ops per iteration inside the optimizer step.
-    #[arg(long, default_value_t = Thresholds::default().optimizer_ops)]
+    #[arg(long, default_value_t = Thresholds::default().optimizer_ops, value_parser = crate::load::non_negative)]
     optimizer_ops: f64,
     /// optimizer-as-many-ops: share of the step the optimizer must take.
-    #[arg(long, default_value_t = Thresholds::default().optimizer_share)]
+    #[arg(long, default_value_t = Thresholds::default().optimizer_share, value_parser = crate::load::share)]
     optimizer_share: f64,
     /// data-loading-stall: share of the step spent loading data.
-    #[arg(long, default_value_t = Thresholds::default().data_share)]
+    #[arg(long, default_value_t = Thresholds::default().data_share, value_parser = crate::load::share)]
     data_share: f64,
 }
 
@@ -151,8 +152,8 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let profiles =
         crate::load::profiles(&args.logs, args.threads, args.iterations, args.no_progress)?;
     let machine = crate::machine_file::load(args.machine.as_deref())?;
-    // A machine profile may describe another machine than the log's: only --cores counts.
-    let cores = args.cores;
+    // --cores first; else the hardware threads of the machine profile given (or saved).
+    let cores = args.cores.or(machine.as_ref().and_then(|m| m.threads));
     let summary = summarize(
         &profiles,
         &SummaryOptions {

@@ -32,11 +32,11 @@ pub struct DiffArgs {
     #[arg(long)]
     ignore_dtype: bool,
     /// Rows per table.
-    #[arg(long, default_value_t = 15)]
+    #[arg(long, default_value_t = 15, value_parser = crate::load::count_usize)]
     top: usize,
     /// Iterations of BEFORE and AFTER, when not detected (`--iterations 3,5`).
-    #[arg(long, value_delimiter = ',', num_args = 2, value_name = "B,A")]
-    iterations: Option<Vec<u64>>,
+    #[arg(long, value_name = "B,A", value_parser = crate::load::count_pair)]
+    iterations: Option<(u64, u64)>,
     /// PyTorch profiler traces of the two runs (`record --torch`): adds the phases and
     /// framework ops of both, in and outside oneDNN.
     #[arg(long, num_args = 2, value_names = ["BEFORE_TRACE", "AFTER_TRACE"])]
@@ -50,18 +50,18 @@ pub struct DiffArgs {
 }
 
 pub fn run(args: DiffArgs) -> Result<ExitCode> {
-    let it = args.iterations.clone().unwrap_or_default();
+    let it = args.iterations;
     let before = crate::load::profiles(
         std::slice::from_ref(&args.before),
         args.threads,
-        it.first().copied(),
+        it.map(|(b, _)| b),
         args.no_progress,
     )?
     .remove(0);
     let after = crate::load::profiles(
         std::slice::from_ref(&args.after),
         args.threads,
-        it.get(1).copied(),
+        it.map(|(_, a)| a),
         args.no_progress,
     )?
     .remove(0);

@@ -62,13 +62,41 @@ pub fn profiles(
         } else {
             path.display().to_string()
         };
-        profiles.push(Profile::from_scan(
-            name,
-            out,
-            &ProfileOptions { iterations },
-        ));
+        let profile = Profile::from_scan(name, out, &ProfileOptions { iterations });
+        if let Some(msg) = no_verbose_lines(&profile) {
+            bail!(msg);
+        }
+        profiles.push(profile);
     }
     Ok(profiles)
+}
+
+/// The error of a log without a single oneDNN verbose line (an empty file, the program's output
+/// without verbose mode, binary data), with how to get one; `None` when the log has any.
+pub fn no_verbose_lines(p: &Profile) -> Option<String> {
+    let l = &p.lines;
+    if l.exec + l.create + l.info + l.diagnostics + l.malformed > 0 {
+        return None;
+    }
+    Some(no_verbose_message(
+        &p.sources.join(", "),
+        l.total,
+        p.read_error.as_deref(),
+    ))
+}
+
+/// "No oneDNN verbose line in `source`", and how to record a log (exit status 1 follows).
+pub fn no_verbose_message(source: &str, lines: u64, read_error: Option<&str>) -> String {
+    let read = match read_error {
+        Some(e) => format!("; reading stopped early: {e}"),
+        None => String::new(),
+    };
+    format!(
+        "{source}: no oneDNN verbose line found ({lines} line{} read{read}). Record a log with \
+         `profilednn record -o train.log -- python train.py`, or run the program with \
+         ONEDNN_VERBOSE=1 (DNNL_VERBOSE=1 for older versions) and save its output",
+        if lines == 1 { "" } else { "s" }
+    )
 }
 
 fn progress_bar(input: &LogInput, disabled: bool) -> Option<ProgressBar> {
@@ -99,4 +127,66 @@ fn progress_bar(input: &LogInput, disabled: bool) -> Option<ProgressBar> {
     };
     bar.set_message(input.path().display().to_string());
     Some(bar)
+}
+
+/// An error and its causes on one line, `outer: inner: …`, each cause left out when the text
+/// before it already says it (errors that print their source themselves).
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let c = cause.to_string();
+        if out.contains(&c) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&c);
+    }
+    out
+}
+
+/// Value parser of counts (`--iterations`, `--top`, `--cores`): a whole number of at least 1.
+pub fn count(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a whole number")),
+    }
+}
+
+/// [`count`] as a `usize`.
+pub fn count_usize(s: &str) -> Result<usize, String> {
+    count(s).and_then(|n| usize::try_from(n).map_err(|_| format!("{n} is too large")))
+}
+
+/// Value parser of shares: a fraction from 0 to 1 (0.05 = 5 %).
+pub fn share(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        Ok(v) => Err(format!(
+            "a share is a fraction from 0 to 1 (0.05 = 5 %), not {v}"
+        )),
+        Err(_) => Err(format!("`{s}` is not a number")),
+    }
+}
+
+/// Value parser of non-negative finite numbers (ratios, durations, counts of ops).
+pub fn non_negative(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(v) => Err(format!("must be a number of at least 0, not {v}")),
+        Err(_) => Err(format!("`{s}` is not a number")),
+    }
+}
+
+/// Value parser of `B,A`: two counts (`diff --iterations 3,5`).
+pub fn count_pair(s: &str) -> Result<(u64, u64), String> {
+    let Some((b, a)) = s.split_once(',') else {
+        return Err(format!(
+            "expected BEFORE,AFTER (two counts, as in 3,5), not `{s}`"
+        ));
+    };
+    let part = |x: &str, which: &str| count(x).map_err(|e| format!("{which}: {e}"));
+    Ok((part(b, "BEFORE")?, part(a, "AFTER")?))
 }

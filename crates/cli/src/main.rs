@@ -90,7 +90,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("profilednn: error: {e:#}");
+            eprintln!("profilednn: error: {}", load::error_text(&e));
             ExitCode::from(1)
         }
     }

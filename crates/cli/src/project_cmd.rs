@@ -21,7 +21,7 @@ pub struct ProjectArgs {
     #[arg(long)]
     json: bool,
     /// Training iterations in the log, when not detected.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::load::count)]
     iterations: Option<u64>,
 }
 

@@ -27,7 +27,7 @@ pub struct ReplayArgs {
     #[arg(long)]
     bind: bool,
     /// Replay only the N problems with the most time in the log.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::load::count_usize)]
     top: Option<usize>,
     #[arg(long, default_value_t = Timing::default().warmup)]
     warmup: u32,
@@ -82,18 +82,17 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         args.no_progress,
     )?
     .remove(0);
+    // Every problem of the log: coverage is of the whole log, `--top` or not.
+    let all_problems = profilednn_replay::native::problems(&profile);
     if let Some(n) = args.top {
         // Keep the entries of the heaviest problems.
-        let keep: std::collections::HashSet<String> = profilednn_replay::native::problems(&profile)
-            .into_iter()
+        let keep: std::collections::HashSet<&str> = all_problems
+            .iter()
             .take(n)
-            .map(|x| x.key)
+            .map(|x| x.key.as_str())
             .collect();
         profile.entries.retain(|e| {
-            let key = profilednn_replay::benchdnn::line(&e.primitive)
-                .map(|(d, l)| format!("--{d} {l}"))
-                .unwrap_or_default();
-            keep.contains(&key)
+            keep.contains(profilednn_replay::native::problem_key(&e.primitive).as_str())
         });
     }
     let timing = Timing {
@@ -175,19 +174,14 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         .iter()
         .filter(|r| r.implementation_matches == Some(false))
         .count();
-    let replayed_time: f64 = done.iter().map(|r| r.log_time_ms).sum();
-    let total: f64 = replay.results.iter().map(|r| r.log_time_ms).sum();
     println!(
-        "Replayed {} of {} problems with oneDNN {} ({}): {:.1}% of the log's oneDNN time",
-        done.len(),
-        replay.results.len(),
-        replay.onednn,
-        replay.library,
-        if total > 0.0 {
-            replayed_time / total * 100.0
-        } else {
-            0.0
-        }
+        "{}",
+        coverage_line(
+            &all_problems.iter().map(|p| p.time_ms).collect::<Vec<_>>(),
+            &replay.results,
+            &replay.onednn,
+            &replay.library
+        )
     );
     println!(
         "  {} picked another implementation than the log (listed in {})",
@@ -236,6 +230,31 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The summary's first line: how many of the log's problems were measured, and their share of
+/// the whole log's oneDNN time (problems left out by `--top`, or skipped, count as not replayed).
+fn coverage_line(
+    all_ms: &[f64],
+    results: &[profilednn_replay::native::ReplayResult],
+    onednn: &str,
+    library: &str,
+) -> String {
+    let done: Vec<_> = results.iter().filter(|r| r.measurement.is_some()).collect();
+    let replayed_ms: f64 = done.iter().map(|r| r.log_time_ms).sum();
+    let total_ms: f64 = all_ms.iter().sum();
+    format!(
+        "Replayed {} of {} problems with oneDNN {onednn} ({library}): {:.1}% of the log's oneDNN time ({:.1} of {:.1} ms)",
+        done.len(),
+        all_ms.len(),
+        if total_ms > 0.0 {
+            replayed_ms / total_ms * 100.0
+        } else {
+            0.0
+        },
+        replayed_ms,
+        total_ms
+    )
+}
+
 /// Size of the last-level cache from sysfs (32 MiB when unknown).
 fn llc_bytes() -> usize {
     let mut best = 0usize;
@@ -259,5 +278,48 @@ fn llc_bytes() -> usize {
         32 << 20
     } else {
         best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use profilednn_replay::native::run::Measurement;
+    use profilednn_replay::native::ReplayResult;
+
+    fn result(log_time_ms: f64, measured: bool) -> ReplayResult {
+        ReplayResult {
+            key: format!("--conv {log_time_ms}"),
+            prim_kind: "convolution".into(),
+            prop_kind: "forward_training".into(),
+            shapes: "mb1ic3oc8ih8oh8kh3ph1".into(),
+            calls: 1,
+            log_time_ms,
+            log_implementations: vec!["jit:avx2".into()],
+            measurement: measured.then(|| Measurement {
+                implementation: "jit:avx2".into(),
+                runs: 5,
+                median_ms: 1.0,
+                min_ms: 1.0,
+                max_ms: 1.0,
+                p10_ms: 1.0,
+                p90_ms: 1.0,
+            }),
+            implementation_matches: measured.then_some(true),
+            skipped: (!measured).then(|| "unsupported".into()),
+        }
+    }
+
+    #[test]
+    fn replay_top_coverage_is_of_the_whole_log() {
+        // Six problems, 200 ms in all; `--top 3` replays the three heaviest, the third of
+        // which is skipped: 100 + 50 = 150 ms measured, 75 % of the log, 2 of 6 problems.
+        let all = [100.0, 50.0, 25.0, 12.5, 6.25, 6.25];
+        let results = [result(100.0, true), result(50.0, true), result(25.0, false)];
+        let line = coverage_line(&all, &results, "3.5.0", "libdnnl.so.3");
+        assert_eq!(
+            line,
+            "Replayed 2 of 6 problems with oneDNN 3.5.0 (libdnnl.so.3): 75.0% of the log's oneDNN time (150.0 of 200.0 ms)"
+        );
     }
 }

@@ -29,11 +29,11 @@ pub struct ReportArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Rows of the top-primitives table (and of each terminal table).
-    #[arg(long, default_value_t = 15)]
+    #[arg(long, default_value_t = 15, value_parser = crate::load::count_usize)]
     top: usize,
     /// Training iterations in the log, for per-iteration figures (otherwise detected from
     /// marker lines or the repeating call pattern, when possible).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::load::count)]
     iterations: Option<u64>,
     /// Worker threads (default: all cores).
     #[arg(long, short = 'j')]
@@ -81,7 +81,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     } else {
         crate::machine_file::load(args.machine.as_deref())?
     };
-    let cores = None;
+    // The machine profile's hardware threads, for the thread-oversubscription rule.
+    let cores = machine.as_ref().and_then(|m| m.threads);
     let summary = summarize(
         &profiles,
         &SummaryOptions {

@@ -65,6 +65,17 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
     if let Some(e) = io_error {
         return Err(e).context("cannot write the trace");
     }
+    if stats.events == 0 && stats.malformed == 0 {
+        drop(w);
+        if args.output.as_os_str() != "-" {
+            let _ = std::fs::remove_file(&args.output);
+        }
+        anyhow::bail!(crate::load::no_verbose_message(
+            &args.log.display().to_string(),
+            stats.lines,
+            read_error.as_ref().map(|e| e.to_string()).as_deref(),
+        ));
+    }
     let timeline = w.timeline();
     let events = w.events;
     w.finish(serde_json::json!({

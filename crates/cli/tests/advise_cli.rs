@@ -110,3 +110,66 @@ fn report_and_advise_with_a_pytorch_trace() {
         .unwrap();
     assert!(!out.status.success());
 }
+
+/// The log ran oneDNN on 2 threads (its `nthr:2` header); a machine profile of 1 hardware
+/// thread makes that oversubscribed, one of 2 a fit: the rule reads the profile it is given.
+#[test]
+fn thread_oversubscription_uses_the_machine_profile() {
+    let log = root().join("examples/retinanet_rnx50_fp32.log.gz");
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(&log).unwrap()),
+        &mut text,
+    )
+    .unwrap();
+    assert!(text.lines().take(50).any(|l| l.contains("nthr:2")));
+    let dir = common::temp_dir();
+    for (threads, fired) in [(1, true), (2, false)] {
+        let m = dir.join(format!("machine-{threads}.json"));
+        std::fs::write(
+            &m,
+            format!(r#"{{"name":"test","threads":{threads},"peak_gflops":{{"f32":100}},"memory_gbps":10}}"#),
+        )
+        .unwrap();
+        let l = log.to_str().unwrap();
+        let a = json_of(&[
+            "advise",
+            l,
+            "--machine",
+            m.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        let r = json_of(&[
+            "report",
+            l,
+            "--machine",
+            m.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        for advice in [&a, &r["advice"]] {
+            let rule = advice["rules"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["id"] == "thread-oversubscription")
+                .unwrap();
+            assert_eq!(rule["fired"], fired, "{rule}");
+            if fired {
+                let f = advice["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|f| f["id"] == "thread-oversubscription")
+                    .unwrap();
+                assert!(f["title"].as_str().unwrap().contains("2 on 1 cores"), "{f}");
+            } else {
+                assert!(
+                    rule["why_not"].as_str().unwrap().contains("fit 2 cores"),
+                    "{rule}"
+                );
+            }
+        }
+    }
+}

@@ -160,3 +160,66 @@ fn diff_with_pytorch_traces_compares_phases() {
         "{text}"
     );
 }
+
+/// Three reorders; after, two of them changed implementation and ran twice: cut to `--top 1`,
+/// each section still says how many rows it has in all.
+#[test]
+fn diff_counts_are_of_all_rows_not_of_top() {
+    let dir = temp_dir();
+    let line = |imp: &str, shape: &str, ms: &str| {
+        format!("onednn_verbose,v1,primitive,exec,cpu,reorder,{imp},undef,src:f32::blocked:a::f0 dst:f32::blocked:a::f0,,,{shape},{ms}\n")
+    };
+    let before = dir.join("before.log");
+    let after = dir.join("after.log");
+    std::fs::write(
+        &before,
+        line("jit:uni", "128", "0.5") + &line("jit:uni", "256", "1") + &line("jit:uni", "512", "2"),
+    )
+    .unwrap();
+    std::fs::write(
+        &after,
+        line("simple:any", "128", "0.5").repeat(2)
+            + &line("simple:any", "256", "1").repeat(2)
+            + &line("jit:uni", "512", "2"),
+    )
+    .unwrap();
+    let (b, a) = (before.to_str().unwrap(), after.to_str().unwrap());
+    let d = json_of(&["diff", b, a, "--top", "1", "--format", "json"]);
+    assert_eq!(d["changes"].as_array().unwrap().len(), 1);
+    assert_eq!(d["changes_total"], 3);
+    assert_eq!(d["implementation_changes"].as_array().unwrap().len(), 1);
+    assert_eq!(d["implementation_changes_total"], 2);
+    assert_eq!(d["call_changes"].as_array().unwrap().len(), 1);
+    assert_eq!(d["call_changes_total"], 2);
+    let out = common::bin()
+        .args(["diff", b, a, "--top", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Largest changes of matched primitives (1 of 3)"),
+        "{text}"
+    );
+    assert!(text.contains("Implementation changed (1 of 2)"), "{text}");
+    assert!(text.contains("Call count changed (1 of 2)"), "{text}");
+}
+
+/// `diff --iterations 3,5`, as its `--help` shows it: 3 iterations before, 5 after.
+#[test]
+fn diff_iterations_accepts_what_its_help_shows() {
+    let out = common::bin().args(["diff", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--iterations 3,5"), "{help}");
+    let log = root().join("examples/resnet50_bf16_cl.log.gz");
+    let l = log.to_str().unwrap();
+    let d = json_of(&["diff", l, l, "--iterations", "3,5", "--format", "json"]);
+    assert_eq!(d["before_iterations"], 3);
+    assert_eq!(d["after_iterations"], 5);
+    assert_eq!(d["scale"], "per_iteration");
+    let out = common::bin()
+        .args(["diff", l, l, "--iterations", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("BEFORE,AFTER"));
+}

@@ -261,3 +261,98 @@ fn diff_page_shows_both_pytorch_views() {
     assert!(dom.contains("_FocalLoss") && dom.contains("aten::binary_cross_entropy_with_logits"));
     screenshot_is_not_blank(&b, &page, &dir.join("diff-torch.png"));
 }
+
+/// Every `<path class="segment" …>` of the sunburst: its attributes, unescaped.
+fn sunburst_segments(dom: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let unescape = |s: &str| {
+        s.replace("&quot;", "\"")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&")
+    };
+    let mut out = Vec::new();
+    for tag in dom.split("<path ").skip(1) {
+        let tag = &tag[..tag.find('>').unwrap()];
+        let mut attrs = std::collections::HashMap::new();
+        let mut rest = tag;
+        while let Some(eq) = rest.find("=\"") {
+            let name = rest[..eq].trim().to_string();
+            let v = &rest[eq + 2..];
+            let end = v.find('"').unwrap();
+            attrs.insert(name, unescape(&v[..end]));
+            rest = &v[end + 1..];
+        }
+        if attrs.get("class").map(String::as_str) == Some("segment") {
+            out.push(attrs);
+        }
+    }
+    out
+}
+
+#[test]
+fn sunburst_angles_match_the_json_shares() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("sunburst.html");
+    let log = root().join("examples/retinanet_rnx50_fp32.log.gz");
+    bin()
+        .args(["report", log.to_str().unwrap(), "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let dom = load_ok(&b, &page);
+    let segments = sunburst_segments(&dom);
+    let levels = ["prim_kind", "prop_kind", "impl", "shapes"];
+    let two_pi = 2.0 * std::f64::consts::PI;
+    for depth in 1..=4usize {
+        // The shares of the same grouping, from the JSON report (total oneDNN time = 1).
+        let keys = levels[..depth].join(",");
+        let j = common::json_of(&[
+            "report",
+            log.to_str().unwrap(),
+            "--format",
+            "json",
+            "--by",
+            &keys,
+            "--top",
+            "100000",
+        ]);
+        let rows = j["breakdowns"][&keys]["rows"].as_array().unwrap();
+        let share: std::collections::HashMap<String, f64> = rows
+            .iter()
+            .map(|r| {
+                let path: Vec<&str> = levels[..depth]
+                    .iter()
+                    .map(|k| r[*k].as_str().unwrap())
+                    .collect();
+                (path.join(" › "), r["share"].as_f64().unwrap())
+            })
+            .collect();
+        let ring: Vec<_> = segments
+            .iter()
+            .filter(|s| s["data-depth"] == depth.to_string())
+            .collect();
+        assert!(!ring.is_empty(), "no segment at depth {depth}");
+        let mut drawn = 0.0;
+        for s in &ring {
+            let a0: f64 = s["data-a0"].parse().unwrap();
+            let a1: f64 = s["data-a1"].parse().unwrap();
+            let path = &s["data-path"];
+            let expected = share
+                .get(path)
+                .unwrap_or_else(|| panic!("{path} not in the JSON breakdown by {keys}"));
+            assert!(
+                ((a1 - a0) / two_pi - expected).abs() < 1e-5,
+                "depth {depth}, {path}: drawn {:.6} of the circle, JSON share {expected:.6}",
+                (a1 - a0) / two_pi
+            );
+            drawn += a1 - a0;
+        }
+        // The ring is full but for segments too thin to draw (under 0.002 rad each).
+        let thin = share.len() - ring.len();
+        assert!(
+            drawn <= two_pi + 1e-4 && drawn >= two_pi - 0.002 * thin as f64 - 1e-4,
+            "depth {depth}: {drawn} rad drawn of {two_pi}"
+        );
+    }
+}

@@ -84,3 +84,69 @@ fn benchdnn_batch_files_keep_every_call() {
     );
     assert!(dir.join("run.sh").exists());
 }
+
+/// `replay --top 1` with real oneDNN ($PROFILEDNN_DNNL_LIB; skipped without it): the coverage
+/// line counts every problem of the log and divides by the whole log's oneDNN time.
+#[test]
+fn replay_top_coverage_is_of_the_whole_log_with_onednn() {
+    let Some(lib) =
+        std::env::var_os("PROFILEDNN_DNNL_LIB").filter(|p| std::path::Path::new(p).exists())
+    else {
+        eprintln!("SKIPPED: set PROFILEDNN_DNNL_LIB to a libdnnl.so.3 to run this test");
+        return;
+    };
+    let log = root().join("fixtures/corpus/onednn/v3_2_pypi/train_f32.level1.log");
+    let out_json = temp_dir().join("replay.json");
+    let out = bin()
+        .args([
+            "replay",
+            log.to_str().unwrap(),
+            "--top",
+            "1",
+            "--warmup",
+            "0",
+        ])
+        .args([
+            "--min-runs",
+            "1",
+            "--max-runs",
+            "1",
+            "--min-time-ms",
+            "0",
+            "--warm-cache",
+        ])
+        .arg("--dnnl-lib")
+        .arg(&lib)
+        .arg("-o")
+        .arg(&out_json)
+        .args(["--no-progress", "--threads", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replay: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out_json).unwrap()).unwrap();
+    let results = replay["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    let replayed = results[0]["log_time_ms"].as_f64().unwrap();
+    let report = json_of(&["report", log.to_str().unwrap(), "--format", "json"]);
+    let total = report["total_time_ms"].as_f64().unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with("Replayed 1 of "), "{first}");
+    let problems: usize = first["Replayed 1 of ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(problems > 10, "{first}");
+    let expected = format!(
+        "{:.1}% of the log's oneDNN time ({replayed:.1} of {total:.1} ms)",
+        replayed / total * 100.0
+    );
+    assert!(first.ends_with(&expected), "{first}\nexpected …{expected}");
+}

@@ -342,3 +342,209 @@ fn per_iteration_times_match_a_naive_split_at_markers() {
         }
     }
 }
+
+/// Input without a single verbose line: exit status 1 and how to record a log, not empty tables.
+#[test]
+fn no_verbose_lines_is_an_error_that_says_how_to_record() {
+    let dir = tempdir().join("no-verbose");
+    std::fs::create_dir_all(&dir).unwrap();
+    let binary: Vec<u8> = (0..4096u32).map(|i| (i * 7919 % 251) as u8).collect();
+    let cases: [(&str, &[u8]); 4] = [
+        ("empty.log", b""),
+        ("text.log", b"epoch 1 loss 0.5\nepoch 2 loss 0.4\n"),
+        ("zero.log.gz", b""),
+        ("binary.log", &binary),
+    ];
+    let check = |out: std::process::Output, what: &str| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+        assert!(out.stdout.is_empty(), "{what}: printed a report");
+        assert!(
+            err.contains("no oneDNN verbose line found")
+                && err.contains("ONEDNN_VERBOSE=1")
+                && err.contains("profilednn record"),
+            "{what}: {err}"
+        );
+    };
+    for (name, bytes) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        for cmd in ["report", "advise", "trace"] {
+            let mut c = bin();
+            c.args([cmd, path.to_str().unwrap()]);
+            if cmd == "trace" {
+                c.args(["-o", dir.join("t.json").to_str().unwrap()]);
+            }
+            check(c.output().unwrap(), &format!("{cmd} {name}"));
+        }
+    }
+    check(
+        bin()
+            .args(["report", "-"])
+            .write_stdin("")
+            .output()
+            .unwrap(),
+        "report - </dev/null",
+    );
+}
+
+/// A directory, a missing log, a missing machine profile: one line each, the OS error once.
+#[test]
+fn errors_are_said_once() {
+    let dir = tempdir().join("a-directory");
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let log = root().join("examples/retinanet_rnx50_fp32.log.gz");
+    let stderr = |args: &[&str]| {
+        let out = bin().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for cmd in ["report", "trace", "advise"] {
+        let err = stderr(&[cmd, d]);
+        assert_eq!(
+            err,
+            format!("profilednn: error: cannot read the log: {d} is a directory, not a log file\n"),
+            "{cmd}"
+        );
+    }
+    let err = stderr(&["report", "no/such/file.log"]);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    let err = stderr(&[
+        "report",
+        log.to_str().unwrap(),
+        "--machine",
+        "/nonexistent/machine.json",
+    ]);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+}
+
+/// Counts of 0 and shares above 1 are usage errors naming the option, not silently used.
+#[test]
+fn options_out_of_range_are_rejected() {
+    let log = root().join("examples/retinanet_rnx50_fp32.log.gz");
+    let l = log.to_str().unwrap();
+    let cases: [(&[&str], &str, &str); 7] = [
+        (
+            &["report", l, "--iterations", "0"],
+            "--iterations",
+            "at least 1",
+        ),
+        (&["report", l, "--top", "0"], "--top", "at least 1"),
+        (&["advise", l, "--cores", "0"], "--cores", "at least 1"),
+        (
+            &["advise", l, "--iterations", "0"],
+            "--iterations",
+            "at least 1",
+        ),
+        (
+            &["advise", l, "--reorder-share", "5"],
+            "--reorder-share",
+            "from 0 to 1",
+        ),
+        (
+            &["advise", l, "--busy-share=-0.1"],
+            "--busy-share",
+            "from 0 to 1",
+        ),
+        (&["diff", l, l, "--top", "0"], "--top", "at least 1"),
+    ];
+    for (args, option, why) in cases {
+        let out = bin().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(err.contains(option) && err.contains(why), "{args:?}: {err}");
+    }
+}
+
+/// A gzip cut inside its third iteration: two whole iterations, the third reported as partial
+/// and left out of the average (checked against a naive split of the readable lines).
+#[test]
+fn truncated_log_reports_its_cut_iteration_as_partial() {
+    let text = gunzip(&root().join("examples/resnet50_bf16_cl.log.gz"));
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(text.as_bytes()).unwrap();
+    let gz = enc.finish().unwrap();
+    let cut = &gz[..gz.len() * 9 / 10];
+    let path = tempdir().join("cut-iterations.log.gz");
+    std::fs::write(&path, cut).unwrap();
+    // What can be read: whole lines before the end of readable data.
+    let mut readable = Vec::new();
+    let _ = flate2::read::MultiGzDecoder::new(cut).read_to_end(&mut readable);
+    let readable = String::from_utf8_lossy(&readable);
+    let whole = &readable[..readable.rfind('\n').unwrap() + 1];
+    let (mut segs, mut before, mut total) = (Vec::<f64>::new(), 0.0, 0.0);
+    for l in whole.lines() {
+        if l.starts_with("### ITER") && l.contains("BEGIN") {
+            segs.push(0.0);
+        } else if l.starts_with("onednn_verbose") && l.contains(",exec,") {
+            let t: f64 = l.rsplit(',').next().unwrap().parse().unwrap();
+            total += t;
+            match segs.last_mut() {
+                Some(s) => *s += t,
+                None => before += t,
+            }
+        }
+    }
+    assert_eq!(segs.len(), 3, "the cut is in the third iteration");
+    let out = bin()
+        .args(["report", path.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b.max(1.0);
+    let it = &j["iterations"];
+    assert_eq!(it["count"], 2);
+    let per: Vec<f64> = it["per_iteration_ms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(per.len(), 2);
+    assert!(
+        close(per[0], segs[0]) && close(per[1], segs[1]),
+        "{per:?} {segs:?}"
+    );
+    assert!(close(it["partial_last_ms"].as_f64().unwrap(), segs[2]));
+    let headline = j["time_ms_per_iteration"].as_f64().unwrap();
+    assert!(close(headline, (total - segs[2]) / 2.0), "{headline}");
+    assert!(close(before + segs.iter().sum::<f64>(), total));
+    let out = bin()
+        .args(["report", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("partial last iteration"), "{text}");
+}
+
+/// One thread, one 5 µs call: "1 thread" (not "1 threads"), and the time as 0.005 ms, not in
+/// exponent notation.
+#[test]
+fn small_counts_are_singular_and_small_times_are_decimals() {
+    let path = tempdir().join("one-call.log");
+    std::fs::write(
+        &path,
+        format!(
+            "onednn_verbose,info,cpu,runtime:OpenMP,nthr:1\n{}\n",
+            &GOOD.replace(",1.5", ",0.005")
+        ),
+    )
+    .unwrap();
+    let out = bin()
+        .args(["report", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("OpenMP, 1 thread\n"), "{text}");
+    assert!(
+        text.contains("Total oneDNN time: 0.005 ms in 1 call"),
+        "{text}"
+    );
+    assert!(!text.contains("e-3"), "{text}");
+}

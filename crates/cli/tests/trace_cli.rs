@@ -84,3 +84,43 @@ fn without_timestamps_events_are_laid_end_to_end() {
     assert_eq!(markers, 3, "iteration markers become instant events");
     assert!(events[0]["args"]["flops"].is_u64() || events[0]["args"].get("flops").is_none());
 }
+
+/// A level-2 log without timestamps (MKL-DNN 0.19): creations and executions laid end to end
+/// in log order, each starting where the one before it ended (sums of the logged times).
+#[test]
+fn creations_without_timestamps_are_laid_end_to_end() {
+    let log = root().join("fixtures/corpus/onednn/v0_19_mxnet/simple_training_net_c.level2.log");
+    let t = trace(log.to_str().unwrap());
+    let text = std::fs::read_to_string(&log).unwrap();
+    // Naive reading: `mkldnn_verbose,OP,…,TIME`, OP `create` or `exec`.
+    let lines: Vec<(bool, f64)> = text
+        .lines()
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f[0] == "mkldnn_verbose" && (f[1] == "exec" || f[1] == "create"))
+        .map(|f| {
+            (
+                f[1] == "create",
+                f.last().unwrap().parse::<f64>().unwrap() * 1e3,
+            )
+        })
+        .collect();
+    let mut events: Vec<&Value> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .collect();
+    events.sort_by_key(|e| e["args"]["line"].as_u64().unwrap());
+    assert_eq!(events.len(), lines.len());
+    assert!(lines.iter().filter(|l| l.0).count() >= 10);
+    let mut start = 0.0;
+    for (e, (create, dur)) in events.iter().zip(&lines) {
+        assert_eq!(e["tid"], if *create { 2 } else { 1 }, "{e}");
+        assert!(
+            (e["ts"].as_f64().unwrap() - start).abs() < 1e-6,
+            "{e} should start at {start}"
+        );
+        assert!((e["dur"].as_f64().unwrap() - dur).abs() < 1e-6, "{e}");
+        start += dur;
+    }
+}

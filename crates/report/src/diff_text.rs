@@ -149,9 +149,9 @@ pub fn render(d: &Diff, opts: &TerminalOptions) -> String {
         (
             "Implementation changed",
             &d.implementation_changes,
-            d.implementation_changes.len(),
+            d.implementation_changes_total,
         ),
-        ("Call count changed", &d.call_changes, d.call_changes.len()),
+        ("Call count changed", &d.call_changes, d.call_changes_total),
     ];
     for (title, rows, total) in sections {
         if rows.is_empty() {

@@ -24,12 +24,22 @@ fn bar(share: f64) -> String {
 }
 
 pub(crate) fn ms(v: f64) -> String {
+    if v < 0.0 {
+        return format!("-{}", ms(-v));
+    }
     if v >= 100.0 {
         format!("{v:.1}")
     } else if v >= 0.01 || v == 0.0 {
         format!("{v:.3}")
     } else {
-        format!("{v:.2e}")
+        // Small times as decimals (0.005, 0.000977), never in exponent notation.
+        let s = format!("{v:.6}");
+        let s = s.trim_end_matches('0');
+        if s.ends_with('.') {
+            "<0.000001".into()
+        } else {
+            s.into()
+        }
     }
 }
 
@@ -115,6 +125,13 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         if !it.per_iteration_ms.is_empty() {
             let each: Vec<String> = it.per_iteration_ms.iter().map(|v| ms(*v)).collect();
             let _ = writeln!(out, "  per iteration: {} ms", each.join(", "));
+        }
+        if let Some(p) = it.partial_last_ms {
+            let _ = writeln!(
+                out,
+                "  + a partial last iteration ({} ms), cut by the end of readable data: not averaged in",
+                ms(p)
+            );
         }
     }
     if let Some(w) = s.wall_span_ms {

@@ -13,7 +13,8 @@ use std::io::{self, Write};
 pub enum Timeline {
     /// From the log's timestamps (`ONEDNN_VERBOSE_TIMESTAMP=1`): gaps are real.
     Timestamps,
-    /// No timestamps: executions laid end to end from their durations (gaps unknown).
+    /// No timestamps: creations and executions laid end to end from their durations, in log
+    /// order (gaps unknown).
     EndToEnd,
 }
 
@@ -103,9 +104,9 @@ impl<W: Write> TraceWriter<W> {
             _ => self.cursor_us,
         };
         let is_exec = e.kind == EventKind::Exec;
-        if is_exec || timeline == Timeline::Timestamps {
-            self.cursor_us = self.cursor_us.max(ts_us + dur_us);
-        }
+        // Without timestamps, creations and executions share one end-to-end cursor: each
+        // event starts where the one before it (on either track) ended, none overlap.
+        self.cursor_us = self.cursor_us.max(ts_us + dur_us);
         let p = &e.primitive;
         let cost = *self
             .costs

@@ -10,12 +10,16 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+/// Why a log could not be opened. The message holds the OS error itself (not as a `source`,
+/// so that error chains such as anyhow's `{:#}` do not print it twice).
 #[derive(Debug, Error)]
 pub enum OpenError {
-    #[error("{path}: cannot open: {source}")]
-    Open { path: PathBuf, source: io::Error },
-    #[error("{path}: cannot map into memory: {source}")]
-    Map { path: PathBuf, source: io::Error },
+    #[error("{}: cannot open: {error}", path.display())]
+    Open { path: PathBuf, error: io::Error },
+    #[error("{} is a directory, not a log file", path.display())]
+    Directory { path: PathBuf },
+    #[error("{}: cannot map into memory: {error}", path.display())]
+    Map { path: PathBuf, error: io::Error },
 }
 
 /// Where a log's bytes come from.
@@ -43,20 +47,24 @@ impl LogInput {
                 compressed_len: None,
             });
         }
-        let file = File::open(path).map_err(|source| OpenError::Open {
+        let file = File::open(path).map_err(|error| OpenError::Open {
             path: path.into(),
-            source,
+            error,
         })?;
-        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let meta = file.metadata().ok();
+        if meta.as_ref().is_some_and(|m| m.is_dir()) {
+            return Err(OpenError::Directory { path: path.into() });
+        }
+        let len = meta.map(|m| m.len()).unwrap_or(0);
         let mut magic = [0u8; 2];
         let is_gzip = {
             use std::io::{Seek, SeekFrom};
             let mut f = &file;
             let n = f.read(&mut magic).unwrap_or(0);
             f.seek(SeekFrom::Start(0))
-                .map_err(|source| OpenError::Open {
+                .map_err(|error| OpenError::Open {
                     path: path.into(),
-                    source,
+                    error,
                 })?;
             n == 2 && magic == [0x1f, 0x8b]
         };
@@ -75,9 +83,9 @@ impl LogInput {
         }
         // SAFETY: the map is read-only; a log truncated by another process while we read it
         // would fault, which is the usual caveat of mmap-based tools (ripgrep has it too).
-        let map = unsafe { Mmap::map(&file) }.map_err(|source| OpenError::Map {
+        let map = unsafe { Mmap::map(&file) }.map_err(|error| OpenError::Map {
             path: path.into(),
-            source,
+            error,
         })?;
         // No MADV_SEQUENTIAL: on a cached file it maps pages far ahead of the reader and
         // inflates the resident set; the scan drops pages behind itself instead.

@@ -81,7 +81,7 @@
       let n = root;
       root.value += p.time_ms;
       for (const level of [p.kind, p.prop, p.impl, p.shapes]) {
-        if (!n.children.has(level)) n.children.set(level, { name: level, value: 0, children: new Map(), parent: n, kind: p.kind });
+        if (!n.children.has(level)) n.children.set(level, { name: level, value: 0, children: new Map(), parent: n, kind: p.kind, trail: [...(n.trail || []), level] });
         n = n.children.get(level);
         n.value += p.time_ms;
       }
@@ -110,11 +110,13 @@
         if (depth > 4) return;
         let a = a0;
         const kids = [...n.children.values()].sort((x, y) => y.value - x.value);
+        const sum = kids.reduce((s, k) => s + k.value, 0);
         for (const c of kids) {
-          const span = n.value > 0 ? (a1 - a) * c.value / kids.reduce((s, k) => s + k.value, 0) : 0;
+          // Each child's share of its parent's arc: of [a0, a1], not of what is left of it.
+          const span = sum > 0 ? (a1 - a0) * c.value / sum : 0;
           const b = a + span;
           if (b - a > 0.002) {
-            const seg = el("svg:path", { d: arc(a, b, ring * depth, ring * (depth + 1) - 1), fill: color(c.kind), "fill-opacity": 1 - 0.17 * (depth - 1), stroke: "#fff", "stroke-width": 0.7, class: "segment", "data-depth": depth, onclick: () => draw(c) });
+            const seg = el("svg:path", { d: arc(a, b, ring * depth, ring * (depth + 1) - 1), fill: color(c.kind), "fill-opacity": 1 - 0.17 * (depth - 1), stroke: "#fff", "stroke-width": 0.7, class: "segment", "data-depth": depth, "data-a0": a.toFixed(6), "data-a1": b.toFixed(6), "data-path": c.trail.join(" › "), onclick: () => draw(c) });
             tooltip(seg, `${[...path, c.name].join(" › ")}\n${ms(c.value)} ms (${pct(c.value / root.value)} of all)`);
             svg.append(seg);
             count++;
@@ -343,7 +345,7 @@
         tooltip(el("svg:rect", { x: 240, y: y + 15, width: w(g.after.time_ms), height: 13, fill: "#2b6cb0" }), `after ${ms(g.after.time_ms)} ms`),
         el("svg:text", { x: W - 170, y: y + 17, text: speed(g.speedup) }));
     });
-    const list = (title, rows) => rows.length ? card(title, el("div", { class: "tablewrap" }, el("table", {},
+    const list = (title, rows, total) => rows.length ? card(`${title} (${rows.length} of ${total})`, el("div", { class: "tablewrap" }, el("table", {},
       el("thead", {}, el("tr", {}, ["primitive", "before ms", "after ms", "Δ ms", "calls", "implementation"].map((h) => el("th", { text: h })))),
       el("tbody", {}, rows.map((r) => el("tr", {},
         el("td", { class: "shape", text: `${r.prim_kind} ${r.prop_kind} ${r.dtype} ${r.shapes}` }),
@@ -352,8 +354,8 @@
         el("td", { class: "n", text: `${num(r.before.calls)} → ${num(r.after.calls)}` }),
         el("td", { text: r.implementation_changed ? `${r.before.implementations.join(" ")} → ${r.after.implementations.join(" ")}` : (r.before.implementations[0] || r.after.implementations[0] || "") }))))))) : null;
     app.append(...[head, card("By kind and propagation (grey: before, blue: after)", svg), torchDiff(D.torch),
-      list("Largest changes", d.changes), list("Appeared (only after)", d.appeared), list("Disappeared (only before)", d.disappeared),
-      list("Implementation changed", d.implementation_changes), list("Call count changed", d.call_changes)].filter(Boolean));
+      list("Largest changes", d.changes, d.changes_total), list("Appeared (only after)", d.appeared, d.appeared_total), list("Disappeared (only before)", d.disappeared, d.disappeared_total),
+      list("Implementation changed", d.implementation_changes, d.implementation_changes_total), list("Call count changed", d.call_changes, d.call_changes_total)].filter(Boolean));
   }
 
   try {
