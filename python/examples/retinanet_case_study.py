@@ -2,8 +2,12 @@
 
 Trains torchvision's RetinaNet (ResNeXt-50-FPN backbone, no downloaded weights, synthetic data,
 264 classes) for a few iterations, as the baseline (fp32, NCHW, torchvision's focal loss,
-torch.optim.SGD) or with the method applied (bf16 autocast with the loss in f32, channels-last,
-ProfileDNN's focal loss, ProfileDNN's fused SGD). Prints iteration times and losses.
+torch.optim.SGD) or with the method applied *for the CPU it runs on*: channels-last,
+ProfileDNN's focal loss, ProfileDNN's fused SGD, and bf16 autocast (loss in f32) only where
+oneDNN has bf16 units (AVX512-BF16 or AMX; `--bf16 auto`, the default). On a CPU without them
+oneDNN runs bf16 by converting through f32 (`jit_bf16:avx512_core`), measured 2.4-4.5x slower
+per convolution than f32 there, and `profilednn advise` does not recommend it: the example
+follows it. It prints what it chose and why, then iteration times and losses.
 
     python python/examples/retinanet_case_study.py --variant baseline
     python python/examples/retinanet_case_study.py --variant optimized
@@ -53,6 +57,8 @@ def main():
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--size", type=int, default=320)
     ap.add_argument("--classes", type=int, default=264)
+    ap.add_argument("--bf16", choices=["auto", "on", "off"], default="auto",
+                    help="bf16 autocast in the optimized variant: auto = only where oneDNN has bf16 units")
     ap.add_argument("--profile", action="store_true",
                     help="capture torch.profiler's trace too (run under `profilednn record --torch`)")
     a = ap.parse_args()
@@ -60,6 +66,11 @@ def main():
     net = model(a.classes)
     net.train()
     optimized = a.variant == "optimized"
+    use_bf16 = False
+    if optimized:
+        has_units, why = profilednn.cpu.bf16_units()
+        use_bf16 = has_units if a.bf16 == "auto" else a.bf16 == "on"
+        print(f"bf16 autocast: {'on' if use_bf16 else 'off'} ({why}; --bf16 {a.bf16})", flush=True)
     if optimized:
         # The fused loss replaces torchvision's inside the classification head. It reads the
         # autocast bf16 logits as they are and computes in f32 (math and reduction), so the loss
@@ -96,7 +107,7 @@ def main():
         with torch.profiler.record_function("data"):
             images, targets = batch(a.batch, a.size, a.classes, gen)
         opt.zero_grad()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=optimized):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
             losses = net(images, targets)
         loss = sum(v.float() for v in losses.values())
         loss.backward()
@@ -110,7 +121,7 @@ def main():
     if prof:
         prof.__exit__(None, None, None)
     steady = times[1:] or times
-    print(f"{a.variant}: median iteration {statistics.median(steady):.2f} s over {len(steady)} steady iterations "
+    print(f"{a.variant}{' (bf16)' if use_bf16 else ''}: median iteration {statistics.median(steady):.2f} s over {len(steady)} steady iterations "
           f"(torch {torch.__version__}, {torch.get_num_threads()} threads)")
 
 

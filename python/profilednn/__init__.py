@@ -2,25 +2,26 @@
 
 `profilednn.ops.sigmoid_focal_loss` is a drop-in for `torchvision.ops.sigmoid_focal_loss`;
 `profilednn.optim.SGD`, `AdamW` and `LAMB` are drop-ins for `torch.optim` optimizers.
+`profilednn.cpu` says what this CPU runs natively (bf16 units or not). The `profilednn` command
+(the same as the Rust binary) is installed with the package.
 """
 
-from . import ops, optim  # noqa: F401
-from .capture import profile  # noqa: F401
-from ._native import isa  # noqa: F401
-from . import _native
-from ._common import torch_libgomp
+import importlib as _importlib
 
-# One thread pool for the process: the kernels run on PyTorch's own OpenMP team when PyTorch
-# uses libgomp (PyPI's wheels do), instead of std threads competing with its spinning workers.
-# PROFILEDNN_OPENMP=0 keeps std threads.
-import os as _os
+__all__ = ["ops", "optim", "isa", "profile", "cpu"]
 
-if _os.environ.get("PROFILEDNN_OPENMP", "1") != "0":
-    _gomp = torch_libgomp()
-    if _gomp:
-        try:
-            _native.use_openmp(_gomp)
-        except ValueError:
-            pass
 
-__all__ = ["ops", "optim", "isa", "profile"]
+def __getattr__(name):
+    # Submodules load on first use: the `profilednn` console script (`_cli`) starts without
+    # importing PyTorch; `profilednn.ops`, `.optim`, `.profile` bring it in.
+    if name in ("ops", "optim", "cpu"):
+        return _importlib.import_module(f".{name}", __name__)
+    if name == "profile":
+        from .capture import profile
+
+        return profile
+    if name == "isa":
+        from ._native import isa
+
+        return isa
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

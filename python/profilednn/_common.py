@@ -40,3 +40,24 @@ def torch_libgomp():
     # PyPI wheels bundle it next to libtorch; a system torch uses the system one.
     mine = sorted(p for p in paths if p.startswith(torch_dir))
     return (mine or sorted(paths) or [None])[0]
+
+
+def _share_torch_pool():
+    """One thread pool for the process: the kernels run on PyTorch's own OpenMP team when
+    PyTorch uses libgomp (PyPI's wheels do), instead of std threads competing with its spinning
+    workers. PROFILEDNN_OPENMP=0 keeps std threads."""
+    import os
+
+    from . import _native
+
+    if os.environ.get("PROFILEDNN_OPENMP", "1") == "0":
+        return
+    gomp = torch_libgomp()
+    if gomp:
+        try:
+            _native.use_openmp(gomp)
+        except ValueError:
+            pass
+
+
+_share_torch_pool()

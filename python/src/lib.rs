@@ -357,6 +357,30 @@ fn isa() -> &'static str {
     Isa::detect().name()
 }
 
+/// The CPU's model and the features that decide which paths run natively.
+#[pyfunction]
+fn cpu_features(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item(
+        "model",
+        profilednn_machine::cpu::model_name().unwrap_or_else(|| "this CPU".into()),
+    )?;
+    d.set_item("isa", profilednn_isa::Isa::best().name())?;
+    d.set_item("avx512_bf16", profilednn_isa::avx512_bf16())?;
+    d.set_item("amx_bf16", profilednn_isa::amx_bf16())?;
+    Ok(d)
+}
+
+/// The `profilednn` command line (argv with the program name first): runs it with the GIL
+/// released and exits the process with its status, as the binary would.
+#[pyfunction]
+fn cli(py: Python<'_>, argv: Vec<std::ffi::OsString>) {
+    let code = py.allow_threads(|| profilednn_cli::run(argv));
+    // `exit` skips Rust's buffered stdout: flush what the command printed.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    std::process::exit(code.0.into())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(focal_forward, m)?)?;
@@ -367,5 +391,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(isa, m)?)?;
     m.add_function(wrap_pyfunction!(use_openmp, m)?)?;
     m.add_function(wrap_pyfunction!(openmp, m)?)?;
+    m.add_function(wrap_pyfunction!(cpu_features, m)?)?;
+    m.add_function(wrap_pyfunction!(cli, m)?)?;
     Ok(())
 }

@@ -1,12 +1,12 @@
 //! `profilednn advise`: rules that turn a profile into actions.
 
+use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use profilednn_advice::{advise, Advice, Evidence, Thresholds};
 use profilednn_analysis::{summarize, Profile, Summary, SummaryOptions};
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
 pub enum Format {

@@ -1,11 +1,11 @@
 //! `profilednn benchdnn LOG -o DIR` and `profilednn benchdnn --ingest RESULTS`.
 
+use crate::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use profilednn_replay::batch::{batch_file, batches};
 use profilednn_replay::ingest::parse_perf;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct BenchdnnArgs {

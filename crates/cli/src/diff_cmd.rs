@@ -1,12 +1,12 @@
 //! `profilednn diff BEFORE AFTER`.
 
+use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use profilednn_analysis::diff::{diff, DiffOptions};
 use profilednn_report::terminal::TerminalOptions;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
 pub enum Format {

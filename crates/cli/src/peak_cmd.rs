@@ -1,5 +1,6 @@
 //! `profilednn peak`: measure this machine's compute peaks and memory bandwidth.
 
+use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use comfy_table::{presets::UTF8_HORIZONTAL_ONLY, Cell, CellAlignment, Table};
@@ -8,7 +9,6 @@ use profilednn_machine::measure::{measure, Effort};
 use profilednn_machine::{cpu, MachineProfile};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Args)]

@@ -1,12 +1,12 @@
 //! `profilednn project LOG --replay RESULTS.json | --machine PROFILE.json`.
 
+use crate::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use profilednn_machine::MachineProfile;
 use profilednn_replay::native::Replay;
 use profilednn_replay::project::project;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct ProjectArgs {

@@ -1,13 +1,14 @@
 //! `profilednn record -- COMMAND`: run a training command with oneDNN verbose mode on, keep the
 //! program's own output on the terminal, and write only the verbose lines to the log.
 
+use crate::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use flate2::write::GzEncoder;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 #[derive(Args)]

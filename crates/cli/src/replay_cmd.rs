@@ -1,5 +1,6 @@
 //! `profilednn replay LOG`: re-create and time every unique primitive through oneDNN here.
 
+use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -7,7 +8,6 @@ use profilednn_replay::native::run::Timing;
 use profilednn_replay::native::{replay_profile, sequence, Replay, Session, SCHEMA};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct ReplayArgs {

@@ -1,12 +1,12 @@
 //! `profilednn report`.
 
+use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use profilednn_analysis::{summarize, GroupKey, SummaryOptions};
 use profilednn_report::terminal::TerminalOptions;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
 pub enum Format {

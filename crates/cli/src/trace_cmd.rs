@@ -1,5 +1,6 @@
 //! `profilednn trace`: the log as a Chrome trace-event timeline (Perfetto, chrome://tracing).
 
+use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -8,7 +9,6 @@ use profilednn_report::trace::TraceWriter;
 use profilednn_verbose::LogInput;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct TraceArgs {

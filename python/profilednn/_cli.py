@@ -1,0 +1,22 @@
+"""The `profilednn` console script: the Rust command line, run in this process.
+
+`pip install ./python` builds the command into the extension module, so kernels and command
+come from one install: `profilednn record --torch -- python train.py` works right after it.
+"""
+
+import signal
+import sys
+
+
+def main() -> None:
+    from . import _native
+
+    # Behave like the binary: Ctrl-C stops the command (Python's handler would only run once
+    # control returns to Python), and the command sets SIGPIPE itself.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    sys.stdout.flush()
+    _native.cli(["profilednn", *sys.argv[1:]])  # exits the process with the command's status
+
+
+if __name__ == "__main__":
+    main()
