@@ -4,6 +4,7 @@
 //! Every rule is one module in `rules/` with a stable id (`reorder-overhead`, …) and its
 //! thresholds in [`Thresholds`]. A rule either fires (a [`Finding`]) or says why it did not
 //! ([`RuleOutcome`]): "not applicable, the log has no creation lines" is information too.
+#![forbid(unsafe_code)]
 
 mod finding;
 mod rules;

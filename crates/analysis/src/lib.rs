@@ -1,9 +1,9 @@
 //! Profiles built from verbose logs: where the time goes.
 //!
-//! [`scan`] reads a log (in parallel for files, streamed for gzip and stdin) into a
+//! [`scan()`] reads a log (in parallel for files, streamed for gzip and stdin) into a
 //! [`tally::Tally`] — per-distinct-line-text counters, so memory depends on the number of
 //! distinct primitives, not on the log's size. [`Profile::from_tally`] then parses each distinct
-//! primitive once into the typed model, and [`breakdown`] groups it by any keys.
+//! primitive once into the typed model, and [`breakdown()`] groups it by any keys.
 //!
 //! Nothing here prints or opens files by name: renderers live in `profilednn-report`.
 

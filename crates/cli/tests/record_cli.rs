@@ -93,6 +93,7 @@ fn ctrl_c_reaches_the_program_once_and_the_log_is_kept() {
     let mut first = String::new();
     std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
     assert_eq!(first, "ready\n");
+    // SAFETY: a plain libc call with valid arguments (no memory is passed).
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
     }

@@ -16,6 +16,7 @@
 //!   logged data types (padding of blocked layouts, scratchpads and re-reads are not counted).
 //! * A kind without a model, or a problem the model cannot read (run-time `*` dimensions, a
 //!   descriptor it does not recognise) is [`Unknown`] with the reason, never a guess.
+#![forbid(unsafe_code)]
 
 mod descriptor;
 mod kinds;

@@ -163,6 +163,8 @@ mod tests {
         let data = data as usize;
         std::thread::scope(|s| {
             for _ in 0..3 {
+                // SAFETY: `f` and `data` are the job function and state the pool handed to this
+                // fake GOMP_parallel, alive until the scope ends.
                 s.spawn(move || unsafe { f(data as *mut c_void) });
             }
         });
@@ -170,8 +172,10 @@ mod tests {
 
     #[test]
     fn an_openmp_runtime_runs_every_job_once() {
+        // SAFETY: `fake_gomp` has GOMP_parallel's signature and contract.
         unsafe { use_openmp(Some(fake_gomp as *const c_void)) };
         let r = map((0..50).collect(), 2, |i: u64| i + 1);
+        // SAFETY: back to std threads (no function pointer).
         unsafe { use_openmp(None) };
         assert_eq!(r, (1..51).collect::<Vec<_>>());
     }

@@ -4,6 +4,7 @@
 //! `profilednn-verbose` into these types, so the layers above (aggregation, cost model, diff,
 //! replay, advice) never see format versions. Names a newer library prints that this crate does
 //! not know are kept verbatim in `Other` variants: an unknown kind or field is data, not an error.
+#![forbid(unsafe_code)]
 
 pub mod attr;
 pub mod data_type;

@@ -1,4 +1,5 @@
 //! Renderers: they format [`profilednn_analysis::Summary`] and compute no figures of their own.
+#![forbid(unsafe_code)]
 
 pub mod advice;
 pub mod csv_out;

@@ -79,7 +79,7 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
     }
     let mut reorders: Vec<&(String, String, u64)> =
         j.issued.iter().filter(|(k, _, _)| k == "reorder").collect();
-    reorders.sort_by(|a, b| b.2.cmp(&a.2));
+    reorders.sort_by_key(|r| std::cmp::Reverse(r.2));
     if !reorders.is_empty() {
         let _ = writeln!(
             out,

@@ -44,6 +44,7 @@ macro_rules! api {
             fn load(path: &Path) -> Result<Api, String> {
                 // SAFETY: loading oneDNN runs its initialisers, which is what it is for.
                 let lib = unsafe { Library::new(path) }.map_err(|e| e.to_string())?;
+                // SAFETY: the library was loaded and its symbols resolved with the C API's signatures; the returned C strings are owned by the library and live as long as it stays loaded.
                 unsafe {
                     $(let $name = *lib
                         .get::<unsafe extern "C" fn($($arg),*) -> $ret>(concat!(stringify!($name), "\0").as_bytes())
@@ -130,6 +131,7 @@ fn names(
         if s.is_null() {
             continue;
         }
+        // SAFETY: the library was loaded and its symbols resolved with the C API's signatures; the returned C strings are owned by the library and live as long as it stays loaded.
         let name = unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
         if name.is_empty() || name.contains("unknown") || name.contains("undef") && v != 0 {
             continue;
@@ -204,6 +206,7 @@ impl Dnnl {
         let hash = if v.hash.is_null() {
             String::new()
         } else {
+            // SAFETY: the library was loaded and its symbols resolved with the C API's signatures; the returned C strings are owned by the library and live as long as it stays loaded.
             unsafe { CStr::from_ptr(v.hash) }
                 .to_string_lossy()
                 .into_owned()

@@ -158,6 +158,7 @@ impl<'a> Built<'a> {
                         .copied()
                         .unwrap_or(1),
                 };
+                // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
                 unsafe { (api.dnnl_memory_desc_create_with_tag)(&mut h, nd, d.as_ptr(), dt, tag) }
             }
         };
@@ -168,6 +169,7 @@ impl<'a> Built<'a> {
 
     fn attr(&mut self, p: &Primitive, dst_dims: &[i64]) -> Result<Handle, String> {
         let api = &self.d.api;
+        // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
         unsafe {
             ok(
                 (api.dnnl_primitive_attr_create)(&mut self.attr),
@@ -191,6 +193,7 @@ impl<'a> Built<'a> {
                         o => return Err(format!("fpmath mode '{o}' not supported by the replay")),
                     };
                     ok(
+                        // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
                         unsafe { (api.dnnl_primitive_attr_set_fpmath_mode)(self.attr, v) },
                         "fpmath",
                     )?;
@@ -205,6 +208,7 @@ impl<'a> Built<'a> {
         }
         let pos = p.attrs.post_ops();
         if !pos.is_empty() {
+            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
             unsafe { ok((api.dnnl_post_ops_create)(&mut self.post_ops), "post-ops")? };
             for po in pos {
                 let mut f = po.raw.split(':');
@@ -220,6 +224,7 @@ impl<'a> Built<'a> {
                             .get(alg)
                             .ok_or_else(|| format!("post-op {alg} unknown to this oneDNN"))?;
                         ok(
+                            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
                             unsafe {
                                 (api.dnnl_post_ops_append_eltwise)(
                                     self.post_ops,
@@ -233,6 +238,7 @@ impl<'a> Built<'a> {
                     }
                     PostOpKind::Sum => {
                         ok(
+                            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
                             unsafe {
                                 (api.dnnl_post_ops_append_sum)(self.post_ops, num(0, 1.0), 0, 0)
                             },
@@ -271,6 +277,7 @@ impl<'a> Built<'a> {
                         };
                         let md = self.md(&dims, Some(&fake), "f32")?;
                         ok(
+                            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
                             unsafe { (api.dnnl_post_ops_append_binary)(self.post_ops, a, md) },
                             "binary post-op",
                         )?;
@@ -279,6 +286,7 @@ impl<'a> Built<'a> {
                 }
             }
             ok(
+                // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
                 unsafe { (api.dnnl_primitive_attr_set_post_ops)(self.attr, self.post_ops) },
                 "post-ops",
             )?;
@@ -406,6 +414,7 @@ pub(crate) fn build<'a>(d: &'a Dnnl, engine: Handle, p: &Primitive) -> Result<Bu
             let a = alg(d, p.algorithm().unwrap_or("convolution_direct"))?;
             let (s, dl, pl, pr, _) = spatial(&prb, false);
             let attr = b.attr(p, &dst_d)?;
+            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
             unsafe {
                 match p.prop_kind {
                     PropKind::ForwardTraining | PropKind::ForwardInference => ok(
@@ -510,6 +519,7 @@ pub(crate) fn build<'a>(d: &'a Dnnl, engine: Handle, p: &Primitive) -> Result<Bu
                 None => null,
             };
             let attr = b.attr(p, &[mb, oc])?;
+            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
             unsafe {
                 match p.prop_kind {
                     PropKind::ForwardTraining | PropKind::ForwardInference => ok(
@@ -584,6 +594,7 @@ pub(crate) fn build<'a>(d: &'a Dnnl, engine: Handle, p: &Primitive) -> Result<Bu
                 None => null,
             };
             let attr = b.attr(p, &dst_d)?;
+            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
             unsafe {
                 ok(
                     (api.dnnl_matmul_primitive_desc_create)(
@@ -603,6 +614,7 @@ pub(crate) fn build<'a>(d: &'a Dnnl, engine: Handle, p: &Primitive) -> Result<Bu
             };
             let data = b.md(&dims, find(p, &["data", "src"]), &dt)?;
             let attr = b.attr(p, &dims)?;
+            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
             unsafe {
                 if p.prop_kind.is_forward() {
                     let dst = match find(p, &["dst"]) {
@@ -672,6 +684,7 @@ pub(crate) fn build<'a>(d: &'a Dnnl, engine: Handle, p: &Primitive) -> Result<Bu
             let dst = b.md(&dst_d, find(p, &["dst"]), &dt)?;
             let a = alg(d, p.algorithm().ok_or("no algorithm")?)?;
             let attr = b.attr(p, &dst_d)?;
+            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
             unsafe {
                 ok(
                     (api.dnnl_binary_primitive_desc_create)(
@@ -699,6 +712,7 @@ pub(crate) fn build<'a>(d: &'a Dnnl, engine: Handle, p: &Primitive) -> Result<Bu
             }
             let data = b.md(&dims, find(p, &["data", "src"]), &dt)?;
             let attr = b.attr(p, &dims)?;
+            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
             unsafe {
                 if p.prop_kind.is_forward() {
                     ok(
@@ -758,6 +772,7 @@ pub(crate) fn build<'a>(d: &'a Dnnl, engine: Handle, p: &Primitive) -> Result<Bu
             let (s, dl, pl, pr, k) = spatial(&prb, false);
             let k = dims12(&k);
             let attr = b.attr(p, &dst_d)?;
+            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
             unsafe {
                 if p.prop_kind.is_forward() {
                     ok(
@@ -825,6 +840,7 @@ pub(crate) fn build<'a>(d: &'a Dnnl, engine: Handle, p: &Primitive) -> Result<Bu
             let src = b.md(&dims, find(p, &["src", "data"]), &dt)?;
             let dst = b.md(&dims, find(p, &["dst"]).or(find(p, &["src", "data"])), &dt)?;
             let attr = b.attr(p, &dims)?;
+            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
             unsafe {
                 if p.prop_kind.is_forward() {
                     ok(
@@ -880,6 +896,7 @@ pub(crate) fn build<'a>(d: &'a Dnnl, engine: Handle, p: &Primitive) -> Result<Bu
                 return Err(format!("layout tag '{t}' is not known to this oneDNN"));
             }
             let attr = b.attr(p, &dims)?;
+            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
             unsafe {
                 ok(
                     (api.dnnl_reorder_primitive_desc_create)(
@@ -903,6 +920,7 @@ pub(crate) fn build<'a>(d: &'a Dnnl, engine: Handle, p: &Primitive) -> Result<Bu
             let dst = b.md(&dims, find(p, &["dst"]), &dt)?;
             let scales = vec![1.0f32; handles.len()];
             let attr = b.attr(p, &dims)?;
+            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
             unsafe {
                 ok(
                     (api.dnnl_sum_primitive_desc_create)(
@@ -934,6 +952,7 @@ pub(crate) fn build<'a>(d: &'a Dnnl, engine: Handle, p: &Primitive) -> Result<Bu
             let dst = b.md(&dims, find(p, &["dst"]), &dt)?;
             let stat = b.md(&dims[..dims.len() - 1], find(p, &["stats"]), "f32")?;
             let attr = b.attr(p, &dims)?;
+            // SAFETY: a oneDNN C API call on descriptor, attribute and post-op handles this builder created and owns until drop; every out-pointer is a live local and every array outlives the call.
             unsafe {
                 if p.prop_kind.is_forward() {
                     ok(

@@ -82,6 +82,7 @@ pub(crate) fn implementation(d: &Dnnl, pd: Handle) -> String {
     if st != 0 || s.is_null() {
         return String::new();
     }
+    // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.
     unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
 }
 
@@ -144,23 +145,27 @@ pub(crate) fn prepare<'a>(d: &'a Dnnl, engine: Handle, b: &Built) -> Result<Prep
         if md.is_null() || b.skip_args.contains(&arg) {
             continue;
         }
+        // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.
         let size = unsafe { (api.dnnl_memory_desc_get_size)(md) };
         if size == 0 {
             continue;
         }
         let mut mem: Handle = null_mut();
         let st =
+            // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.
             unsafe { (api.dnnl_memory_create)(&mut mem, md, engine, usize::MAX as *mut c_void) };
         if st != 0 {
             return Err(format!("cannot allocate argument {arg} ({size} bytes)"));
         }
         mems.mems.push(mem);
         let mut ptr: *mut c_void = null_mut();
+        // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.
         unsafe { (api.dnnl_memory_get_data_handle)(mem, &mut ptr) };
         if !ptr.is_null() {
             // Valid data for every type: 0x3e bytes are small positive floats and ints
             // (0.19 in f32 and bf16); a workspace holds indices, zero is the safe one.
             let fill = if arg == ARG_WORKSPACE { 0 } else { 0x3e };
+            // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.
             unsafe { std::ptr::write_bytes(ptr as *mut u8, fill, size) };
         }
         if std::env::var_os("PROFILEDNN_DEBUG_REPLAY").is_some() {
@@ -169,6 +174,7 @@ pub(crate) fn prepare<'a>(d: &'a Dnnl, engine: Handle, b: &Built) -> Result<Prep
         args.push(ExecArg { arg, memory: mem });
     }
     let mut prim: Handle = null_mut();
+    // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.
     let st = unsafe { (api.dnnl_primitive_create)(&mut prim, b.pd) };
     if st != 0 {
         return Err(format!("cannot create the primitive (status {st})"));

@@ -80,7 +80,7 @@ pub fn steady_iteration(
         }
     }
     let n = profile.iterations.as_ref().map_or(1, |i| i.count).max(1) as usize;
-    if n > 1 && calls.len() % n == 0 {
+    if n > 1 && calls.len().is_multiple_of(n) {
         let per = calls.len() / n;
         let tail = calls.split_off(calls.len() - per);
         return (
