@@ -75,6 +75,19 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         "ms in all"
     };
     println!("Projection of {} onto {}", pr.source, pr.target);
+    if let Some(v) = &pr.replay_onednn {
+        let log = if pr.log_onednn.is_empty() {
+            "an unknown oneDNN (no version line in the log)".to_string()
+        } else {
+            pr.log_onednn.join(", ")
+        };
+        let changed: usize = pr.groups.iter().map(|g| g.implementation_changed).sum();
+        println!(
+            "  log recorded with {log}; replayed with oneDNN {v} ({} replay); {changed} problem(s) ran another implementation here{}",
+            pr.replay_mode.as_deref().unwrap_or("isolated"),
+            if changed > 0 { " (per group below)" } else { "" }
+        );
+    }
     println!(
         "  oneDNN: {:.3} → {:.3} {unit} ({:+.1}%)",
         pr.logged_onednn_ms,
@@ -97,13 +110,18 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         .collect();
     println!("  logged oneDNN time by method: {}", cov.join(", "));
     println!(
-        "\n{:<24} {:<18} {:>12} {:>12}",
-        "kind", "prop", "logged", "projected"
+        "\n{:<24} {:<18} {:>12} {:>12} {:>8} {:>13}",
+        "kind", "prop", "logged", "projected", "change", "impl changed"
     );
     for g in &pr.groups {
         println!(
-            "{:<24} {:<18} {:>12.3} {:>12.3}",
-            g.prim_kind, g.prop_kind, g.logged_ms, g.projected_ms
+            "{:<24} {:<18} {:>12.3} {:>12.3} {:>+7.1}% {:>13}",
+            g.prim_kind,
+            g.prop_kind,
+            g.logged_ms,
+            g.projected_ms,
+            (g.projected_ms / g.logged_ms.max(1e-12) - 1.0) * 100.0,
+            g.implementation_changed
         );
     }
     println!("\nMethod: {}", pr.method);

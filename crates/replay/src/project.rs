@@ -27,6 +27,9 @@ pub struct GroupProjection {
     pub logged_ms: f64,
     pub projected_ms: f64,
     pub methods: BTreeMap<String, usize>,
+    /// Replayed problems of the group for which oneDNN picked another implementation than the
+    /// log's (expected when the replaying oneDNN or CPU differs from the log's).
+    pub implementation_changed: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -51,6 +54,11 @@ pub struct Projection {
     pub coverage: BTreeMap<String, f64>,
     pub groups: Vec<GroupProjection>,
     pub method: String,
+    /// oneDNN versions the log was recorded with (from its header lines).
+    pub log_onednn: Vec<String>,
+    /// oneDNN the replay ran with, and how (`sequence` or `isolated`).
+    pub replay_onednn: Option<String>,
+    pub replay_mode: Option<String>,
 }
 
 /// Median duration of each problem's calls in the log (by the replay key), from a pass over its
@@ -116,6 +124,15 @@ pub fn project(
                 .collect()
         })
         .unwrap_or_default();
+    let changed: std::collections::BTreeSet<&str> = replay
+        .map(|r| {
+            r.results
+                .iter()
+                .filter(|x| x.implementation_matches == Some(false))
+                .map(|x| x.key.as_str())
+                .collect()
+        })
+        .unwrap_or_default();
     let mut groups: BTreeMap<(String, String), GroupProjection> = BTreeMap::new();
     let mut coverage: BTreeMap<String, f64> = BTreeMap::new();
     let (mut logged, mut raw, mut projected) = (0.0, 0.0, 0.0);
@@ -154,7 +171,11 @@ pub fn project(
                 logged_ms: 0.0,
                 projected_ms: 0.0,
                 methods: BTreeMap::new(),
+                implementation_changed: 0,
             });
+        if changed.contains(key.as_str()) {
+            g.implementation_changed += 1;
+        }
         g.logged_ms += log;
         g.projected_ms += proj;
         *g.methods.entry(name).or_default() += 1;
@@ -214,5 +235,8 @@ pub fn project(
         coverage,
         groups,
         method,
+        log_onednn: profile.metadata.versions.clone(),
+        replay_onednn: replay.map(|r| r.onednn.clone()),
+        replay_mode: replay.map(|r| r.mode.clone()),
     }
 }

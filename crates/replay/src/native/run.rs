@@ -93,6 +93,9 @@ pub(crate) struct Prepared<'a> {
     pub(crate) implementation: String,
     pub(crate) prim: Handle,
     pub(crate) args: Vec<ExecArg>,
+    /// Per entry of `args`: its memory descriptor (owned by the primitive descriptor), size in
+    /// bytes and data pointer, for the sequence replay's tensor flow.
+    pub(crate) buffers: Vec<(Handle, usize, *mut c_void)>,
     _mems: Memories<'a>,
 }
 
@@ -106,16 +109,16 @@ impl Drop for Prepared<'_> {
 impl Prepared<'_> {
     /// One execution, waited for; its wall time in ms.
     pub(crate) fn execute(&self, stream: Handle) -> Result<f64, String> {
+        self.execute_with(stream, &self.args)
+    }
+
+    /// One execution with `args` (this primitive's own, or some bound to other buffers).
+    pub(crate) fn execute_with(&self, stream: Handle, args: &[ExecArg]) -> Result<f64, String> {
         let api = &self.d.api;
         let start = Instant::now();
         // SAFETY: the primitive and every argument memory are alive (owned by `self`).
         let st = unsafe {
-            (api.dnnl_primitive_execute)(
-                self.prim,
-                stream,
-                self.args.len() as c_int,
-                self.args.as_ptr(),
-            )
+            (api.dnnl_primitive_execute)(self.prim, stream, args.len() as c_int, args.as_ptr())
         };
         // SAFETY: the stream outlives this call (owned by the session).
         unsafe { (api.dnnl_stream_wait)(stream) };
@@ -134,6 +137,7 @@ pub(crate) fn prepare<'a>(d: &'a Dnnl, engine: Handle, b: &Built) -> Result<Prep
         mems: Vec::new(),
     };
     let mut args: Vec<ExecArg> = Vec::new();
+    let mut buffers = Vec::new();
     let candidates = ARGS
         .iter()
         .copied()
@@ -172,6 +176,7 @@ pub(crate) fn prepare<'a>(d: &'a Dnnl, engine: Handle, b: &Built) -> Result<Prep
             eprintln!("replay: {implementation}: argument {arg}: {size} bytes");
         }
         args.push(ExecArg { arg, memory: mem });
+        buffers.push((md, size, ptr));
     }
     let mut prim: Handle = null_mut();
     // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.
@@ -184,6 +189,7 @@ pub(crate) fn prepare<'a>(d: &'a Dnnl, engine: Handle, b: &Built) -> Result<Prep
         implementation,
         prim,
         args,
+        buffers,
         _mems: mems,
     })
 }

@@ -131,6 +131,21 @@ pub fn replay_sequence(
             Err(e) => Err(e.clone()),
         })
         .collect();
+    let flow = if std::env::var_os("PROFILEDNN_REPLAY_NO_FLOW").is_some() {
+        Flow::default()
+    } else {
+        let backward: Vec<bool> = firsts
+            .iter()
+            .map(|p| {
+                use profilednn_model::PropKind as P;
+                matches!(
+                    p.prop_kind,
+                    P::Backward | P::BackwardData | P::BackwardWeights | P::BackwardBias
+                )
+            })
+            .collect();
+        Flow::bind(s, &prepared, &backward, &order)
+    };
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); n];
     let mut failed: Vec<Option<String>> =
         prepared.iter().map(|p| p.as_ref().err().cloned()).collect();
@@ -149,12 +164,16 @@ pub fn replay_sequence(
             &format!("iteration {} of {} calls", it + 1, order.len()),
         );
         let mut sum = 0.0;
-        for &i in &order {
+        for (pos, &i) in order.iter().enumerate() {
             if failed[i].is_some() {
                 continue;
             }
             let Ok(p) = &prepared[i] else { continue };
-            match p.execute(s.stream) {
+            let run = match flow.args.get(&pos) {
+                Some(args) => p.execute_with(s.stream, args),
+                None => p.execute(s.stream),
+            };
+            match run {
                 Ok(ms) => {
                     sum += ms;
                     if timed {
@@ -186,6 +205,7 @@ pub fn replay_sequence(
         };
         by_key.insert(key.clone(), r);
     }
+    drop(flow);
     drop(prepared);
     drop(built);
     let results = problems(profile)
@@ -220,4 +240,110 @@ pub fn replay_sequence(
             per_iteration_ms: per_iteration,
         },
     )
+}
+
+/// Tensor flow: a call reads what the previous calls wrote, as in training. The input that was
+/// just produced — `src` of a forward call, `diff_dst` of a backward one — is bound to the most
+/// recent output (`dst`, `diff_src`) of an earlier call in the iteration with the same size in
+/// bytes, and a backward call's `workspace` to the most recent workspace of that size (the
+/// forward's: max-pooling indices, fused-ReLU masks). Binding goes through a memory object with
+/// the consumer's own descriptor on the producer's buffer, so each primitive sees the layout it
+/// was created for. A backward call's `src` (the activation saved long before) keeps its own,
+/// cold buffer. Measured on the C training program (1 thread): without the flow +19 %, with it
+/// +2 %; binding backward `src` too made batch-norm backward 2× too fast (its saved activation
+/// found hot). Set `PROFILEDNN_REPLAY_NO_FLOW` to compare without.
+#[derive(Default)]
+struct Flow<'a> {
+    d: Option<&'a super::api::Dnnl>,
+    /// Per position of the sequence, the arguments with the inputs rebound.
+    args: HashMap<usize, Vec<super::api::ExecArg>>,
+    created: Vec<super::api::Handle>,
+}
+
+const ARG_SRC: i32 = 1;
+const ARG_DST: i32 = 17;
+const ARG_DIFF_SRC: i32 = 129;
+const ARG_DIFF_DST: i32 = 145;
+const ARG_WORKSPACE: i32 = 64;
+
+impl<'a> Flow<'a> {
+    fn bind(
+        s: &'a Session,
+        prepared: &[Result<Prepared, String>],
+        backward: &[bool],
+        order: &[usize],
+    ) -> Flow<'a> {
+        let api = &s.dnnl.api;
+        let mut flow = Flow {
+            d: Some(&s.dnnl),
+            args: HashMap::new(),
+            created: Vec::new(),
+        };
+        // Most recent output buffer of each size, and workspace of each size.
+        let mut latest: HashMap<usize, *mut std::ffi::c_void> = HashMap::new();
+        let mut workspaces: HashMap<usize, *mut std::ffi::c_void> = HashMap::new();
+        for (pos, &i) in order.iter().enumerate() {
+            let Ok(p) = &prepared[i] else { continue };
+            let own_outputs: Vec<*mut std::ffi::c_void> = p
+                .args
+                .iter()
+                .zip(&p.buffers)
+                .filter(|(a, _)| a.arg == ARG_DST || a.arg == ARG_DIFF_SRC)
+                .map(|(_, b)| b.2)
+                .collect();
+            let mut args = p.args.clone();
+            let mut rebound = false;
+            let bwd = backward[i];
+            for (a, &(md, size, _)) in args.iter_mut().zip(&p.buffers) {
+                let source = match (a.arg, bwd) {
+                    (ARG_SRC, false) | (ARG_DIFF_DST, true) => &latest,
+                    (ARG_WORKSPACE, true) => &workspaces,
+                    _ => continue,
+                };
+                let Some(&ptr) = source.get(&size) else {
+                    continue;
+                };
+                // Never alias the call's own output (the same primitive earlier in the step).
+                if ptr.is_null() || own_outputs.contains(&ptr) {
+                    continue;
+                }
+                let mut mem: super::api::Handle = std::ptr::null_mut();
+                // SAFETY: `md` is the consumer's own argument descriptor (alive with its
+                // primitive descriptor) and `ptr` a producer buffer of exactly `size` bytes,
+                // alive until the prepared primitives are dropped, after this flow.
+                let st = unsafe { (api.dnnl_memory_create)(&mut mem, md, s.engine, ptr) };
+                if st == 0 {
+                    flow.created.push(mem);
+                    a.memory = mem;
+                    rebound = true;
+                }
+            }
+            if rebound {
+                flow.args.insert(pos, args);
+            }
+            for (a, b) in p.args.iter().zip(&p.buffers) {
+                if b.2.is_null() {
+                    continue;
+                }
+                if a.arg == ARG_DST || a.arg == ARG_DIFF_SRC {
+                    latest.insert(b.1, b.2);
+                } else if a.arg == ARG_WORKSPACE && !bwd {
+                    workspaces.insert(b.1, b.2);
+                }
+            }
+        }
+        flow
+    }
+}
+
+impl Drop for Flow<'_> {
+    fn drop(&mut self) {
+        if let Some(d) = self.d {
+            for m in &self.created {
+                // SAFETY: created by dnnl_memory_create in `bind`, destroyed once; the memory
+                // does not own its buffer.
+                unsafe { (d.api.dnnl_memory_destroy)(*m) };
+            }
+        }
+    }
 }
