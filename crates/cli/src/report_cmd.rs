@@ -193,7 +193,7 @@ fn write_html(
         .as_ref()
         .map(|m| profilednn_analysis::efficiency(profile, m, usize::MAX));
     let advice = (!args.no_advice).then(|| {
-        crate::advise_cmd::advice_for(profiles, summary, cores, None, &Default::default())
+        crate::advise_cmd::advice_for(profiles, summary, cores, torch, &Default::default())
     });
     let timeline = match (&args.logs[..], profile.timestamps) {
         ([log], Some((first, last))) if log.as_os_str() != "-" => {

@@ -173,3 +173,34 @@ fn thread_oversubscription_uses_the_machine_profile() {
         }
     }
 }
+
+/// Issue 13: the HTML report's advice was built without the PyTorch trace, so the rules that
+/// need it (here `loss-as-elementwise-ops`, which the terminal and JSON show) were missing.
+#[test]
+fn html_report_advice_includes_the_pytorch_rules() {
+    let log = root().join("fixtures/torch/reference.log.gz");
+    let trace = root().join("fixtures/torch/reference.trace.json.gz");
+    let dir = common::temp_dir();
+    let page = dir.join("torch-advice.html");
+    let out = bin()
+        .args([
+            "report",
+            log.to_str().unwrap(),
+            "--torch-trace",
+            trace.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("loss-as-elementwise-ops"),
+        "PyTorch rule missing from the HTML advice"
+    );
+}
