@@ -29,21 +29,18 @@ pub struct ReplayArgs {
     /// Replay only the N problems with the most time in the log.
     #[arg(long, value_parser = crate::load::count_usize)]
     top: Option<usize>,
+    /// Untimed runs first: of each problem (isolated) or of the whole iteration (sequence).
     #[arg(long, default_value_t = Timing::default().warmup)]
     warmup: u32,
+    /// Isolated mode: at least this many timed runs per problem.
     #[arg(long, default_value_t = Timing::default().min_runs)]
     min_runs: u32,
+    /// Isolated mode: at most this many timed runs per problem.
     #[arg(long, default_value_t = Timing::default().max_runs)]
     max_runs: u32,
     /// Keep timing a primitive until this many ms were measured.
     #[arg(long, default_value_t = Timing::default().min_time_ms)]
     min_time_ms: f64,
-    /// Evict caches before each timed run (writes 2× the last-level cache size elsewhere), as
-    /// inside a training step; `--warm-cache` times back-to-back runs instead.
-    #[arg(long, conflicts_with = "cold_cache")]
-    warm_cache: bool,
-    #[arg(long, hide = true)]
-    cold_cache: bool,
     #[arg(long)]
     no_progress: bool,
     /// `sequence`: one steady-state iteration re-run in log order (each call finds the caches
@@ -100,7 +97,6 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         min_runs: args.min_runs,
         max_runs: args.max_runs,
         min_time_ms: args.min_time_ms,
-        cold_cache_bytes: if args.warm_cache { 0 } else { llc_bytes() * 2 },
     };
     let bar = (!args.no_progress && std::io::stderr().is_terminal()).then(|| {
         let b = ProgressBar::new(0);
@@ -253,73 +249,4 @@ fn coverage_line(
         replayed_ms,
         total_ms
     )
-}
-
-/// Size of the last-level cache from sysfs (32 MiB when unknown).
-fn llc_bytes() -> usize {
-    let mut best = 0usize;
-    for i in 0..8 {
-        let p = format!("/sys/devices/system/cpu/cpu0/cache/index{i}/size");
-        if let Ok(s) = std::fs::read_to_string(p) {
-            let s = s.trim();
-            let (num, mul) = match s.strip_suffix('K') {
-                Some(n) => (n, 1024),
-                None => match s.strip_suffix('M') {
-                    Some(n) => (n, 1 << 20),
-                    None => (s, 1),
-                },
-            };
-            if let Ok(v) = num.parse::<usize>() {
-                best = best.max(v * mul);
-            }
-        }
-    }
-    if best == 0 {
-        32 << 20
-    } else {
-        best
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use profilednn_replay::native::run::Measurement;
-    use profilednn_replay::native::ReplayResult;
-
-    fn result(log_time_ms: f64, measured: bool) -> ReplayResult {
-        ReplayResult {
-            key: format!("--conv {log_time_ms}"),
-            prim_kind: "convolution".into(),
-            prop_kind: "forward_training".into(),
-            shapes: "mb1ic3oc8ih8oh8kh3ph1".into(),
-            calls: 1,
-            log_time_ms,
-            log_implementations: vec!["jit:avx2".into()],
-            measurement: measured.then(|| Measurement {
-                implementation: "jit:avx2".into(),
-                runs: 5,
-                median_ms: 1.0,
-                min_ms: 1.0,
-                max_ms: 1.0,
-                p10_ms: 1.0,
-                p90_ms: 1.0,
-            }),
-            implementation_matches: measured.then_some(true),
-            skipped: (!measured).then(|| "unsupported".into()),
-        }
-    }
-
-    #[test]
-    fn replay_top_coverage_is_of_the_whole_log() {
-        // Six problems, 200 ms in all; `--top 3` replays the three heaviest, the third of
-        // which is skipped: 100 + 50 = 150 ms measured, 75 % of the log, 2 of 6 problems.
-        let all = [100.0, 50.0, 25.0, 12.5, 6.25, 6.25];
-        let results = [result(100.0, true), result(50.0, true), result(25.0, false)];
-        let line = coverage_line(&all, &results, "3.5.0", "libdnnl.so.3");
-        assert_eq!(
-            line,
-            "Replayed 2 of 6 problems with oneDNN 3.5.0 (libdnnl.so.3): 75.0% of the log's oneDNN time (150.0 of 200.0 ms)"
-        );
-    }
 }

@@ -15,9 +15,6 @@ pub struct Timing {
     pub max_runs: u32,
     /// Keep running until this much time was measured (ms).
     pub min_time_ms: f64,
-    /// Evict the caches before each timed run (by writing this many bytes elsewhere): inside a
-    /// training step a primitive rarely finds its operands cached, as back-to-back runs do.
-    pub cold_cache_bytes: usize,
 }
 
 impl Default for Timing {
@@ -27,7 +24,6 @@ impl Default for Timing {
             min_runs: 5,
             max_runs: 200,
             min_time_ms: 50.0,
-            cold_cache_bytes: 0,
         }
     }
 }
