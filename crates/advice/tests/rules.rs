@@ -134,6 +134,77 @@ fn f32_on_bf16_hardware() {
     assert!(!fires(&run(&[TINY], None, None), "f32-on-bf16-hardware"));
 }
 
+/// A real oneDNN 3.2 log of bf16 training on AVX-512 with DL Boost only
+/// (`ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI ./train_v3 3 bf16`, see fixtures/advice/README.md):
+/// convolutions run `jit_bf16:avx512_core`, i.e. through f32. Figures from the text: bf16
+/// convolutions' and inner products' time over all exec time (v3.2 lines: kind field 3,
+/// implementation 4, time last).
+#[test]
+fn bf16_without_bf16_units() {
+    const LOG: &str = "advice/bf16_without_bf16_units.log";
+    let a = run(&[LOG], None, None);
+    assert!(fires(&a, "bf16-without-bf16-units"));
+    let log = text(LOG);
+    let exec: Vec<Vec<&str>> = log
+        .lines()
+        .filter(|l| l.starts_with("onednn_verbose,exec,"))
+        .map(|l| l.split(',').collect())
+        .collect();
+    let ms = |f: &Vec<&str>| f.last().unwrap().parse::<f64>().unwrap();
+    let all: f64 = exec.iter().map(ms).sum();
+    let bf16: Vec<&Vec<&str>> = exec
+        .iter()
+        .filter(|f| f[3] == "convolution" || f[3] == "inner_product")
+        .filter(|f| f[6].contains("wei_bf16"))
+        .collect();
+    let bf16_ms: f64 = bf16.iter().map(|f| ms(f)).sum();
+    let f = a.finding("bf16-without-bf16-units").unwrap();
+    let share = f.evidence["share"].as_f64().unwrap();
+    assert!(
+        (share - bf16_ms / all).abs() < 1e-9,
+        "{share} vs naive {}",
+        bf16_ms / all
+    );
+    assert_eq!(
+        f.evidence["isa"],
+        serde_json::json!(["Intel AVX-512 with Intel DL Boost"])
+    );
+    let impls: Vec<&str> = f.evidence["implementations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["implementation"].as_str().unwrap())
+        .collect();
+    assert!(impls.contains(&"jit_bf16:avx512_core"), "{impls:?}");
+    let mut naive_impls: Vec<&str> = bf16.iter().map(|f| f[4]).collect();
+    naive_impls.sort();
+    naive_impls.dedup();
+    let mut got = impls.clone();
+    got.sort();
+    assert_eq!(got, naive_impls);
+    assert!(
+        f.title.contains("Intel AVX-512 with Intel DL Boost"),
+        "{}",
+        f.title
+    );
+    assert!(f.action.contains("f32"), "{}", f.action);
+    // The same program's bf16 run on a CPU with bf16 units, and ResNet-50 bf16 with AMX: quiet.
+    assert!(!fires(
+        &run(
+            &["corpus/onednn/v3_2_pypi/train_bf16_attrs.level1.log"],
+            None,
+            None
+        ),
+        "bf16-without-bf16-units"
+    ));
+    assert!(!fires(
+        &run(&[RESNET_BF16], None, None),
+        "bf16-without-bf16-units"
+    ));
+    // f32 on a CPU without bf16 units: quiet.
+    assert!(!fires(&run(&[TINY], None, None), "bf16-without-bf16-units"));
+}
+
 #[test]
 fn unfused_post_ops() {
     assert!(fires(
@@ -274,6 +345,7 @@ fn findings_are_ordered_by_gain_and_ids_are_stable() {
             "reorder-overhead",
             "reference-implementation",
             "f32-on-bf16-hardware",
+            "bf16-without-bf16-units",
             "unfused-post-ops",
             "backward-weights-dominance",
             "tiny-primitives",

@@ -2,6 +2,7 @@
 
 mod backward_weights;
 mod bf16;
+mod bf16_emulated;
 mod cache;
 mod fusion;
 mod outside;
@@ -33,6 +34,10 @@ pub const ALL: &[Rule] = &[
     Rule {
         id: bf16::ID,
         check: bf16::check,
+    },
+    Rule {
+        id: bf16_emulated::ID,
+        check: bf16_emulated::check,
     },
     Rule {
         id: fusion::ID,
