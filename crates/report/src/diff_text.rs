@@ -1,7 +1,6 @@
 //! `profilednn diff` as terminal tables.
 
-use crate::terminal::{ms, new_table, num, TerminalOptions};
-use comfy_table::Cell;
+use crate::terminal::{ms, new_table, num, text, TerminalOptions};
 use profilednn_analysis::diff::{Diff, PrimitiveDiff};
 use std::fmt::Write;
 
@@ -49,7 +48,7 @@ fn primitive_table(rows: &[PrimitiveDiff], opts: &TerminalOptions) -> comfy_tabl
                 .unwrap_or_default()
         };
         t.add_row(vec![
-            Cell::new(format!(
+            text(format!(
                 "{} {} {}\n{}",
                 r.prim_kind, r.prop_kind, r.dtype, r.shapes
             )),
@@ -62,7 +61,7 @@ fn primitive_table(rows: &[PrimitiveDiff], opts: &TerminalOptions) -> comfy_tabl
                 calls(r.before.calls),
                 calls(r.after.calls)
             )),
-            Cell::new(impls),
+            text(impls),
         ]);
     }
     t
@@ -120,8 +119,8 @@ pub fn render(d: &Diff, opts: &TerminalOptions) -> String {
     ]);
     for g in &d.groups {
         t.add_row(vec![
-            Cell::new(&g.prim_kind),
-            Cell::new(&g.prop_kind),
+            text(&g.prim_kind),
+            text(&g.prop_kind),
             num(ms(g.before.time_ms)),
             num(ms(g.after.time_ms)),
             num(format!("{:+.3}", g.delta_ms)),

@@ -158,7 +158,7 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         ]);
         for p in &s.per_log {
             t.add_row(vec![
-                Cell::new(&p.source),
+                text(&p.source),
                 num(ms(p.total_time_ms)),
                 num(p.calls.to_string()),
                 num(p.lines.total.to_string()),
@@ -249,6 +249,36 @@ pub(crate) fn new_table(opts: &TerminalOptions) -> Table {
     t
 }
 
+/// Longest line of a terminal table cell, in characters. comfy-table's wrapping takes time
+/// quadratic in a cell's length (a 3 MB problem descriptor took minutes), so longer lines are
+/// clipped before they reach it; JSON and CSV keep the full text.
+pub const MAX_CELL_LINE: usize = 160;
+
+/// Each line of `text` clipped to [`MAX_CELL_LINE`] characters, saying how much was left out.
+pub fn clip(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(4 * MAX_CELL_LINE));
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        match line.char_indices().nth(MAX_CELL_LINE) {
+            None => out.push_str(line),
+            Some(_) => {
+                let keep = MAX_CELL_LINE - 40;
+                let cut = line.char_indices().nth(keep).map_or(line.len(), |(b, _)| b);
+                let left = line[cut..].chars().count();
+                let _ = write!(out, "{}… (+{left} chars)", &line[..cut]);
+            }
+        }
+    }
+    out
+}
+
+/// A text cell, clipped (see [`clip`]).
+pub(crate) fn text(s: impl AsRef<str>) -> Cell {
+    Cell::new(clip(s.as_ref()))
+}
+
 pub(crate) fn num(s: String) -> Cell {
     Cell::new(s).set_alignment(CellAlignment::Right)
 }
@@ -287,16 +317,16 @@ fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions) -> Table {
             if !v[5].is_empty() || !v[6].is_empty() {
                 text.push_str(&format!("\n{} {}", v[5], v[6]));
             }
-            vec![Cell::new(text)]
+            vec![self::text(&text)]
         } else {
             b.keys
                 .iter()
                 .zip(&r.values)
                 .map(|(k, v)| {
                     if *k == GroupKey::Impl && r.reference_impl {
-                        Cell::new(format!("{v} [ref]"))
+                        text(format!("{v} [ref]"))
                     } else {
-                        Cell::new(v)
+                        text(v)
                     }
                 })
                 .collect()
