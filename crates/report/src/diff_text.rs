@@ -4,8 +4,17 @@ use crate::terminal::{ms, new_table, num, text, TerminalOptions};
 use profilednn_analysis::diff::{Diff, PrimitiveDiff};
 use std::fmt::Write;
 
-fn speed(s: Option<f64>) -> String {
+/// `before / after` as words: identical times are "no change", and a ratio that would print
+/// as 1.00x says how small the change is instead.
+pub fn speed(s: Option<f64>) -> String {
     match s {
+        Some(x) if x == 1.0 => "no change".into(),
+        Some(x) if (x - 1.0).abs() < 0.005 => {
+            format!(
+                "within 0.5% ({})",
+                if x > 1.0 { "faster" } else { "slower" }
+            )
+        }
         Some(x) if x >= 1.0 => format!("{x:.2}x faster"),
         Some(x) => format!("{:.2}x slower", 1.0 / x),
         None => String::new(),

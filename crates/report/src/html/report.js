@@ -327,7 +327,7 @@
 
   function diffPage() {
     const d = D.diff;
-    const speed = (s) => s === null ? "" : s >= 1 ? `${s.toFixed(2)}× faster` : `${(1 / s).toFixed(2)}× slower`;
+    const speed = (s) => s === null ? "" : s === 1 ? "no change" : Math.abs(s - 1) < 0.005 ? `within 0.5% (${s > 1 ? "faster" : "slower"})` : s >= 1 ? `${s.toFixed(2)}× faster` : `${(1 / s).toFixed(2)}× slower`;
     const head = card(null, el("h1", { text: "ProfileDNN diff" }),
       el("div", { class: "muted", text: `before: ${d.before}` }), el("div", { class: "muted", text: `after: ${d.after}` }),
       el("div", { class: "facts" },
