@@ -432,3 +432,59 @@ fn pytorch_view_rules_on_real_runs() {
         .unwrap();
     assert!(r.why_not.as_deref().unwrap().contains("no PyTorch trace"));
 }
+
+/// Evidence rows of primitives that differ only in layouts (reorders between different
+/// blockings of one weight) once read identically ("reorder undef jit:uni 256x256x3x3" three
+/// times with three times). Each row now names its layouts, and its time is the naive sum of
+/// the exec lines with that problem and those layouts (v1 lines: impl field 6, memory
+/// descriptors 8, problem 11).
+#[test]
+fn evidence_rows_with_the_same_description_show_their_layouts() {
+    let a = run(&[RESNET_BF16], None, None);
+    let rows = a.finding("reorder-overhead").unwrap().evidence["heaviest"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["primitive"].as_str().unwrap())
+        .collect();
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    let log = text(RESNET_BF16);
+    let mut checked = 0;
+    for r in &rows {
+        let p = r["primitive"].as_str().unwrap();
+        let Some((head, lay)) = p.split_once(" [") else {
+            continue;
+        };
+        let problem = head.rsplit(' ').next().unwrap();
+        let want: Vec<&str> = lay.trim_end_matches(']').split(' ').collect();
+        let naive: f64 = log
+            .lines()
+            .filter(|l| l.starts_with("onednn_verbose,v1,primitive,exec,"))
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|f| f[5] == "reorder" && f[11] == problem)
+            .filter(|f| {
+                let got: Vec<String> = f[8]
+                    .split(' ')
+                    .map(|md| {
+                        let m: Vec<&str> = md.split(':').collect();
+                        format!("{}:{}:{}", m[0], m[1], m[4])
+                    })
+                    .collect();
+                got == want
+            })
+            .map(|f| f.last().unwrap().parse::<f64>().unwrap())
+            .sum();
+        let got = r["time_ms"].as_f64().unwrap();
+        assert!(
+            (got - naive).abs() < 1e-6 * naive.max(1.0),
+            "{p}: {got} vs {naive}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 2, "{names:?}");
+}
