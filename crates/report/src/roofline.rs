@@ -39,6 +39,12 @@ pub fn render(out: &mut String, e: &Efficiency, log_isa: &[String], opts: &Termi
     for why in &e.substitutions {
         let _ = writeln!(out, "  {why}");
     }
+    if let Some(s) = &e.scaling {
+        let _ = writeln!(out, "  {s}");
+    }
+    for s in &e.suspect {
+        let _ = writeln!(out, "  ⚠ suspect: {s}");
+    }
     if e.total_primitives == 0 {
         let _ = writeln!(
             out,
