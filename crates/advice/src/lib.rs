@@ -23,6 +23,9 @@ pub struct Thresholds {
     pub reference_share: f64,
     /// `f32-on-bf16-hardware`: share of oneDNN time in f32 compute primitives.
     pub f32_compute_share: f64,
+    /// `bf16-without-bf16-units`: share of oneDNN time in bf16 compute primitives on a CPU
+    /// without bf16 units.
+    pub bf16_emulated_share: f64,
     /// `unfused-post-ops`: share of time in separate eltwise/binary/normalization passes over a
     /// convolution's or matmul's output.
     pub unfused_share: f64,
@@ -60,6 +63,7 @@ impl Default for Thresholds {
             reorder_share: 0.05,
             reference_share: 0.01,
             f32_compute_share: 0.2,
+            bf16_emulated_share: 0.05,
             unfused_share: 0.03,
             bwd_weights_ratio: 2.0,
             tiny_us: 10.0,

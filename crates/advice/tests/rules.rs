@@ -134,6 +134,77 @@ fn f32_on_bf16_hardware() {
     assert!(!fires(&run(&[TINY], None, None), "f32-on-bf16-hardware"));
 }
 
+/// A real oneDNN 3.2 log of bf16 training on AVX-512 with DL Boost only
+/// (`ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI ./train_v3 3 bf16`, see fixtures/advice/README.md):
+/// convolutions run `jit_bf16:avx512_core`, i.e. through f32. Figures from the text: bf16
+/// convolutions' and inner products' time over all exec time (v3.2 lines: kind field 3,
+/// implementation 4, time last).
+#[test]
+fn bf16_without_bf16_units() {
+    const LOG: &str = "advice/bf16_without_bf16_units.log";
+    let a = run(&[LOG], None, None);
+    assert!(fires(&a, "bf16-without-bf16-units"));
+    let log = text(LOG);
+    let exec: Vec<Vec<&str>> = log
+        .lines()
+        .filter(|l| l.starts_with("onednn_verbose,exec,"))
+        .map(|l| l.split(',').collect())
+        .collect();
+    let ms = |f: &Vec<&str>| f.last().unwrap().parse::<f64>().unwrap();
+    let all: f64 = exec.iter().map(ms).sum();
+    let bf16: Vec<&Vec<&str>> = exec
+        .iter()
+        .filter(|f| f[3] == "convolution" || f[3] == "inner_product")
+        .filter(|f| f[6].contains("wei_bf16"))
+        .collect();
+    let bf16_ms: f64 = bf16.iter().map(|f| ms(f)).sum();
+    let f = a.finding("bf16-without-bf16-units").unwrap();
+    let share = f.evidence["share"].as_f64().unwrap();
+    assert!(
+        (share - bf16_ms / all).abs() < 1e-9,
+        "{share} vs naive {}",
+        bf16_ms / all
+    );
+    assert_eq!(
+        f.evidence["isa"],
+        serde_json::json!(["Intel AVX-512 with Intel DL Boost"])
+    );
+    let impls: Vec<&str> = f.evidence["implementations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["implementation"].as_str().unwrap())
+        .collect();
+    assert!(impls.contains(&"jit_bf16:avx512_core"), "{impls:?}");
+    let mut naive_impls: Vec<&str> = bf16.iter().map(|f| f[4]).collect();
+    naive_impls.sort();
+    naive_impls.dedup();
+    let mut got = impls.clone();
+    got.sort();
+    assert_eq!(got, naive_impls);
+    assert!(
+        f.title.contains("Intel AVX-512 with Intel DL Boost"),
+        "{}",
+        f.title
+    );
+    assert!(f.action.contains("f32"), "{}", f.action);
+    // The same program's bf16 run on a CPU with bf16 units, and ResNet-50 bf16 with AMX: quiet.
+    assert!(!fires(
+        &run(
+            &["corpus/onednn/v3_2_pypi/train_bf16_attrs.level1.log"],
+            None,
+            None
+        ),
+        "bf16-without-bf16-units"
+    ));
+    assert!(!fires(
+        &run(&[RESNET_BF16], None, None),
+        "bf16-without-bf16-units"
+    ));
+    // f32 on a CPU without bf16 units: quiet.
+    assert!(!fires(&run(&[TINY], None, None), "bf16-without-bf16-units"));
+}
+
 #[test]
 fn unfused_post_ops() {
     assert!(fires(
@@ -274,6 +345,7 @@ fn findings_are_ordered_by_gain_and_ids_are_stable() {
             "reorder-overhead",
             "reference-implementation",
             "f32-on-bf16-hardware",
+            "bf16-without-bf16-units",
             "unfused-post-ops",
             "backward-weights-dominance",
             "tiny-primitives",
@@ -359,4 +431,60 @@ fn pytorch_view_rules_on_real_runs() {
         .find(|r| r.id == "loss-as-elementwise-ops")
         .unwrap();
     assert!(r.why_not.as_deref().unwrap().contains("no PyTorch trace"));
+}
+
+/// Evidence rows of primitives that differ only in layouts (reorders between different
+/// blockings of one weight) once read identically ("reorder undef jit:uni 256x256x3x3" three
+/// times with three times). Each row now names its layouts, and its time is the naive sum of
+/// the exec lines with that problem and those layouts (v1 lines: impl field 6, memory
+/// descriptors 8, problem 11).
+#[test]
+fn evidence_rows_with_the_same_description_show_their_layouts() {
+    let a = run(&[RESNET_BF16], None, None);
+    let rows = a.finding("reorder-overhead").unwrap().evidence["heaviest"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["primitive"].as_str().unwrap())
+        .collect();
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    let log = text(RESNET_BF16);
+    let mut checked = 0;
+    for r in &rows {
+        let p = r["primitive"].as_str().unwrap();
+        let Some((head, lay)) = p.split_once(" [") else {
+            continue;
+        };
+        let problem = head.rsplit(' ').next().unwrap();
+        let want: Vec<&str> = lay.trim_end_matches(']').split(' ').collect();
+        let naive: f64 = log
+            .lines()
+            .filter(|l| l.starts_with("onednn_verbose,v1,primitive,exec,"))
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|f| f[5] == "reorder" && f[11] == problem)
+            .filter(|f| {
+                let got: Vec<String> = f[8]
+                    .split(' ')
+                    .map(|md| {
+                        let m: Vec<&str> = md.split(':').collect();
+                        format!("{}:{}:{}", m[0], m[1], m[4])
+                    })
+                    .collect();
+                got == want
+            })
+            .map(|f| f.last().unwrap().parse::<f64>().unwrap())
+            .sum();
+        let got = r["time_ms"].as_f64().unwrap();
+        assert!(
+            (got - naive).abs() < 1e-6 * naive.max(1.0),
+            "{p}: {got} vs {naive}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 2, "{names:?}");
 }

@@ -86,6 +86,11 @@ pub struct Efficiency {
     pub uncosted: Vec<UncostedTime>,
     /// Where a precision was bounded by another precision's peak, and why (one line each).
     pub substitutions: Vec<String>,
+    /// How the roofs were fitted to the log's thread count (or why they were not).
+    pub scaling: Option<String>,
+    /// Why the efficiencies cannot be trusted: compute-bound primitives above 100 % of the
+    /// roof (impossible against a true peak), a machine profile that looks wrong.
+    pub suspect: Vec<String>,
     pub caveat: &'static str,
 }
 
@@ -147,6 +152,31 @@ fn row(
 }
 
 pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Efficiency {
+    // The roof of the threads the log ran with, not of the whole machine.
+    let nthr = profile.metadata.threads.map(|t| t as usize);
+    let (scaled, scaling) = match (nthr, machine.threads) {
+        (Some(n), Some(_)) => match machine.scaled_to_threads(n) {
+            Some((m, note)) => (Some(m), Some(note)),
+            None => (None, None),
+        },
+        (Some(n), None) => (
+            None,
+            Some(format!(
+                "NOT scaled: the log ran with {n} threads (nthr:{n}) but the machine profile does \
+                 not say how many threads its peaks used; the roofs are the profile's as given \
+                 (for a whole machine, efficiencies come out too low)"
+            )),
+        ),
+        (None, Some(all)) if all > 1 => (
+            None,
+            Some(format!(
+                "not scaled: the log has no thread count (nthr); the roofs are for all {all} \
+                 threads of the profile"
+            )),
+        ),
+        _ => (None, None),
+    };
+    let machine = scaled.as_ref().unwrap_or(machine);
     let mut rows = Vec::new();
     let mut uncosted: BTreeMap<(String, String), (usize, f64)> = BTreeMap::new();
     let mut total_ms = 0.0;
@@ -220,6 +250,7 @@ pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Ef
             .then(b.time_ms.total_cmp(&a.time_ms))
     });
     let total_primitives = rows.len();
+    let suspect = suspicions(&rows, machine, measured_ms, roofline_ms);
     rows.truncate(top);
     let mut uncosted: Vec<UncostedTime> = uncosted
         .into_iter()
@@ -255,6 +286,50 @@ pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Ef
         groups,
         uncosted,
         substitutions,
+        scaling,
+        suspect,
         caveat: CAVEAT,
     }
+}
+
+/// Efficiencies that cannot be: compute-bound primitives above 100 % of their roof, a
+/// run-level ratio above 100 %, and what looks wrong in the machine profile itself.
+fn suspicions(
+    rows: &[EfficiencyRow],
+    machine: &MachineProfile,
+    measured_ms: f64,
+    roofline_ms: f64,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let over: Vec<&EfficiencyRow> = rows
+        .iter()
+        .filter(|r| r.bound == Bound::Compute && r.efficiency > 1.0)
+        .collect();
+    if let Some(worst) = over
+        .iter()
+        .max_by(|a, b| a.efficiency.total_cmp(&b.efficiency))
+    {
+        out.push(format!(
+            "{} compute-bound primitive(s) above 100% of the roofline (up to {:.1}%: {} {} {}, \
+             {:.1} GFLOP/s against a {} roof of {:.1} GFLOP/s): impossible against a true \
+             peak — the roof is too low (a peak measured at a lower frequency or on a busy \
+             machine, or for fewer threads than the log used)",
+            over.len(),
+            worst.efficiency * 100.0,
+            worst.prim_kind,
+            worst.prop_kind,
+            worst.shapes,
+            worst.gflops,
+            worst.peak_precision,
+            worst.attainable_gflops,
+        ));
+    }
+    if measured_ms > 0.0 && roofline_ms > measured_ms {
+        out.push(format!(
+            "the run reaches {:.1}% of the roofline overall: above 100% the roofs are wrong",
+            roofline_ms / measured_ms * 100.0
+        ));
+    }
+    out.extend(machine.suspicions());
+    out
 }

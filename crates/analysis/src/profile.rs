@@ -341,7 +341,44 @@ impl Profile {
                 out.read_error.clone_from(&p.read_error);
             }
         }
-        // Iterations of merged ranks run concurrently: keep the first log's count.
+        out.iterations = merge_iterations(profiles);
+        // The span that covers every log's timestamps; unknown when a log has none.
+        out.timestamps = profiles
+            .iter()
+            .map(|p| p.timestamps)
+            .collect::<Option<Vec<_>>>()
+            .and_then(|v| v.into_iter().reduce(|a, b| (a.0.min(b.0), a.1.max(b.1))));
         out
     }
+}
+
+/// Iterations of logs merged side by side (ranks running concurrently): the logs' iteration `i`
+/// summed, when every log has the same count; `None` when they differ (a per-iteration figure
+/// of the merged view would divide one log's count into all logs' time).
+fn merge_iterations(profiles: &[Profile]) -> Option<Iterations> {
+    let first = profiles[0].iterations.as_ref()?;
+    let all: Vec<&Iterations> = profiles
+        .iter()
+        .map(|p| p.iterations.as_ref())
+        .collect::<Option<_>>()?;
+    if all.iter().any(|i| i.count != first.count) {
+        return None;
+    }
+    let mut out = first.clone();
+    let same_len = all
+        .iter()
+        .all(|i| i.per_iteration_ms.len() == first.per_iteration_ms.len());
+    out.per_iteration_ms = if same_len {
+        (0..first.per_iteration_ms.len())
+            .map(|k| all.iter().fold(0.0, |a, i| a + i.per_iteration_ms[k]))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let sum = |f: fn(&Iterations) -> Option<f64>| -> Option<f64> {
+        all.iter().filter_map(|i| f(i)).reduce(|a, b| a + b)
+    };
+    out.before_first_ms = sum(|i| i.before_first_ms);
+    out.partial_last_ms = sum(|i| i.partial_last_ms);
+    Some(out)
 }

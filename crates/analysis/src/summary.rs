@@ -74,6 +74,9 @@ pub struct LogTotals {
     pub source: String,
     pub total_time_ms: f64,
     pub calls: u64,
+    /// This log's own iterations and oneDNN time per iteration.
+    pub iterations: Option<Iterations>,
+    pub per_iteration_time_ms: Option<f64>,
     pub lines: LineCounts,
     pub read_error: Option<String>,
 }
@@ -88,8 +91,14 @@ pub struct Summary {
     pub create_calls: u64,
     pub lines: LineCounts,
     pub metadata: RunMetadata,
+    /// Iterations of the (merged) view. With several logs: each log's iteration `i` summed,
+    /// present only when every log has the same count (each log's own are in `per_log`).
     pub iterations: Option<Iterations>,
+    /// oneDNN time per iteration; with several logs, all logs' time divided by the common
+    /// iteration count (`per_iteration_logs` logs summed).
     pub per_iteration_time_ms: Option<f64>,
+    /// Logs whose time `per_iteration_time_ms` sums (1 for one log).
+    pub per_iteration_logs: usize,
     /// Wall-clock span between the first and last timestamped line, ms.
     pub wall_span_ms: Option<f64>,
     pub breakdowns: Vec<NamedBreakdown>,
@@ -215,6 +224,8 @@ pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
                 source: p.sources.join(", "),
                 total_time_ms: p.exec_time_ms(),
                 calls: p.exec_calls(),
+                iterations: p.iterations.clone(),
+                per_iteration_time_ms: per_iteration(p.exec_time_ms(), p.iterations.as_ref()),
                 lines: p.lines.clone(),
                 read_error: p.read_error.clone(),
             })
@@ -232,10 +243,8 @@ pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
         create_calls,
         lines: merged.lines.clone(),
         metadata: merged.metadata.clone(),
-        per_iteration_time_ms: iters.map(|n| {
-            let partial = iterations.as_ref().and_then(|i| i.partial_last_ms);
-            (total_ms - partial.unwrap_or(0.0)) / n
-        }),
+        per_iteration_time_ms: per_iteration(total_ms, iterations.as_ref()),
+        per_iteration_logs: profiles.len(),
         iterations,
         wall_span_ms: merged.timestamps.map(|(a, b)| b - a),
         breakdowns,
@@ -256,4 +265,10 @@ pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
             .as_ref()
             .map(|m| efficiency(&merged, m, opts.top)),
     }
+}
+
+/// oneDNN time per whole iteration (a partial last iteration left out).
+fn per_iteration(total_ms: f64, it: Option<&Iterations>) -> Option<f64> {
+    let it = it.filter(|i| i.count > 0)?;
+    Some((total_ms - it.partial_last_ms.unwrap_or(0.0)) / it.count as f64)
 }

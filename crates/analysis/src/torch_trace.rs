@@ -226,7 +226,15 @@ pub struct TorchJoin {
     /// The same modules' backward: the autograd nodes their forward ops created (matched by
     /// sequence number), time and oneDNN time of those nodes, child modules included.
     pub module_backward: Vec<OpRow>,
+    /// Iterations the trace covers (its iteration ranges, else the log's count): the divisor of
+    /// every per-iteration figure of the trace's ops, phases and modules.
     pub iterations: Option<u64>,
+    /// Iterations of the log (its `profilednn,iteration,N` markers), the divisor of log-only
+    /// figures (unattributed primitives).
+    pub log_iterations: Option<u64>,
+    /// The trace and the log do not belong together, or cannot be joined: no timestamps in the
+    /// log, no base time in the trace, clocks that do not overlap.
+    pub warnings: Vec<String>,
     /// One row per iteration when the trace marks them (`profilednn.iteration#N` ranges of
     /// `profilednn.profile`): the iteration's wall time and its phases.
     pub per_iteration: Vec<IterationRow>,
@@ -326,10 +334,19 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     };
     let mut markers = 0u64;
     let base_us = trace.base_ns.unwrap_or(0.0) / 1e3;
+    // The log's clock span (epoch ms) and how many executions carry a timestamp.
+    let (mut execs, mut timestamped) = (0u64, 0u64);
+    let mut log_span: Option<(f64, f64)> = None;
     for_each_event(log, |e| match e {
         Event::Iteration { .. } => markers += 1,
         Event::Primitive(p) if p.kind == EventKind::Exec => {
             let ms = p.time_ps.unwrap_or(0) as f64 / 1e9;
+            execs += 1;
+            if let Some(ts) = p.timestamp_ms {
+                timestamped += 1;
+                log_span =
+                    Some(log_span.map_or((ts, ts + ms), |(a, b)| (a.min(ts), b.max(ts + ms))));
+            }
             if let Some(ts) = p.timestamp_ms {
                 // Every module around the primitive (a module's time includes its children's).
                 let t = ts * 1e3 - base_us;
@@ -418,13 +435,89 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
     );
-    j.iterations = (markers > 1).then_some(markers - 1);
+    j.log_iterations = (markers > 1).then(|| markers - 1);
     // The range opened by the last `step()` (closed when profiling stops) is not an iteration,
     // just as the log's trailing marker is not.
-    if let Some(n) = j.iterations {
+    if let Some(n) = j.log_iterations {
         j.per_iteration.retain(|r| r.index < n);
     }
+    // Per-iteration figures of the trace divide by the iterations the trace covers: a trace
+    // of 2 of the log's 5 iterations divided by 5 shows every op 2.5x too small.
+    j.iterations = if j.per_iteration.is_empty() {
+        j.log_iterations
+    } else {
+        Some(j.per_iteration.len() as u64)
+    };
+    if let (Some(t), Some(l)) = (j.iterations, j.log_iterations) {
+        if t != l {
+            j.warnings.push(format!(
+                "the trace covers {t} of the log's {l} iterations: the PyTorch view's \
+                 per-iteration figures divide by {t}"
+            ));
+        }
+    }
+    j.warnings
+        .extend(clock_warnings(trace, execs, timestamped, log_span));
     j
+}
+
+/// Why the trace and the log cannot be joined, if they cannot: the log has no timestamps, the
+/// trace has no base time, or their clocks do not overlap (another run).
+fn clock_warnings(
+    trace: &TorchTrace,
+    execs: u64,
+    timestamped: u64,
+    log_span: Option<(f64, f64)>,
+) -> Vec<String> {
+    let mut w = Vec::new();
+    if execs > 0 && timestamped == 0 {
+        w.push(
+            "the log has no timestamps (ONEDNN_VERBOSE_TIMESTAMP=1, as `profilednn record \
+             --torch` sets): no primitive can be placed inside a framework op"
+                .to_string(),
+        );
+    } else if execs > timestamped {
+        w.push(format!(
+            "{} of the log's {execs} executions have no timestamp and cannot be attributed",
+            execs - timestamped
+        ));
+    }
+    let Some(base_ns) = trace.base_ns else {
+        if !trace.ops.is_empty() {
+            w.push(
+                "the trace has no baseTimeNanoseconds: its clock cannot be joined with the log's"
+                    .to_string(),
+            );
+        }
+        return w;
+    };
+    let start = trace
+        .ops
+        .iter()
+        .map(|o| o.start)
+        .fold(f64::INFINITY, f64::min);
+    let end = trace
+        .ops
+        .iter()
+        .map(|o| o.end)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let (Some((a, b)), true) = (log_span, start <= end) else {
+        return w;
+    };
+    let (ta, tb) = (base_ns / 1e6 + start / 1e3, base_ns / 1e6 + end / 1e3);
+    if tb < a || b < ta {
+        let gap_s = if tb < a { a - tb } else { ta - b } / 1e3;
+        w.push(format!(
+            "the trace and the log do not overlap in time (the trace {} the log by {gap_s:.1} s): \
+             they are of different runs",
+            if tb < a {
+                "ends before"
+            } else {
+                "starts after"
+            }
+        ));
+    }
+    w
 }
 
 /// Rows per iteration range: the top-level ops (of the range's thread) that start inside it,

@@ -57,6 +57,9 @@ pub struct ThresholdArgs {
     /// f32-on-bf16-hardware: share of time in f32 compute primitives.
     #[arg(long, default_value_t = Thresholds::default().f32_compute_share, value_parser = crate::load::share)]
     f32_compute_share: f64,
+    /// bf16-without-bf16-units: share of time in bf16 compute primitives on a CPU without bf16 units.
+    #[arg(long, default_value_t = Thresholds::default().bf16_emulated_share, value_parser = crate::load::share)]
+    bf16_emulated_share: f64,
     /// unfused-post-ops: share of time in separate passes over producer outputs.
     #[arg(long, default_value_t = Thresholds::default().unfused_share, value_parser = crate::load::share)]
     unfused_share: f64,
@@ -104,6 +107,7 @@ impl ThresholdArgs {
             reorder_share: self.reorder_share,
             reference_share: self.reference_share,
             f32_compute_share: self.f32_compute_share,
+            bf16_emulated_share: self.bf16_emulated_share,
             unfused_share: self.unfused_share,
             bwd_weights_ratio: self.bwd_weights_ratio,
             tiny_us: self.tiny_us,
@@ -168,10 +172,7 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
                     "--torch-trace needs exactly one log (the one recorded with the trace)"
                 );
             };
-            let trace =
-                profilednn_analysis::torch_trace::read_trace(t).map_err(anyhow::Error::msg)?;
-            let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
-            Some(profilednn_analysis::torch_trace::join(&trace, input))
+            Some(crate::load::torch_join(t, log)?)
         }
         None => None,
     };

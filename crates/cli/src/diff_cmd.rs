@@ -75,16 +75,10 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         },
     );
     let torch = match &args.torch_trace {
-        Some(t) => {
-            let j = |trace: &PathBuf, log: &PathBuf| -> Result<_> {
-                let tr = profilednn_analysis::torch_trace::read_trace(trace)
-                    .map_err(anyhow::Error::msg)?;
-                let input =
-                    profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
-                Ok(profilednn_analysis::torch_trace::join(&tr, input))
-            };
-            Some((j(&t[0], &args.before)?, j(&t[1], &args.after)?))
-        }
+        Some(t) => Some((
+            crate::load::torch_join(&t[0], &args.before)?,
+            crate::load::torch_join(&t[1], &args.after)?,
+        )),
         None => None,
     };
     let text = match args.format {

@@ -190,3 +190,22 @@ pub fn count_pair(s: &str) -> Result<(u64, u64), String> {
     let part = |x: &str, which: &str| count(x).map_err(|e| format!("{which}: {e}"));
     Ok((part(b, "BEFORE")?, part(a, "AFTER")?))
 }
+
+/// Joins a PyTorch profiler trace with its log; what makes the join doubtful (another run, no
+/// timestamps, part of the iterations) is printed to stderr, naming both files.
+pub fn torch_join(
+    trace: &std::path::Path,
+    log: &std::path::Path,
+) -> anyhow::Result<profilednn_analysis::torch_trace::TorchJoin> {
+    let tr = profilednn_analysis::torch_trace::read_trace(trace).map_err(anyhow::Error::msg)?;
+    let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
+    let j = profilednn_analysis::torch_trace::join(&tr, input);
+    for w in &j.warnings {
+        eprintln!(
+            "profilednn: WARNING: {} with {}: {w}",
+            trace.display(),
+            log.display()
+        );
+    }
+    Ok(j)
+}

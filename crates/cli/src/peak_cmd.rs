@@ -168,5 +168,8 @@ fn render(p: &MachineProfile) -> String {
     for n in &p.notes {
         out += &format!("  note: {n}\n");
     }
+    for s in p.suspicions() {
+        out += &format!("  ⚠ suspect: {s}\n");
+    }
     out
 }

@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use profilednn_machine::MachineProfile;
 use profilednn_replay::native::Replay;
-use profilednn_replay::project::project;
+use profilednn_replay::project::{project, ReplayMatch};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -23,6 +23,10 @@ pub struct ProjectArgs {
     /// Training iterations in the log, when not detected.
     #[arg(long, value_parser = crate::load::count)]
     iterations: Option<u64>,
+    /// Project even when no problem of the log has a result in the replay (a replay of
+    /// another log): the log's time is then carried over.
+    #[arg(long)]
+    allow_mismatch: bool,
 }
 
 pub fn run(args: ProjectArgs) -> Result<ExitCode> {
@@ -65,6 +69,35 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         machine.as_ref(),
         medians.as_ref(),
     );
+    if let Some(m) = &pr.replay_match {
+        let what = format!(
+            "{} of the log's {} problems ({:.1}% of its oneDNN time) have a result in the replay \
+             ({} problems); log: {}; replay made from: {}",
+            m.matched_problems,
+            m.log_problems,
+            m.matched_time_share * 100.0,
+            m.replay_problems,
+            pr.source,
+            m.replay_source
+        );
+        if m.matched_problems == 0 && !args.allow_mismatch {
+            bail!(
+                "the replay results are not of this log: {what}. Replay this log \
+                 (`profilednn replay LOG`), or pass --allow-mismatch to project anyway"
+            );
+        }
+        if m.matched_time_share < ReplayMatch::FEW {
+            eprintln!(
+                "profilednn: WARNING: the replay results may be of another log: {what}; \
+                 the rest is {}",
+                if args.machine.is_some() {
+                    "projected with the machine profile's roofline"
+                } else {
+                    "carried over unchanged"
+                }
+            );
+        }
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&pr)?);
         return Ok(ExitCode::SUCCESS);

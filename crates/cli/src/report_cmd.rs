@@ -98,10 +98,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
                     "--torch-trace needs exactly one log (the one recorded with the trace)"
                 );
             };
-            let trace =
-                profilednn_analysis::torch_trace::read_trace(t).map_err(anyhow::Error::msg)?;
-            let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
-            Some(profilednn_analysis::torch_trace::join(&trace, input))
+            Some(crate::load::torch_join(t, log)?)
         }
         None => None,
     };

@@ -223,3 +223,18 @@ fn diff_iterations_accepts_what_its_help_shows() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("BEFORE,AFTER"));
 }
+
+/// A log against itself: every ratio is exactly 1, which is "no change", not "1.00x faster".
+#[test]
+fn identical_logs_diff_says_no_change() {
+    let log = root().join("fixtures/torch/fused.log.gz");
+    let l = log.to_str().unwrap();
+    let out = common::bin().args(["diff", l, l]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.contains("faster") && !text.contains("slower"),
+        "{text}"
+    );
+    assert!(text.contains("(no change)"), "{text}");
+}

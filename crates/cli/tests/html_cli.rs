@@ -356,3 +356,100 @@ fn sunburst_angles_match_the_json_shares() {
         );
     }
 }
+
+/// Measures the drawn labels in the browser (real text widths): each ring label of the
+/// sunburst lies inside its ring (the "convolution" label once ran under the centre circle,
+/// showing "onvolutio"), each label of the forward/backward bar inside its own segment.
+/// Reports the failures in `data-labels`.
+const LABEL_CHECK: &str = r#"<script>(function () {
+  const bad = [];
+  const sb = document.getElementById("sunburst");
+  const S = sb.viewBox.baseVal.width, ring = (S / 2 - 4) / 5;
+  let n = 0;
+  for (const t of sb.querySelectorAll('text[style*="font-weight:600"]')) {
+    n++;
+    const m = t.transform.baseVal.consolidate();
+    const M = m ? m.matrix : sb.createSVGMatrix();
+    for (let i = 0; i < t.getNumberOfChars(); i++) {
+      for (const p of [t.getStartPositionOfChar(i), t.getEndPositionOfChar(i)]) {
+        const q = p.matrixTransform(M), r = Math.hypot(q.x - S / 2, q.y - S / 2);
+        if (r < ring || r > 2 * ring) bad.push(`${t.textContent}: char ${i} at radius ${r.toFixed(1)}, ring ${ring.toFixed(1)}-${(2 * ring).toFixed(1)}`);
+      }
+    }
+  }
+  if (n === 0) bad.push("no ring labels");
+  const split = document.getElementById("split");
+  const rects = [...split.querySelectorAll("rect")];
+  for (const t of split.querySelectorAll("text")) {
+    const x = t.x.baseVal[0].value, len = t.getComputedTextLength();
+    const r = rects.find((r) => r.x.baseVal.value <= x && x < r.x.baseVal.value + r.width.baseVal.value);
+    if (!r || x + len > r.x.baseVal.value + r.width.baseVal.value) bad.push(`${t.textContent}: ${len.toFixed(1)} px from ${x.toFixed(1)} runs out of its segment`);
+  }
+  document.body.dataset.labels = bad.length ? bad.join("; ") : "ok";
+})();</script>"#;
+
+#[test]
+fn html_labels_fit_their_segments() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("labels.html");
+    let log = root().join("examples/retinanet_rnx50_fp32.log.gz");
+    bin()
+        .args([
+            "report",
+            log.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    std::fs::write(
+        &page,
+        html.replace("</body>", &format!("{LABEL_CHECK}</body>")),
+    )
+    .unwrap();
+    let dom = load_ok(&b, &page);
+    assert_eq!(attr(&dom, "data-labels").as_deref(), Some("ok"));
+}
+
+/// A kind has one colour in every report: the legend's swatch for `convolution` is the same in
+/// a report where reorders come first and in one where convolutions do.
+#[test]
+fn html_kind_colours_are_the_same_in_every_report() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let swatch = |log: &str, name: &str| -> (String, String) {
+        let page = dir.join(name);
+        bin()
+            .args([
+                "report",
+                root().join(log).to_str().unwrap(),
+                "--html",
+                page.to_str().unwrap(),
+            ])
+            .assert()
+            .success();
+        let dom = load_ok(&b, &page);
+        // The sunburst legend: <span><i style="background:#…"></i>kind 54.6%</span>, largest first.
+        let legend = &dom[dom.find("Where the time goes").unwrap()..];
+        let colour_of = |kind: &str| {
+            let at = legend.find(&format!("</i>{kind} ")).unwrap();
+            let from = legend[..at].rfind("background:").unwrap() + "background:".len();
+            legend[from..from + 7].to_string()
+        };
+        let first = legend[legend.find("</i>").unwrap() + 4..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .to_string();
+        (first, colour_of("convolution"))
+    };
+    let (first_a, conv_a) = swatch("examples/retinanet_rnx50_fp32.log.gz", "a.html");
+    let (first_b, conv_b) = swatch("fixtures/advice/bf16_without_bf16_units.log", "b.html");
+    assert_eq!(
+        (first_a.as_str(), first_b.as_str()),
+        ("reorder", "convolution")
+    );
+    assert_eq!(conv_a, conv_b);
+}

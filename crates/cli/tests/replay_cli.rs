@@ -113,7 +113,8 @@ fn replay_top_coverage_is_of_the_whole_log_with_onednn() {
             "1",
             "--min-time-ms",
             "0",
-            "--warm-cache",
+            "--mode",
+            "isolated",
         ])
         .arg("--dnnl-lib")
         .arg(&lib)

@@ -122,6 +122,81 @@ impl MachineProfile {
         Ok(())
     }
 
+    /// Why this profile's roofs may be wrong; empty when nothing looks off. An all-core peak
+    /// that is not above the one-core peak means the all-core run did not scale (other work on
+    /// the cores, a frequency drop under load): its roof is too low, and primitives then
+    /// "exceed" it.
+    pub fn suspicions(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.threads == Some(1) {
+            return out;
+        }
+        for c in &self.compute {
+            if c.per_core_gflops > 0.0 && c.all_core_gflops <= c.per_core_gflops * 1.05 {
+                out.push(format!(
+                    "{} ({}): the all-core peak {:.1} GFLOP/s is not above the one-core peak \
+                     {:.1} GFLOP/s{}: the all-core measurement did not scale (a busy machine, \
+                     other processes on the cores, or a frequency drop under load), so this roof \
+                     is too low; re-run `profilednn peak` on an idle machine",
+                    c.precision,
+                    c.isa,
+                    c.all_core_gflops,
+                    c.per_core_gflops,
+                    self.threads
+                        .map(|t| format!(" with {t} threads"))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+        out
+    }
+
+    /// The profile's roofs for a run of `threads` threads: the compute peaks scaled by
+    /// `threads / self.threads` (a spec sheet of a 112-core machine against a 2-thread log),
+    /// and the memory roof from the bandwidth sweep at that thread count when it has one.
+    /// Returns the scaled profile and what was done; `None` when there is nothing to scale.
+    pub fn scaled_to_threads(&self, threads: usize) -> Option<(MachineProfile, String)> {
+        let all = self.threads?;
+        if threads == 0 || threads >= all {
+            return None;
+        }
+        let f = threads as f64 / all as f64;
+        let mut m = self.clone();
+        for v in m.peak_gflops.values_mut() {
+            *v *= f;
+        }
+        let largest = self
+            .bandwidth
+            .iter()
+            .filter(|b| b.threads == threads)
+            .map(|b| b.working_set_bytes)
+            .max();
+        let memory = match largest {
+            Some(ws) => {
+                m.memory_gbps = self
+                    .bandwidth
+                    .iter()
+                    .filter(|b| b.threads == threads && b.working_set_bytes == ws)
+                    .map(|b| b.gbps)
+                    .fold(0.0, f64::max);
+                format!(
+                    "memory roof {:.1} GB/s measured at {threads} threads",
+                    m.memory_gbps
+                )
+            }
+            None => format!(
+                "memory roof not scaled ({:.1} GB/s for all {all} threads: the profile has no \
+                 bandwidth at {threads} threads)",
+                self.memory_gbps
+            ),
+        };
+        m.name = format!("{} at {threads} of {all} threads", self.name);
+        let note = format!(
+            "roofs scaled to the log's {threads} threads: compute peaks × {threads}/{all}; {memory}"
+        );
+        Some((m, note))
+    }
+
     /// The compute ceiling for `precision`; a precision the profile lacks is `None` (the
     /// caller says so rather than borrowing another precision's peak).
     pub fn peak_for(&self, precision: &str) -> Option<f64> {

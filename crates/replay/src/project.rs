@@ -59,6 +59,27 @@ pub struct Projection {
     /// oneDNN the replay ran with, and how (`sequence` or `isolated`).
     pub replay_onednn: Option<String>,
     pub replay_mode: Option<String>,
+    /// How well the replay results belong to this log (with `--replay`).
+    pub replay_match: Option<ReplayMatch>,
+}
+
+/// The replay's problems checked against the log's, by key: a replay of another log matches
+/// few or none, and then the projection is only the log's own time carried over.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplayMatch {
+    /// The log the replay was made from (its `source`).
+    pub replay_source: String,
+    pub replay_problems: usize,
+    pub log_problems: usize,
+    /// Log problems with a result in the replay (replayed or skipped there).
+    pub matched_problems: usize,
+    /// Their share of the log's steady-state oneDNN time.
+    pub matched_time_share: f64,
+}
+
+impl ReplayMatch {
+    /// Below this share of the log's time matched, the replay is probably of another log.
+    pub const FEW: f64 = 0.5;
 }
 
 /// Median duration of each problem's calls in the log (by the replay key), from a pass over its
@@ -133,6 +154,10 @@ pub fn project(
                 .collect()
         })
         .unwrap_or_default();
+    let replay_keys: std::collections::BTreeSet<&str> = replay
+        .map(|r| r.results.iter().map(|x| x.key.as_str()).collect())
+        .unwrap_or_default();
+    let (mut log_problems, mut matched_problems, mut matched_ms) = (0usize, 0usize, 0.0);
     let mut groups: BTreeMap<(String, String), GroupProjection> = BTreeMap::new();
     let mut coverage: BTreeMap<String, f64> = BTreeMap::new();
     let (mut logged, mut raw, mut projected) = (0.0, 0.0, 0.0);
@@ -159,6 +184,11 @@ pub fn project(
         };
         let proj = per_call * calls as f64 / scale;
         let log = time / scale;
+        log_problems += 1;
+        if replay_keys.contains(key.as_str()) {
+            matched_problems += 1;
+            matched_ms += log;
+        }
         logged += log;
         projected += proj;
         let name = format!("{method:?}").to_lowercase();
@@ -238,5 +268,16 @@ pub fn project(
         log_onednn: profile.metadata.versions.clone(),
         replay_onednn: replay.map(|r| r.onednn.clone()),
         replay_mode: replay.map(|r| r.mode.clone()),
+        replay_match: replay.map(|r| ReplayMatch {
+            replay_source: r.source.clone(),
+            replay_problems: r.results.len(),
+            log_problems,
+            matched_problems,
+            matched_time_share: if logged > 0.0 {
+                matched_ms / logged
+            } else {
+                0.0
+            },
+        }),
     }
 }

@@ -1,12 +1,20 @@
 //! `profilednn diff` as terminal tables.
 
-use crate::terminal::{ms, new_table, num, TerminalOptions};
-use comfy_table::Cell;
+use crate::terminal::{ms, new_table, num, text, TerminalOptions};
 use profilednn_analysis::diff::{Diff, PrimitiveDiff};
 use std::fmt::Write;
 
-fn speed(s: Option<f64>) -> String {
+/// `before / after` as words: identical times are "no change", and a ratio that would print
+/// as 1.00x says how small the change is instead.
+pub fn speed(s: Option<f64>) -> String {
     match s {
+        Some(1.0) => "no change".into(),
+        Some(x) if (x - 1.0).abs() < 0.005 => {
+            format!(
+                "within 0.5% ({})",
+                if x > 1.0 { "faster" } else { "slower" }
+            )
+        }
         Some(x) if x >= 1.0 => format!("{x:.2}x faster"),
         Some(x) => format!("{:.2}x slower", 1.0 / x),
         None => String::new(),
@@ -49,7 +57,7 @@ fn primitive_table(rows: &[PrimitiveDiff], opts: &TerminalOptions) -> comfy_tabl
                 .unwrap_or_default()
         };
         t.add_row(vec![
-            Cell::new(format!(
+            text(format!(
                 "{} {} {}\n{}",
                 r.prim_kind, r.prop_kind, r.dtype, r.shapes
             )),
@@ -62,7 +70,7 @@ fn primitive_table(rows: &[PrimitiveDiff], opts: &TerminalOptions) -> comfy_tabl
                 calls(r.before.calls),
                 calls(r.after.calls)
             )),
-            Cell::new(impls),
+            text(impls),
         ]);
     }
     t
@@ -120,8 +128,8 @@ pub fn render(d: &Diff, opts: &TerminalOptions) -> String {
     ]);
     for g in &d.groups {
         t.add_row(vec![
-            Cell::new(&g.prim_kind),
-            Cell::new(&g.prop_kind),
+            text(&g.prim_kind),
+            text(&g.prop_kind),
             num(ms(g.before.time_ms)),
             num(ms(g.after.time_ms)),
             num(format!("{:+.3}", g.delta_ms)),

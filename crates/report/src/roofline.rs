@@ -1,7 +1,6 @@
 //! The efficiency (roofline) section of the terminal report.
 
-use crate::terminal::{ms, new_table, num, TerminalOptions};
-use comfy_table::Cell;
+use crate::terminal::{ms, new_table, num, text, TerminalOptions};
 use profilednn_analysis::Efficiency;
 use std::fmt::Write;
 
@@ -40,6 +39,12 @@ pub fn render(out: &mut String, e: &Efficiency, log_isa: &[String], opts: &Termi
     for why in &e.substitutions {
         let _ = writeln!(out, "  {why}");
     }
+    if let Some(s) = &e.scaling {
+        let _ = writeln!(out, "  {s}");
+    }
+    for s in &e.suspect {
+        let _ = writeln!(out, "  ⚠ suspect: {s}");
+    }
     if e.total_primitives == 0 {
         let _ = writeln!(
             out,
@@ -70,8 +75,8 @@ pub fn render(out: &mut String, e: &Efficiency, log_isa: &[String], opts: &Termi
     ]);
     for g in e.groups.iter().take(opts.rows) {
         t.add_row(vec![
-            Cell::new(&g.prim_kind),
-            Cell::new(&g.prop_kind),
+            text(&g.prim_kind),
+            text(&g.prop_kind),
             num(ms(g.time_ms)),
             num(ms(g.roofline_ms)),
             num(ms(g.lost_ms)),
@@ -95,7 +100,7 @@ pub fn render(out: &mut String, e: &Efficiency, log_isa: &[String], opts: &Termi
     ]);
     for r in &e.primitives {
         t.add_row(vec![
-            Cell::new(format!(
+            text(format!(
                 "{} {} {} {}\n{}",
                 r.prim_kind, r.prop_kind, r.precision, r.implementation, r.shapes
             )),
@@ -103,7 +108,7 @@ pub fn render(out: &mut String, e: &Efficiency, log_isa: &[String], opts: &Termi
             num(ms(r.time_ms)),
             num(ms(r.lost_ms)),
             num(pct(r.efficiency)),
-            Cell::new(format!("{:?}", r.bound).to_lowercase()),
+            text(format!("{:?}", r.bound).to_lowercase()),
             num(rate(r.gflops)),
             num(rate(r.gbps)),
             num(format!("{:.1}", r.intensity)),

@@ -2,8 +2,9 @@
 
 use comfy_table::presets::UTF8_HORIZONTAL_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, TableComponent};
+use profilednn_analysis::iterations::Iterations;
 use profilednn_analysis::summary::{NamedBreakdown, Summary};
-use profilednn_analysis::GroupKey;
+use profilednn_analysis::{GroupKey, IterationMethod};
 use std::fmt::Write;
 
 pub struct TerminalOptions {
@@ -108,32 +109,7 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         );
     }
     let _ = writeln!(out);
-    if let (Some(it), Some(per)) = (&s.iterations, s.per_iteration_time_ms) {
-        let how = match it.method {
-            profilednn_analysis::IterationMethod::User => "given",
-            profilednn_analysis::IterationMethod::Markers => "from marker lines",
-            profilednn_analysis::IterationMethod::RepeatingPattern => {
-                "detected from the repeating call pattern"
-            }
-        };
-        let _ = writeln!(
-            out,
-            "Iterations: {} ({how}): {} ms of oneDNN time per iteration",
-            it.count,
-            ms(per)
-        );
-        if !it.per_iteration_ms.is_empty() {
-            let each: Vec<String> = it.per_iteration_ms.iter().map(|v| ms(*v)).collect();
-            let _ = writeln!(out, "  per iteration: {} ms", each.join(", "));
-        }
-        if let Some(p) = it.partial_last_ms {
-            let _ = writeln!(
-                out,
-                "  + a partial last iteration ({} ms), cut by the end of readable data: not averaged in",
-                ms(p)
-            );
-        }
-    }
+    render_iterations(&mut out, s);
     if let Some(w) = s.wall_span_ms {
         let share = if w > 0.0 {
             s.total_time_ms / w * 100.0
@@ -142,8 +118,16 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         };
         let _ = writeln!(
             out,
-            "Wall-clock span of timestamps: {} ms (oneDNN busy {share:.1}% of it)",
-            ms(w)
+            "Wall-clock span of timestamps: {} ms (oneDNN busy {share:.1}% of it{})",
+            ms(w),
+            if s.per_log.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; span over all {} logs, their time summed",
+                    s.per_log.len()
+                )
+            }
         );
     }
     if !s.per_log.is_empty() {
@@ -158,7 +142,7 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         ]);
         for p in &s.per_log {
             t.add_row(vec![
-                Cell::new(&p.source),
+                text(&p.source),
                 num(ms(p.total_time_ms)),
                 num(p.calls.to_string()),
                 num(p.lines.total.to_string()),
@@ -192,6 +176,112 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
     }
     render_problems(&mut out, s);
     out
+}
+
+fn method(it: &Iterations) -> &'static str {
+    match it.method {
+        IterationMethod::User => "given",
+        IterationMethod::Markers => "from marker lines",
+        IterationMethod::RepeatingPattern => "detected from the repeating call pattern",
+    }
+}
+
+/// Iteration times in one line: all of them when there are at most ten, else a summary.
+pub fn per_iteration_list(v: &[f64]) -> String {
+    if v.len() <= 10 {
+        let each: Vec<String> = v.iter().map(|x| ms(*x)).collect();
+        return format!("{} ms", each.join(", "));
+    }
+    let mut sorted = v.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    let median = if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    };
+    format!(
+        "{n} values: first {}, median {}, last {}, min {}, max {} ms",
+        ms(v[0]),
+        ms(median),
+        ms(v[n - 1]),
+        ms(sorted[0]),
+        ms(sorted[n - 1])
+    )
+}
+
+fn iteration_details(out: &mut String, indent: &str, it: &Iterations) {
+    if !it.per_iteration_ms.is_empty() {
+        let _ = writeln!(
+            out,
+            "{indent}per iteration: {}",
+            per_iteration_list(&it.per_iteration_ms)
+        );
+    }
+    if let Some(p) = it.partial_last_ms {
+        let _ = writeln!(
+            out,
+            "{indent}+ a partial last iteration ({} ms), cut by the end of readable data: not averaged in",
+            ms(p)
+        );
+    }
+}
+
+fn render_iterations(out: &mut String, s: &Summary) {
+    if s.per_log.is_empty() {
+        if let (Some(it), Some(per)) = (&s.iterations, s.per_iteration_time_ms) {
+            let _ = writeln!(
+                out,
+                "Iterations: {} ({}): {} ms of oneDNN time per iteration",
+                it.count,
+                method(it),
+                ms(per)
+            );
+            iteration_details(out, "  ", it);
+        }
+        return;
+    }
+    if s.per_log.iter().all(|p| p.iterations.is_none()) {
+        return;
+    }
+    match (&s.iterations, s.per_iteration_time_ms) {
+        (Some(it), Some(per)) => {
+            let _ = writeln!(
+                out,
+                "Iterations: {} in each log ({}): {} ms of oneDNN time per iteration = the {} logs' \
+                 time summed (as ranks running side by side), divided by {}",
+                it.count,
+                method(it),
+                ms(per),
+                s.per_iteration_logs,
+                it.count
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "Iterations differ between the logs: no per-iteration figure for the merged view"
+            );
+        }
+    }
+    for p in &s.per_log {
+        match (&p.iterations, p.per_iteration_time_ms) {
+            (Some(it), Some(per)) => {
+                let _ = writeln!(
+                    out,
+                    "  {}: {} iterations ({}), {} ms per iteration",
+                    clip(&p.source),
+                    it.count,
+                    method(it),
+                    ms(per)
+                );
+                iteration_details(out, "    ", it);
+            }
+            _ => {
+                let _ = writeln!(out, "  {}: iterations unknown", clip(&p.source));
+            }
+        }
+    }
 }
 
 fn render_problems(out: &mut String, s: &Summary) {
@@ -249,6 +339,36 @@ pub(crate) fn new_table(opts: &TerminalOptions) -> Table {
     t
 }
 
+/// Longest line of a terminal table cell, in characters. comfy-table's wrapping takes time
+/// quadratic in a cell's length (a 3 MB problem descriptor took minutes), so longer lines are
+/// clipped before they reach it; JSON and CSV keep the full text.
+pub const MAX_CELL_LINE: usize = 160;
+
+/// Each line of `text` clipped to [`MAX_CELL_LINE`] characters, saying how much was left out.
+pub fn clip(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(4 * MAX_CELL_LINE));
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        match line.char_indices().nth(MAX_CELL_LINE) {
+            None => out.push_str(line),
+            Some(_) => {
+                let keep = MAX_CELL_LINE - 40;
+                let cut = line.char_indices().nth(keep).map_or(line.len(), |(b, _)| b);
+                let left = line[cut..].chars().count();
+                let _ = write!(out, "{}… (+{left} chars)", &line[..cut]);
+            }
+        }
+    }
+    out
+}
+
+/// A text cell, clipped (see [`clip`]).
+pub(crate) fn text(s: impl AsRef<str>) -> Cell {
+    Cell::new(clip(s.as_ref()))
+}
+
 pub(crate) fn num(s: String) -> Cell {
     Cell::new(s).set_alignment(CellAlignment::Right)
 }
@@ -287,16 +407,16 @@ fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions) -> Table {
             if !v[5].is_empty() || !v[6].is_empty() {
                 text.push_str(&format!("\n{} {}", v[5], v[6]));
             }
-            vec![Cell::new(text)]
+            vec![self::text(&text)]
         } else {
             b.keys
                 .iter()
                 .zip(&r.values)
                 .map(|(k, v)| {
                     if *k == GroupKey::Impl && r.reference_impl {
-                        Cell::new(format!("{v} [ref]"))
+                        text(format!("{v} [ref]"))
                     } else {
-                        Cell::new(v)
+                        text(v)
                     }
                 })
                 .collect()

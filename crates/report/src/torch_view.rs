@@ -5,20 +5,42 @@ use profilednn_analysis::torch_compare::{PhaseChange, TorchComparison};
 use profilednn_analysis::torch_trace::{OpRow, TorchJoin};
 use std::fmt::Write;
 
-fn table(out: &mut String, title: &str, rows: &[OpRow], n: usize, per: f64) {
+/// Calls per iteration: an integer when whole (18, not 18.0), else one decimal (17.5).
+fn calls(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{}", v.round() as i64)
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// `what` heads the name column; the phase column is left out when every row is a phase.
+fn table(out: &mut String, title: &str, what: &str, rows: &[OpRow], n: usize, per: f64) {
     let _ = writeln!(out, "\n{title}");
+    let with_phase = rows.iter().any(|r| !r.phase.is_empty());
+    let phase = |p: &str| {
+        if with_phase {
+            format!(" {p:<9}")
+        } else {
+            String::new()
+        }
+    };
     let _ = writeln!(
         out,
-        "  {:<58} {:<9} {:>7} {:>11} {:>11} {:>11}",
-        "", "phase", "calls", "time ms", "oneDNN ms", "outside ms"
+        "  {what:<58}{} {:>7} {:>11} {:>11} {:>11}",
+        phase("phase"),
+        "calls",
+        "time ms",
+        "oneDNN ms",
+        "outside ms"
     );
     for r in rows.iter().take(n) {
         let name: String = r.name.chars().take(58).collect();
         let _ = writeln!(
             out,
-            "  {name:<58} {:<9} {:>7.1} {:>11} {:>11} {:>11}",
-            r.phase,
-            r.calls as f64 / per,
+            "  {name:<58}{} {:>7} {:>11} {:>11} {:>11}",
+            phase(&r.phase),
+            calls(r.calls as f64 / per),
             ms(r.time_ms / per),
             ms(r.onednn_ms / per),
             ms(r.outside_ms / per)
@@ -39,13 +61,17 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
         "\nPyTorch view{unit}: {} of {} primitive executions attributed to a framework op ({} ms unattributed)",
         j.attributed_calls,
         j.attributed_calls + j.unattributed_calls,
-        ms(j.unattributed_ms / per)
+        ms(j.unattributed_ms / j.log_iterations.map_or(1.0, |i| i as f64))
     );
-    table(&mut out, "Phases", &j.phases, 8, per);
+    for w in &j.warnings {
+        let _ = writeln!(out, "  ⚠ {w}");
+    }
+    table(&mut out, "Phases", "phase", &j.phases, 8, per);
     per_iteration(&mut out, j);
     table(
         &mut out,
         "Framework ops, most time outside oneDNN first",
+        "op",
         &j.ops,
         n,
         per,
@@ -55,6 +81,7 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
     table(
         &mut out,
         "Ops issuing oneDNN primitives",
+        "op",
         &issuing,
         n.min(10),
         per,
@@ -63,6 +90,7 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
         table(
             &mut out,
             "Modules (forward, time includes child modules)",
+            "module",
             &j.modules,
             n,
             per,
@@ -72,6 +100,7 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
         table(
             &mut out,
             "Modules (backward: the autograd nodes their forward ops created)",
+            "module",
             &j.module_backward,
             n,
             per,
@@ -86,7 +115,11 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
             "\nLayout conversions (reorders) by the op that caused them"
         );
         for (_, op, count) in reorders.iter().take(n.min(10)) {
-            let _ = writeln!(out, "  {op:<58} {:>9.1} per iteration", *count as f64 / per);
+            let _ = writeln!(
+                out,
+                "  {op:<58} {:>9} per iteration",
+                calls(*count as f64 / per)
+            );
         }
     }
     out

@@ -2,6 +2,7 @@
 
 mod backward_weights;
 mod bf16;
+mod bf16_emulated;
 mod cache;
 mod fusion;
 mod outside;
@@ -33,6 +34,10 @@ pub const ALL: &[Rule] = &[
     Rule {
         id: bf16::ID,
         check: bf16::check,
+    },
+    Rule {
+        id: bf16_emulated::ID,
+        check: bf16_emulated::check,
     },
     Rule {
         id: fusion::ID,
@@ -115,16 +120,35 @@ pub fn describe(e: &Entry) -> String {
     )
 }
 
-/// The heaviest `n` entries as evidence rows.
+/// The layouts of a primitive's tensors, `src:f32:abcd → dst:f32:Acdb16a` (absent ones left out).
+pub fn layouts(e: &Entry) -> String {
+    e.primitive
+        .mds
+        .iter()
+        .filter(|m| !m.is_absent())
+        .map(|m| format!("{}:{}:{}", m.arg, m.data_type, m.tag))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The heaviest `n` entries as evidence rows. Rows that would read the same (entries that
+/// differ only in their tensors' layouts, such as reorders) carry their layouts.
 pub fn examples<'a>(entries: impl Iterator<Item = &'a Entry>, n: usize) -> Value {
     let mut v: Vec<&Entry> = entries.collect();
     v.sort_by_key(|e| std::cmp::Reverse(e.time_ps));
+    v.truncate(n);
+    let names: Vec<String> = v.iter().map(|e| describe(e)).collect();
     Value::Array(
         v.into_iter()
-            .take(n)
-            .map(|e| {
+            .zip(&names)
+            .map(|(e, name)| {
+                let same = names.iter().filter(|x| *x == name).count() > 1;
                 json!({
-                    "primitive": describe(e),
+                    "primitive": if same {
+                        format!("{name} [{}]", layouts(e))
+                    } else {
+                        name.clone()
+                    },
                     "dtype": e.primitive.dtype_summary(),
                     "calls": e.calls,
                     "time_ms": e.time_ms(),

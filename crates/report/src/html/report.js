@@ -22,8 +22,27 @@
   const pct = (v) => (100 * v).toFixed(1) + "%";
   const num = (v) => v === null || v === undefined ? "" : v >= 1e4 ? v.toExponential(3) : (+v).toFixed(v % 1 ? 2 : 0);
   const PALETTE = ["#2b6cb0", "#dd6b20", "#38a169", "#d53f8c", "#805ad5", "#d69e2e", "#319795", "#e53e3e", "#718096", "#3182ce", "#b7791f", "#2c7a7b"];
-  const kindColor = {};
-  const color = (k) => kindColor[k] || (kindColor[k] = PALETTE[Object.keys(kindColor).length % PALETTE.length]);
+  // One colour per primitive kind, the same in every report: fixed for oneDNN's kinds, a hash
+  // of the name for any other (not the order in which a report happens to meet them).
+  const KIND_COLOR = {
+    convolution: "#dd6b20", deconvolution: "#b7791f", reorder: "#2b6cb0", inner_product: "#38a169", matmul: "#2c7a7b",
+    batch_normalization: "#805ad5", layer_normalization: "#d53f8c", group_normalization: "#9f7aea", eltwise: "#d69e2e",
+    binary: "#319795", pooling: "#e53e3e", softmax: "#718096", logsoftmax: "#4a5568", lrn: "#c05621", sum: "#3182ce",
+    concat: "#2f855a", shuffle: "#b83280", resampling: "#6b46c1", prelu: "#c53030", reduction: "#975a16", rnn: "#276749",
+    gemm: "#285e61", graph: "#553c9a",
+  };
+  const color = (k) => {
+    if (KIND_COLOR[k]) return KIND_COLOR[k];
+    let h = 0;
+    for (const c of String(k)) h = (h * 31 + c.codePointAt(0)) >>> 0;
+    return PALETTE[h % PALETTE.length];
+  };
+  // A label that fits `room` px (11 px text, ~6.6 px a character): whole, cut with "…", or null.
+  const fitLabel = (text, room, charW = 6.6) => {
+    if (text.length * charW <= room) return text;
+    const n = Math.floor(room / charW) - 1;
+    return n >= 3 ? text.slice(0, n) + "…" : null;
+  };
   const tip = el("div", { id: "tooltip" });
   document.body.append(tip);
   function tooltip(node, text) {
@@ -67,7 +86,9 @@
       const w = v / total * W;
       if (w <= 0) return;
       svg.append(tooltip(el("svg:rect", { x, y: 4, width: w, height: 24, fill: cols[i], "data-group": k }), `${k}: ${ms(v)} ms (${pct(v / total)})`));
-      if (w > 60) svg.append(el("svg:text", { x: x + 4, y: 20, fill: "#fff", style: "fill:#fff", text: `${k} ${pct(v / total)}` }));
+      // The label inside its segment, never running under the next one.
+      const t = [`${k} ${pct(v / total)}`, pct(v / total)].find((s) => s.length * 6.6 + 8 <= w);
+      if (t) svg.append(el("svg:text", { x: x + 4, y: 20, fill: "#fff", style: "fill:#fff", "data-room": w - 4, text: t }));
       x += w;
     });
     return card("Forward / backward-data / backward-weights", svg,
@@ -121,8 +142,14 @@
             svg.append(seg);
             count++;
             if (b - a > 0.25 && depth === 1) {
-              const m = (a + b) / 2, r = ring * 1.5;
-              svg.append(el("svg:text", { x: S / 2 + r * Math.sin(m), y: S / 2 - r * Math.cos(m), "text-anchor": "middle", style: "fill:#fff;font-weight:600", text: c.name.slice(0, 14) }));
+              // Along the ring (tangent at the middle of the arc, never upside down), cut to the
+              // arc's length and to the straight length that stays inside the ring.
+              const m = (a + b) / 2, r = ring * 1.5, x = S / 2 + r * Math.sin(m), y = S / 2 - r * Math.cos(m);
+              let deg = m * 180 / Math.PI;
+              if (deg > 90 && deg < 270) deg -= 180;
+              const room = Math.min(r * (b - a), Math.sqrt(8 * r * (ring / 2 - 4))) - 8;
+              const t = fitLabel(c.name, room * 0.92);
+              if (t) svg.append(el("svg:text", { x, y: y + 4, transform: `rotate(${deg.toFixed(2)} ${x} ${y})`, "text-anchor": "middle", class: "ring-label", "data-full": c.name, "data-room": room.toFixed(1), style: "fill:#fff;font-weight:600", text: t }));
             }
             walk(c, a, b, depth + 1);
           }
@@ -327,7 +354,7 @@
 
   function diffPage() {
     const d = D.diff;
-    const speed = (s) => s === null ? "" : s >= 1 ? `${s.toFixed(2)}× faster` : `${(1 / s).toFixed(2)}× slower`;
+    const speed = (s) => s === null ? "" : s === 1 ? "no change" : Math.abs(s - 1) < 0.005 ? `within 0.5% (${s > 1 ? "faster" : "slower"})` : s >= 1 ? `${s.toFixed(2)}× faster` : `${(1 / s).toFixed(2)}× slower`;
     const head = card(null, el("h1", { text: "ProfileDNN diff" }),
       el("div", { class: "muted", text: `before: ${d.before}` }), el("div", { class: "muted", text: `after: ${d.after}` }),
       el("div", { class: "facts" },
