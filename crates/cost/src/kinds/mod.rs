@@ -78,7 +78,14 @@ pub fn broadcast(a: &[u64], b: &[u64]) -> Vec<u64> {
             } else {
                 1
             };
-            x.max(y)
+            // A dimension of 1 takes the other's size (even 0, as numpy does).
+            if x == 1 {
+                y
+            } else if y == 1 {
+                x
+            } else {
+                x.max(y)
+            }
         })
         .collect()
 }

@@ -124,13 +124,14 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
     let prb = RnnProblem::parse(p)?;
     let backward = p.prop_kind == PropKind::Backward;
     // Each listed tensor is read or written once, at its own type.
-    let mut bits: N = p
+    let listed: Vec<N> = p
         .mds
         .iter()
         .filter(|md| !md.is_absent())
         .filter_map(|md| Some(traffic(prb.elements_n(&md.arg)?, md.data_type.bits()?)))
-        .sum();
-    if bits == N::ZERO {
+        .collect();
+    let mut bits: N = listed.iter().copied().sum();
+    if listed.is_empty() {
         // 0.x descriptors (`fdata:tnc-…`) name no tensors: assume the standard set at the
         // first listed type (f32 when none).
         let b = crate::tensors::first_bits(p).unwrap_or(crate::tensors::F32_BITS);
