@@ -1,5 +1,6 @@
 //! `profilednn project LOG --replay RESULTS.json | --machine PROFILE.json`.
 
+use crate::output::outln;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use profilednn_machine::MachineProfile;
@@ -66,7 +67,7 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         medians.as_ref(),
     );
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&pr)?);
+        outln!("{}", serde_json::to_string_pretty(&pr)?);
         return Ok(ExitCode::SUCCESS);
     }
     let unit = if pr.scale == "per_iteration" {
@@ -74,38 +75,44 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
     } else {
         "ms in all"
     };
-    println!("Projection of {} onto {}", pr.source, pr.target);
-    println!(
+    outln!("Projection of {} onto {}", pr.source, pr.target);
+    outln!(
         "  oneDNN: {:.3} → {:.3} {unit} ({:+.1}%)",
         pr.logged_onednn_ms,
         pr.projected_onednn_ms,
         (pr.projected_onednn_ms / pr.logged_onednn_ms.max(1e-12) - 1.0) * 100.0
     );
-    println!(
+    outln!(
         "  (logged oneDNN time with cold starts: {:.3} {unit})",
         pr.logged_onednn_raw_ms
     );
     if let (Some(r), Some(l), Some(p)) = (pr.residual_ms, pr.logged_total_ms, pr.projected_total_ms)
     {
-        println!("  outside oneDNN (carried over): {r:.3} {unit}");
-        println!("  training step: {l:.3} → {p:.3} {unit}");
+        outln!("  outside oneDNN (carried over): {r:.3} {unit}");
+        outln!("  training step: {l:.3} → {p:.3} {unit}");
     }
     let cov: Vec<String> = pr
         .coverage
         .iter()
         .map(|(k, v)| format!("{k} {:.1}%", v * 100.0))
         .collect();
-    println!("  logged oneDNN time by method: {}", cov.join(", "));
-    println!(
+    outln!("  logged oneDNN time by method: {}", cov.join(", "));
+    outln!(
         "\n{:<24} {:<18} {:>12} {:>12}",
-        "kind", "prop", "logged", "projected"
+        "kind",
+        "prop",
+        "logged",
+        "projected"
     );
     for g in &pr.groups {
-        println!(
+        outln!(
             "{:<24} {:<18} {:>12.3} {:>12.3}",
-            g.prim_kind, g.prop_kind, g.logged_ms, g.projected_ms
+            g.prim_kind,
+            g.prop_kind,
+            g.logged_ms,
+            g.projected_ms
         );
     }
-    println!("\nMethod: {}", pr.method);
+    outln!("\nMethod: {}", pr.method);
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,6 @@
 //! `profilednn replay LOG`: re-create and time every unique primitive through oneDNN here.
 
+use crate::output::outln;
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -138,7 +139,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         .count();
     let replayed_time: f64 = done.iter().map(|r| r.log_time_ms).sum();
     let total: f64 = replay.results.iter().map(|r| r.log_time_ms).sum();
-    println!(
+    outln!(
         "Replayed {} of {} problems with oneDNN {} ({}): {:.1}% of the log's oneDNN time",
         done.len(),
         replay.results.len(),
@@ -150,19 +151,21 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             0.0
         }
     );
-    println!(
+    outln!(
         "  {} picked another implementation than the log (listed in {})",
         mismatched,
         args.output.display()
     );
-    println!(
+    outln!(
         "\n{:>10} {:>10} {:>7}  problem",
-        "log ms", "here ms", "ratio"
+        "log ms",
+        "here ms",
+        "ratio"
     );
     for r in done.iter().take(12) {
         let m = r.measurement.as_ref().unwrap();
         let per_call = r.log_time_ms / r.calls.max(1) as f64;
-        println!(
+        outln!(
             "{per_call:>10.3} {:>10.3} {:>6.2}x  {} {} {}{}",
             m.median_ms,
             per_call / m.median_ms.max(1e-9),
@@ -185,9 +188,9 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         for r in &skipped {
             *reasons.entry(r.skipped.as_deref().unwrap()).or_default() += 1;
         }
-        println!("\nNot replayed ({}):", skipped.len());
+        outln!("\nNot replayed ({}):", skipped.len());
         for (why, n) in reasons {
-            println!("  {n:>4} × {why}");
+            outln!("  {n:>4} × {why}");
         }
     }
     eprintln!(
