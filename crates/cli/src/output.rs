@@ -30,7 +30,7 @@ fn quiet<T>(r: io::Result<T>) -> io::Result<T> {
 }
 
 fn is_stdout(path: Option<&Path>) -> bool {
-    path.map_or(true, |p| p.as_os_str() == "-")
+    !matches!(path, Some(p) if p.as_os_str() != "-")
 }
 
 /// Writes `text` to the file `path`, or to stdout when `path` is `None` or `-`.

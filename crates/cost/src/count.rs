@@ -121,7 +121,12 @@ mod tests {
         assert_eq!((big * 2u64).get(), Some(u64::MAX as u128 * 2));
         assert!((big * 2u64).to_u64("x").is_err());
         assert_eq!((big * big * big).get(), None);
-        assert_eq!((big * big * big * 0u64).get(), Some(0));
+        let zero = N::from(0u64);
+        assert_eq!(
+            (big * big * big * zero).get(),
+            Some(0),
+            "zero wins over too large"
+        );
         assert_eq!((N::from(u128::MAX) + 1u64).get(), None);
         assert_eq!(N::pow2(3).get(), Some(8));
         assert_eq!(N::pow2(200).get(), None);

@@ -88,7 +88,7 @@ fn floor_sum(mut n: u128, mut m: u128, mut a: u128, mut b: u128) -> Option<u128>
     }
     loop {
         if a >= m {
-            let tri = if n % 2 == 0 {
+            let tri = if n & 1 == 0 {
                 (n / 2).checked_mul(n - 1)?
             } else {
                 n.checked_mul((n - 1) / 2)?

@@ -61,7 +61,7 @@ pub fn binary(p: &Primitive) -> Result<KindCost, Unknown> {
     let dst_bits = bits_or_unknown(p, &["dst"])?;
     let mut total = traffic(n, dst_bits);
     for (i, dims) in t.iter().enumerate() {
-        total = total + traffic(product(dims), src_bits(i).unwrap_or(dst_bits));
+        total += traffic(product(dims), src_bits(i).unwrap_or(dst_bits));
     }
     Ok(KindCost {
         flops: n,

@@ -22,7 +22,7 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
     } else {
         N::from(ls)
     };
-    let fwd = (N::from(window) * 2u64 + 4u64) * n;
+    let fwd = (window * 2u64 + 4u64) * n;
     let data = bits_or_unknown(p, &["src", "data"])?;
     let diff = bits(p, &["diff_dst", "diff", "dst"]).unwrap_or(data);
     let backward = p.prop_kind.is_backward();

@@ -35,9 +35,9 @@ pub fn concat(p: &Primitive) -> Result<KindCost, Unknown> {
     let mut n = N::ZERO;
     for (i, dims) in t.iter().enumerate() {
         let e = product(dims);
-        n = n + e;
+        n += e;
         let b = srcs.get(i).and_then(|m| m.data_type.bits()).unwrap_or(dst);
-        total = total + traffic(e, b);
+        total += traffic(e, b);
     }
     Ok(KindCost {
         flops: N::ZERO,

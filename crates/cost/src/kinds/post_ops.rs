@@ -19,11 +19,11 @@ pub fn cost(p: &Primitive, dst: Option<&[u64]>, dst_bits: u32) -> (N, N) {
     let mut bits = N::ZERO;
     for po in p.attrs.post_ops() {
         match &po.kind {
-            PostOpKind::Eltwise { .. } => flops = flops + n,
+            PostOpKind::Eltwise { .. } => flops += n,
             PostOpKind::Binary {
                 data_type, mask, ..
             } => {
-                flops = flops + n;
+                flops += n;
                 let mask = mask.unwrap_or(0);
                 let elems: N = dst
                     .iter()
@@ -32,13 +32,13 @@ pub fn cost(p: &Primitive, dst: Option<&[u64]>, dst_bits: u32) -> (N, N) {
                     .map(|(_, d)| N::from(*d))
                     .product();
                 let b = data_type.as_ref().and_then(|d| d.bits()).unwrap_or(32);
-                bits = bits + traffic(elems, b);
+                bits += traffic(elems, b);
             }
             PostOpKind::Sum => {
-                flops = flops + n * 2u64;
-                bits = bits + traffic(n, dst_bits);
+                flops += n * 2u64;
+                bits += traffic(n, dst_bits);
             }
-            PostOpKind::Prelu => flops = flops + n * 2u64,
+            PostOpKind::Prelu => flops += n * 2u64,
             PostOpKind::Depthwise | PostOpKind::Other => {}
         }
     }

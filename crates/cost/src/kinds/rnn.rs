@@ -90,7 +90,7 @@ impl RnnProblem {
         let mut cell =
             N::from(2u64) * self.gates * self.dhc * self.mb * (N::from(self.sic) + self.slc);
         if self.projection {
-            cell = cell + N::from(2u64) * self.dhc * self.dic * self.mb;
+            cell += N::from(2u64) * self.dhc * self.dic * self.mb;
         }
         N::from(if backward { 2u64 } else { 1 }) * cells * cell
     }
