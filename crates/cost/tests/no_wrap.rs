@@ -289,3 +289,43 @@ fn a_huge_inner_product_is_uncosted_not_wrapped() {
         "too large to count: the operation count overflows 64 bits"
     );
 }
+
+/// A 2^40-wide kernel was counted by looping over every output and tap (days); now in closed
+/// form: a "full" convolution (padding k-1) sees every input position under every tap.
+#[test]
+fn a_huge_kernel_is_counted_without_looping() {
+    let k = 1u64 << 40;
+    let (ih, oh, ph) = (k, 2 * k - 1, k - 1);
+    let c = run(&format!("convolution,jit,forward_training,src:{F32} wei:{F32} dst:{F32},,alg:convolution_direct,mb1_ic1oc1_ih{ih}oh{oh}kh{k}sh1dh0ph{ph}_iw1ow1kw1sw1dw0pw0")).unwrap_err();
+    assert_eq!(
+        c.reason, "too large to count: the operation count overflows 64 bits",
+        "2 * 2^40 * 2^40 taps"
+    );
+    let small = 1u64 << 20;
+    let c = run(&format!("convolution,jit,forward_training,src:{F32} wei:{F32} dst:{F32},,alg:convolution_direct,mb1_ic1oc1_ih{small}oh{}kh{small}sh1dh0ph{}_iw1ow1kw1sw1dw0pw0", 2 * small - 1, small - 1)).unwrap();
+    assert_eq!(c.flops, 2 * small * small);
+}
+
+/// Tensors of more than 64 dimensions: bias and post-op masks and the linear-resampling tap
+/// count used to shift past 64 bits.
+#[test]
+fn more_than_64_dimensions_do_not_overflow_a_shift() {
+    let dims = vec!["1"; 70].join("x");
+    let m = run(&format!("matmul,brg,undef,src:{F32} wei:{F32} bia:{F32} dst:{F32},attr-post-ops:binary_add:f32:3,,{dims}:{dims}")).unwrap();
+    assert_eq!(m.flops, 2);
+    let r = run(&format!(
+        "resampling,ref,forward_training,src:{F32} dst:{F32},,alg:resampling_linear,{dims} {dims}"
+    ))
+    .unwrap_err();
+    assert!(r.reason.starts_with("too large to count"), "{}", r.reason);
+}
+
+/// A destination of another rank than its sources used to index below zero.
+#[test]
+fn a_matmul_destination_of_another_rank_is_unknown() {
+    let u = run(&format!(
+        "matmul,brg,undef,src:{F32} wei:{F32} dst:{F32},,,3x4x5:1x5x6:6"
+    ))
+    .unwrap_err();
+    assert!(u.reason.contains("DST rank"), "{}", u.reason);
+}
