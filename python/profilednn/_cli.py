@@ -12,7 +12,8 @@ def main() -> None:
     from . import _native
 
     # Behave like the binary: Ctrl-C stops the command (Python's handler would only run once
-    # control returns to Python), and the command sets SIGPIPE itself.
+    # control returns to Python); SIGPIPE stays ignored, as in the binary, so a closed pipe is
+    # a write error the command turns into a quiet exit with status 0.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     sys.stdout.flush()
     _native.cli(["profilednn", *sys.argv[1:]])  # exits the process with the command's status

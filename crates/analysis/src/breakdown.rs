@@ -116,11 +116,13 @@ pub struct Work {
 impl Work {
     pub fn add(&mut self, e: &Entry) {
         if let Ok(c) = &e.cost {
-            self.flops += c.flops as u128 * e.calls as u128;
-            self.extra_flops += c.extra_flops as u128 * e.calls as u128;
-            self.bytes += c.bytes as u128 * e.calls as u128;
-            self.calls += e.calls;
-            self.time_ps += e.time_ps;
+            // u64 x u64 fits 128 bits; the sums saturate rather than wrap.
+            let per_calls = |x: u64| x as u128 * e.calls as u128;
+            self.flops = self.flops.saturating_add(per_calls(c.flops));
+            self.extra_flops = self.extra_flops.saturating_add(per_calls(c.extra_flops));
+            self.bytes = self.bytes.saturating_add(per_calls(c.bytes));
+            self.calls = self.calls.saturating_add(e.calls);
+            self.time_ps = self.time_ps.saturating_add(e.time_ps);
         }
     }
     /// Achieved GFLOP/s over the costed calls (`None` without any).
@@ -176,8 +178,8 @@ pub fn breakdown(profile: &Profile, keys: &[GroupKey], exec: bool) -> Breakdown 
         .filter(|e| (e.event == EventKind::Exec) == exec)
     {
         let values: Vec<String> = keys.iter().map(|k| k.value(e)).collect();
-        total_ps += e.time_ps;
-        total_calls += e.calls;
+        total_ps = total_ps.saturating_add(e.time_ps);
+        total_calls = total_calls.saturating_add(e.calls);
         let row = groups
             .entry(values.clone())
             .or_insert_with(|| BreakdownRow {
@@ -190,8 +192,8 @@ pub fn breakdown(profile: &Profile, keys: &[GroupKey], exec: bool) -> Breakdown 
                 reference_impl: false,
                 work: Work::default(),
             });
-        row.calls += e.calls;
-        row.time_ps += e.time_ps;
+        row.calls = row.calls.saturating_add(e.calls);
+        row.time_ps = row.time_ps.saturating_add(e.time_ps);
         row.min_ps = row.min_ps.min(e.min_ps);
         row.max_ps = row.max_ps.max(e.max_ps);
         row.primitives += 1;

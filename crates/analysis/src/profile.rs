@@ -63,9 +63,9 @@ pub struct Entry {
 impl Entry {
     /// Adds another entry's counters for the same primitive and event.
     fn absorb(&mut self, o: &Entry) {
-        self.calls += o.calls;
-        self.untimed_calls += o.untimed_calls;
-        self.time_ps += o.time_ps;
+        self.calls = self.calls.saturating_add(o.calls);
+        self.untimed_calls = self.untimed_calls.saturating_add(o.untimed_calls);
+        self.time_ps = self.time_ps.saturating_add(o.time_ps);
         self.min_ps = self.min_ps.min(o.min_ps);
         self.max_ps = self.max_ps.max(o.max_ps);
         self.first_line = self.first_line.min(o.first_line);
@@ -300,16 +300,21 @@ impl Profile {
             .collect();
         for p in &profiles[1..] {
             out.sources.extend(p.sources.iter().cloned());
-            out.bytes += p.bytes;
+            out.bytes = out.bytes.saturating_add(p.bytes);
             let l = &mut out.lines;
-            l.total += p.lines.total;
-            l.exec += p.lines.exec;
-            l.create += p.lines.create;
-            l.info += p.lines.info;
-            l.diagnostics += p.lines.diagnostics;
-            l.malformed += p.lines.malformed;
+            for (sum, x) in [
+                (&mut l.total, p.lines.total),
+                (&mut l.exec, p.lines.exec),
+                (&mut l.create, p.lines.create),
+                (&mut l.info, p.lines.info),
+                (&mut l.diagnostics, p.lines.diagnostics),
+                (&mut l.malformed, p.lines.malformed),
+            ] {
+                *sum = sum.saturating_add(x);
+            }
             for (k, v) in &p.lines.skipped {
-                *l.skipped.entry(k.clone()).or_default() += v;
+                let c = l.skipped.entry(k.clone()).or_default();
+                *c = c.saturating_add(*v);
             }
             for e in &p.entries {
                 match index.get(&(e.event.clone(), e.primitive.clone())) {
@@ -381,4 +386,45 @@ fn merge_iterations(profiles: &[Profile]) -> Option<Iterations> {
     out.before_first_ms = sum(|i| i.before_first_ms);
     out.partial_last_ms = sum(|i| i.partial_last_ms);
     Some(out)
+}
+
+#[cfg(test)]
+mod overflow_tests {
+    use super::*;
+    use crate::Tally;
+
+    fn profile(log: &str) -> Profile {
+        let mut t = Tally::default();
+        t.consume_chunk(0, log.as_bytes(), true);
+        Profile::from_tally("test".into(), &t, &ProfileOptions::default())
+    }
+
+    #[test]
+    fn a_huge_inner_product_is_uncosted_not_wrapped() {
+        let p = profile("onednn_verbose,v1,primitive,exec,cpu,inner_product,jit,forward_training,src:f32::blocked:ab::f0 wei:f32::blocked:ab::f0 dst:f32::blocked:ab::f0,,,mb1048576ic1048576ih1024iw1024oc1048576,1.5\n");
+        assert_eq!(p.entries.len(), 1);
+        assert_eq!(
+            p.entries[0].cost.as_ref().unwrap_err().reason,
+            "too large to count: the operation count overflows 64 bits"
+        );
+    }
+
+    #[test]
+    fn merged_call_counts_and_times_saturate() {
+        let line = "onednn_verbose,v1,primitive,exec,cpu,eltwise,jit,forward_training,data:f32::blocked:ab::f0,,alg:eltwise_relu,2x2,1\n";
+        let mut a = profile(line);
+        a.entries[0].calls = u64::MAX - 1;
+        a.entries[0].time_ps = u128::MAX - 1;
+        a.lines.exec = u64::MAX;
+        let b = a.clone();
+        let m = Profile::merge(&[a, b]);
+        assert_eq!(m.entries[0].calls, u64::MAX);
+        assert_eq!(m.entries[0].time_ps, u128::MAX);
+        assert_eq!(m.lines.exec, u64::MAX);
+        let mut w = crate::Work::default();
+        w.add(&m.entries[0]);
+        w.add(&m.entries[0]);
+        assert_eq!(w.calls, u64::MAX);
+        assert_eq!(w.time_ps, u128::MAX);
+    }
 }

@@ -33,21 +33,22 @@ impl KeyStats {
             first: pos,
         }
     }
+    // Counts saturate rather than wrap (2^64 lines will not be seen, but nothing here wraps).
     fn add(&mut self, t: Option<u64>) {
-        self.calls += 1;
+        self.calls = self.calls.saturating_add(1);
         match t {
             Some(t) => {
-                self.time_ps += t as u128;
+                self.time_ps = self.time_ps.saturating_add(t as u128);
                 self.min_ps = self.min_ps.min(t);
                 self.max_ps = self.max_ps.max(t);
             }
-            None => self.untimed += 1,
+            None => self.untimed = self.untimed.saturating_add(1),
         }
     }
     fn merge(&mut self, o: &KeyStats) {
-        self.calls += o.calls;
-        self.untimed += o.untimed;
-        self.time_ps += o.time_ps;
+        self.calls = self.calls.saturating_add(o.calls);
+        self.untimed = self.untimed.saturating_add(o.untimed);
+        self.time_ps = self.time_ps.saturating_add(o.time_ps);
         self.min_ps = self.min_ps.min(o.min_ps);
         self.max_ps = self.max_ps.max(o.max_ps);
         self.first = self.first.min(o.first);
@@ -181,7 +182,7 @@ impl Tally {
                 }
                 if head.operation == b"exec" {
                     if let Some(t) = time_ps {
-                        summary.exec_ps += t as u128;
+                        summary.exec_ps = summary.exec_ps.saturating_add(t as u128);
                     }
                 }
                 if let Some(ts) = head.timestamp {

@@ -1,11 +1,11 @@
 //! `profilednn advise`: rules that turn a profile into actions.
 
 use crate::ExitCode;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use profilednn_advice::{advise, Advice, Evidence, Thresholds};
 use profilednn_analysis::{summarize, Profile, Summary, SummaryOptions};
-use std::io::Write;
+
 use std::path::PathBuf;
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
@@ -187,14 +187,7 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
         Format::Table => profilednn_report::advice::render(&advice, false),
         Format::Json => serde_json::to_string_pretty(&advice)? + "\n",
     };
-    match &args.output {
-        Some(p) => {
-            std::fs::write(p, text).with_context(|| format!("{}: cannot write", p.display()))?
-        }
-        None => {
-            let _ = std::io::stdout().lock().write_all(text.as_bytes());
-        }
-    }
+    crate::output::write(args.output.as_deref(), text)?;
     for e in &summary.read_errors {
         eprintln!("profilednn: error: {e} (advice covers the data before that point)");
     }

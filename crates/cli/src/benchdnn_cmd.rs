@@ -42,10 +42,7 @@ pub fn run(args: BenchdnnArgs) -> Result<ExitCode> {
             "results": records,
         });
         let text = serde_json::to_string_pretty(&json)? + "\n";
-        match &args.output {
-            Some(p) => std::fs::write(p, text)?,
-            None => print!("{text}"),
-        }
+        crate::output::write(args.output.as_deref(), text)?;
         return Ok(if errors.is_empty() {
             ExitCode::SUCCESS
         } else {

@@ -1,11 +1,11 @@
 //! `profilednn diff BEFORE AFTER`.
 
 use crate::ExitCode;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use profilednn_analysis::diff::{diff, DiffOptions};
 use profilednn_report::terminal::TerminalOptions;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
@@ -111,14 +111,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
             profilednn_report::html::diff_page(&d, c.as_ref())
         }
     };
-    match &args.output {
-        Some(p) => {
-            std::fs::write(p, text).with_context(|| format!("{}: cannot write", p.display()))?
-        }
-        None => {
-            let _ = std::io::stdout().lock().write_all(text.as_bytes());
-        }
-    }
+    crate::output::write(args.output.as_deref(), text)?;
     for e in before.read_error.iter().chain(after.read_error.iter()) {
         eprintln!("profilednn: error: {e} (the diff covers the data before that point)");
     }

@@ -9,6 +9,7 @@ mod benchdnn_cmd;
 mod diff_cmd;
 mod load;
 mod machine_file;
+mod output;
 mod peak_cmd;
 mod project_cmd;
 mod record_cmd;
@@ -98,12 +99,9 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    // Like other Unix tools, end quietly when the reader of stdout goes away (`| head`).
-    #[cfg(unix)]
-    // SAFETY: restoring the default disposition of a signal before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    // Like other Unix tools, end quietly when the reader of stdout goes away (`| head`): every
+    // command writes through `output`, which exits with status 0 on a broken pipe (SIGPIPE is
+    // left ignored, as Rust and Python set it, so that the write reports it).
     let cli = Cli::parse_from(args);
     let result = match cli.command {
         Command::Report(args) => report_cmd::run(args),

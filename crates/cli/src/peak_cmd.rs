@@ -61,9 +61,9 @@ pub fn run(args: PeakArgs) -> Result<ExitCode> {
     let json = serde_json::to_string_pretty(&profile)? + "\n";
     std::fs::write(&path, &json).with_context(|| format!("{}: cannot write", path.display()))?;
     if args.json {
-        print!("{json}");
+        crate::output::write(None, json)?;
     } else {
-        print!("{}", render(&profile));
+        crate::output::write(None, render(&profile))?;
     }
     eprintln!("machine profile written to {}", path.display());
     Ok(ExitCode::SUCCESS)

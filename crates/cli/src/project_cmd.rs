@@ -1,5 +1,6 @@
 //! `profilednn project LOG --replay RESULTS.json | --machine PROFILE.json`.
 
+use crate::output::outln;
 use crate::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -99,7 +100,7 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&pr)?);
+        outln!("{}", serde_json::to_string_pretty(&pr)?);
         return Ok(ExitCode::SUCCESS);
     }
     let unit = if pr.scale == "per_iteration" {
@@ -107,7 +108,7 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
     } else {
         "ms in all"
     };
-    println!("Projection of {} onto {}", pr.source, pr.target);
+    outln!("Projection of {} onto {}", pr.source, pr.target);
     if let Some(v) = &pr.replay_onednn {
         let log = if pr.log_onednn.is_empty() {
             "an unknown oneDNN (no version line in the log)".to_string()
@@ -115,39 +116,44 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
             pr.log_onednn.join(", ")
         };
         let changed: usize = pr.groups.iter().map(|g| g.implementation_changed).sum();
-        println!(
+        outln!(
             "  log recorded with {log}; replayed with oneDNN {v} ({} replay); {changed} problem(s) ran another implementation here{}",
             pr.replay_mode.as_deref().unwrap_or("isolated"),
             if changed > 0 { " (per group below)" } else { "" }
         );
     }
-    println!(
+    outln!(
         "  oneDNN: {:.3} → {:.3} {unit} ({:+.1}%)",
         pr.logged_onednn_ms,
         pr.projected_onednn_ms,
         (pr.projected_onednn_ms / pr.logged_onednn_ms.max(1e-12) - 1.0) * 100.0
     );
-    println!(
+    outln!(
         "  (logged oneDNN time with cold starts: {:.3} {unit})",
         pr.logged_onednn_raw_ms
     );
     if let (Some(r), Some(l), Some(p)) = (pr.residual_ms, pr.logged_total_ms, pr.projected_total_ms)
     {
-        println!("  outside oneDNN (carried over): {r:.3} {unit}");
-        println!("  training step: {l:.3} → {p:.3} {unit}");
+        outln!("  outside oneDNN (carried over): {r:.3} {unit}");
+        outln!("  training step: {l:.3} → {p:.3} {unit}");
     }
     let cov: Vec<String> = pr
         .coverage
         .iter()
         .map(|(k, v)| format!("{k} {:.1}%", v * 100.0))
         .collect();
-    println!("  logged oneDNN time by method: {}", cov.join(", "));
-    println!(
+    outln!("  logged oneDNN time by method: {}", cov.join(", "));
+    outln!(
         "\n{:<24} {:<18} {:>12} {:>12} {:>8} {:>13}",
-        "kind", "prop", "logged", "projected", "change", "impl changed"
+        "kind",
+        "prop",
+        "logged",
+        "projected",
+        "change",
+        "impl changed"
     );
     for g in &pr.groups {
-        println!(
+        outln!(
             "{:<24} {:<18} {:>12.3} {:>12.3} {:>+7.1}% {:>13}",
             g.prim_kind,
             g.prop_kind,
@@ -157,6 +163,6 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
             g.implementation_changed
         );
     }
-    println!("\nMethod: {}", pr.method);
+    outln!("\nMethod: {}", pr.method);
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,6 @@
 //! `profilednn replay LOG`: re-create and time every unique primitive through oneDNN here.
 
+use crate::output::outln;
 use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -170,7 +171,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         .iter()
         .filter(|r| r.implementation_matches == Some(false))
         .count();
-    println!(
+    outln!(
         "{}",
         coverage_line(
             &all_problems.iter().map(|p| p.time_ms).collect::<Vec<_>>(),
@@ -179,19 +180,21 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             &replay.library
         )
     );
-    println!(
+    outln!(
         "  {} picked another implementation than the log (listed in {})",
         mismatched,
         args.output.display()
     );
-    println!(
+    outln!(
         "\n{:>10} {:>10} {:>7}  problem",
-        "log ms", "here ms", "ratio"
+        "log ms",
+        "here ms",
+        "ratio"
     );
     for r in done.iter().take(12) {
         let m = r.measurement.as_ref().unwrap();
         let per_call = r.log_time_ms / r.calls.max(1) as f64;
-        println!(
+        outln!(
             "{per_call:>10.3} {:>10.3} {:>6.2}x  {} {} {}{}",
             m.median_ms,
             per_call / m.median_ms.max(1e-9),
@@ -214,9 +217,9 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         for r in &skipped {
             *reasons.entry(r.skipped.as_deref().unwrap()).or_default() += 1;
         }
-        println!("\nNot replayed ({}):", skipped.len());
+        outln!("\nNot replayed ({}):", skipped.len());
         for (why, n) in reasons {
-            println!("  {n:>4} × {why}");
+            outln!("  {n:>4} × {why}");
         }
     }
     eprintln!(

@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use profilednn_analysis::{summarize, GroupKey, SummaryOptions};
 use profilednn_report::terminal::TerminalOptions;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
@@ -142,18 +142,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
         Format::Csv => profilednn_report::csv_out::render(&summary)?,
     };
-    match &args.output {
-        Some(p) => std::fs::write(p, text)
-            .with_context(|| format!("{}: cannot write the report", p.display()))?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            if let Err(e) = out.write_all(text.as_bytes()) {
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(e.into());
-                }
-            }
-        }
-    }
+    crate::output::write(args.output.as_deref(), text).context("cannot write the report")?;
     // A log that could not be read to its end is a partial result: say so in the exit code.
     if !summary.read_errors.is_empty() {
         for e in &summary.read_errors {

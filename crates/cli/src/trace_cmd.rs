@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use profilednn_analysis::events::for_each_event;
 use profilednn_report::trace::TraceWriter;
 use profilednn_verbose::LogInput;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, IsTerminal};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -29,14 +29,7 @@ pub struct TraceArgs {
 
 pub fn run(args: TraceArgs) -> Result<ExitCode> {
     let input = LogInput::open(&args.log).context("cannot read the log")?;
-    let sink: Box<dyn Write> = if args.output.as_os_str() == "-" {
-        Box::new(std::io::stdout().lock())
-    } else {
-        Box::new(
-            std::fs::File::create(&args.output)
-                .with_context(|| format!("{}: cannot create the trace", args.output.display()))?,
-        )
-    };
+    let sink = crate::output::create(&args.output).context("cannot create the trace")?;
     let mut w = TraceWriter::new(
         BufWriter::with_capacity(1 << 20, sink),
         &args.log.display().to_string(),

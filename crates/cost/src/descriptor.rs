@@ -7,7 +7,8 @@
 /// versions (v0.x–v2.2 print `mb2_g1ic3…`, v2.3+ `g1mb2_ic3…`; pooling moved `d` and `s`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Descriptor {
-    pairs: Vec<(String, f64)>,
+    /// Name, value as written (validated as a number).
+    pairs: Vec<(String, String)>,
 }
 
 impl Descriptor {
@@ -33,8 +34,9 @@ impl Descriptor {
             while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.' || b[i] == b'-') {
                 i += 1;
             }
-            let value: f64 = s[vstart..i].parse().ok()?;
-            pairs.push((name.to_string(), value));
+            let value = &s[vstart..i];
+            value.parse::<f64>().ok()?;
+            pairs.push((name.to_string(), value.to_string()));
         }
         if pairs.is_empty() {
             None
@@ -43,10 +45,16 @@ impl Descriptor {
         }
     }
 
-    /// An integer field; `None` when absent or not a non-negative integer.
+    /// An integer field; `None` when absent, not a non-negative integer, or over 64 bits.
+    /// Read as an integer, not through `f64`: `mb9007199254740993` is not rounded.
     pub fn get(&self, name: &str) -> Option<u64> {
-        let v = self.pairs.iter().find(|(n, _)| n == name)?.1;
-        (v >= 0.0 && v.fract() == 0.0).then_some(v as u64)
+        let v = &self.pairs.iter().find(|(n, _)| n == name)?.1;
+        if let Ok(n) = v.parse::<u64>() {
+            return Some(n);
+        }
+        // `5.0` and the like: an integer only when exactly representable.
+        let f: f64 = v.parse().ok()?;
+        (f >= 0.0 && f.fract() == 0.0 && f < 9007199254740992.0).then_some(f as u64)
     }
 
     pub fn get_or(&self, name: &str, default: u64) -> u64 {
@@ -87,9 +95,7 @@ pub fn parse_dims_list(s: &str) -> Option<DimsList> {
     Some((tensors, extra))
 }
 
-pub fn product(dims: &[u64]) -> u64 {
-    dims.iter().product()
-}
+pub use crate::count::product;
 
 #[cfg(test)]
 mod tests {
@@ -113,6 +119,17 @@ mod tests {
         assert_eq!(lrn.get("beta"), None, "not an integer");
         assert!(lrn.has("beta"));
         assert!(Descriptor::parse("2x64x56x56").is_none());
+        let big = Descriptor::parse("mb9007199254740993ic18446744073709551616").unwrap();
+        assert_eq!(
+            big.get("mb"),
+            Some(9007199254740993),
+            "read exactly, not via f64"
+        );
+        assert_eq!(
+            big.get("ic"),
+            None,
+            "over 64 bits is not a silently rounded number"
+        );
         assert!(Descriptor::parse("").is_none());
     }
 

@@ -18,6 +18,7 @@
 //!   descriptor it does not recognise) is [`Unknown`] with the reason, never a guess.
 #![forbid(unsafe_code)]
 
+mod count;
 mod descriptor;
 mod kinds;
 mod precision;
@@ -77,10 +78,10 @@ pub(crate) fn unknown(reason: impl Into<String>) -> Unknown {
 
 /// The per-kind result before post-ops are added.
 pub(crate) struct KindCost {
-    pub flops: u64,
+    pub flops: count::N,
     /// Bias work (one add per output element that receives a bias).
-    pub bias_flops: u64,
-    pub bits: u128,
+    pub bias_flops: count::N,
+    pub bits: count::N,
     /// Logical destination dimensions, for post-ops (broadcast masks refer to them).
     pub dst_dims: Option<Vec<u64>>,
     pub dst_bits: u32,
@@ -119,10 +120,11 @@ pub fn cost(p: &Primitive) -> Result<Cost, Unknown> {
         }
     };
     let (po_flops, po_bits) = kinds::post_ops::cost(p, k.dst_dims.as_deref(), k.dst_bits);
+    // A problem too large to count is unknown, never a wrapped number.
     Ok(Cost {
-        flops: k.flops,
-        extra_flops: k.bias_flops + po_flops,
-        bytes: ((k.bits + po_bits).div_ceil(8)) as u64,
+        flops: k.flops.to_u64("the operation count")?,
+        extra_flops: (k.bias_flops + po_flops).to_u64("the bias and post-op operation count")?,
+        bytes: ((k.bits + po_bits + 7u64) / 8).to_u64("the byte count")?,
         precision: MathPrecision::of(p),
     })
 }

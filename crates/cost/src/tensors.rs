@@ -37,7 +37,7 @@ pub fn bits_or_unknown(p: &Primitive, names: &[&str]) -> Result<u32, crate::Unkn
 
 pub const F32_BITS: u32 = 32;
 
-/// `elements × bits` in a type that cannot overflow for any real tensor.
-pub fn traffic(elements: u64, bits: u32) -> u128 {
-    elements as u128 * bits as u128
+/// `elements × bits`, too large rather than wrapped.
+pub fn traffic(elements: impl Into<crate::count::N>, bits: u32) -> crate::count::N {
+    elements.into() * bits as u64
 }

@@ -94,13 +94,20 @@ impl MachineProfile {
             path: p.clone(),
             source,
         })?;
+        MachineProfile::from_json(&text, &p)
+    }
+
+    /// A profile from its JSON text, validated (`path` names it in errors).
+    pub fn from_json(text: &str, path: &str) -> Result<MachineProfile, ProfileError> {
         let prof: MachineProfile =
-            serde_json::from_str(&text).map_err(|source| ProfileError::Json {
-                path: p.clone(),
+            serde_json::from_str(text).map_err(|source| ProfileError::Json {
+                path: path.to_string(),
                 source,
             })?;
-        prof.validate()
-            .map_err(|what| ProfileError::Invalid { path: p, what })?;
+        prof.validate().map_err(|what| ProfileError::Invalid {
+            path: path.to_string(),
+            what,
+        })?;
         Ok(prof)
     }
 

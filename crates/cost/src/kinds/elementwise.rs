@@ -1,6 +1,7 @@
 //! Element-wise kinds: eltwise, binary, sum, prelu.
 
 use super::{broadcast, dims_list, tensor_elements};
+use crate::count::N;
 use crate::descriptor::product;
 use crate::tensors::{bits, bits_or_unknown, traffic};
 use crate::{unknown, KindCost, Unknown};
@@ -14,9 +15,9 @@ pub fn eltwise(p: &Primitive) -> Result<KindCost, Unknown> {
     if p.prop_kind.is_backward() {
         let diff = bits(p, &["diff_dst", "diff", "diff_src"]).unwrap_or(data);
         Ok(KindCost {
-            flops: 2 * n,
-            bias_flops: 0,
-            bits: traffic(n, data) + 2 * traffic(n, diff),
+            flops: n * 2u64,
+            bias_flops: N::ZERO,
+            bits: traffic(n, data) + traffic(n, diff) * 2u64,
             dst_dims: None,
             dst_bits: diff,
         })
@@ -24,7 +25,7 @@ pub fn eltwise(p: &Primitive) -> Result<KindCost, Unknown> {
         let dst = bits(p, &["dst"]).unwrap_or(data);
         Ok(KindCost {
             flops: n,
-            bias_flops: 0,
+            bias_flops: N::ZERO,
             bits: traffic(n, data) + traffic(n, dst),
             dst_dims: tensor_dims(&p.problem),
             dst_bits: dst,
@@ -64,7 +65,7 @@ pub fn binary(p: &Primitive) -> Result<KindCost, Unknown> {
     }
     Ok(KindCost {
         flops: n,
-        bias_flops: 0,
+        bias_flops: N::ZERO,
         bits: total,
         dst_dims: Some(dst),
         dst_bits,
@@ -86,9 +87,9 @@ pub fn sum(p: &Primitive) -> Result<KindCost, Unknown> {
     }
     let dst = bits(p, &["dst"]).unwrap_or(srcs[0]);
     Ok(KindCost {
-        flops: (srcs.len() as u64 - 1) * n,
-        bias_flops: 0,
-        bits: srcs.iter().map(|b| traffic(n, *b)).sum::<u128>() + traffic(n, dst),
+        flops: n * (srcs.len() as u64 - 1),
+        bias_flops: N::ZERO,
+        bits: srcs.iter().map(|b| traffic(n, *b)).sum::<N>() + traffic(n, dst),
         dst_dims: None,
         dst_bits: dst,
     })
@@ -99,23 +100,23 @@ pub fn sum(p: &Primitive) -> Result<KindCost, Unknown> {
 pub fn prelu(p: &Primitive) -> Result<KindCost, Unknown> {
     let (t, _) = dims_list(&p.problem)?;
     let n = product(&t[0]);
-    let w = t.get(1).map(|d| product(d)).unwrap_or(1);
+    let w = t.get(1).map(|d| product(d)).unwrap_or(N::ONE);
     let data = bits_or_unknown(p, &["src", "data"])?;
     let wei = bits(p, &["wei"]).unwrap_or(data);
     if p.prop_kind.is_backward() {
         let diff = bits(p, &["diff_dst", "diff"]).unwrap_or(data);
         Ok(KindCost {
-            flops: 4 * n,
-            bias_flops: 0,
-            bits: traffic(n, data) + traffic(w, wei) * 2 + traffic(n, diff) * 2,
+            flops: n * 4u64,
+            bias_flops: N::ZERO,
+            bits: traffic(n, data) + traffic(w, wei) * 2u64 + traffic(n, diff) * 2u64,
             dst_dims: None,
             dst_bits: diff,
         })
     } else {
         let dst = bits(p, &["dst"]).unwrap_or(data);
         Ok(KindCost {
-            flops: 2 * n,
-            bias_flops: 0,
+            flops: n * 2u64,
+            bias_flops: N::ZERO,
             bits: traffic(n, data) + traffic(w, wei) + traffic(n, dst),
             dst_dims: Some(t[0].clone()),
             dst_bits: dst,

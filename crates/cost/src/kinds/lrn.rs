@@ -1,6 +1,7 @@
 //! Local response normalization.
 
 use super::tensor_dims_desc;
+use crate::count::N;
 use crate::descriptor::{product, Descriptor};
 use crate::tensors::{bits, bits_or_unknown, traffic};
 use crate::{KindCost, Unknown};
@@ -16,15 +17,19 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
         .and_then(|d| d.get("ls"))
         .unwrap_or(5);
     let within = p.algorithm().unwrap_or("").contains("within");
-    let window = if within { ls * ls } else { ls };
-    let fwd = (2 * window + 4) * n;
+    let window = if within {
+        N::from(ls) * ls
+    } else {
+        N::from(ls)
+    };
+    let fwd = (window * 2u64 + 4u64) * n;
     let data = bits_or_unknown(p, &["src", "data"])?;
     let diff = bits(p, &["diff_dst", "diff", "dst"]).unwrap_or(data);
     let backward = p.prop_kind.is_backward();
     Ok(KindCost {
-        flops: if backward { 2 * fwd } else { fwd },
-        bias_flops: 0,
-        bits: traffic(n, data) + traffic(n, diff) * if backward { 2 } else { 1 },
+        flops: if backward { fwd * 2u64 } else { fwd },
+        bias_flops: N::ZERO,
+        bits: traffic(n, data) + traffic(n, diff) * if backward { 2u64 } else { 1 },
         dst_dims: None,
         dst_bits: diff,
     })

@@ -1,6 +1,7 @@
 //! Matmul (batched, broadcast) and the legacy gemm primitive of DNNL 1.x.
 
 use super::{broadcast, dims_list};
+use crate::count::N;
 use crate::descriptor::{product, Descriptor};
 use crate::tensors::{bits_or_unknown, find, traffic, F32_BITS};
 use crate::{unknown, KindCost, Unknown};
@@ -33,6 +34,11 @@ impl MatmulProblem {
             )));
         }
         let dst = match t.get(2).or(extra.as_ref()) {
+            Some(d) if d.len() != r => {
+                return Err(unknown(format!(
+                    "matmul descriptor '{problem}': DST rank differs from SRC rank"
+                )))
+            }
             Some(d) => d.clone(),
             None => {
                 let mut d = broadcast(&src[..r - 2], &wei[..r - 2]);
@@ -53,13 +59,21 @@ impl MatmulProblem {
     pub fn n(&self) -> u64 {
         self.wei[self.wei.len() - 1]
     }
-    pub fn batch(&self) -> u64 {
+    pub fn batch(&self) -> Result<u64, Unknown> {
+        self.batch_n().to_u64("the batch size")
+    }
+
+    fn batch_n(&self) -> N {
         product(&self.dst[..self.dst.len() - 2])
     }
 
     /// benchdnn: `2 * batch * M * N * K`.
-    pub fn flops(&self) -> u64 {
-        2 * self.batch() * self.m() * self.n() * self.k()
+    pub fn flops(&self) -> Result<u64, Unknown> {
+        self.flops_n().to_u64("the operation count")
+    }
+
+    fn flops_n(&self) -> N {
+        N::from(2u64) * self.batch_n() * self.m() * self.n() * self.k()
     }
 }
 
@@ -70,7 +84,7 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
     let mut bits = traffic(product(&prb.src), bits_or_unknown(p, &["src"])?)
         + traffic(product(&prb.wei), bits_or_unknown(p, &["wei"])?)
         + traffic(dst_elems, dst_bits);
-    let mut bias_flops = 0;
+    let mut bias_flops = N::ZERO;
     if let Some(bia) = find(p, &["bia"]) {
         // The bias mask (`f0_mask2`) names the destination dims the bias spans; without one
         // (older versions) the common per-N bias is assumed.
@@ -79,19 +93,19 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
             .split("mask")
             .nth(1)
             .and_then(|m| m.parse::<u64>().ok())
-            .unwrap_or(1 << (prb.dst.len() - 1));
-        let elems: u64 = prb
+            .unwrap_or(1u64.checked_shl(prb.dst.len() as u32 - 1).unwrap_or(0));
+        let elems: N = prb
             .dst
             .iter()
             .enumerate()
-            .filter(|(i, _)| mask & (1 << i) != 0)
-            .map(|(_, d)| *d)
+            .filter(|(i, _)| *i < 64 && mask & (1 << i) != 0)
+            .map(|(_, d)| N::from(*d))
             .product();
         bits += traffic(elems, bia.data_type.bits().unwrap_or(F32_BITS));
         bias_flops = dst_elems;
     }
     Ok(KindCost {
-        flops: prb.flops(),
+        flops: prb.flops_n(),
         bias_flops,
         bits,
         dst_dims: Some(prb.dst),
@@ -116,11 +130,12 @@ pub fn gemm_cost(p: &Primitive) -> Result<KindCost, Unknown> {
             .unwrap_or(F32_BITS)
     };
     let c_bits = dt("c_dt:");
+    let (m, n, k) = (N::from(m), N::from(n), N::from(k));
     Ok(KindCost {
-        flops: 2 * m * n * k,
-        bias_flops: 0,
+        flops: N::from(2u64) * m * n * k,
+        bias_flops: N::ZERO,
         bits: traffic(m * k, dt("a_dt:")) + traffic(k * n, dt("b_dt:")) + traffic(m * n, c_bits),
-        dst_dims: Some(vec![m, n]),
+        dst_dims: Some(vec![need("m")?, need("n")?]),
         dst_bits: c_bits,
     })
 }
@@ -133,10 +148,14 @@ mod tests {
     fn broadcast_batch() {
         let p = MatmulProblem::parse("12x128x64:1x64x128").unwrap();
         assert_eq!(p.dst, vec![12, 128, 128]);
-        assert_eq!(p.flops(), 2 * 12 * 128 * 128 * 64);
+        assert_eq!(p.flops().unwrap(), 2 * 12 * 128 * 128 * 64);
         // v1.x–v3.1 printed the destination too.
         let q = MatmulProblem::parse("3x4x5:1x5x6:3x4x6").unwrap();
-        assert_eq!(q.flops(), 2 * 3 * 4 * 6 * 5);
+        assert_eq!(q.flops().unwrap(), 2 * 3 * 4 * 6 * 5);
+        assert!(
+            MatmulProblem::parse("3x4x5:1x5x6:6").is_err(),
+            "DST of another rank"
+        );
         assert!(MatmulProblem::parse("*x64:64x32").is_err());
         assert!(MatmulProblem::parse("4x5:6x7").is_err());
     }

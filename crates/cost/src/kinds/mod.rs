@@ -14,13 +14,14 @@ pub mod resampling;
 pub mod rnn;
 pub mod softmax;
 
+use crate::count::N;
 use crate::descriptor::{parse_dims, product, Descriptor};
 use crate::{unknown, Unknown};
 
 /// Number of elements of the one tensor a problem describes, in either spelling: dims style
 /// (`8x16x32x32`) or desc style (`mb8ic16ih32iw32`, what 0.x eltwise/softmax and every
 /// batch-norm/lrn print).
-pub fn tensor_elements(problem: &str) -> Result<u64, Unknown> {
+pub fn tensor_elements(problem: &str) -> Result<N, Unknown> {
     let first = problem.split([' ', ':']).next().unwrap_or("");
     if let Some(d) = parse_dims(first) {
         return Ok(product(&d));
@@ -77,7 +78,14 @@ pub fn broadcast(a: &[u64], b: &[u64]) -> Vec<u64> {
             } else {
                 1
             };
-            x.max(y)
+            // A dimension of 1 takes the other's size (even 0, as numpy does).
+            if x == 1 {
+                y
+            } else if y == 1 {
+                x
+            } else {
+                x.max(y)
+            }
         })
         .collect()
 }

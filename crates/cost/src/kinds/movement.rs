@@ -1,6 +1,7 @@
 //! Kinds that only move data: reorder, concat, shuffle (no arithmetic, `flops` = 0).
 
 use super::{dims_list, tensor_elements};
+use crate::count::N;
 use crate::descriptor::product;
 use crate::tensors::{bits, bits_or_unknown, traffic};
 use crate::{KindCost, Unknown};
@@ -13,8 +14,8 @@ pub fn reorder(p: &Primitive) -> Result<KindCost, Unknown> {
     let src = bits_or_unknown(p, &["src", "in"])?;
     let dst = bits(p, &["dst", "out"]).unwrap_or(src);
     Ok(KindCost {
-        flops: 0,
-        bias_flops: 0,
+        flops: N::ZERO,
+        bias_flops: N::ZERO,
         bits: traffic(n, src) + traffic(n, dst),
         dst_dims: None,
         dst_bits: dst,
@@ -30,8 +31,8 @@ pub fn concat(p: &Primitive) -> Result<KindCost, Unknown> {
         .filter(|m| m.arg.starts_with("src") && !m.is_absent())
         .collect();
     let dst = bits_or_unknown(p, &["dst"])?;
-    let mut total = 0u128;
-    let mut n = 0u64;
+    let mut total = N::ZERO;
+    let mut n = N::ZERO;
     for (i, dims) in t.iter().enumerate() {
         let e = product(dims);
         n += e;
@@ -39,8 +40,8 @@ pub fn concat(p: &Primitive) -> Result<KindCost, Unknown> {
         total += traffic(e, b);
     }
     Ok(KindCost {
-        flops: 0,
-        bias_flops: 0,
+        flops: N::ZERO,
+        bias_flops: N::ZERO,
         bits: total + traffic(n, dst),
         dst_dims: None,
         dst_bits: dst,
@@ -52,9 +53,9 @@ pub fn shuffle(p: &Primitive) -> Result<KindCost, Unknown> {
     let n = tensor_elements(&p.problem)?;
     let b = bits_or_unknown(p, &["src", "data", "diff"])?;
     Ok(KindCost {
-        flops: 0,
-        bias_flops: 0,
-        bits: 2 * traffic(n, b),
+        flops: N::ZERO,
+        bias_flops: N::ZERO,
+        bits: traffic(n, b) * 2u64,
         dst_dims: None,
         dst_bits: b,
     })

@@ -1,6 +1,7 @@
 //! Batch, layer and group normalization.
 
 use super::{missing, tensor_dims_desc};
+use crate::count::N;
 use crate::descriptor::{parse_dims, product, Descriptor};
 use crate::tensors::{bits, bits_or_unknown, traffic, F32_BITS};
 use crate::{KindCost, Unknown};
@@ -40,14 +41,15 @@ impl NormFlags {
 }
 
 /// Elements `n`, channels `c` (length of scale/shift) and statistics `s` (count of means).
-fn sizes(p: &Primitive) -> Result<(u64, u64, u64), Unknown> {
+fn sizes(p: &Primitive) -> Result<(N, u64, N), Unknown> {
     let problem = &p.problem;
     match p.kind {
         PrimitiveKind::LayerNormalization => {
             let dims = parse_dims(problem).ok_or_else(|| missing(problem, "dims"))?;
             let c = *dims.last().unwrap_or(&1);
-            let n = product(&dims);
-            Ok((n, c, n.checked_div(c).unwrap_or(0)))
+            // Statistics: one per row, the product of every dimension but the last.
+            let rows = product(&dims[..dims.len().saturating_sub(1)]);
+            Ok((product(&dims), c, if c == 0 { N::ZERO } else { rows }))
         }
         PrimitiveKind::GroupNormalization => {
             let d = Descriptor::parse(problem).ok_or_else(|| missing(problem, "g"))?;
@@ -55,14 +57,14 @@ fn sizes(p: &Primitive) -> Result<(u64, u64, u64), Unknown> {
             let dims = tensor_dims_desc(
                 problem.trim_start_matches(|c: char| c == 'g' || c.is_ascii_digit()),
             )?;
-            Ok((product(&dims), dims[1], dims[0] * g))
+            Ok((product(&dims), dims[1], N::from(dims[0]) * g))
         }
         _ => {
             let dims = match parse_dims(problem) {
                 Some(d) if d.len() >= 2 => d,
                 _ => tensor_dims_desc(problem)?,
             };
-            Ok((product(&dims), dims[1], dims[1]))
+            Ok((product(&dims), dims[1], N::from(dims[1])))
         }
     }
 }
@@ -73,8 +75,8 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
     let data = bits_or_unknown(p, &["src", "data"])?;
     let dst = bits(p, &["dst"]).unwrap_or(data);
     let diff = bits(p, &["diff_dst", "diff", "diff_src"]).unwrap_or(data);
-    let stats = if flags.rms { 1 } else { 2 } * s;
-    let params = c * (flags.scale as u64 + flags.shift as u64);
+    let stats = s * if flags.rms { 1u64 } else { 2 };
+    let params = N::from(c) * (flags.scale as u64 + flags.shift as u64);
     let backward = p.prop_kind.is_backward();
     let (flops, bits) = if !backward {
         let computes_stats = !flags.global_stats;
@@ -82,35 +84,35 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
         let stats_traffic = if flags.global_stats || training {
             stats
         } else {
-            0
+            N::ZERO
         };
-        let ws = if flags.relu && training { n } else { 0 };
+        let ws = if flags.relu && training { n } else { N::ZERO };
         (
             // mean and variance (3 per element), normalise (2), scale (1), shift (1)
-            if computes_stats { 3 * n } else { 0 }
-                + 2 * n
+            n * if computes_stats { 3u64 } else { 0 }
+                + n * 2u64
                 + n * (flags.scale as u64 + flags.shift as u64),
-            traffic(n, data)
-                + traffic(n, dst)
-                + traffic(stats_traffic + params, F32_BITS)
-                + ws as u128,
+            traffic(n, data) + traffic(n, dst) + traffic(stats_traffic + params, F32_BITS) + ws,
         )
     } else {
         let with_param_grads = p.prop_kind == PropKind::Backward;
-        let param_grads = if with_param_grads { params } else { 0 };
-        let ws = if flags.relu { n } else { 0 };
+        let param_grads = if with_param_grads { params } else { N::ZERO };
+        let ws = if flags.relu { n } else { N::ZERO };
         (
             // two reductions over dy and dy*x̂ (3 per element), the data gradient (4), scale (1)
-            if flags.global_stats { 2 * n } else { 7 * n } + if flags.scale { n } else { 0 },
+            n * if flags.global_stats { 2u64 } else { 7 } + n * flags.scale,
             traffic(n, data)
-                + traffic(n, diff) * 2
-                + traffic(stats + c * flags.scale as u64 + param_grads, F32_BITS)
-                + ws as u128,
+                + traffic(n, diff) * 2u64
+                + traffic(
+                    stats + N::from(c) * flags.scale as u64 + param_grads,
+                    F32_BITS,
+                )
+                + ws,
         )
     };
     Ok(KindCost {
         flops,
-        bias_flops: 0,
+        bias_flops: N::ZERO,
         bits,
         dst_dims: None,
         dst_bits: dst,

@@ -1,6 +1,7 @@
 //! Pooling (max, average with and without padding), forward and backward.
 
 use super::conv::SpatialDim;
+use crate::count::N;
 use crate::descriptor::Descriptor;
 use crate::tensors::{bits, bits_or_unknown, find, traffic};
 use crate::{unknown, KindCost, Unknown};
@@ -8,7 +9,7 @@ use profilednn_model::{Primitive, PropKind};
 
 /// Dims of `mbNicC_[id…_][ih…_]iw…`; the order of `k s d p` inside a block changed across
 /// versions, so fields are read by name.
-fn parse(problem: &str) -> Result<(u64, Vec<SpatialDim>), Unknown> {
+fn parse(problem: &str) -> Result<(N, Vec<SpatialDim>), Unknown> {
     let d = Descriptor::parse(problem)
         .ok_or_else(|| unknown(format!("pooling descriptor '{problem}' not recognised")))?;
     let need = |k: &str| d.get(k).ok_or_else(|| super::missing(problem, k));
@@ -26,7 +27,7 @@ fn parse(problem: &str) -> Result<(u64, Vec<SpatialDim>), Unknown> {
             p: d.get_or(&format!("p{x}"), 0),
         });
     }
-    Ok((need("mb")? * need("ic")?, sp))
+    Ok((N::from(need("mb")?) * need("ic")?, sp))
 }
 
 /// Forward: one operation per window tap inside the input (compare or add), plus one divide
@@ -34,16 +35,16 @@ fn parse(problem: &str) -> Result<(u64, Vec<SpatialDim>), Unknown> {
 /// spreads each output over its taps.
 pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
     let (planes, sp) = parse(&p.problem)?;
-    let src_n = planes * sp.iter().map(|s| s.i).product::<u64>();
-    let dst_n = planes * sp.iter().map(|s| s.o).product::<u64>();
-    let taps = planes * sp.iter().map(|s| s.valid_taps(false)).product::<u64>();
+    let src_n = planes * sp.iter().map(|s| N::from(s.i)).product::<N>();
+    let dst_n = planes * sp.iter().map(|s| N::from(s.o)).product::<N>();
+    let taps = planes * sp.iter().map(|s| s.valid_taps(false)).product::<N>();
     let is_max = p.algorithm().unwrap_or("").contains("max");
     let src_bits = bits_or_unknown(p, &["src", "diff_src"])?;
     let dst_bits = bits(p, &["dst", "diff_dst"]).unwrap_or(src_bits);
     let ws = find(p, &["ws"])
         .and_then(|m| m.data_type.bits())
         .filter(|_| is_max)
-        .map_or(0, |b| traffic(dst_n, b));
+        .map_or(N::ZERO, |b| traffic(dst_n, b));
     let backward = p.prop_kind.is_backward();
     let flops = match (backward, is_max) {
         (false, true) => taps,
@@ -54,8 +55,10 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
     let uses_ws = backward || p.prop_kind == PropKind::ForwardTraining;
     Ok(KindCost {
         flops,
-        bias_flops: 0,
-        bits: traffic(src_n, src_bits) + traffic(dst_n, dst_bits) + if uses_ws { ws } else { 0 },
+        bias_flops: N::ZERO,
+        bits: traffic(src_n, src_bits)
+            + traffic(dst_n, dst_bits)
+            + if uses_ws { ws } else { N::ZERO },
         dst_dims: None,
         dst_bits,
     })

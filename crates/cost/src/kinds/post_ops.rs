@@ -1,5 +1,6 @@
 //! Work and traffic of fused post-ops, reported apart from the primitive's own `flops`.
 
+use crate::count::N;
 use crate::descriptor::product;
 use crate::tensors::traffic;
 use profilednn_model::{PostOpKind, Primitive};
@@ -9,11 +10,13 @@ use profilednn_model::{PostOpKind, Primitive};
 /// second operand (sized by its broadcast mask), a sum one multiply-add plus reading the
 /// destination it accumulates into, a prelu two. A fused depthwise convolution is not
 /// modelled (its shape is not in the log).
-pub fn cost(p: &Primitive, dst: Option<&[u64]>, dst_bits: u32) -> (u64, u128) {
-    let Some(dst) = dst else { return (0, 0) };
+pub fn cost(p: &Primitive, dst: Option<&[u64]>, dst_bits: u32) -> (N, N) {
+    let Some(dst) = dst else {
+        return (N::ZERO, N::ZERO);
+    };
     let n = product(dst);
-    let mut flops = 0;
-    let mut bits = 0u128;
+    let mut flops = N::ZERO;
+    let mut bits = N::ZERO;
     for po in p.attrs.post_ops() {
         match &po.kind {
             PostOpKind::Eltwise { .. } => flops += n,
@@ -22,20 +25,20 @@ pub fn cost(p: &Primitive, dst: Option<&[u64]>, dst_bits: u32) -> (u64, u128) {
             } => {
                 flops += n;
                 let mask = mask.unwrap_or(0);
-                let elems: u64 = dst
+                let elems: N = dst
                     .iter()
                     .enumerate()
-                    .filter(|(i, _)| mask & (1 << i) != 0)
-                    .map(|(_, d)| *d)
+                    .filter(|(i, _)| *i < 64 && mask & (1 << i) != 0)
+                    .map(|(_, d)| N::from(*d))
                     .product();
                 let b = data_type.as_ref().and_then(|d| d.bits()).unwrap_or(32);
                 bits += traffic(elems, b);
             }
             PostOpKind::Sum => {
-                flops += 2 * n;
+                flops += n * 2u64;
                 bits += traffic(n, dst_bits);
             }
-            PostOpKind::Prelu => flops += 2 * n,
+            PostOpKind::Prelu => flops += n * 2u64,
             PostOpKind::Depthwise | PostOpKind::Other => {}
         }
     }

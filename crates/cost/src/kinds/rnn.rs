@@ -1,5 +1,6 @@
 //! RNN, LSTM, GRU and LBR-GRU cells.
 
+use crate::count::N;
 use crate::descriptor::Descriptor;
 use crate::tensors::traffic;
 use crate::{unknown, KindCost, Unknown};
@@ -80,29 +81,39 @@ impl RnnProblem {
 
     /// benchdnn: matrix multiplies only, `2 * gates * dhc * mb * (sic + slc)` per cell plus
     /// `2 * dhc * dic * mb` for the LSTM projection, times cells; backward counts twice.
-    pub fn flops(&self, backward: bool) -> u64 {
-        let cells = self.directions * self.layers * self.iters;
-        let mut cell = 2 * self.gates * self.dhc * self.mb * (self.sic + self.slc);
+    pub fn flops(&self, backward: bool) -> Result<u64, Unknown> {
+        self.flops_n(backward).to_u64("the operation count")
+    }
+
+    fn flops_n(&self, backward: bool) -> N {
+        let cells = N::from(self.directions) * self.layers * self.iters;
+        let mut cell =
+            N::from(2u64) * self.gates * self.dhc * self.mb * (N::from(self.sic) + self.slc);
         if self.projection {
-            cell += 2 * self.dhc * self.dic * self.mb;
+            cell += N::from(2u64) * self.dhc * self.dic * self.mb;
         }
-        (if backward { 2 } else { 1 }) * cells * cell
+        N::from(if backward { 2u64 } else { 1 }) * cells * cell
     }
 
     /// Elements of a named RNN tensor (`diff_` prefixes have the shape of their tensor).
-    pub fn elements(&self, arg: &str) -> Option<u64> {
-        let ld = self.layers * self.directions;
+    pub fn elements(&self, arg: &str) -> Option<Result<u64, Unknown>> {
+        Some(self.elements_n(arg)?.to_u64("the tensor size"))
+    }
+
+    fn elements_n(&self, arg: &str) -> Option<N> {
+        let ld = N::from(self.layers) * self.directions;
         let arg = arg.strip_prefix("diff_").unwrap_or(arg);
+        let n = |x: u64| N::from(x);
         Some(match arg {
-            "src_layer" => self.iters * self.mb * self.slc,
+            "src_layer" => n(self.iters) * self.mb * self.slc,
             "src_iter" => ld * self.mb * self.sic,
             "src_iter_c" | "dst_iter_c" => ld * self.mb * self.dhc,
             "wei_layer" => ld * self.slc * self.gates * self.dhc,
             "wei_iter" => ld * self.sic * self.gates * self.dhc,
-            "wei_peephole" => ld * 3 * self.dhc,
+            "wei_peephole" => ld * 3u64 * self.dhc,
             "wei_proj" => ld * self.dhc * self.dic,
             "bias" => ld * (self.gates + self.lbr as u64) * self.dhc,
-            "dst_layer" => self.iters * self.mb * self.dic * if self.concat { 2 } else { 1 },
+            "dst_layer" => n(self.iters) * self.mb * self.dic * if self.concat { 2u64 } else { 1 },
             "dst_iter" => ld * self.mb * self.dic,
             _ => return None,
         })
@@ -113,13 +124,14 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
     let prb = RnnProblem::parse(p)?;
     let backward = p.prop_kind == PropKind::Backward;
     // Each listed tensor is read or written once, at its own type.
-    let mut bits: u128 = p
+    let listed: Vec<N> = p
         .mds
         .iter()
         .filter(|md| !md.is_absent())
-        .filter_map(|md| Some(traffic(prb.elements(&md.arg)?, md.data_type.bits()?)))
-        .sum();
-    if bits == 0 {
+        .filter_map(|md| Some(traffic(prb.elements_n(&md.arg)?, md.data_type.bits()?)))
+        .collect();
+    let mut bits: N = listed.iter().copied().sum();
+    if listed.is_empty() {
         // 0.x descriptors (`fdata:tnc-…`) name no tensors: assume the standard set at the
         // first listed type (f32 when none).
         let b = crate::tensors::first_bits(p).unwrap_or(crate::tensors::F32_BITS);
@@ -132,12 +144,12 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
             "dst_layer",
             "dst_iter",
         ];
-        let per_pass: u64 = names.iter().filter_map(|n| prb.elements(n)).sum();
-        bits = traffic(per_pass * if backward { 2 } else { 1 }, b);
+        let per_pass: N = names.iter().filter_map(|n| prb.elements_n(n)).sum();
+        bits = traffic(per_pass * if backward { 2u64 } else { 1 }, b);
     }
     Ok(KindCost {
-        flops: prb.flops(backward),
-        bias_flops: 0,
+        flops: prb.flops_n(backward),
+        bias_flops: N::ZERO,
         bits,
         dst_dims: None,
         dst_bits: 0,
@@ -157,6 +169,6 @@ mod tests {
         .unwrap();
         let r = super::RnnProblem::parse(&p).unwrap();
         assert_eq!((r.gates, r.directions, r.concat), (4, 2, true));
-        assert_eq!(r.flops(false), 2 * 8 * 2 * 4 * 1024 * 17 * 2048);
+        assert_eq!(r.flops(false).unwrap(), 2 * 8 * 2 * 4 * 1024 * 17 * 2048);
     }
 }

@@ -1,6 +1,7 @@
 //! Softmax and log-softmax.
 
 use super::tensor_elements;
+use crate::count::N;
 use crate::tensors::{bits, bits_or_unknown, traffic};
 use crate::{KindCost, Unknown};
 use profilednn_model::Primitive;
@@ -15,16 +16,16 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
     if p.prop_kind.is_backward() {
         let diff = bits(p, &["diff_dst", "diff_src", "diff"]).unwrap_or(dst);
         Ok(KindCost {
-            flops: 4 * n,
-            bias_flops: 0,
-            bits: traffic(n, dst) + 2 * traffic(n, diff),
+            flops: n * 4u64,
+            bias_flops: N::ZERO,
+            bits: traffic(n, dst) + traffic(n, diff) * 2u64,
             dst_dims: None,
             dst_bits: diff,
         })
     } else {
         Ok(KindCost {
-            flops: 5 * n,
-            bias_flops: 0,
+            flops: n * 5u64,
+            bias_flops: N::ZERO,
             bits: traffic(n, src) + traffic(n, dst),
             dst_dims: None,
             dst_bits: dst,
