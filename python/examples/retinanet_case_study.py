@@ -2,12 +2,15 @@
 
 Trains torchvision's RetinaNet (ResNeXt-50-FPN backbone, no downloaded weights, synthetic data,
 264 classes) for a few iterations, as the baseline (fp32, NCHW, torchvision's focal loss,
-torch.optim.SGD) or with the method applied *for the CPU it runs on*: channels-last,
-ProfileDNN's focal loss, ProfileDNN's fused SGD, and bf16 autocast (loss in f32) only where
-oneDNN has bf16 units (AVX512-BF16 or AMX; `--bf16 auto`, the default). On a CPU without them
-oneDNN runs bf16 by converting through f32 (`jit_bf16:avx512_core`), measured 2.4-4.5x slower
-per convolution than f32 there, and `profilednn advise` does not recommend it: the example
-follows it. It prints what it chose and why, then iteration times and losses.
+torch.optim.SGD) or with the method applied *for the CPU it runs on*: ProfileDNN's focal loss
+and fused SGD everywhere; bf16 autocast (loss in f32) with channels-last only where oneDNN has
+bf16 units (AVX512-BF16 or AMX; `--bf16 auto`, `--channels-last auto`, the defaults). On a CPU
+without them oneDNN runs bf16 by converting through f32 (`jit_bf16:avx512_core`), measured
+2.4-4.5x slower per convolution than f32 there, and `profilednn advise` says so
+(`bf16-without-bf16-units`); channels-last alone in f32 was slower too on such a CPU (Xeon model
+207, no bf16 units: `brg_conv_fwd:avx512_core` 1.69x slower than the blocked `jit:avx512_core`
+convolutions, 256x256x3x3 weight reorders 4.2x slower). It prints what it chose and why, then
+iteration times and losses.
 
     python python/examples/retinanet_case_study.py --variant baseline
     python python/examples/retinanet_case_study.py --variant optimized
@@ -59,6 +62,9 @@ def main():
     ap.add_argument("--classes", type=int, default=264)
     ap.add_argument("--bf16", choices=["auto", "on", "off"], default="auto",
                     help="bf16 autocast in the optimized variant: auto = only where oneDNN has bf16 units")
+    ap.add_argument("--channels-last", choices=["auto", "on", "off"], default="auto",
+                    help="channels-last in the optimized variant: auto = together with bf16 (oneDNN's bf16 "
+                         "kernels are built for it; in f32 its blocked NCHW kernels were faster, measured)")
     ap.add_argument("--profile", action="store_true",
                     help="capture torch.profiler's trace too (run under `profilednn record --torch`)")
     a = ap.parse_args()
@@ -66,11 +72,14 @@ def main():
     net = model(a.classes)
     net.train()
     optimized = a.variant == "optimized"
-    use_bf16 = False
+    use_bf16 = use_cl = False
     if optimized:
         has_units, why = profilednn.cpu.bf16_units()
         use_bf16 = has_units if a.bf16 == "auto" else a.bf16 == "on"
         print(f"bf16 autocast: {'on' if use_bf16 else 'off'} ({why}; --bf16 {a.bf16})", flush=True)
+        use_cl = use_bf16 if a.channels_last == "auto" else a.channels_last == "on"
+        print(f"channels-last: {'on' if use_cl else 'off'} (--channels-last {a.channels_last}: "
+              f"{'with bf16' if a.channels_last == 'auto' else 'as asked'})", flush=True)
     if optimized:
         # The fused loss replaces torchvision's inside the classification head. It reads the
         # autocast bf16 logits as they are and computes in f32 (math and reduction), so the loss
@@ -82,7 +91,8 @@ def main():
             return profilednn.ops.sigmoid_focal_loss(inputs, targets, **kw)
 
         rn.sigmoid_focal_loss = loss_f32
-        net = net.to(memory_format=torch.channels_last)
+        if use_cl:
+            net = net.to(memory_format=torch.channels_last)
         opt = profilednn.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.01, momentum=0.9, weight_decay=1e-4)
     else:
         opt = torch.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.01, momentum=0.9,
