@@ -19,6 +19,7 @@ pub struct AdviseArgs {
     /// Verbose logs (several = ranks that ran side by side).
     #[arg(required = true, value_name = "LOG")]
     logs: Vec<PathBuf>,
+    /// Output format: `table` (terminal) or `json` (stable rule ids, see docs/).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Training iterations in the log (otherwise detected), for per-iteration gains.
@@ -34,10 +35,13 @@ pub struct AdviseArgs {
     /// PyTorch profiler trace of the same run (enables the PyTorch-view rules).
     #[arg(long, value_name = "TRACE.json")]
     torch_trace: Option<PathBuf>,
+    /// Threads for reading the log(s) (default: every core).
     #[arg(long, short = 'j')]
     threads: Option<usize>,
+    /// Write the output to this file instead of stdout.
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
+    /// No progress bar on the terminal (it is shown only on a terminal, for long inputs).
     #[arg(long)]
     no_progress: bool,
     #[command(flatten)]

@@ -18,6 +18,7 @@ pub struct BenchdnnArgs {
     /// Read benchdnn's performance output (default or --perf-template=csv) and print it as JSON.
     #[arg(long, value_name = "RESULTS", conflicts_with = "log")]
     ingest: Option<PathBuf>,
+    /// No progress bar on the terminal (it is shown only on a terminal, for long inputs).
     #[arg(long)]
     no_progress: bool,
 }

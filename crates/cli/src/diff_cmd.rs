@@ -23,6 +23,7 @@ pub struct DiffArgs {
     /// Your run (or "after").
     #[arg(value_name = "AFTER")]
     after: PathBuf,
+    /// Output format: `table` (terminal), `json`, or `html` (one self-contained page).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Match primitives across different minibatch sizes.
@@ -41,10 +42,13 @@ pub struct DiffArgs {
     /// framework ops of both, in and outside oneDNN.
     #[arg(long, num_args = 2, value_names = ["BEFORE_TRACE", "AFTER_TRACE"])]
     torch_trace: Option<Vec<PathBuf>>,
+    /// Write the output to this file instead of stdout.
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
+    /// Threads for reading the log(s) (default: every core).
     #[arg(long, short = 'j')]
     threads: Option<usize>,
+    /// No progress bar on the terminal (it is shown only on a terminal, for long inputs).
     #[arg(long)]
     no_progress: bool,
 }

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ProjectArgs {
+    /// The oneDNN verbose log to project (plain or gzip; `-` reads stdin, without per-call medians).
     #[arg(value_name = "LOG")]
     log: PathBuf,
     /// Replay results of the target machine (`profilednn replay … -o RESULTS.json`).
@@ -19,6 +20,7 @@ pub struct ProjectArgs {
     /// Machine profile of the target, for problems without replay results (roofline).
     #[arg(long, value_name = "PROFILE.json")]
     machine: Option<PathBuf>,
+    /// Print the projection as JSON (`profilednn.projection.v1`, see docs/projection.md).
     #[arg(long)]
     json: bool,
     /// Training iterations in the log, when not detected.

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ReplayArgs {
+    /// The oneDNN verbose log to replay (plain or gzip; a file: sequence replay reads it twice).
     #[arg(value_name = "LOG")]
     log: PathBuf,
     /// Results file (JSON, `profilednn.replay.v1`), input of `profilednn project --replay`.
@@ -42,6 +43,7 @@ pub struct ReplayArgs {
     /// Keep timing a primitive until this many ms were measured.
     #[arg(long, default_value_t = Timing::default().min_time_ms)]
     min_time_ms: f64,
+    /// No progress bar on the terminal (it is shown only on a terminal, for long inputs).
     #[arg(long)]
     no_progress: bool,
     /// `sequence`: one steady-state iteration re-run in log order (each call finds the caches

@@ -23,6 +23,7 @@ pub struct TraceArgs {
         default_value = "trace.json"
     )]
     output: PathBuf,
+    /// No progress bar on the terminal (it is shown only on a terminal, for long inputs).
     #[arg(long)]
     no_progress: bool,
 }

@@ -548,3 +548,45 @@ fn small_counts_are_singular_and_small_times_are_decimals() {
     );
     assert!(!text.contains("e-3"), "{text}");
 }
+
+/// Issue 18: options without help text (`-o`, `-j`, `--format`, `--no-progress`, replay's run
+/// counts, project's `--json`). Every option of every command says what it does.
+#[test]
+fn every_option_of_every_command_has_help_text() {
+    let commands = [
+        "report", "benchdnn", "replay", "project", "diff", "trace", "record", "advise", "peak",
+    ];
+    let mut bare = Vec::new();
+    for c in commands {
+        let out = bin().args([c, "--help"]).output().unwrap();
+        assert!(out.status.success(), "{c} --help");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut in_options = false;
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            if l.starts_with("Options:") || l.starts_with("Arguments:") {
+                in_options = true;
+                continue;
+            }
+            if !in_options || !l.starts_with("  ") {
+                continue;
+            }
+            let t = l.trim_start();
+            if !(t.starts_with('-') || t.starts_with('<') || t.starts_with('[')) {
+                continue;
+            }
+            // clap puts the help after the flag on the same line, or on the next, more
+            // indented line; a bare flag has neither.
+            let same_line = t.split("  ").filter(|s| !s.trim().is_empty()).count() > 1;
+            let next_indented = lines.get(i + 1).is_some_and(|n| {
+                n.len() - n.trim_start().len() > l.len() - t.len()
+                    && !n.trim().is_empty()
+                    && !n.trim_start().starts_with('-')
+            });
+            if !same_line && !next_indented {
+                bare.push(format!("{c}: {t}"));
+            }
+        }
+    }
+    assert!(bare.is_empty(), "options without help: {bare:#?}");
+}
