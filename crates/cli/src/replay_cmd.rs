@@ -53,6 +53,10 @@ pub struct ReplayArgs {
     mode: Mode,
 }
 
+extern "C" fn on_interrupt(_sig: libc::c_int) {
+    profilednn_replay::native::STOP.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Mode {
     Sequence,
@@ -109,12 +113,23 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         );
         b
     });
+    // Ctrl-C stops the replay between problems (or iterations): the results measured so far
+    // are written, and the rest are listed as interrupted.
+    #[cfg(unix)]
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
     let progress = |i: usize, n: usize, what: &str| {
         if let Some(b) = &bar {
             b.set_length(n as u64);
             b.set_position(i as u64);
             b.set_message(what.to_string());
         }
+        !profilednn_replay::native::STOP.load(std::sync::atomic::Ordering::Relaxed)
     };
     let (results, sequence) = match args.mode {
         Mode::Isolated => (replay_profile(&session, &profile, &timing, progress), None),
@@ -228,6 +243,15 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         "profilednn: replay results written to {}",
         args.output.display()
     );
+    if profilednn_replay::native::STOP.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "profilednn: interrupted (Ctrl-C): {} holds the results measured before it; the rest are listed as \"{}\"",
+            args.output.display(),
+            profilednn_replay::native::INTERRUPTED
+        );
+        // 128 + SIGINT, as a shell reports a command stopped by Ctrl-C.
+        return Ok(ExitCode::from(130));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -151,3 +151,53 @@ fn replay_top_coverage_is_of_the_whole_log_with_onednn() {
     );
     assert!(first.ends_with(&expected), "{first}\nexpected …{expected}");
 }
+
+/// Issue 17: `replay` interrupted with Ctrl-C writes the results measured so far and says so
+/// (exit status 130); the problems left are listed as interrupted. Real oneDNN
+/// ($PROFILEDNN_DNNL_LIB; skipped without it).
+#[test]
+fn replay_interrupted_by_ctrl_c_writes_what_it_measured() {
+    let Some(lib) =
+        std::env::var_os("PROFILEDNN_DNNL_LIB").filter(|p| std::path::Path::new(p).exists())
+    else {
+        eprintln!("SKIPPED: set PROFILEDNN_DNNL_LIB to a libdnnl.so.3 to run this test");
+        return;
+    };
+    let log = root().join("fixtures/corpus/onednn/v3_2_pypi/train_f32.level1.log");
+    let out_json = temp_dir().join("interrupted.json");
+    // Each problem would be timed for 100 s: only Ctrl-C ends this run early.
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_profilednn"))
+        .args(["replay", log.to_str().unwrap(), "--mode", "isolated"])
+        .args(["--min-runs", "100000000", "--max-runs", "1000000000"])
+        .args(["--min-time-ms", "100000", "--threads", "1", "--no-progress"])
+        .arg("--dnnl-lib")
+        .arg(&lib)
+        .arg("-o")
+        .arg(&out_json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    // SAFETY: a plain libc call with valid arguments (no memory is passed).
+    unsafe { libc_kill(child.id() as i32, 2) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_json).unwrap()).unwrap();
+    let rows = j["results"].as_array().unwrap();
+    let measured = rows.iter().filter(|r| r["measurement"].is_object()).count();
+    let interrupted = rows
+        .iter()
+        .filter(|r| r["skipped"].as_str().is_some_and(|s| s.contains("Ctrl-C")))
+        .count();
+    assert!(measured >= 1, "the problem being timed keeps its runs");
+    assert!(interrupted >= 1 && measured + interrupted <= rows.len());
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}

@@ -150,15 +150,29 @@ impl Session {
     }
 }
 
-/// Replays every problem of `profile`; `progress(i, n)` is called before each.
+/// Why a problem was not replayed when the user stopped the replay (Ctrl-C).
+pub const INTERRUPTED: &str = "interrupted before it was replayed (Ctrl-C)";
+
+/// Set (e.g. by a SIGINT handler: storing to an atomic is async-signal-safe) to stop a replay
+/// as soon as the current run ends; the results measured so far are kept.
+pub static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub(crate) fn stopped() -> bool {
+    STOP.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Replays every problem of `profile`; `progress(i, n, what)` is called before each and returns
+/// whether to go on: once it says no (Ctrl-C), the problems left are reported as not replayed
+/// ([`INTERRUPTED`]) and the results measured so far are kept.
 pub fn replay_profile(
     s: &Session,
     profile: &Profile,
     t: &Timing,
-    mut progress: impl FnMut(usize, usize, &str),
+    mut progress: impl FnMut(usize, usize, &str) -> bool,
 ) -> Vec<ReplayResult> {
     let probs = problems(profile);
     let n = probs.len();
+    let mut going = true;
     probs
         .into_iter()
         .enumerate()
@@ -171,8 +185,12 @@ pub fn replay_profile(
                 implementations: impls,
                 ..
             } = pr;
-            progress(i, n, &format!("{} {}", p.kind, p.problem));
-            let r = s.replay(&p, t);
+            going = going && progress(i, n, &format!("{} {}", p.kind, p.problem)) && !stopped();
+            let r = if going {
+                s.replay(&p, t)
+            } else {
+                Err(INTERRUPTED.to_string())
+            };
             let (measurement, skipped) = match r {
                 Ok(m) => (Some(m), None),
                 Err(e) => (None, Some(e)),

@@ -220,6 +220,7 @@ pub(crate) fn measure(
     let mut total = 0.0;
     while (times.len() < t.min_runs as usize || total < t.min_time_ms)
         && times.len() < t.max_runs as usize
+        && (times.is_empty() || !super::stopped())
     {
         let ms = p.execute(stream)?;
         total += ms;

@@ -96,14 +96,16 @@ pub fn steady_iteration(
 
 /// Replays `sequence` (one iteration's exec calls in order) and returns one result per problem
 /// of `profile`: problems of the iteration get the median of their calls in sequence; the
-/// others are reported as not replayed, with the reason.
+/// others are reported as not replayed, with the reason. `progress` is called before each
+/// creation and iteration and returns whether to go on: once it says no (Ctrl-C), the timed
+/// iterations so far make the results (none: every problem is reported as interrupted).
 pub fn replay_sequence(
     s: &Session,
     profile: &Profile,
     sequence: &[Arc<Primitive>],
     iteration_from: String,
     t: &SequenceTiming,
-    mut progress: impl FnMut(usize, usize, &str),
+    mut progress: impl FnMut(usize, usize, &str) -> bool,
 ) -> (Vec<ReplayResult>, SequenceSummary) {
     // Each distinct problem of the iteration built and prepared once.
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -120,9 +122,16 @@ pub fn replay_sequence(
     }
     let n = firsts.len();
     let mut built = Vec::with_capacity(n);
+    let mut going = true;
     for (i, p) in firsts.iter().enumerate() {
-        progress(i, n, &format!("create {} {}", p.kind, p.problem));
-        built.push(super::build::build(&s.dnnl, s.engine, p));
+        going = going
+            && progress(i, n, &format!("create {} {}", p.kind, p.problem))
+            && !super::stopped();
+        built.push(if going {
+            super::build::build(&s.dnnl, s.engine, p)
+        } else {
+            Err(super::INTERRUPTED.to_string())
+        });
     }
     let prepared: Vec<Result<Prepared, String>> = built
         .iter()
@@ -158,11 +167,18 @@ pub fn replay_sequence(
         if timed && per_iteration.len() as u32 >= t.min_iterations && measured >= t.min_time_ms {
             break;
         }
-        progress(
+        if !going {
+            break;
+        }
+        if !progress(
             it as usize,
             total_runs as usize,
             &format!("iteration {} of {} calls", it + 1, order.len()),
-        );
+        ) || super::stopped()
+        {
+            going = false;
+            break;
+        }
         let mut sum = 0.0;
         for (pos, &i) in order.iter().enumerate() {
             if failed[i].is_some() {
@@ -201,6 +217,7 @@ pub fn replay_sequence(
                 )),
                 None,
             ),
+            _ if !going || per_iteration.is_empty() => (None, Some(super::INTERRUPTED.into())),
             _ => (None, Some("no timed call".into())),
         };
         by_key.insert(key.clone(), r);
