@@ -488,3 +488,15 @@ fn evidence_rows_with_the_same_description_show_their_layouts() {
     }
     assert!(checked >= 2, "{names:?}");
 }
+
+/// A CPU without bf16 units (the log's ISA line): `backward-weights-dominance` used to
+/// recommend bf16 (AMX) there, contradicting `bf16-without-bf16-units`.
+#[test]
+fn backward_weights_advice_does_not_recommend_bf16_without_bf16_units() {
+    let a = run(&["advice/bf16_without_bf16_units.log"], None, None);
+    let f = a
+        .finding("backward-weights-dominance")
+        .expect("the rule fires on this log");
+    assert!(!f.action.contains("bf16 (AMX"), "{}", f.action);
+    assert!(f.action.contains("no bf16 units"), "{}", f.action);
+}

@@ -64,11 +64,25 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         ]),
         Some((bwd_w_ms - fwd_ms).max(0.0)),
         "the excess over the forward time (a weight-gradient pass costs about as much as forward)",
+        &action(&ev.profile.metadata),
+    ))
+}
+
+/// The advice depends on the CPU the log ran on: bf16 weight gradients only pay with bf16
+/// units (AMX `brgconv_bwd_w`); without them oneDNN emulates bf16 through f32, slower
+/// (`bf16-without-bf16-units`).
+fn action(md: &profilednn_analysis::RunMetadata) -> String {
+    let precision = if md.isa.is_empty() || md.has_bf16_hardware() {
+        "a larger batch, channels-last and, on a CPU with bf16 units, bf16 (AMX `brgconv_bwd_w`) help."
+    } else {
+        "a larger batch helps; keep f32 here: the log's CPU has no bf16 units (its ISA line), where \
+         bf16 weight gradients are emulated through f32 and slower (see `bf16-without-bf16-units`)."
+    };
+    format!(
         "First check that frozen layers really are frozen: parameters of layers that are not \
          trained need `requires_grad_(False)` (torchvision detection models freeze the first \
          backbone stages via `trainable_backbone_layers`), or oneDNN still computes their weight \
          gradients. Then look at the heaviest shapes: weight-gradient kernels are slow for small \
-         spatial sizes with many channels; a larger batch, channels-last and bf16 (AMX \
-         `brgconv_bwd_w`) help.",
-    ))
+         spatial sizes with many channels; {precision}"
+    )
 }
