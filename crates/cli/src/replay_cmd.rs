@@ -64,6 +64,13 @@ enum Mode {
 }
 
 pub fn run(args: ReplayArgs) -> Result<ExitCode> {
+    // The sequence replay reads the log a second time for its call order: stdin cannot be.
+    if args.mode == Mode::Sequence && args.log.as_os_str() == "-" {
+        anyhow::bail!(
+            "the sequence replay reads the log twice, so it needs a file, not stdin: save the log \
+             to a file, or pass --mode isolated"
+        );
+    }
     // OpenMP reads these when oneDNN's runtime starts, so before the library is loaded.
     if let Some(t) = args.threads {
         std::env::set_var("OMP_NUM_THREADS", t.to_string());

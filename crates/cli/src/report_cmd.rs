@@ -102,12 +102,23 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
         None => None,
     };
-    if let Some(html) = &args.html {
-        write_html(html, &args, &profiles, &summary, cores, torch.as_ref())?;
-    }
-    let advice = |s: &profilednn_analysis::Summary| {
-        crate::advise_cmd::advice_for(&profiles, s, cores, torch.as_ref(), &Default::default())
+    // Computed at most once, for the HTML page and the terminal or JSON output alike.
+    let advice_once = std::cell::OnceCell::new();
+    let advice = || {
+        advice_once.get_or_init(|| {
+            crate::advise_cmd::advice_for(
+                &profiles,
+                &summary,
+                cores,
+                torch.as_ref(),
+                &Default::default(),
+            )
+        })
     };
+    if let Some(html) = &args.html {
+        let advice = (!args.no_advice).then(advice);
+        write_html(html, &args, &profiles, &summary, advice, torch.as_ref())?;
+    }
     let text = match args.format {
         Format::Table => {
             let width = if std::io::stdout().is_terminal() && args.output.is_none() {
@@ -126,7 +137,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
                 text += &profilednn_report::torch_view::render(j, args.top);
             }
             if !args.no_advice {
-                text += &profilednn_report::advice::render(&advice(&summary), true);
+                text += &profilednn_report::advice::render(advice(), true);
             }
             text
         }
@@ -136,7 +147,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
                 v["torch"] = serde_json::to_value(j)?;
             }
             if !args.no_advice {
-                v["advice"] = serde_json::to_value(advice(&summary))?;
+                v["advice"] = serde_json::to_value(advice())?;
             }
             serde_json::to_string_pretty(&v)? + "\n"
         }
@@ -160,7 +171,7 @@ fn write_html(
     args: &ReportArgs,
     profiles: &[profilednn_analysis::Profile],
     summary: &profilednn_analysis::Summary,
-    cores: Option<usize>,
+    advice: Option<&profilednn_advice::Advice>,
     torch: Option<&profilednn_analysis::torch_trace::TorchJoin>,
 ) -> Result<()> {
     let merged;
@@ -178,9 +189,6 @@ fn write_html(
     let efficiency = machine
         .as_ref()
         .map(|m| profilednn_analysis::efficiency(profile, m, usize::MAX));
-    let advice = (!args.no_advice).then(|| {
-        crate::advise_cmd::advice_for(profiles, summary, cores, torch, &Default::default())
-    });
     let timeline = match (&args.logs[..], profile.timestamps) {
         ([log], Some((first, last))) if log.as_os_str() != "-" => {
             let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
@@ -193,7 +201,7 @@ fn write_html(
     let page = profilednn_report::html::report_page(&profilednn_report::html::ReportPage {
         summary,
         profile,
-        advice: advice.as_ref(),
+        advice,
         efficiency: efficiency.as_ref(),
         timeline: timeline.as_ref(),
         torch,

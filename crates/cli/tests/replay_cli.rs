@@ -200,3 +200,19 @@ fn dnnl_lib() -> Option<std::ffi::OsString> {
     }
     lib
 }
+
+/// The sequence replay reads the log twice: from stdin it says so instead of replaying an
+/// empty iteration (needs no oneDNN: the check comes first).
+#[test]
+fn sequence_replay_of_stdin_asks_for_a_file() {
+    let out = bin()
+        .args(["replay", "-", "--dnnl-lib", "/nonexistent/libdnnl.so.3"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("needs a file") && err.contains("--mode isolated"),
+        "{err}"
+    );
+}
