@@ -48,15 +48,36 @@ run() { # label, command...
     printf '%-34s %8.2f s %8s MB/s %8.1f MB peak RSS\n' "$label" "$s" "$mbs" "$(awk -v k="$k" 'BEGIN{print k/1024}')"
     echo "$mbs"  > "bench-data/last_${label// /_}.mbs"
 }
+GZ=bench-data/big.log.gz
+if [ ! -f "$GZ" ] || [ "$GZ" -ot "$BIG" ]; then
+    echo "compressing $BIG to $GZ (gzip -1) ..." >&2
+    gzip -1 -c "$BIG" > "$GZ"
+fi
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "log: $BIG, $((BYTES / 1000000)) MB, $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 run "wc -l (baseline)" wc -l "$BIG"
 run "profilednn report -j 1" "$BIN" report "$BIG" --format json -j 1 --no-progress
 run "profilednn report -j $(nproc)" "$BIN" report "$BIG" --format json --no-progress
-run "profilednn report - (stdin)" sh -c "$BIN report - --format json --no-progress < $BIG"
-WC=$(cat "bench-data/last_wc_-l_(baseline).mbs")
-ONE=$(cat "bench-data/last_profilednn_report_-j_1.mbs")
-ALL=$(cat "bench-data/last_profilednn_report_-j_$(nproc).mbs")
+# Pipes: the same bytes through `cat |` (a pipe hands out 64 KiB per read), against `wc -l` on
+# the same pipe; and gzip through `zcat |` against zcat alone (MB/s of uncompressed bytes).
+run "cat | wc -l (pipe baseline)" sh -c "cat $BIG | wc -l"
+run "cat | report - -j 1" sh -c "cat $BIG | $BIN report - --format json --no-progress -j 1"
+run "cat | report - -j $(nproc)" sh -c "cat $BIG | $BIN report - --format json --no-progress"
+run "zcat alone (gzip baseline)" sh -c "zcat $GZ > /dev/null"
+run "zcat | report - -j $(nproc)" sh -c "zcat $GZ | $BIN report - --format json --no-progress"
+mbs() { cat "bench-data/last_${1// /_}.mbs"; }
+WC=$(mbs "wc -l (baseline)")
+ONE=$(mbs "profilednn report -j 1")
+ALL=$(mbs "profilednn report -j $(nproc)")
 awk -v w="$WC" -v o="$ONE" -v a="$ALL" 'BEGIN { printf "ratios: 1 thread / wc -l = %.2f; all cores / 1 thread = %.2f\n", o / w, a / o }'
+PWC=$(mbs "cat | wc -l (pipe baseline)")
+P1=$(mbs "cat | report - -j 1")
+PN=$(mbs "cat | report - -j $(nproc)")
+ZB=$(mbs "zcat alone (gzip baseline)")
+ZN=$(mbs "zcat | report - -j $(nproc)")
+awk -v w="$PWC" -v o="$P1" -v a="$PN" -v zb="$ZB" -v zn="$ZN" -v m="$ALL" 'BEGIN {
+    printf "pipe: report -j 1 / wc -l on the pipe = %.2f; -j all / wc -l = %.2f (target >= 0.80); pipe / mapped file (all cores) = %.2f\n", o / w, a / w, a / m
+    printf "gzip pipe: report / zcat alone = %.2f (target: gzip'"'"'s own speed, ~1.0)\n", zn / zb }'
 if [ -n "${VERBOSE_CONVERTER:-}" ]; then
     head -c 100000000 "$BIG" > bench-data/prefix.log
     PB=$(stat -c %s bench-data/prefix.log)

@@ -124,22 +124,13 @@ pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
                     p.fetch_add(c.bytes.len() as u64, Ordering::Relaxed);
                 }
             };
-            if threads == 1 {
-                let mut tally = Tally::default();
-                let mut read_error = None;
-                for c in chunks {
-                    match c {
-                        Ok(c) => consume(&mut tally, c),
-                        Err(e) => read_error = Some(e),
-                    }
-                }
-                return ScanOutput { tally, read_error };
-            }
-            // One thread reads (and decompresses), the others parse; a bounded channel keeps
-            // at most a few chunks in memory.
+            // This thread only reads (and decompresses gzip); `threads` others parse, so the
+            // parse runs in parallel with the read even on one core's worth of parsing, and the
+            // reading thread does no per-line work. A bounded channel keeps at most a few chunks
+            // in memory.
             let (tx, rx) = mpsc::sync_channel::<StreamChunk>(threads * 2);
             let rx = Mutex::new(rx);
-            let workers = (threads - 1).max(1);
+            let workers = threads;
             std::thread::scope(|s| {
                 let handles: Vec<_> = (0..workers)
                     .map(|_| {

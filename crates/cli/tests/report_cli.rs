@@ -256,16 +256,21 @@ fn stdin_plain_and_gzip() {
     let log = root().join("examples/retinanet_rnx50_fp32.log.gz");
     let gz = std::fs::read(&log).unwrap();
     let a = json_of(&["report", log.to_str().unwrap(), "--format", "json"]);
+    // Streamed input is read by one thread and parsed by `-j` others: 1 and 2 parsers must
+    // give the mapped file's figures exactly.
     for input in [gz.clone(), gunzip(&log).into_bytes()] {
-        let out = bin()
-            .args(["report", "-", "--format", "json"])
-            .write_stdin(input)
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        let b: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(a["total_time_ms"], b["total_time_ms"]);
-        assert_eq!(a["calls"], b["calls"]);
+        for threads in ["1", "2"] {
+            let out = bin()
+                .args(["report", "-", "--format", "json", "-j", threads])
+                .write_stdin(input.clone())
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            let b: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(a["total_time_ms"], b["total_time_ms"]);
+            assert_eq!(a["calls"], b["calls"]);
+            assert_eq!(a["breakdowns"], b["breakdowns"], "-j {threads}");
+        }
     }
 }
 
