@@ -3,8 +3,9 @@
 Trains torchvision's RetinaNet (ResNeXt-50-FPN backbone, no downloaded weights, synthetic data,
 264 classes) for a few iterations, as the baseline (fp32, NCHW, torchvision's focal loss,
 torch.optim.SGD) or with the method applied *for the CPU it runs on*: ProfileDNN's focal loss
-and fused SGD everywhere; bf16 autocast (loss in f32) with channels-last only where oneDNN has
-bf16 units (AVX512-BF16 or AMX; `--bf16 auto`, `--channels-last auto`, the defaults). On a CPU
+and fused SGD everywhere, frozen batch-norm folded into the convolutions
+(`profilednn.nn.fold_frozen_batchnorm`); bf16 autocast (loss in f32) with channels-last only
+where oneDNN has bf16 units (AVX512-BF16 or AMX; `--bf16 auto`, `--channels-last auto`, the defaults). On a CPU
 without them oneDNN runs bf16 by converting through f32 (`jit_bf16:avx512_core`), measured
 2.4-4.5x slower per convolution than f32 there, and `profilednn advise` says so
 (`bf16-without-bf16-units`); channels-last alone in f32 was slower too on such a CPU (Xeon model
@@ -65,6 +66,10 @@ def main():
     ap.add_argument("--channels-last", choices=["auto", "on", "off"], default="auto",
                     help="channels-last in the optimized variant: auto = together with bf16 (oneDNN's bf16 "
                          "kernels are built for it; in f32 its blocked NCHW kernels were faster, measured)")
+    ap.add_argument("--fold-frozen-bn", choices=["on", "off"], default="on",
+                    help="in the optimized variant, fold FrozenBatchNorm2d into the convolutions before "
+                         "them (profilednn.nn.fold_frozen_batchnorm: one convolution with scaled weights "
+                         "and a bias instead of two element-wise passes per layer)")
     ap.add_argument("--profile", action="store_true",
                     help="capture torch.profiler's trace too (run under `profilednn record --torch`)")
     a = ap.parse_args()
@@ -91,6 +96,11 @@ def main():
             return profilednn.ops.sigmoid_focal_loss(inputs, targets, **kw)
 
         rn.sigmoid_focal_loss = loss_f32
+        if a.fold_frozen_bn == "on":
+            # Checked on a small image: outputs of the folded and unfolded backbone must agree.
+            probe = torch.rand(1, 3, 64, 64)
+            pairs = profilednn.nn.fold_frozen_batchnorm(net.backbone.body, example_inputs=(probe,))
+            print(f"frozen batch-norm: {len(pairs)} conv -> FrozenBatchNorm2d pairs folded", flush=True)
         if use_cl:
             net = net.to(memory_format=torch.channels_last)
         opt = profilednn.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.01, momentum=0.9, weight_decay=1e-4)

@@ -126,8 +126,10 @@ pub fn normalization(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         Some(time),
         "the separate mul/add passes (folded into the convolution's weights and bias they cost nothing)",
         "torchvision's FrozenBatchNorm2d computes x·scale + shift as two full passes. Fold the \
-         frozen statistics into the preceding convolution (w' = w·scale, b' = b·scale + shift), \
-         or let `torch.jit.freeze`/IPEX/`torch.compile` fuse it.",
+         frozen statistics into the preceding convolution (w' = w·scale, b' = b·scale + shift): \
+         `profilednn.nn.fold_frozen_batchnorm(model)` does it in place for training (the \
+         convolutions keep their parameters and gradients, the state dict its keys), or let \
+         `torch.jit.freeze`/IPEX/`torch.compile` fuse it.",
     ))
 }
 
