@@ -7,3 +7,4 @@ pub mod benchdnn;
 pub mod ingest;
 pub mod native;
 pub mod project;
+pub mod transform;

@@ -1,0 +1,317 @@
+//! `--as bf16`: the iteration as PyTorch's CPU autocast runs it. Convolutions, deconvolutions,
+//! inner products, matmuls and RNNs take bf16 inputs and write bf16 (oneDNN accumulates in
+//! f32 inside), weight gradients included — what a real autocast run logs. Reorders serving
+//! those calls (the run of reorders right before or after one, on one of its tensors) convert
+//! bf16 data too. Normalizations, element-wise, pooling, softmax and losses stay as logged.
+//!
+//! The conversions autocast performs are added, as f32↔bf16 reorders priced by oneDNN:
+//! - the f32 master weights to bf16, before every forward call (autocast's cache lives for one
+//!   forward pass, so once per call of each layer per iteration);
+//! - a weight gradient back to f32 after every backward-weights call (the cast's backward);
+//! - an activation whose producer in the iteration is a logged call that stays f32, before
+//!   the bf16 call reading it — and the reverse, bf16 to f32, before an f32 call reading a bf16
+//!   output. A producer the log does not show (the framework's own operators) is assumed to
+//!   follow its input's type, as PyTorch's do, so no cast is added for it.
+//!
+//! PyTorch performs these casts with `aten::to`, outside oneDNN: they are marked
+//! [`Origin::AutocastCast`] so the projection can show them apart.
+
+use super::roles::{activation_dims, is_compute, neighbour_compute, weights_dims};
+use super::{plain_tag, reorder, Call, Origin, Transformed};
+use profilednn_model::{DataType, MemoryDesc, Primitive, PrimitiveKind as K, PropKind};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+const CAST: &str = "autocast cast";
+
+fn f32_to_bf16(mds: &mut [MemoryDesc]) -> bool {
+    let mut changed = false;
+    for m in mds.iter_mut() {
+        if m.data_type == DataType::F32 {
+            m.data_type = DataType::Bf16;
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// The layout the framework holds a tensor of `n` dimensions in, judged from a descriptor of
+/// it: the descriptor's own tag when plain and explicit, else the plain tag.
+fn framework_tag(m: Option<&MemoryDesc>, n: usize) -> String {
+    match m {
+        Some(m)
+            if !m.properties.contains('a')
+                && !m.tag.is_empty()
+                && m.tag.chars().all(|c| c.is_ascii_lowercase())
+                && super::tag_ndims(&m.tag) == n =>
+        {
+            m.tag.clone()
+        }
+        _ => plain_tag(n),
+    }
+}
+
+fn cast(dims: &[u64], from: DataType, to: DataType, tag: &str) -> Call {
+    Call {
+        primitive: Arc::new(reorder(dims, (from, tag), (to, tag), CAST)),
+        origin: Origin::AutocastCast,
+    }
+}
+
+fn arg<'a>(p: &'a Primitive, names: &[&str]) -> Option<&'a MemoryDesc> {
+    p.mds
+        .iter()
+        .find(|m| names.contains(&m.arg.as_str()) && !m.is_absent())
+}
+
+pub fn to_bf16(t: &mut Transformed) {
+    let refs: Vec<&Primitive> = t.calls.iter().map(|c| &*c.primitive).collect();
+    let n = refs.len();
+    // 1. Which calls run in bf16: compute calls with f32 data, and the reorders serving them.
+    let mut bf16 = vec![false; n];
+    for (i, p) in refs.iter().enumerate() {
+        if is_compute(p) && p.mds.iter().any(|m| m.data_type == DataType::F32) {
+            bf16[i] = true;
+        }
+    }
+    for (i, p) in refs.iter().enumerate() {
+        if p.kind.family() != K::Reorder || t.calls[i].origin != Origin::Logged {
+            continue;
+        }
+        let Some(c) = neighbour_compute(&refs, i).filter(|&c| bf16[c]) else {
+            continue;
+        };
+        let dims = profilednn_cost::data_dims(p);
+        let (a_in, a_out) = activation_dims(refs[c]);
+        let serves =
+            dims.is_some() && (dims == weights_dims(refs[c]) || dims == a_in || dims == a_out);
+        bf16[i] = serves;
+    }
+    // 2. Rewrite, adding the casts.
+    let mut out: Vec<Call> = Vec::with_capacity(n + n / 2);
+    // Latest producer of each activation shape: its data type once rewritten.
+    let mut produced: HashMap<Vec<u64>, DataType> = HashMap::new();
+    let mut added = 0usize;
+    // Where each logged call landed in `out`.
+    let mut position: Vec<usize> = Vec::with_capacity(n);
+    let mut weight_casts = 0usize;
+    let mut activation_casts = 0usize;
+    let mut gradient_casts = 0usize;
+    for (i, p) in refs.iter().enumerate() {
+        let mut q = (*p).clone();
+        if bf16[i] {
+            f32_to_bf16(&mut q.mds);
+        }
+        let reorder = q.kind.family() == K::Reorder;
+        let (a_in, a_out) = if reorder {
+            (None, None)
+        } else {
+            activation_dims(&q)
+        };
+        // The activation read: cast when its producer's type differs from this call's.
+        if let Some(d) = &a_in {
+            let reads = if q.prop_kind.is_backward() {
+                arg(&q, &["diff_dst", "diff"]).or_else(|| arg(&q, &["dst"]))
+            } else {
+                arg(&q, &["src", "data", "src_0", "src_layer"])
+            };
+            if let (Some(m), Some(prev)) = (reads, produced.get(d)) {
+                if *prev != m.data_type && !m.data_type.is_undef() {
+                    out.push(cast(
+                        d,
+                        prev.clone(),
+                        m.data_type.clone(),
+                        &framework_tag(Some(m), d.len()),
+                    ));
+                    activation_casts += 1;
+                }
+            }
+        }
+        // The master weights cast to bf16 before each forward call.
+        if bf16[i] && !q.prop_kind.is_backward() && is_compute(&q) {
+            if let Some(w) = weights_dims(&q) {
+                // The framework's weights: the source of the weight reorder just before, else
+                // the call's own weights when explicit and plain.
+                let before = (0..i)
+                    .rev()
+                    .take_while(|&j| refs[j].kind.family() == K::Reorder)
+                    .find(|&j| profilednn_cost::data_dims(refs[j]).as_deref() == Some(&w[..]));
+                let tag = framework_tag(
+                    before
+                        .and_then(|j| arg(refs[j], &["src"]))
+                        .or_else(|| arg(p, &["wei", "weights"])),
+                    w.len(),
+                );
+                // Before the weight reorder it feeds, else right before the call.
+                let at = before.map_or(out.len(), |j| position[j]);
+                out.insert(at, cast(&w, DataType::F32, DataType::Bf16, &tag));
+                for x in position.iter_mut().filter(|x| **x >= at) {
+                    *x += 1;
+                }
+                weight_casts += 1;
+            }
+        }
+        let wgrad = bf16[i] && q.prop_kind == PropKind::BackwardWeights && is_compute(&q);
+        let grad_tag = wgrad.then(|| {
+            let w = weights_dims(&q).unwrap_or_default();
+            // The gradient goes back to the framework's weights, in the layout of the weight
+            // reorder right after (if any) else plain.
+            let after = (i + 1..n)
+                .take_while(|&j| refs[j].kind.family() == K::Reorder)
+                .find(|&j| profilednn_cost::data_dims(refs[j]).as_deref() == Some(&w[..]))
+                .and_then(|j| arg(refs[j], &["dst"]));
+            (w.clone(), framework_tag(after, w.len()), after.is_some())
+        });
+        if let Some(d) = &a_out {
+            let writes = if q.prop_kind.is_backward() {
+                arg(&q, &["diff_src", "diff"]).or_else(|| arg(&q, &["src"]))
+            } else {
+                arg(&q, &["dst", "data", "dst_layer"])
+            };
+            if let Some(m) = writes {
+                if !m.data_type.is_undef() {
+                    produced.insert(d.clone(), m.data_type.clone());
+                }
+            }
+        }
+        position.push(out.len());
+        out.push(Call {
+            primitive: Arc::new(q),
+            origin: t.calls[i].origin,
+        });
+        if let Some((w, tag, _)) = grad_tag.filter(|g| !g.0.is_empty()) {
+            // Right after the gradient's own reorder back to the framework's layout, if any:
+            // the cast reads what that reorder wrote.
+            out.push(cast(&w, DataType::Bf16, DataType::F32, &tag));
+            gradient_casts += 1;
+        }
+    }
+    // A gradient cast pushed right after its call must follow the reorder it reads from.
+    let mut k = 0;
+    while k + 1 < out.len() {
+        let (a, b) = (&out[k], &out[k + 1]);
+        if a.origin == Origin::AutocastCast
+            && a.primitive.mds[0].data_type == DataType::Bf16
+            && b.origin == Origin::Logged
+            && b.primitive.kind.family() == K::Reorder
+            && b.primitive.problem == a.primitive.problem
+        {
+            out.swap(k, k + 1);
+            k += 2;
+        } else {
+            k += 1;
+        }
+    }
+    added += weight_casts + activation_casts + gradient_casts;
+    t.added += added;
+    t.calls = out;
+    t.assumptions.push(format!(
+        "--as bf16: convolution/deconvolution/inner product/matmul/RNN calls and the reorders serving them run in bf16 \
+         (f32 accumulation inside oneDNN), as PyTorch's CPU autocast does; normalizations, element-wise, pooling, softmax \
+         and losses stay as logged; autocast's casts added as f32<->bf16 reorders: {weight_casts} f32 weights -> bf16 \
+         (before each forward call), {gradient_casts} weight gradients -> f32, {activation_casts} activations whose \
+         producer in the iteration stays in another type (PyTorch does these casts outside oneDNN, with aten::to)"
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::prim;
+    use super::super::{apply as what_if, Layout, Origin, Precision, WhatIf};
+
+    fn bf16() -> WhatIf {
+        WhatIf {
+            precision: Some(Precision::Bf16),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn channels_last_conv_as_the_real_autocast_run_logs_it() {
+        // f32 channels-last lines of PyTorch 2.15 (resnet18, batch 8) …
+        let it = vec![
+            prim("cpu,reorder,jit:uni,undef,src:f32::blocked:acdb::f0 dst:f32::blocked:Acdb64a::f0,attr-scratchpad:user,,64x64x3x3"),
+            prim("cpu,convolution,brg_conv_fwd:avx512_core,forward_training,src:f32::blocked:acdb::f0 wei:f32:a:blocked:Acdb64a::f0 bia:undef::undef:::f0 dst:f32::blocked:acdb::f0,attr-scratchpad:user,alg:convolution_direct,mb8_ic64oc64_ih16oh16kh3sh1dh0ph1_iw16ow16kw3sw1dw0pw1"),
+        ];
+        let t = what_if(&bf16(), &it).unwrap();
+        let got: Vec<(String, Origin)> = t
+            .calls
+            .iter()
+            .map(|c| {
+                (
+                    format!(
+                        "{} {} {}",
+                        c.primitive.kind,
+                        c.primitive.mds_string(),
+                        c.primitive.problem
+                    ),
+                    c.origin,
+                )
+            })
+            .collect();
+        // … and what the real bf16 autocast run logs for the same layer
+        // (`src:bf16::blocked:acdb::f0 wei:bf16:a:blocked:ABcd8b16a2b::f0 … dst:bf16::blocked:acdb::f0`:
+        // the same descriptor but for the weights' blocked tag, which oneDNN chooses), preceded
+        // by autocast's weight cast (aten::to in PyTorch).
+        assert_eq!(
+            got,
+            [
+                ("reorder src:f32::blocked:acdb::f0 dst:bf16::blocked:acdb::f0 64x64x3x3".to_string(), Origin::AutocastCast),
+                ("reorder src:bf16::blocked:acdb::f0 dst:bf16::blocked:Acdb64a::f0 64x64x3x3".to_string(), Origin::Logged),
+                ("convolution src:bf16::blocked:acdb::f0 wei:bf16:a:blocked:Acdb64a::f0 bia:undef::undef:::f0 dst:bf16::blocked:acdb::f0 mb8_ic64oc64_ih16oh16kh3sh1dh0ph1_iw16ow16kw3sw1dw0pw1".to_string(), Origin::Logged),
+            ]
+        );
+        assert_eq!(t.added, 1);
+    }
+
+    #[test]
+    fn weight_gradient_cast_back_after_its_reorder() {
+        let it = vec![
+            prim("cpu,convolution,jit:avx512_core,backward_weights,src:f32:a:blocked:aBcd16b::f0 wei:f32:a:blocked:ABcd16b16a::f0 bia:undef::undef:::f0 dst:f32:a:blocked:aBcd16b::f0,attr-scratchpad:user,alg:convolution_direct,mb8_ic64oc64_ih16oh16kh3sh1dh0ph1_iw16ow16kw3sw1dw0pw1"),
+            prim("cpu,reorder,jit:uni,undef,src:f32::blocked:ABcd16b16a::f0 dst:f32::blocked:abcd::f0,attr-scratchpad:user,,64x64x3x3"),
+        ];
+        let t = what_if(&bf16(), &it).unwrap();
+        let got: Vec<String> = t.calls.iter().map(|c| c.primitive.mds_string()).collect();
+        assert_eq!(
+            got,
+            [
+                "src:bf16:a:blocked:aBcd16b::f0 wei:bf16:a:blocked:ABcd16b16a::f0 bia:undef::undef:::f0 dst:bf16:a:blocked:aBcd16b::f0",
+                "src:bf16::blocked:ABcd16b16a::f0 dst:bf16::blocked:abcd::f0",
+                "src:bf16::blocked:abcd::f0 dst:f32::blocked:abcd::f0",
+            ]
+        );
+        assert_eq!(t.calls[2].origin, Origin::AutocastCast);
+    }
+
+    #[test]
+    fn f32_normalization_between_bf16_convolutions_gets_casts_both_ways() {
+        // The C training program's shape: conv -> batch norm (stays f32) -> conv.
+        let it = vec![
+            prim("cpu,convolution,jit:avx512_core,forward_training,src:f32::blocked:aBcd16b::f0 wei:f32::blocked:ABcd16b16a::f0 bia:undef::undef:::f0 dst:f32::blocked:aBcd16b::f0,,alg:convolution_direct,mb2_ic16oc16_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1"),
+            prim("cpu,batch_normalization,jit:avx512_core,forward_training,src:f32::blocked:aBcd16b::f0 dst:f32::blocked:aBcd16b::f0,,flags:CH,mb2ic16ih8iw8"),
+            prim("cpu,convolution,jit:avx512_core,forward_training,src:f32::blocked:aBcd16b::f0 wei:f32::blocked:ABcd16b16a::f0 bia:undef::undef:::f0 dst:f32::blocked:aBcd16b::f0,,alg:convolution_direct,mb2_ic16oc16_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1"),
+        ];
+        let t = what_if(&bf16(), &it).unwrap();
+        let got: Vec<String> = t
+            .calls
+            .iter()
+            .map(|c| format!("{} {}", c.primitive.kind, c.primitive.mds_string()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                // weights of the first conv, held in the logged (blocked, explicit) layout:
+                // the framework_tag falls back to plain for a blocked tag.
+                "reorder src:f32::blocked:abcd::f0 dst:bf16::blocked:abcd::f0",
+                "convolution src:bf16::blocked:aBcd16b::f0 wei:bf16::blocked:ABcd16b16a::f0 bia:undef::undef:::f0 dst:bf16::blocked:aBcd16b::f0",
+                "reorder src:bf16::blocked:abcd::f0 dst:f32::blocked:abcd::f0",
+                "batch_normalization src:f32::blocked:aBcd16b::f0 dst:f32::blocked:aBcd16b::f0",
+                "reorder src:f32::blocked:abcd::f0 dst:bf16::blocked:abcd::f0",
+                "reorder src:f32::blocked:abcd::f0 dst:bf16::blocked:abcd::f0",
+                "convolution src:bf16::blocked:aBcd16b::f0 wei:bf16::blocked:ABcd16b16a::f0 bia:undef::undef:::f0 dst:bf16::blocked:aBcd16b::f0",
+            ]
+        );
+        assert_eq!(t.added, 4);
+        let _ = Layout::AsLogged;
+    }
+}
