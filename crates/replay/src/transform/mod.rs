@@ -109,6 +109,45 @@ pub struct Transformed {
     pub added: usize,
 }
 
+/// What a what-if replay ran, kept in the replay file (`what_if`) for `project`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The command-line spelling ([`WhatIf::describe`]).
+    pub transform: String,
+    pub what_if: WhatIf,
+    pub assumptions: Vec<String>,
+    /// Calls of the logged iteration, and of the rewritten one.
+    pub logged_calls: usize,
+    pub calls: usize,
+    pub removed: usize,
+    pub added: usize,
+    /// Keys of the problems that are autocast's casts (outside oneDNN in PyTorch).
+    pub autocast_casts: Vec<String>,
+}
+
+impl Record {
+    pub fn new(w: &WhatIf, logged_calls: usize, t: &Transformed) -> Record {
+        let mut casts: Vec<String> = t
+            .calls
+            .iter()
+            .filter(|c| c.origin == Origin::AutocastCast)
+            .map(|c| crate::native::problem_key(&c.primitive))
+            .collect();
+        casts.sort();
+        casts.dedup();
+        Record {
+            transform: w.describe(),
+            what_if: w.clone(),
+            assumptions: t.assumptions.clone(),
+            logged_calls,
+            calls: t.calls.len(),
+            removed: t.removed,
+            added: t.added,
+            autocast_casts: casts,
+        }
+    }
+}
+
 /// Bad input for a transform: which logged call (0-based position in the iteration, and its
 /// problem) and what was expected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
