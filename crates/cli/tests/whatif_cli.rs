@@ -1,0 +1,174 @@
+//! What-if replays end to end with real oneDNN: a PyTorch resnet18 training log recorded on
+//! this project's machine (`fixtures/whatif`, f32 NCHW), rewritten `--as bf16 --layout
+//! channels-last --batch 4` and `--layout channels-last`, replayed and projected. The
+//! expectations come from outside the transforms: the model's layer count (resnet18 has 20
+//! convolutions, so autocast casts 20 weights and 20 weight gradients per iteration) and the
+//! real channels-last run of the same script, whose iteration has as many oneDNN calls as the
+//! rewritten one must.
+//!
+//! Needs `PROFILEDNN_DNNL_LIB` (a libdnnl.so.3); without it the tests say SKIPPED and pass,
+//! unless PROFILEDNN_REQUIRE_ONEDNN=1.
+
+mod common;
+use common::{bin, dnnl_lib_or_skip as dnnl_lib, json_of, root, temp_dir};
+use std::io::Read;
+
+fn fixture(name: &str) -> String {
+    root()
+        .join("fixtures/whatif")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// oneDNN exec lines between the last two `profilednn,iteration,N` markers of a gzip log,
+/// counted here from the text (not by ProfileDNN's parser).
+fn exec_lines_of_last_iteration(name: &str) -> usize {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(fixture(name)).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let marks: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].starts_with("profilednn,iteration,"))
+        .collect();
+    let (a, b) = (marks[marks.len() - 2], marks[marks.len() - 1]);
+    lines[a..b]
+        .iter()
+        .filter(|l| l.contains(",primitive,exec,"))
+        .count()
+}
+
+fn replay(lib: &str, log: &str, out: &std::path::Path, what_if: &[&str]) {
+    let o = bin()
+        .args([
+            "replay",
+            log,
+            "--dnnl-lib",
+            lib,
+            "--threads",
+            "1",
+            "--no-progress",
+        ])
+        .args(["--min-time-ms", "50", "-o"])
+        .arg(out)
+        .args(what_if)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    println!("{}", String::from_utf8_lossy(&o.stdout));
+}
+
+#[test]
+fn bf16_channels_last_batch_what_if_replays_and_projects() {
+    let Some(lib) = dnnl_lib() else { return };
+    let dir = temp_dir();
+    let out = dir.join("whatif.json");
+    let log = fixture("f32-nchw.log.gz");
+    replay(
+        &lib,
+        &log,
+        &out,
+        &["--as", "bf16", "--layout", "channels-last", "--batch", "4"],
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let w = &r["what_if"];
+    assert_eq!(w["transform"], "--as bf16 --layout channels-last --batch 4");
+    // 20 convolutions in resnet18: a weight cast before each forward call, a gradient cast
+    // after each backward-weights call.
+    assert_eq!(w["added"], 40, "{w}");
+    let results = r["results"].as_array().unwrap();
+    let skipped: Vec<_> = results
+        .iter()
+        .filter(|x| x["skipped"].is_string())
+        .collect();
+    assert!(
+        skipped.is_empty(),
+        "oneDNN rejected rewritten problems: {skipped:?}"
+    );
+    for x in results.iter().filter(|x| x["prim_kind"] == "convolution") {
+        let key = x["key"].as_str().unwrap();
+        assert!(key.contains("mb4_"), "mini-batch 4: {key}");
+        assert!(
+            key.contains("--dt=bf16") || key.contains("bf16"),
+            "bf16: {key}"
+        );
+        assert!(
+            !key.contains("f32"),
+            "no f32 tensor left in a convolution: {key}"
+        );
+    }
+    let p = json_of(&["project", &log, "--replay", out.to_str().unwrap(), "--json"]);
+    println!("{}", serde_json::to_string_pretty(&p["what_if"]).unwrap());
+    assert!(p["logged_onednn_ms"].as_f64().unwrap() > 0.0);
+    assert!(p["projected_onednn_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        p["what_if"]["transform"],
+        "--as bf16 --layout channels-last --batch 4 --threads 1"
+    );
+    let groups = p["groups"].as_array().unwrap();
+    let casts = groups
+        .iter()
+        .find(|g| g["prop_kind"] == "autocast cast")
+        .expect("autocast casts have their own group");
+    assert_eq!(casts["logged_ms"], 0.0);
+    assert!(
+        (p["what_if"]["autocast_casts_ms"].as_f64().unwrap()
+            - casts["projected_ms"].as_f64().unwrap())
+        .abs()
+            < 1e-9
+    );
+}
+
+#[test]
+fn channels_last_what_if_has_the_real_channels_last_runs_calls() {
+    let Some(lib) = dnnl_lib() else { return };
+    let dir = temp_dir();
+    let out = dir.join("cl.json");
+    replay(
+        &lib,
+        &fixture("f32-nchw.log.gz"),
+        &out,
+        &["--layout", "channels-last"],
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let real = exec_lines_of_last_iteration("f32-cl.log.gz");
+    let logged = exec_lines_of_last_iteration("f32-nchw.log.gz");
+    println!(
+        "calls per iteration: logged NCHW {logged}, rewritten {}, real channels-last {real}",
+        r["what_if"]["calls"]
+    );
+    assert_eq!(r["what_if"]["logged_calls"], logged);
+    assert_eq!(r["what_if"]["calls"], real);
+}
+
+#[test]
+fn what_if_needs_the_sequence_replay_and_a_real_batch() {
+    let o = bin()
+        .args([
+            "replay",
+            &fixture("f32-nchw.log.gz"),
+            "--mode",
+            "isolated",
+            "--as",
+            "bf16",
+        ])
+        .args(["--dnnl-lib", "/nonexistent/libdnnl.so.3"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("only the sequence replay"));
+    let o = bin()
+        .args(["replay", &fixture("f32-nchw.log.gz"), "--batch", "0"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("at least 1"));
+}
