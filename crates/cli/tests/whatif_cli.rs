@@ -10,7 +10,7 @@
 //! unless PROFILEDNN_REQUIRE_ONEDNN=1.
 
 mod common;
-use common::{bin, dnnl_lib_or_skip as dnnl_lib, json_of, root, temp_dir};
+use common::{bin, dnnl_lib_or_skip as dnnl_lib, json_of, root, succeeded, temp_dir};
 use std::io::Read;
 
 fn fixture(name: &str) -> String {
@@ -40,26 +40,22 @@ fn exec_lines_of_last_iteration(name: &str) -> usize {
 }
 
 fn replay(lib: &str, log: &str, out: &std::path::Path, what_if: &[&str]) {
-    let o = bin()
-        .args([
-            "replay",
-            log,
-            "--dnnl-lib",
-            lib,
-            "--threads",
-            "1",
-            "--no-progress",
-        ])
-        .args(["--min-time-ms", "50", "-o"])
-        .arg(out)
-        .args(what_if)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+    let o = succeeded(
+        bin()
+            .args([
+                "replay",
+                log,
+                "--dnnl-lib",
+                lib,
+                "--threads",
+                "1",
+                "--no-progress",
+            ])
+            .args(["--min-time-ms", "50", "-o"])
+            .arg(out)
+            .args(what_if)
+            .output()
+            .unwrap(),
     );
     println!("{}", String::from_utf8_lossy(&o.stdout));
 }

@@ -56,3 +56,14 @@ pub fn dnnl_lib_or_skip() -> Option<String> {
     }
     lib
 }
+
+/// `out` of a command that must have succeeded (else the test fails with its stderr).
+pub fn succeeded(out: std::process::Output) -> std::process::Output {
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
