@@ -27,7 +27,8 @@ pub struct WhatIfProjection {
     /// real autocast run's oneDNN time does not include them).
     pub autocast_casts_ms: f64,
     /// Problems of the rewritten iteration oneDNN could not replay here, with why; their calls
-    /// keep the logged time of the same problem when the log has it, else count as zero.
+    /// keep the logged time of the problem they were rewritten from (an RNN in bf16 keeps its
+    /// f32 time: the replay does not build RNNs), else count as zero (an added cast).
     pub not_replayed: Vec<String>,
 }
 
@@ -55,7 +56,12 @@ pub fn project(
     let (mut projected, mut cast_ms) = (0.0, 0.0);
     let mut not_replayed = Vec::new();
     for x in &r.results {
-        let (method, per_call) = match (&x.measurement, logged_per_call.get(&x.key)) {
+        let logged = logged_per_call.get(&x.key).or_else(|| {
+            w.rewritten_from
+                .get(&x.key)
+                .and_then(|k| logged_per_call.get(k))
+        });
+        let (method, per_call) = match (&x.measurement, logged) {
             (Some(m), _) => (Method::Replayed, m.median_ms),
             (None, Some(ms)) => (Method::CarriedOver, *ms),
             (None, None) => (Method::CarriedOver, 0.0),
@@ -133,4 +139,108 @@ pub fn project(
         not_replayed,
     });
     base
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::native::run::Measurement;
+    use crate::native::ReplayResult;
+    use crate::transform::{Record, WhatIf};
+    use profilednn_analysis::profile::ProfileOptions;
+    use profilednn_analysis::{Profile, Tally};
+
+    fn result(key: &str, kind: &str, calls: u64, median_ms: Option<f64>) -> ReplayResult {
+        ReplayResult {
+            key: key.into(),
+            prim_kind: kind.into(),
+            prop_kind: "forward_training".into(),
+            shapes: String::new(),
+            calls,
+            log_time_ms: 0.0,
+            log_implementations: vec![],
+            measurement: median_ms.map(|m| Measurement {
+                implementation: "x".into(),
+                runs: 5,
+                median_ms: m,
+                min_ms: m,
+                max_ms: m,
+                p10_ms: m,
+                p90_ms: m,
+            }),
+            implementation_matches: None,
+            skipped: median_ms.is_none().then(|| "unimplemented".into()),
+        }
+    }
+
+    /// Logged: one iteration of two convolution calls of 2 ms and 4 ms. Rewritten: a replayed
+    /// problem (3 calls × 1.5 ms), a cast (2 × 0.25 ms), and a problem oneDNN refused that
+    /// keeps the logged per-call time of the problem it came from (4 ms). Projected by hand:
+    /// 4.5 + 0.5 + 4 = 9 ms, of which 0.5 ms casts.
+    #[test]
+    fn projected_side_is_the_rewritten_iteration() {
+        let log = "profilednn,iteration,0\n\
+onednn_verbose,v1,primitive,exec,cpu,convolution,jit,forward_training,src:f32::blocked:abcd::f0 wei:f32::blocked:abcd::f0 bia:undef::undef::: dst:f32::blocked:abcd::f0,,alg:convolution_direct,mb2_ic16oc16_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1,2\n\
+onednn_verbose,v1,primitive,exec,cpu,convolution,jit,forward_training,src:f32::blocked:abcd::f0 wei:f32::blocked:abcd::f0 bia:undef::undef::: dst:f32::blocked:abcd::f0,,alg:convolution_direct,mb2_ic16oc32_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1,4\n\
+profilednn,iteration,1\n";
+        let mut t = Tally::default();
+        t.consume_chunk(0, log.as_bytes(), true);
+        let profile = Profile::from_tally("test".into(), &t, &ProfileOptions::default());
+        let logged_keys: Vec<String> = crate::native::problems(&profile)
+            .into_iter()
+            .map(|p| p.key)
+            .collect();
+        let refused_from = logged_keys
+            .iter()
+            .find(|k| k.contains("oc32"))
+            .unwrap()
+            .clone();
+        let record = Record {
+            transform: "--as bf16".into(),
+            what_if: WhatIf::default(),
+            assumptions: vec!["assumed".into()],
+            logged_calls: 2,
+            calls: 6,
+            removed: 0,
+            added: 2,
+            autocast_casts: vec!["cast".into()],
+            rewritten_from: [("refused".to_string(), refused_from)].into(),
+        };
+        let replay = crate::native::Replay {
+            schema: crate::native::SCHEMA.into(),
+            source: "test".into(),
+            onednn: "3.2".into(),
+            library: String::new(),
+            cpu: None,
+            threads: Some("2".into()),
+            binding: None,
+            mode: "sequence".into(),
+            sequence: None,
+            what_if: Some(record),
+            results: vec![
+                result("conv", "convolution", 3, Some(1.5)),
+                result("cast", "reorder", 2, Some(0.25)),
+                result("refused", "convolution", 1, None),
+            ],
+        };
+        let p = crate::project::project(&profile, Some(&replay), None, None);
+        assert!(
+            (p.projected_onednn_ms - 9.0).abs() < 1e-9,
+            "{}",
+            p.projected_onednn_ms
+        );
+        let w = p.what_if.as_ref().unwrap();
+        assert!((w.autocast_casts_ms - 0.5).abs() < 1e-9);
+        assert_eq!(w.transform, "--as bf16 --threads 2");
+        assert_eq!(w.not_replayed.len(), 1);
+        let cast = p.groups.iter().find(|g| g.prop_kind == CAST_GROUP).unwrap();
+        assert_eq!((cast.logged_ms, cast.projected_ms), (0.0, 0.5));
+        let conv = p
+            .groups
+            .iter()
+            .find(|g| g.prim_kind == "convolution")
+            .unwrap();
+        assert!((conv.projected_ms - 8.5).abs() < 1e-9);
+        assert!(conv.logged_ms > 0.0);
+    }
 }

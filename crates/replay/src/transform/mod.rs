@@ -95,6 +95,9 @@ pub enum Origin {
 pub struct Call {
     pub primitive: Arc<Primitive>,
     pub origin: Origin,
+    /// The logged call it was rewritten from (none for added calls): a rewritten problem that
+    /// oneDNN cannot replay keeps that call's logged time in the projection.
+    pub logged: Option<Arc<Primitive>>,
 }
 
 /// The rewritten iteration and what the transforms assumed and did.
@@ -123,6 +126,9 @@ pub struct Record {
     pub added: usize,
     /// Keys of the problems that are autocast's casts (outside oneDNN in PyTorch).
     pub autocast_casts: Vec<String>,
+    /// Rewritten problem → the logged problem it came from (where the keys differ).
+    #[serde(default)]
+    pub rewritten_from: std::collections::BTreeMap<String, String>,
 }
 
 impl Record {
@@ -135,6 +141,13 @@ impl Record {
             .collect();
         casts.sort();
         casts.dedup();
+        let key = crate::native::problem_key;
+        let rewritten_from = t
+            .calls
+            .iter()
+            .filter_map(|c| Some((key(&c.primitive), key(c.logged.as_ref()?))))
+            .filter(|(a, b)| a != b)
+            .collect();
         Record {
             transform: w.describe(),
             what_if: w.clone(),
@@ -144,6 +157,7 @@ impl Record {
             removed: t.removed,
             added: t.added,
             autocast_casts: casts,
+            rewritten_from,
         }
     }
 }
@@ -185,6 +199,7 @@ pub fn apply(w: &WhatIf, iteration: &[Arc<Primitive>]) -> Result<Transformed, Tr
             .map(|p| Call {
                 primitive: p.clone(),
                 origin: Origin::Logged,
+                logged: Some(p.clone()),
             })
             .collect(),
         assumptions: Vec::new(),

@@ -55,6 +55,7 @@ fn cast(dims: &[u64], from: DataType, to: DataType, tag: &str) -> Call {
     Call {
         primitive: Arc::new(reorder(dims, (from, tag), (to, tag), CAST)),
         origin: Origin::AutocastCast,
+        logged: None,
     }
 }
 
@@ -178,6 +179,7 @@ pub fn to_bf16(t: &mut Transformed) {
         out.push(Call {
             primitive: Arc::new(q),
             origin: t.calls[i].origin,
+            logged: t.calls[i].logged.clone(),
         });
         if let Some((w, tag, _)) = grad_tag.filter(|g| !g.0.is_empty()) {
             // Right after the gradient's own reorder back to the framework's layout, if any:
