@@ -36,8 +36,9 @@ fn f32_to_bf16(mds: &mut [MemoryDesc]) -> bool {
 }
 
 /// The layout the framework holds a tensor of `n` dimensions in, judged from a descriptor of
-/// it: the descriptor's own tag when plain and explicit, else the plain tag.
-fn framework_tag(m: Option<&MemoryDesc>, n: usize) -> String {
+/// it: the descriptor's own tag when plain and explicit; else channels-last when the model's
+/// activations are (`channels_last`, as `.to(memory_format=…)` moves weights too), else plain.
+fn framework_tag(m: Option<&MemoryDesc>, n: usize, channels_last: bool) -> String {
     match m {
         Some(m)
             if !m.properties.contains('a')
@@ -47,8 +48,17 @@ fn framework_tag(m: Option<&MemoryDesc>, n: usize) -> String {
         {
             m.tag.clone()
         }
+        _ if channels_last && n >= 4 => super::channels_last_tag(n),
         _ => plain_tag(n),
     }
+}
+
+/// Whether a call's activations are channels-last (`acdb`, `acdeb`).
+fn is_channels_last(p: &Primitive) -> bool {
+    arg(p, &["src", "diff_src", "data"]).is_some_and(|m| {
+        let n = super::tag_ndims(&m.tag);
+        n >= 4 && m.tag == super::channels_last_tag(n)
+    })
 }
 
 fn cast(dims: &[u64], from: DataType, to: DataType, tag: &str) -> Call {
@@ -122,9 +132,11 @@ pub fn to_bf16(t: &mut Transformed) {
                         d,
                         prev.clone(),
                         m.data_type.clone(),
-                        &framework_tag(Some(m), d.len()),
+                        &framework_tag(Some(m), d.len(), false),
                     ));
                     activation_casts += 1;
+                    // Later readers of the same tensor read the cast copy.
+                    produced.insert(d.clone(), m.data_type.clone());
                 }
             }
         }
@@ -142,6 +154,7 @@ pub fn to_bf16(t: &mut Transformed) {
                         .and_then(|j| arg(refs[j], &["src"]))
                         .or_else(|| arg(p, &["wei", "weights"])),
                     w.len(),
+                    is_channels_last(p),
                 );
                 // Before the weight reorder it feeds, else right before the call.
                 let at = before.map_or(out.len(), |j| position[j]);
@@ -161,7 +174,11 @@ pub fn to_bf16(t: &mut Transformed) {
                 .take_while(|&j| refs[j].kind.family() == K::Reorder)
                 .find(|&j| profilednn_cost::data_dims(refs[j]).as_deref() == Some(&w[..]))
                 .and_then(|j| arg(refs[j], &["dst"]));
-            (w.clone(), framework_tag(after, w.len()), after.is_some())
+            (
+                w.clone(),
+                framework_tag(after, w.len(), is_channels_last(p)),
+                after.is_some(),
+            )
         });
         if let Some(d) = &a_out {
             let writes = if q.prop_kind.is_backward() {
@@ -315,5 +332,53 @@ mod tests {
         );
         assert_eq!(t.added, 4);
         let _ = Layout::AsLogged;
+    }
+
+    #[test]
+    fn an_activation_is_cast_once_for_all_its_readers() {
+        // The C training program's loss: log-softmax backward (stays f32) feeds the inner
+        // product's backward-data and backward-weights calls (bf16): autocast's cast runs
+        // once, both read its bf16 copy.
+        let it = vec![
+            prim("cpu,softmax,jit:avx512_core,backward_data,src:f32::blocked:ab::f0 dst:f32::blocked:ab::f0 diff_dst:f32::blocked:ab::f0,,alg:softmax_log axis:1,8x10"),
+            prim("cpu,inner_product,x64:gemm:jit,backward_data,src:f32:a:blocked:abcd::f0 wei:f32:a:blocked:abcd::f0 bia:undef::undef::: dst:f32:a:blocked:ab::f0,,,mb8ic32ih16iw16oc10"),
+            prim("cpu,inner_product,x64:gemm:jit,backward_weights,src:f32:a:blocked:abcd::f0 wei:f32:a:blocked:abcd::f0 bia:f32:a:blocked:a::f0 dst:f32:a:blocked:ab::f0,,,mb8ic32ih16iw16oc10"),
+        ];
+        let t = what_if(&bf16(), &it).unwrap();
+        let got: Vec<String> = t
+            .calls
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {} {}",
+                    c.primitive.kind,
+                    c.primitive.mds_string(),
+                    c.primitive.problem
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "softmax src:f32::blocked:ab::f0 dst:f32::blocked:ab::f0 diff_dst:f32::blocked:ab::f0 8x10",
+                "reorder src:f32::blocked:ab::f0 dst:bf16::blocked:ab::f0 8x10",
+                "inner_product src:bf16:a:blocked:abcd::f0 wei:bf16:a:blocked:abcd::f0 bia:undef::undef:::f0 dst:bf16:a:blocked:ab::f0 mb8ic32ih16iw16oc10",
+                "inner_product src:bf16:a:blocked:abcd::f0 wei:bf16:a:blocked:abcd::f0 bia:bf16:a:blocked:a::f0 dst:bf16:a:blocked:ab::f0 mb8ic32ih16iw16oc10",
+                // the weight gradient back to f32, in the framework's plain layout
+                "reorder src:bf16::blocked:abcd::f0 dst:f32::blocked:abcd::f0 10x32x16x16",
+            ]
+        );
+    }
+
+    #[test]
+    fn channels_last_weights_are_cast_in_channels_last() {
+        // No weight reorder logged, the weights `any`: the framework holds them as it holds
+        // the activations, channels-last.
+        let it = vec![prim("cpu,convolution,brg_conv_fwd:avx512_core,forward_training,src:f32::blocked:acdb::f0 wei:f32:a:blocked:Acdb64a::f0 bia:undef::undef::: dst:f32::blocked:acdb::f0,,alg:convolution_direct,mb8_ic64oc64_ih16oh16kh3sh1dh0ph1_iw16ow16kw3sw1dw0pw1")];
+        let t = what_if(&bf16(), &it).unwrap();
+        assert_eq!(
+            t.calls[0].primitive.mds_string(),
+            "src:f32::blocked:acdb::f0 dst:bf16::blocked:acdb::f0"
+        );
     }
 }
