@@ -236,7 +236,18 @@ pub fn to_bf16(t: &mut Transformed) {
 #[cfg(test)]
 mod tests {
     use super::super::testing::prim;
-    use super::super::{apply as what_if, Layout, Origin, Precision, WhatIf};
+    use super::super::{apply as what_if, Origin, Precision, WhatIf};
+
+    /// Each call as `kind mds problem`.
+    fn lines(t: &super::super::Transformed) -> Vec<String> {
+        t.calls
+            .iter()
+            .map(|c| {
+                let p = &c.primitive;
+                format!("{} {} {}", p.kind, p.mds_string(), p.problem)
+            })
+            .collect()
+    }
 
     fn bf16() -> WhatIf {
         WhatIf {
@@ -311,27 +322,21 @@ mod tests {
             prim("cpu,convolution,jit:avx512_core,forward_training,src:f32::blocked:aBcd16b::f0 wei:f32::blocked:ABcd16b16a::f0 bia:undef::undef:::f0 dst:f32::blocked:aBcd16b::f0,,alg:convolution_direct,mb2_ic16oc16_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1"),
         ];
         let t = what_if(&bf16(), &it).unwrap();
-        let got: Vec<String> = t
-            .calls
-            .iter()
-            .map(|c| format!("{} {}", c.primitive.kind, c.primitive.mds_string()))
-            .collect();
         assert_eq!(
-            got,
+            lines(&t),
             [
                 // weights of the first conv, held in the logged (blocked, explicit) layout:
-                // the framework_tag falls back to plain for a blocked tag.
-                "reorder src:f32::blocked:abcd::f0 dst:bf16::blocked:abcd::f0",
-                "convolution src:bf16::blocked:aBcd16b::f0 wei:bf16::blocked:ABcd16b16a::f0 bia:undef::undef:::f0 dst:bf16::blocked:aBcd16b::f0",
-                "reorder src:bf16::blocked:abcd::f0 dst:f32::blocked:abcd::f0",
-                "batch_normalization src:f32::blocked:aBcd16b::f0 dst:f32::blocked:aBcd16b::f0",
-                "reorder src:f32::blocked:abcd::f0 dst:bf16::blocked:abcd::f0",
-                "reorder src:f32::blocked:abcd::f0 dst:bf16::blocked:abcd::f0",
-                "convolution src:bf16::blocked:aBcd16b::f0 wei:bf16::blocked:ABcd16b16a::f0 bia:undef::undef:::f0 dst:bf16::blocked:aBcd16b::f0",
+                // the framework's own layout is taken as plain.
+                "reorder src:f32::blocked:abcd::f0 dst:bf16::blocked:abcd::f0 16x16x3x3",
+                "convolution src:bf16::blocked:aBcd16b::f0 wei:bf16::blocked:ABcd16b16a::f0 bia:undef::undef:::f0 dst:bf16::blocked:aBcd16b::f0 mb2_ic16oc16_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1",
+                "reorder src:bf16::blocked:abcd::f0 dst:f32::blocked:abcd::f0 2x16x8x8",
+                "batch_normalization src:f32::blocked:aBcd16b::f0 dst:f32::blocked:aBcd16b::f0 mb2ic16ih8iw8",
+                "reorder src:f32::blocked:abcd::f0 dst:bf16::blocked:abcd::f0 2x16x8x8",
+                "reorder src:f32::blocked:abcd::f0 dst:bf16::blocked:abcd::f0 16x16x3x3",
+                "convolution src:bf16::blocked:aBcd16b::f0 wei:bf16::blocked:ABcd16b16a::f0 bia:undef::undef:::f0 dst:bf16::blocked:aBcd16b::f0 mb2_ic16oc16_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1",
             ]
         );
         assert_eq!(t.added, 4);
-        let _ = Layout::AsLogged;
     }
 
     #[test]
@@ -345,20 +350,8 @@ mod tests {
             prim("cpu,inner_product,x64:gemm:jit,backward_weights,src:f32:a:blocked:abcd::f0 wei:f32:a:blocked:abcd::f0 bia:f32:a:blocked:a::f0 dst:f32:a:blocked:ab::f0,,,mb8ic32ih16iw16oc10"),
         ];
         let t = what_if(&bf16(), &it).unwrap();
-        let got: Vec<String> = t
-            .calls
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} {} {}",
-                    c.primitive.kind,
-                    c.primitive.mds_string(),
-                    c.primitive.problem
-                )
-            })
-            .collect();
         assert_eq!(
-            got,
+            lines(&t),
             [
                 "softmax src:f32::blocked:ab::f0 dst:f32::blocked:ab::f0 diff_dst:f32::blocked:ab::f0 8x10",
                 "reorder src:f32::blocked:ab::f0 dst:bf16::blocked:ab::f0 8x10",
