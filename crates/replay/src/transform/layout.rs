@@ -7,7 +7,7 @@
 //! framework's weights in the new layout (PyTorch's `.to(memory_format=…)` moves the weights
 //! too). Only 4-D and 5-D tensors change: others have no channels-last form.
 
-use super::roles::{is_activation_md, is_weights_arg, reorder_is_weights};
+use super::roles::{is_activation_md, is_copy, is_weights_arg, reorder_is_weights};
 use super::{channels_last_tag, plain_tag, tag_ndims, Layout, Transformed};
 use profilednn_model::{FormatKind, MemoryDesc, Primitive, PrimitiveKind as K};
 use std::sync::Arc;
@@ -63,20 +63,7 @@ pub fn apply(t: &mut Transformed, layout: Layout) {
                 }
             }
         }
-        let copy = q.kind.family() == K::Reorder
-            && q.attrs
-                .items
-                .iter()
-                .all(|a| matches!(a, profilednn_model::Attribute::Scratchpad(_)))
-            && match (
-                q.mds.iter().find(|m| m.arg == "src"),
-                q.mds.iter().find(|m| m.arg == "dst"),
-            ) {
-                (Some(s), Some(d)) => {
-                    s.data_type == d.data_type && s.tag == d.tag && s.strides == d.strides
-                }
-                _ => false,
-            };
+        let copy = is_copy(&q);
         keep.push(!copy);
         out.push(Arc::new(q));
     }

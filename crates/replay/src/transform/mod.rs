@@ -215,10 +215,7 @@ pub fn apply(w: &WhatIf, iteration: &[Arc<Primitive>]) -> Result<Transformed, Tr
     if w.precision == Some(Precision::Bf16) {
         precision::to_bf16(&mut t);
     } else if w.precision == Some(Precision::F32) {
-        t.assumptions.push(
-            "--as f32: compute primitives kept in the logged data types (an f32 log stays f32)"
-                .into(),
-        );
+        precision::to_f32(&mut t);
     }
     Ok(t)
 }

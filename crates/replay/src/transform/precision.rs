@@ -16,7 +16,7 @@
 //! PyTorch performs these casts with `aten::to`, outside oneDNN: they are marked
 //! [`Origin::AutocastCast`] so the projection can show them apart.
 
-use super::roles::{activation_dims, is_compute, neighbour_compute, weights_dims};
+use super::roles::{activation_dims, is_compute, is_copy, neighbour_compute, weights_dims};
 use super::{plain_tag, reorder, Call, Origin, Transformed};
 use profilednn_model::{DataType, MemoryDesc, Primitive, PrimitiveKind as K, PropKind};
 use std::collections::HashMap;
@@ -233,6 +233,39 @@ pub fn to_bf16(t: &mut Transformed) {
     ));
 }
 
+/// `--as f32`: the reverse, for a log of a bf16 (autocast) run — every bf16 tensor of every
+/// call in f32 (autocast's casts are not in a oneDNN log, so there is nothing to remove but the
+/// reorders that become copies). An f32 log is unchanged.
+pub fn to_f32(t: &mut Transformed) {
+    let mut converted = 0usize;
+    let mut removed = 0usize;
+    let calls = std::mem::take(&mut t.calls);
+    for mut c in calls {
+        let mut q = (*c.primitive).clone();
+        let mut changed = false;
+        for m in q.mds.iter_mut() {
+            if m.data_type == DataType::Bf16 {
+                m.data_type = DataType::F32;
+                changed = true;
+            }
+        }
+        if changed {
+            converted += 1;
+            let copy = is_copy(&q);
+            if copy {
+                removed += 1;
+                continue;
+            }
+            c.primitive = Arc::new(q);
+        }
+        t.calls.push(c);
+    }
+    t.removed += removed;
+    t.assumptions.push(format!(
+        "--as f32: every bf16 tensor in f32 ({converted} call(s) changed, {removed} reorder(s) that became copies removed);          an f32 log is unchanged; what the framework runs outside oneDNN in f32 (e.g. PyTorch's own GEMM for linear layers) is not known from the log"
+    ));
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::prim;
@@ -373,5 +406,28 @@ mod tests {
             t.calls[0].primitive.mds_string(),
             "src:f32::blocked:acdb::f0 dst:bf16::blocked:acdb::f0"
         );
+    }
+
+    #[test]
+    fn as_f32_turns_a_bf16_run_back() {
+        // Real bf16 autocast channels-last lines (PyTorch 2.15, resnet18).
+        let it = vec![
+            prim("cpu,reorder,jit:uni,undef,src:bf16::blocked:acdb::f0 dst:bf16::blocked:ABcd8b16a2b::f0,attr-scratchpad:user,,64x64x3x3"),
+            prim("cpu,convolution,jit_bf16:avx512_core,forward_training,src:bf16::blocked:acdb::f0 wei:bf16:a:blocked:ABcd8b16a2b::f0 bia:undef::undef::: dst:bf16::blocked:acdb::f0,attr-scratchpad:user,alg:convolution_direct,mb8_ic64oc64_ih16oh16kh3sh1dh0ph1_iw16ow16kw3sw1dw0pw1"),
+            prim("cpu,reorder,jit:uni,undef,src:bf16::blocked:acdb::f0 dst:f32::blocked:acdb::f0,attr-scratchpad:user,,8x64x16x16"),
+        ];
+        let w = WhatIf {
+            precision: Some(Precision::F32),
+            ..Default::default()
+        };
+        let t = what_if(&w, &it).unwrap();
+        assert_eq!(
+            lines(&t),
+            [
+                "reorder src:f32::blocked:acdb::f0 dst:f32::blocked:ABcd8b16a2b::f0 64x64x3x3",
+                "convolution src:f32::blocked:acdb::f0 wei:f32:a:blocked:ABcd8b16a2b::f0 bia:undef::undef:::f0 dst:f32::blocked:acdb::f0 mb8_ic64oc64_ih16oh16kh3sh1dh0ph1_iw16ow16kw3sw1dw0pw1",
+            ]
+        );
+        assert_eq!(t.removed, 1);
     }
 }

@@ -148,3 +148,21 @@ pub fn is_activation_md(m: &MemoryDesc) -> bool {
                 | "scratchpad"
         )
 }
+
+/// A reorder that converts nothing: the same type, layout and strides on both sides and no
+/// attribute but the scratchpad mode. A transform that makes one removes it — training would
+/// not run it.
+pub fn is_copy(p: &Primitive) -> bool {
+    let side = |name: &str| p.mds.iter().find(|m| m.arg == name && !m.is_absent());
+    p.kind.family() == K::Reorder
+        && p.attrs
+            .items
+            .iter()
+            .all(|a| matches!(a, profilednn_model::Attribute::Scratchpad(_)))
+        && match (side("src"), side("dst")) {
+            (Some(s), Some(d)) => {
+                s.data_type == d.data_type && s.tag == d.tag && s.strides == d.strides
+            }
+            _ => false,
+        }
+}
