@@ -213,11 +213,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                 Some(w) => {
                     let t = profilednn_replay::transform::apply(w, &calls)
                         .with_context(|| format!("{}", args.log.display()))?;
-                    record = Some(profilednn_replay::transform::Record::new(
-                        w,
-                        calls.len(),
-                        &t,
-                    ));
+                    record = Some(profilednn_replay::transform::Record::new(w, &calls, &t));
                     let rewritten: Vec<_> = t.calls.iter().map(|c| c.primitive.clone()).collect();
                     sequence::replay_sequence(
                         &session,

@@ -178,3 +178,33 @@ fn what_if_needs_the_sequence_replay_and_a_real_batch() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("at least 1"));
 }
+
+/// A what-if replay projected onto a log it was not made from is refused, as a same-machine
+/// replay of another log is (needs no oneDNN: the replay file is written here).
+#[test]
+fn what_if_replay_of_another_log_is_refused() {
+    let dir = temp_dir();
+    let replay = dir.join("other.json");
+    let record = serde_json::json!({
+        "schema": "profilednn.replay.v1", "source": "other.log", "onednn": "3.2", "library": "",
+        "cpu": null, "threads": "2", "binding": null, "mode": "sequence", "sequence": null,
+        "what_if": {
+            "transform": "--as bf16", "what_if": {"precision": "bf16", "layout": "as-logged", "batch": null},
+            "assumptions": [], "logged_calls": 1, "calls": 1, "removed": 0, "added": 0,
+            "autocast_casts": [], "rewritten_from": {}, "logged_keys": ["--conv of another log"]
+        },
+        "results": []
+    });
+    std::fs::write(&replay, record.to_string()).unwrap();
+    let o = bin()
+        .args(["project", &fixture("f32-nchw.log.gz"), "--replay"])
+        .arg(&replay)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not of this log") && err.contains("0 of the log's"),
+        "{err}"
+    );
+}

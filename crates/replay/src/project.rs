@@ -145,7 +145,27 @@ pub fn project(
                 (p.key, ms)
             })
             .collect();
-        let base = project(profile, None, machine, medians);
+        let mut base = project(profile, None, machine, medians);
+        // The replay is of this log when the log's problems are the iteration it rewrote.
+        let logged_keys: std::collections::BTreeSet<&str> =
+            w.logged_keys.iter().map(|k| k.as_str()).collect();
+        let all = problems(profile);
+        let matched: Vec<_> = all
+            .iter()
+            .filter(|p| logged_keys.contains(p.key.as_str()))
+            .collect();
+        let total: f64 = all.iter().map(|p| p.steady_ms).sum();
+        base.replay_match = Some(ReplayMatch {
+            replay_source: r.source.clone(),
+            replay_problems: r.results.len(),
+            log_problems: all.len(),
+            matched_problems: matched.len(),
+            matched_time_share: if total > 0.0 {
+                matched.iter().map(|p| p.steady_ms).sum::<f64>() / total
+            } else {
+                0.0
+            },
+        });
         return crate::project_what_if::project(base, r, w, &per_call);
     }
     let iters = profile

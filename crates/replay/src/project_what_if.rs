@@ -205,6 +205,7 @@ profilednn,iteration,1\n";
             added: 2,
             autocast_casts: vec!["cast".into()],
             rewritten_from: [("refused".to_string(), refused_from)].into(),
+            logged_keys: logged_keys.clone(),
         };
         let replay = crate::native::Replay {
             schema: crate::native::SCHEMA.into(),
@@ -242,5 +243,12 @@ profilednn,iteration,1\n";
             .unwrap();
         assert!((conv.projected_ms - 8.5).abs() < 1e-9);
         assert!(conv.logged_ms > 0.0);
+        let m = p.replay_match.as_ref().unwrap();
+        assert_eq!((m.log_problems, m.matched_problems), (2, 2));
+        // The same replay against a log it was not made from matches nothing.
+        let mut other = replay.clone();
+        other.what_if.as_mut().unwrap().logged_keys = vec!["another log's problem".into()];
+        let p = crate::project::project(&profile, Some(&other), None, None);
+        assert_eq!(p.replay_match.unwrap().matched_problems, 0);
     }
 }

@@ -129,10 +129,13 @@ pub struct Record {
     /// Rewritten problem → the logged problem it came from (where the keys differ).
     #[serde(default)]
     pub rewritten_from: std::collections::BTreeMap<String, String>,
+    /// The logged iteration's problems: `project` checks that the replay is of its log.
+    #[serde(default)]
+    pub logged_keys: Vec<String>,
 }
 
 impl Record {
-    pub fn new(w: &WhatIf, logged_calls: usize, t: &Transformed) -> Record {
+    pub fn new(w: &WhatIf, logged: &[Arc<Primitive>], t: &Transformed) -> Record {
         let mut casts: Vec<String> = t
             .calls
             .iter()
@@ -148,16 +151,20 @@ impl Record {
             .filter_map(|c| Some((key(&c.primitive), key(c.logged.as_ref()?))))
             .filter(|(a, b)| a != b)
             .collect();
+        let mut logged_keys: Vec<String> = logged.iter().map(|p| key(p)).collect();
+        logged_keys.sort();
+        logged_keys.dedup();
         Record {
             transform: w.describe(),
             what_if: w.clone(),
             assumptions: t.assumptions.clone(),
-            logged_calls,
+            logged_calls: logged.len(),
             calls: t.calls.len(),
             removed: t.removed,
             added: t.added,
             autocast_casts: casts,
             rewritten_from,
+            logged_keys,
         }
     }
 }
