@@ -10,7 +10,7 @@
 //! unless PROFILEDNN_REQUIRE_ONEDNN=1.
 
 mod common;
-use common::{bin, dnnl_lib_or_skip as dnnl_lib, json_of, root, succeeded, temp_dir};
+use common::{bin, dnnl_lib_or_skip as dnnl_lib, failed, json_of, root, succeeded, temp_dir};
 use std::io::Read;
 
 fn fixture(name: &str) -> String {
@@ -157,26 +157,28 @@ fn channels_last_what_if_has_the_real_channels_last_runs_calls() {
 
 #[test]
 fn what_if_needs_the_sequence_replay_and_a_real_batch() {
-    let o = bin()
-        .args([
-            "replay",
-            &fixture("f32-nchw.log.gz"),
-            "--mode",
-            "isolated",
-            "--as",
-            "bf16",
-        ])
-        .args(["--dnnl-lib", "/nonexistent/libdnnl.so.3"])
-        .output()
-        .unwrap();
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("only the sequence replay"));
-    let o = bin()
-        .args(["replay", &fixture("f32-nchw.log.gz"), "--batch", "0"])
-        .output()
-        .unwrap();
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("at least 1"));
+    let err = failed(
+        bin()
+            .args([
+                "replay",
+                &fixture("f32-nchw.log.gz"),
+                "--mode",
+                "isolated",
+                "--as",
+                "bf16",
+            ])
+            .args(["--dnnl-lib", "/nonexistent/libdnnl.so.3"])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("only the sequence replay"), "{err}");
+    let err = failed(
+        bin()
+            .args(["replay", &fixture("f32-nchw.log.gz"), "--batch", "0"])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("at least 1"), "{err}");
 }
 
 /// A what-if replay projected onto a log it was not made from is refused, as a same-machine
@@ -196,13 +198,13 @@ fn what_if_replay_of_another_log_is_refused() {
         "results": []
     });
     std::fs::write(&replay, record.to_string()).unwrap();
-    let o = bin()
-        .args(["project", &fixture("f32-nchw.log.gz"), "--replay"])
-        .arg(&replay)
-        .output()
-        .unwrap();
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = failed(
+        bin()
+            .args(["project", &fixture("f32-nchw.log.gz"), "--replay"])
+            .arg(&replay)
+            .output()
+            .unwrap(),
+    );
     assert!(
         err.contains("not of this log") && err.contains("0 of the log's"),
         "{err}"

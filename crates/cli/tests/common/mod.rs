@@ -67,3 +67,13 @@ pub fn succeeded(out: std::process::Output) -> std::process::Output {
     );
     out
 }
+
+/// The stderr of a command that must have failed.
+pub fn failed(out: std::process::Output) -> String {
+    assert!(
+        !out.status.success(),
+        "expected a failure: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
