@@ -13,7 +13,8 @@
 //!
 //! The target (issue 14) is 20 %: printed as MET or MISSED for each pair, every figure beside
 //! it. Enforced: the direction of the bf16 change — a CPU without bf16 units runs bf16 slower
-//! (oneDNN emulates it), and the projection must say so, as the real run does.
+//! (oneDNN emulates it), and the projection must say so, as the real run does (bf16 replay vs
+//! the f32 replay, real bf16 run vs real f32 run: like with like).
 //!
 //! The pairs are recorded afresh when `PROFILEDNN_TORCH_PYTHON` names a Python with torch and
 //! torchvision (bench/accuracy.sh sets it when one is found); else the committed fixtures
@@ -114,7 +115,9 @@ fn what_if_projections_against_real_runs() {
     )];
     all.extend(pairs);
     println!("CPU: {}; bf16 units: {}", cpu(), has_bf16_units());
+    // The f32 run as logged, and as replayed here (the identity what-if, first).
     let mut base_logged = None;
+    let mut base_replayed = None;
     let mut bf16_direction_ok = true;
     for (name, args, real) in all {
         let out = dir.join(format!("{}.json", name.replace(' ', "_")));
@@ -139,10 +142,11 @@ fn what_if_projections_against_real_runs() {
             "--json",
         ]);
         let logged = from["logged_onednn_ms"].as_f64().unwrap();
-        base_logged.get_or_insert(logged);
         let casts = from["what_if"]["autocast_casts_ms"].as_f64().unwrap_or(0.0);
         let projected = from["projected_onednn_ms"].as_f64().unwrap() - casts;
         let real_ms = against["logged_onednn_ms"].as_f64().unwrap();
+        base_logged.get_or_insert(logged);
+        base_replayed.get_or_insert(projected);
         let err = (projected / real_ms - 1.0) * 100.0;
         println!(
             "what-if {:<28} [{}]: logged f32 NCHW {logged:.2} ms/iter -> projected {projected:.2} (+ autocast casts {casts:.2}) vs real {real_ms:.2}: {err:+.1}% {}",
@@ -160,14 +164,16 @@ fn what_if_projections_against_real_runs() {
             );
         }
         if name.starts_with("bf16") {
-            let b = base_logged.unwrap();
-            let predicted_slower = projected > b;
+            // Like with like: the bf16 replay against the f32 replay (same machine, same
+            // moment), the real bf16 run against the real f32 run.
+            let (b, r) = (base_logged.unwrap(), base_replayed.unwrap());
+            let predicted_slower = projected > r;
             let real_slower = real_ms > b;
             println!(
-                "    bf16 on a CPU {} bf16 units: real {:.2}x the f32 run, projected {:.2}x: direction {}",
+                "    bf16 on a CPU {} bf16 units: real {:.2}x the real f32 run, projected {:.2}x the f32 replay: direction {}",
                 if has_bf16_units() { "with" } else { "without" },
                 real_ms / b,
-                projected / b,
+                projected / r,
                 if predicted_slower == real_slower { "predicted" } else { "WRONG" }
             );
             bf16_direction_ok = predicted_slower == real_slower;
