@@ -249,4 +249,22 @@ mod tests {
             .what
             .contains("mini-batch is unknown"));
     }
+
+    #[test]
+    fn grouped_conv_pooling_and_eltwise_spellings() {
+        let conv = prim("cpu,convolution,jit:avx512_core,forward_training,src:f32::blocked:abcd::f0 wei:f32::blocked:abcde::f0 bia:undef::undef::: dst:f32::blocked:abcd::f0,,alg:convolution_direct,g2mb8_ic64oc64_ih16oh16kh3sh1dh0ph1_iw16ow16kw3sw1dw0pw1");
+        let pool = prim("cpu,pooling,jit:avx512_core,forward_training,src:f32::blocked:abcd::f0 dst:f32::blocked:abcd::f0 ws:u8::blocked:abcd::f0,,alg:pooling_max,mb8ic16_ih32oh16kh2sh2dh0ph0_iw32ow16kw2sw2dw0pw0");
+        let relu = prim("cpu,eltwise,jit:avx512_core,forward_training,data:f32::blocked:abcd::f0,,alg:eltwise_relu,8x16x32x32");
+        assert_eq!(
+            scale_problem(&conv, 8, 24).unwrap(),
+            "g2mb24_ic64oc64_ih16oh16kh3sh1dh0ph1_iw16ow16kw3sw1dw0pw1"
+        );
+        assert_eq!(
+            scale_problem(&pool, 8, 24).unwrap(),
+            "mb24ic16_ih32oh16kh2sh2dh0ph0_iw32ow16kw2sw2dw0pw0"
+        );
+        assert_eq!(scale_problem(&relu, 8, 24).unwrap(), "24x16x32x32");
+        // Halving: 8 -> 4.
+        assert_eq!(scale_problem(&relu, 8, 4).unwrap(), "4x16x32x32");
+    }
 }
