@@ -5,7 +5,11 @@
 #   - a report of a 200k-dimension problem line takes ~10x (not ~100x) one of 20k dimensions;
 #   - the same-machine projection (sequence replay) of the C training program within 20 % of
 #     the logged oneDNN time at 1 and 2 threads; the projection issue's targets (10 % overall,
-#     groups with >= 5 % of the time within 25 %) printed as met or MISSED.
+#     groups with >= 5 % of the time within 25 %) printed as met or MISSED;
+#   - the what-if projections (--layout channels-last, --as bf16, --threads 1, --batch 4) of a
+#     PyTorch resnet18 f32 NCHW run against real runs of each (20 % printed as MET/MISSED; the
+#     direction of the bf16 change enforced). Recorded afresh with PROFILEDNN_TORCH_PYTHON (or
+#     a python3 that imports torch and torchvision), else the committed fixtures/whatif logs.
 # Needs oneDNN 3.x with headers (PROFILEDNN_DNNL_LIB, or pip's onednn-cpu-gomp/-devel) and gcc.
 # Usage: bash bench/accuracy.sh        (exit status non-zero when a bound is missed)
 set -euo pipefail
@@ -20,5 +24,10 @@ cargo test --release -q -p profilednn-report --test long_lines -- --ignored --no
   long_problem_descriptor_reports_in_linear_time 2>&1 | grep -E "long lines|panicked|test result" || status=1
 cargo test --release -q -p profilednn --test replay_same_machine -- --ignored --nocapture --test-threads 1 \
   same_machine_projection 2>&1 | grep -vE "^\s*$|^running" || status=1
+if [ -z "${PROFILEDNN_TORCH_PYTHON:-}" ] && python3 -c "import torch, torchvision" 2>/dev/null; then
+  export PROFILEDNN_TORCH_PYTHON=python3
+fi
+cargo test --release -q -p profilednn --test whatif_accuracy -- --ignored --nocapture --test-threads 1 \
+  what_if_projections_against_real_runs 2>&1 | grep -vE "^\s*$|^running" || status=1
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $status

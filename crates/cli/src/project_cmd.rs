@@ -124,6 +124,23 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
             if changed > 0 { " (per group below)" } else { "" }
         );
     }
+    if let Some(w) = &pr.what_if {
+        outln!("  what-if: {}", w.transform);
+        for a in &w.assumptions {
+            outln!("    assumed: {a}");
+        }
+        outln!(
+            "    calls per iteration: {} logged → {} ({} removed, {} added); autocast casts {:.3} {unit} (outside oneDNN in PyTorch)",
+            w.logged_calls_per_iteration,
+            w.projected_calls_per_iteration,
+            w.removed_calls,
+            w.added_calls,
+            w.autocast_casts_ms
+        );
+        for n in &w.not_replayed {
+            outln!("    not replayed (logged time of the same problem, else 0): {n}");
+        }
+    }
     outln!(
         "  oneDNN: {:.3} → {:.3} {unit} ({:+.1}%)",
         pr.logged_onednn_ms,
@@ -155,13 +172,21 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         "impl changed"
     );
     for g in &pr.groups {
+        // A group only the what-if has (autocast's casts, removed reorders) has no ratio.
+        let change = if g.logged_ms > 0.0 && g.projected_ms > 0.0 {
+            format!("{:>+7.1}%", (g.projected_ms / g.logged_ms - 1.0) * 100.0)
+        } else if g.logged_ms > 0.0 {
+            "removed".into()
+        } else {
+            "added".into()
+        };
         outln!(
-            "{:<24} {:<18} {:>12.3} {:>12.3} {:>+7.1}% {:>13}",
+            "{:<24} {:<18} {:>12.3} {:>12.3} {:>8} {:>13}",
             g.prim_kind,
             g.prop_kind,
             g.logged_ms,
             g.projected_ms,
-            (g.projected_ms / g.logged_ms.max(1e-12) - 1.0) * 100.0,
+            change,
             g.implementation_changed
         );
     }

@@ -51,6 +51,31 @@ pub struct ReplayArgs {
     /// own loop (benchdnn's view).
     #[arg(long, value_enum, default_value_t = Mode::Sequence)]
     mode: Mode,
+    /// What-if: run convolutions, inner products, matmuls and RNNs in this type, as PyTorch's
+    /// CPU autocast does (`bf16`: f32 accumulation, autocast's casts added and priced), instead
+    /// of the logged one (sequence mode; see docs/projection.md).
+    #[arg(long = "as", value_enum, value_name = "TYPE")]
+    as_type: Option<AsType>,
+    /// What-if: activations in this layout (`channels-last`: acdb/acdeb, `plain`: abcd/abcde),
+    /// convolution weights chosen by oneDNN; the layout reorders it makes copies removed.
+    #[arg(long, value_enum, default_value_t = LayoutArg::AsLogged)]
+    layout: LayoutArg,
+    /// What-if: the mini-batch of every problem of the iteration set to N.
+    #[arg(long, value_name = "N", value_parser = crate::load::count)]
+    batch: Option<u64>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AsType {
+    Bf16,
+    F32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LayoutArg {
+    AsLogged,
+    ChannelsLast,
+    Plain,
 }
 
 extern "C" fn on_interrupt(_sig: libc::c_int) {
@@ -64,6 +89,25 @@ enum Mode {
 }
 
 pub fn run(args: ReplayArgs) -> Result<ExitCode> {
+    use profilednn_replay::transform::{Layout, Precision, WhatIf};
+    let what_if = WhatIf {
+        precision: args.as_type.map(|a| match a {
+            AsType::Bf16 => Precision::Bf16,
+            AsType::F32 => Precision::F32,
+        }),
+        layout: match args.layout {
+            LayoutArg::AsLogged => Layout::AsLogged,
+            LayoutArg::ChannelsLast => Layout::ChannelsLast,
+            LayoutArg::Plain => Layout::Plain,
+        },
+        batch: args.batch,
+    };
+    let what_if = (!what_if.is_identity()).then_some(what_if);
+    if what_if.is_some() && args.mode == Mode::Isolated {
+        anyhow::bail!(
+            "--as, --layout and --batch rewrite the steady-state iteration, which only the sequence replay runs: drop --mode isolated"
+        );
+    }
     // The sequence replay reads the log a second time for its call order: stdin cannot be.
     if args.mode == Mode::Sequence && args.log.as_os_str() == "-" {
         anyhow::bail!(
@@ -138,6 +182,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         }
         !profilednn_replay::native::STOP.load(std::sync::atomic::Ordering::Relaxed)
     };
+    let mut record = None;
     let (results, sequence) = match args.mode {
         Mode::Isolated => (replay_profile(&session, &profile, &timing, progress), None),
         Mode::Sequence => {
@@ -156,8 +201,30 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                 warmup: args.warmup,
                 ..Default::default()
             };
-            let (r, summary) =
-                sequence::replay_sequence(&session, &profile, &calls, from, &st, progress);
+            let (r, summary) = match &what_if {
+                None => sequence::replay_sequence(
+                    &session,
+                    sequence::ResultsFor::Log(&profile),
+                    &calls,
+                    from,
+                    &st,
+                    progress,
+                ),
+                Some(w) => {
+                    let t = profilednn_replay::transform::apply(w, &calls)
+                        .with_context(|| format!("{}", args.log.display()))?;
+                    record = Some(profilednn_replay::transform::Record::new(w, &calls, &t));
+                    let rewritten: Vec<_> = t.calls.iter().map(|c| c.primitive.clone()).collect();
+                    sequence::replay_sequence(
+                        &session,
+                        sequence::ResultsFor::Rewritten,
+                        &rewritten,
+                        from,
+                        &st,
+                        progress,
+                    )
+                }
+            };
             (r, Some(summary))
         }
     };
@@ -177,6 +244,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             Mode::Isolated => "isolated".into(),
         },
         sequence,
+        what_if: record,
         results,
     };
     std::fs::write(&args.output, serde_json::to_string_pretty(&replay)? + "\n")
@@ -195,6 +263,48 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         .iter()
         .filter(|r| r.implementation_matches == Some(false))
         .count();
+    if let Some(w) = &replay.what_if {
+        outln!(
+            "What-if `{}`: {} calls per iteration logged, {} rewritten ({} removed, {} added)",
+            w.transform,
+            w.logged_calls,
+            w.calls,
+            w.removed,
+            w.added
+        );
+        for a in &w.assumptions {
+            outln!("  assumed: {a}");
+        }
+        let per_iteration: f64 = done
+            .iter()
+            .map(|r| r.measurement.as_ref().map_or(0.0, |m| m.median_ms) * r.calls as f64)
+            .sum();
+        outln!(
+            "  {} of {} problems replayed with oneDNN {}: {per_iteration:.3} ms per iteration here (`profilednn project LOG --replay {}` sets it against the log)",
+            done.len(),
+            replay.results.len(),
+            replay.onednn,
+            args.output.display()
+        );
+        if !skipped.is_empty() {
+            outln!("\nNot replayed ({}):", skipped.len());
+            for r in &skipped {
+                outln!(
+                    "  {} × {} {} {}: {}",
+                    r.calls,
+                    r.prim_kind,
+                    r.prop_kind,
+                    r.shapes,
+                    r.skipped.as_deref().unwrap_or("")
+                );
+            }
+        }
+        eprintln!(
+            "profilednn: replay results written to {}",
+            args.output.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     outln!(
         "{}",
         coverage_line(

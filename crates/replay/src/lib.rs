@@ -7,3 +7,5 @@ pub mod benchdnn;
 pub mod ingest;
 pub mod native;
 pub mod project;
+pub mod project_what_if;
+pub mod transform;

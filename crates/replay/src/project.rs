@@ -61,6 +61,10 @@ pub struct Projection {
     pub replay_mode: Option<String>,
     /// How well the replay results belong to this log (with `--replay`).
     pub replay_match: Option<ReplayMatch>,
+    /// The what-if the replay ran (`replay --as/--layout/--batch`): `projected_onednn_ms` is
+    /// then the rewritten iteration's time here, per iteration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<crate::project_what_if::WhatIfProjection>,
 }
 
 /// The replay's problems checked against the log's, by key: a replay of another log matches
@@ -131,6 +135,39 @@ pub fn project(
     machine: Option<&MachineProfile>,
     medians: Option<&BTreeMap<String, f64>>,
 ) -> Projection {
+    if let Some((r, w)) = replay.and_then(|r| Some((r, r.what_if.as_ref()?))) {
+        let per_call = problems(profile)
+            .into_iter()
+            .map(|p| {
+                let ms = medians
+                    .and_then(|m| m.get(&p.key).copied())
+                    .unwrap_or(p.steady_ms / p.calls.max(1) as f64);
+                (p.key, ms)
+            })
+            .collect();
+        let mut base = project(profile, None, machine, medians);
+        // The replay is of this log when the log's problems are the iteration it rewrote.
+        let logged_keys: std::collections::BTreeSet<&str> =
+            w.logged_keys.iter().map(|k| k.as_str()).collect();
+        let all = problems(profile);
+        let matched: Vec<_> = all
+            .iter()
+            .filter(|p| logged_keys.contains(p.key.as_str()))
+            .collect();
+        let total: f64 = all.iter().map(|p| p.steady_ms).sum();
+        base.replay_match = Some(ReplayMatch {
+            replay_source: r.source.clone(),
+            replay_problems: r.results.len(),
+            log_problems: all.len(),
+            matched_problems: matched.len(),
+            matched_time_share: if total > 0.0 {
+                matched.iter().map(|p| p.steady_ms).sum::<f64>() / total
+            } else {
+                0.0
+            },
+        });
+        return crate::project_what_if::project(base, r, w, &per_call);
+    }
     let iters = profile
         .iterations
         .as_ref()
@@ -279,5 +316,6 @@ pub fn project(
                 0.0
             },
         }),
+        what_if: None,
     }
 }

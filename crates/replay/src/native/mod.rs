@@ -49,6 +49,10 @@ pub struct Replay {
     /// What the sequence replay ran, in `sequence` mode.
     #[serde(default)]
     pub sequence: Option<sequence::SequenceSummary>,
+    /// The what-if the iteration was rewritten with (`replay --as/--layout/--batch`); the
+    /// results are then the rewritten iteration's problems, `calls` per iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<crate::transform::Record>,
     pub results: Vec<ReplayResult>,
 }
 

@@ -94,19 +94,103 @@ pub fn steady_iteration(
     )
 }
 
-/// Replays `sequence` (one iteration's exec calls in order) and returns one result per problem
-/// of `profile`: problems of the iteration get the median of their calls in sequence; the
-/// others are reported as not replayed, with the reason. `progress` is called before each
+/// Whose problems the results of a sequence replay are.
+pub enum ResultsFor<'a> {
+    /// One result per problem of the log: problems of the iteration get the median of their
+    /// calls in sequence; the others are reported as not replayed, with the reason.
+    Log(&'a Profile),
+    /// One result per problem of the replayed iteration itself — a logged one rewritten by
+    /// [`crate::transform`] — `calls` being its calls per iteration (there is no logged time:
+    /// these problems did not run). The projection reads them with the replay's `what_if`.
+    Rewritten,
+}
+
+/// Replays `sequence` (one iteration's exec calls in order). `progress` is called before each
 /// creation and iteration and returns whether to go on: once it says no (Ctrl-C), the timed
 /// iterations so far make the results (none: every problem is reported as interrupted).
 pub fn replay_sequence(
     s: &Session,
-    profile: &Profile,
+    results_for: ResultsFor,
+    sequence: &[Arc<Primitive>],
+    iteration_from: String,
+    t: &SequenceTiming,
+    progress: impl FnMut(usize, usize, &str) -> bool,
+) -> (Vec<ReplayResult>, SequenceSummary) {
+    let (mut by_key, summary) = run(s, sequence, iteration_from, t, progress);
+    let results = match results_for {
+        ResultsFor::Log(profile) => problems(profile)
+            .into_iter()
+            .map(|pr| {
+                let (measurement, skipped) = by_key.remove(&pr.key).unwrap_or((
+                    None,
+                    Some("not in the steady-state iteration replayed".into()),
+                ));
+                ReplayResult {
+                    implementation_matches: measurement
+                        .as_ref()
+                        .map(|m| pr.implementations.contains(&m.implementation)),
+                    prim_kind: pr.primitive.kind.to_string(),
+                    prop_kind: pr.primitive.prop_kind.to_string(),
+                    shapes: pr.primitive.problem.clone(),
+                    key: pr.key,
+                    calls: pr.calls,
+                    log_time_ms: pr.time_ms,
+                    log_implementations: pr.implementations,
+                    measurement,
+                    skipped,
+                }
+            })
+            .collect(),
+        ResultsFor::Rewritten => rewritten_results(sequence, by_key),
+    };
+    (results, summary)
+}
+
+fn rewritten_results(sequence: &[Arc<Primitive>], mut by_key: ByKey) -> Vec<ReplayResult> {
+    let mut order: Vec<(String, Arc<Primitive>, u64)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for p in sequence {
+        let key = problem_key(p);
+        match at.get(&key) {
+            Some(&i) => order[i].2 += 1,
+            None => {
+                at.insert(key.clone(), order.len());
+                order.push((key, p.clone(), 1));
+            }
+        }
+    }
+    order
+        .into_iter()
+        .map(|(key, p, calls)| {
+            let (measurement, skipped) = by_key
+                .remove(&key)
+                .unwrap_or((None, Some("not replayed".into())));
+            ReplayResult {
+                implementation_matches: None,
+                prim_kind: p.kind.to_string(),
+                prop_kind: p.prop_kind.to_string(),
+                shapes: p.problem.clone(),
+                key,
+                calls,
+                log_time_ms: 0.0,
+                log_implementations: Vec::new(),
+                measurement,
+                skipped,
+            }
+        })
+        .collect()
+}
+
+type ByKey = HashMap<String, (Option<super::run::Measurement>, Option<String>)>;
+
+/// Runs `sequence` as the iteration: each problem's measurement (or why not), by key.
+fn run(
+    s: &Session,
     sequence: &[Arc<Primitive>],
     iteration_from: String,
     t: &SequenceTiming,
     mut progress: impl FnMut(usize, usize, &str) -> bool,
-) -> (Vec<ReplayResult>, SequenceSummary) {
+) -> (ByKey, SequenceSummary) {
     // Each distinct problem of the iteration built and prepared once.
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut order: Vec<usize> = Vec::with_capacity(sequence.len());
@@ -205,8 +289,7 @@ pub fn replay_sequence(
         }
         it += 1;
     }
-    let mut by_key: HashMap<String, (Option<super::run::Measurement>, Option<String>)> =
-        HashMap::new();
+    let mut by_key: ByKey = HashMap::new();
     for (key, &i) in &index {
         let r = match (&prepared[i], &failed[i]) {
             (_, Some(e)) => (None, Some(e.clone())),
@@ -225,31 +308,8 @@ pub fn replay_sequence(
     drop(flow);
     drop(prepared);
     drop(built);
-    let results = problems(profile)
-        .into_iter()
-        .map(|pr| {
-            let (measurement, skipped) = by_key.remove(&pr.key).unwrap_or((
-                None,
-                Some("not in the steady-state iteration replayed".into()),
-            ));
-            ReplayResult {
-                implementation_matches: measurement
-                    .as_ref()
-                    .map(|m| pr.implementations.contains(&m.implementation)),
-                prim_kind: pr.primitive.kind.to_string(),
-                prop_kind: pr.primitive.prop_kind.to_string(),
-                shapes: pr.primitive.problem.clone(),
-                key: pr.key,
-                calls: pr.calls,
-                log_time_ms: pr.time_ms,
-                log_implementations: pr.implementations,
-                measurement,
-                skipped,
-            }
-        })
-        .collect();
     (
-        results,
+        by_key,
         SequenceSummary {
             iteration_from,
             calls_per_iteration: order.len(),

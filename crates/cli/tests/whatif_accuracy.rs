@@ -1,0 +1,198 @@
+//! What-if accuracy against real pairs (`#[ignore]`: timed, run by `bench/accuracy.sh` on a
+//! quiet machine). One PyTorch resnet18 training script (`fixtures/whatif/train_resnet18.py`)
+//! run five ways on the same machine; the f32 NCHW 2-thread run is rewritten into each of the
+//! other four and replayed here, and the projection is set against the real run's
+//! steady-state oneDNN time per iteration:
+//!
+//! | what-if | real run |
+//! |---|---|
+//! | `--layout channels-last` | f32 channels-last |
+//! | `--as bf16 --layout channels-last` | bf16 autocast channels-last |
+//! | `--threads 1` | f32 NCHW, 1 thread |
+//! | `--batch 4` | f32 NCHW, batch 4 |
+//!
+//! The target (issue 14) is 20 %: printed as MET or MISSED for each pair, every figure beside
+//! it. Enforced: the direction of the bf16 change — a CPU without bf16 units runs bf16 slower
+//! (oneDNN emulates it), and the projection must say so, as the real run does (bf16 replay vs
+//! the f32 replay, real bf16 run vs real f32 run: like with like).
+//!
+//! The pairs are recorded afresh when `PROFILEDNN_TORCH_PYTHON` names a Python with torch and
+//! torchvision (bench/accuracy.sh sets it when one is found); else the committed fixtures
+//! (recorded on this project's 2-vCPU Xeon, PyTorch 2.15) are used — meaningful only on that
+//! machine. The projection of the bf16 pair leaves out autocast's casts: PyTorch performs
+//! them with `aten::to`, outside oneDNN, so the real run's oneDNN time does not hold them.
+
+mod common;
+use common::{bin, dnnl_lib_or_skip, json_of, root, succeeded, temp_dir};
+use std::path::{Path, PathBuf};
+
+fn record(py: &str, dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let out = succeeded(
+        std::process::Command::new(py)
+            .arg(root().join("fixtures/whatif/train_resnet18.py"))
+            .args(args)
+            .env("ONEDNN_VERBOSE", "1")
+            .env("ONEDNN_VERBOSE_TIMESTAMP", "1")
+            .output()
+            .unwrap(),
+    );
+    let p = dir.join(format!("{name}.log"));
+    std::fs::write(&p, &out.stdout).unwrap();
+    p
+}
+
+fn has_bf16_units() -> bool {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .map(|c| c.contains(" avx512_bf16") || c.contains(" amx_bf16"))
+        .unwrap_or(false)
+}
+
+#[test]
+#[ignore = "timed: run by bench/accuracy.sh on a quiet machine"]
+fn what_if_projections_against_real_runs() {
+    let Some(lib) = dnnl_lib_or_skip() else {
+        return;
+    };
+    let dir = temp_dir();
+    let logs: Vec<PathBuf> = match std::env::var("PROFILEDNN_TORCH_PYTHON") {
+        Ok(py) if !py.is_empty() => {
+            println!("what-if pairs recorded afresh with {py}");
+            [
+                ("f32-nchw", vec!["--threads", "2"]),
+                ("f32-cl", vec!["--threads", "2", "--channels-last"]),
+                (
+                    "bf16-cl",
+                    vec!["--threads", "2", "--channels-last", "--bf16"],
+                ),
+                ("f32-nchw-1t", vec!["--threads", "1"]),
+                ("f32-nchw-b4", vec!["--threads", "2", "--batch", "4"]),
+            ]
+            .iter()
+            .map(|(n, a)| record(&py, &dir, n, a))
+            .collect()
+        }
+        _ => {
+            println!("what-if pairs: the committed fixtures (fixtures/whatif; set PROFILEDNN_TORCH_PYTHON to record afresh)");
+            [
+                "f32-nchw",
+                "f32-cl",
+                "bf16-cl",
+                "f32-nchw-1t",
+                "f32-nchw-b4",
+            ]
+            .iter()
+            .map(|n| root().join(format!("fixtures/whatif/{n}.log.gz")))
+            .collect()
+        }
+    };
+    let base = logs[0].to_str().unwrap().to_string();
+    let pairs: [(&str, &[&str], usize); 4] = [
+        (
+            "f32 channels-last",
+            &["--layout", "channels-last", "--threads", "2"],
+            1,
+        ),
+        (
+            "bf16 autocast channels-last",
+            &[
+                "--as",
+                "bf16",
+                "--layout",
+                "channels-last",
+                "--threads",
+                "2",
+            ],
+            2,
+        ),
+        ("f32 NCHW 1 thread", &["--threads", "1"], 3),
+        ("f32 NCHW batch 4", &["--batch", "4", "--threads", "2"], 4),
+    ];
+    // An identity what-if (`--as f32`) at 2 threads: the same-machine figure, for reference.
+    let mut all = vec![(
+        "f32 NCHW (same run)",
+        &["--as", "f32", "--threads", "2"][..],
+        0usize,
+    )];
+    all.extend(pairs);
+    println!("CPU: {}; bf16 units: {}", cpu(), has_bf16_units());
+    // The f32 run as logged, and as replayed here (the identity what-if, first).
+    let mut base_logged = None;
+    let mut base_replayed = None;
+    let mut bf16_direction_ok = true;
+    for (name, args, real) in all {
+        let out = dir.join(format!("{}.json", name.replace(' ', "_")));
+        succeeded(
+            bin()
+                .args(["replay", &base, "--dnnl-lib", &lib, "--no-progress", "-o"])
+                .arg(&out)
+                .args(args)
+                .output()
+                .unwrap(),
+        );
+        let out = out.to_str().unwrap();
+        let from = json_of(&["project", &base, "--replay", out, "--json"]);
+        // The real run's steady-state oneDNN time per iteration: its log projected with the
+        // what-if replay (of another log, hence --allow-mismatch; only its logged side is read).
+        let against = json_of(&[
+            "project",
+            logs[real].to_str().unwrap(),
+            "--replay",
+            out,
+            "--allow-mismatch",
+            "--json",
+        ]);
+        let logged = from["logged_onednn_ms"].as_f64().unwrap();
+        let casts = from["what_if"]["autocast_casts_ms"].as_f64().unwrap_or(0.0);
+        let projected = from["projected_onednn_ms"].as_f64().unwrap() - casts;
+        let real_ms = against["logged_onednn_ms"].as_f64().unwrap();
+        base_logged.get_or_insert(logged);
+        base_replayed.get_or_insert(projected);
+        let err = (projected / real_ms - 1.0) * 100.0;
+        println!(
+            "what-if {:<28} [{}]: logged f32 NCHW {logged:.2} ms/iter -> projected {projected:.2} (+ autocast casts {casts:.2}) vs real {real_ms:.2}: {err:+.1}% {}",
+            name,
+            args.join(" "),
+            if err.abs() <= 20.0 { "MET (20 %)" } else { "MISSED (20 %)" }
+        );
+        for g in from["groups"].as_array().unwrap() {
+            println!(
+                "    {:<12} {:<18} logged {:>9.3} projected {:>9.3}",
+                g["prim_kind"].as_str().unwrap_or(""),
+                g["prop_kind"].as_str().unwrap_or(""),
+                g["logged_ms"].as_f64().unwrap_or(0.0),
+                g["projected_ms"].as_f64().unwrap_or(0.0)
+            );
+        }
+        if name.starts_with("bf16") {
+            // Like with like: the bf16 replay against the f32 replay (same machine, same
+            // moment), the real bf16 run against the real f32 run.
+            let (b, r) = (base_logged.unwrap(), base_replayed.unwrap());
+            let predicted_slower = projected > r;
+            let real_slower = real_ms > b;
+            println!(
+                "    bf16 on a CPU {} bf16 units: real {:.2}x the real f32 run, projected {:.2}x the f32 replay: direction {}",
+                if has_bf16_units() { "with" } else { "without" },
+                real_ms / b,
+                projected / r,
+                if predicted_slower == real_slower { "predicted" } else { "WRONG" }
+            );
+            bf16_direction_ok = predicted_slower == real_slower;
+        }
+    }
+    assert!(
+        bf16_direction_ok,
+        "the projection gets the direction of the bf16 change wrong"
+    );
+}
+
+fn cpu() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| "?".into())
+}
