@@ -6,6 +6,7 @@ pub mod batch;
 pub mod benchdnn;
 pub mod ingest;
 pub mod native;
+pub mod plan;
 pub mod project;
 pub mod project_what_if;
 pub mod transform;

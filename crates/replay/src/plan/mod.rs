@@ -1,0 +1,260 @@
+//! `profilednn plan`: how to split a machine's cores into ranks × threads for data-parallel
+//! training at the global batch of the log.
+//!
+//! Each split runs `R` ranks of `T` threads, each rank a mini-batch of `B/R`. Its iteration time
+//! is one rank's iteration, replayed through oneDNN at `T` threads and batch `B/R` (the what-if
+//! machinery, [`measure`]), plus the all-reduce of the weight gradients the log implies
+//! ([`footprint`], [`allreduce`]). Memory per rank is estimated from the same figures. The
+//! replay is optional: without it the plan still lists the splits, their validity and the
+//! all-reduce and memory figures.
+
+pub mod allreduce;
+pub mod footprint;
+pub mod measure;
+pub mod splits;
+pub mod threads;
+
+pub use footprint::Footprint;
+pub use splits::Split;
+
+use serde::Serialize;
+
+pub const SCHEMA: &str = "profilednn.plan.v1";
+
+/// The machine the plan is for and where its memory bandwidth came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub cores: u64,
+    pub sockets: u64,
+    pub memory_gbps: f64,
+    /// `machine profile FILE` or `assumed default`.
+    pub bandwidth_source: String,
+}
+
+/// One split's row of the plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// `RxT`.
+    pub split: String,
+    pub ranks: u64,
+    pub threads: u64,
+    /// `B/R`; none when the global batch is not divisible by the ranks.
+    pub per_rank_batch: Option<u64>,
+    /// Why the split cannot run (empty: it can).
+    pub invalid: Vec<String>,
+    /// Bytes each rank sends (and receives) in the ring all-reduce.
+    pub allreduce_bytes_per_rank: Option<u64>,
+    pub allreduce_ms: Option<f64>,
+    /// Weights + gradients + activations at the per-rank batch (an estimate, see `assumptions`).
+    pub memory_bytes_per_rank: Option<u64>,
+    /// One rank's oneDNN time per iteration, replayed (none: not replayed).
+    pub compute_ms: Option<f64>,
+    /// `compute_ms + allreduce_ms`.
+    pub total_ms: Option<f64>,
+    /// Iterations per second relative to the fastest valid split (1 = the best); same global
+    /// batch, so the same samples per iteration.
+    pub relative_throughput: Option<f64>,
+    /// What the replay could not do for this split (problems not replayed, an error).
+    pub notes: Vec<String>,
+}
+
+/// The plan (`profilednn.plan.v1`, documented in docs/projection.md).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub schema: String,
+    pub source: String,
+    pub cores: u64,
+    pub sockets: u64,
+    /// Mini-batch of the logged problems (most common `mb` of the compute primitives).
+    pub logged_batch: u64,
+    /// Ranks that wrote the log (1: a single-process log).
+    pub logged_ranks: u64,
+    /// `logged_batch × logged_ranks`: the batch every split keeps.
+    pub global_batch: u64,
+    pub footprint: Footprint,
+    pub memory_gbps: f64,
+    pub bandwidth_source: String,
+    /// Whether compute times were replayed (`false` with `--dry-run`).
+    pub replayed: bool,
+    pub rows: Vec<Row>,
+    pub assumptions: Vec<String>,
+}
+
+/// The plan's figures before any replay: every split of `target.cores`, its validity, its
+/// all-reduce and memory. `footprint` is of one iteration at `logged_batch`.
+pub fn skeleton(
+    source: &str,
+    target: &Target,
+    logged_batch: u64,
+    logged_ranks: u64,
+    footprint: Footprint,
+) -> Result<Plan, String> {
+    let global_batch = logged_batch.checked_mul(logged_ranks).ok_or_else(|| {
+        format!("global batch {logged_batch} × {logged_ranks} ranks overflows 64 bits")
+    })?;
+    let g = footprint.gradient_bytes;
+    let rows = splits::enumerate(target.cores)
+        .into_iter()
+        .map(|s| {
+            let invalid = splits::invalid(s, target.cores, target.sockets, global_batch);
+            let per_rank_batch = global_batch
+                .is_multiple_of(s.ranks)
+                .then(|| global_batch / s.ranks);
+            // Activations scale with the mini-batch; weights and gradients do not.
+            let memory = per_rank_batch.and_then(|b| {
+                let act = u128::from(footprint.activation_bytes) * u128::from(b)
+                    / u128::from(logged_batch.max(1));
+                u64::try_from(act).ok()?.checked_add(g.checked_mul(2)?)
+            });
+            Row {
+                split: s.name(),
+                ranks: s.ranks,
+                threads: s.threads,
+                per_rank_batch,
+                invalid,
+                allreduce_bytes_per_rank: allreduce::ring_bytes_per_rank(g, s.ranks),
+                allreduce_ms: allreduce::ms(g, s.ranks, target.memory_gbps),
+                memory_bytes_per_rank: memory,
+                compute_ms: None,
+                total_ms: None,
+                relative_throughput: None,
+                notes: Vec::new(),
+            }
+        })
+        .collect();
+    Ok(Plan {
+        schema: SCHEMA.into(),
+        source: source.into(),
+        cores: target.cores,
+        sockets: target.sockets,
+        logged_batch,
+        logged_ranks,
+        global_batch,
+        memory_gbps: target.memory_gbps,
+        bandwidth_source: target.bandwidth_source.clone(),
+        replayed: false,
+        rows,
+        assumptions: assumptions(&footprint, target),
+        footprint,
+    })
+}
+
+fn assumptions(f: &Footprint, t: &Target) -> Vec<String> {
+    vec![
+        "every split uses all the cores: ranks × threads = cores; ranks on consecutive cores, sockets holding equal consecutive shares".into(),
+        "one rank's iteration = the log's steady-state iteration with the mini-batch set to global batch / ranks (`replay --batch`), replayed alone at the rank's threads (`replay --threads`): ranks running at once share caches and memory bandwidth, which a lone replay does not see".into(),
+        "compute = oneDNN time only: the framework's own operators, the optimizer and data loading (outside oneDNN) are not included".into(),
+        format!(
+            "gradients = the weight (and bias) gradients of the {} backward-weights calls of one iteration ({} bytes); parameters of layers oneDNN did not run (PyTorch's batch norm on plain tensors, its own GEMM for linear layers) are not in the log",
+            f.backward_weights_calls, f.gradient_bytes
+        ),
+        format!(
+            "all-reduce = ring: 2(R−1)/R of the gradient bytes per rank, all ranks through the node's memory at {} GB/s ({}); a lower bound (Gloo's socket copies, the reduction's reads and synchronisation are not counted)",
+            t.memory_gbps, t.bandwidth_source
+        ),
+        format!(
+            "memory per rank (an estimate) = weights + gradients (2 × {} bytes) + activations: the outputs of the {} forward-training calls ({} bytes at the logged batch) scaled by the per-rank batch; optimizer state, framework tensors and workspaces are not counted",
+            f.gradient_bytes, f.forward_training_calls, f.activation_bytes
+        ),
+    ]
+}
+
+impl Plan {
+    /// Sets a row's replayed compute time and completes its total; then recomputes the
+    /// relative throughputs.
+    pub fn set_compute(&mut self, split: &str, compute_ms: f64) {
+        if let Some(r) = self.rows.iter_mut().find(|r| r.split == split) {
+            r.compute_ms = Some(compute_ms);
+            r.total_ms = r.allreduce_ms.map(|a| a + compute_ms);
+            self.replayed = true;
+        }
+        self.rank();
+    }
+
+    fn rank(&mut self) {
+        let best = self
+            .rows
+            .iter()
+            .filter(|r| r.invalid.is_empty())
+            .filter_map(|r| r.total_ms)
+            .filter(|t| *t > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        for r in &mut self.rows {
+            r.relative_throughput = match r.total_ms {
+                Some(t) if r.invalid.is_empty() && t > 0.0 && best.is_finite() => Some(best / t),
+                _ => None,
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(cores: u64, sockets: u64) -> Target {
+        Target {
+            cores,
+            sockets,
+            memory_gbps: 10.0,
+            bandwidth_source: "assumed default".into(),
+        }
+    }
+
+    fn fp() -> Footprint {
+        Footprint {
+            gradient_bytes: 1_000_000,
+            backward_weights_calls: 3,
+            activation_bytes: 800,
+            forward_training_calls: 3,
+        }
+    }
+
+    #[test]
+    fn rows_figures_by_hand() {
+        let p = skeleton("x.log", &target(4, 1), 8, 1, fp()).unwrap();
+        let names: Vec<&str> = p.rows.iter().map(|r| r.split.as_str()).collect();
+        assert_eq!(names, ["1x4", "2x2", "4x1"]);
+        let r = &p.rows[1];
+        assert_eq!(r.per_rank_batch, Some(4));
+        assert_eq!(r.allreduce_bytes_per_rank, Some(1_000_000));
+        // 2 ranks × 1 MB at 10 GB/s = 0.2 ms.
+        assert!((r.allreduce_ms.unwrap() - 0.2).abs() < 1e-12);
+        // 2 × 1 MB weights and gradients + 800 × 4/8 activations.
+        assert_eq!(r.memory_bytes_per_rank, Some(2_000_400));
+        assert_eq!(p.rows[0].allreduce_ms, Some(0.0));
+        assert!(p.rows.iter().all(|r| r.invalid.is_empty()));
+    }
+
+    #[test]
+    fn batch_of_several_logged_ranks() {
+        let p = skeleton("x.log", &target(6, 1), 4, 2, fp()).unwrap();
+        assert_eq!(p.global_batch, 8);
+        let r3 = p.rows.iter().find(|r| r.ranks == 3).unwrap();
+        assert_eq!(r3.per_rank_batch, None);
+        assert_eq!(r3.invalid, ["global batch 8 not divisible by 3 ranks"]);
+        assert_eq!(r3.memory_bytes_per_rank, None);
+        assert!(skeleton("x.log", &target(2, 1), u64::MAX, 2, fp()).is_err());
+    }
+
+    #[test]
+    fn relative_throughput_of_valid_rows_only() {
+        let mut p = skeleton("x.log", &target(6, 1), 8, 1, fp()).unwrap();
+        p.set_compute("1x6", 100.0);
+        p.set_compute("2x3", 50.0);
+        p.set_compute("3x2", 10.0); // invalid: 8 not divisible by 3
+        let rel = |s: &str| {
+            p.rows
+                .iter()
+                .find(|r| r.split == s)
+                .unwrap()
+                .relative_throughput
+        };
+        // Totals 100 and 50.2 ms: the best (2x3) is 1, 1x6 is 50.2/100.
+        assert_eq!(rel("2x3"), Some(1.0));
+        assert!((rel("1x6").unwrap() - 0.502).abs() < 1e-12);
+        assert_eq!(rel("3x2"), None);
+        assert_eq!(rel("6x1"), None);
+        assert!(p.replayed);
+    }
+}

@@ -1,0 +1,163 @@
+//! The splits of a machine's cores into ranks × threads, and why a split cannot run.
+//!
+//! Only splits that use every core are considered (ranks × threads = cores): the question the
+//! plan answers is how to divide a machine already given to the job, not how many cores to use.
+
+use serde::Serialize;
+
+/// `ranks` processes of `threads` OpenMP threads each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Split {
+    pub ranks: u64,
+    pub threads: u64,
+}
+
+impl Split {
+    /// `2x1`: ranks × threads, as the table and the JSON name it.
+    pub fn name(&self) -> String {
+        format!("{}x{}", self.ranks, self.threads)
+    }
+}
+
+/// Every `ranks × threads = cores`, fewest ranks first (1 × cores … cores × 1).
+pub fn enumerate(cores: u64) -> Vec<Split> {
+    (1..=cores)
+        .filter(|r| cores.is_multiple_of(*r))
+        .map(|ranks| Split {
+            ranks,
+            threads: cores / ranks,
+        })
+        .collect()
+}
+
+/// Why `s` cannot run on `cores` cores in `sockets` sockets at global batch `batch` (empty: it
+/// can). Ranks are placed on consecutive cores, rank r on cores r·T … (r+1)·T − 1, sockets
+/// holding consecutive equal shares of the cores, as `torchrun`/`mpirun --map-by core` do.
+pub fn invalid(s: Split, cores: u64, sockets: u64, batch: u64) -> Vec<String> {
+    let mut why = Vec::new();
+    if s.ranks > cores {
+        why.push(format!("{} ranks on {cores} cores", s.ranks));
+    }
+    if !batch.is_multiple_of(s.ranks) {
+        why.push(format!(
+            "global batch {batch} not divisible by {} ranks",
+            s.ranks
+        ));
+    }
+    if sockets > 1 && cores.is_multiple_of(sockets) && s.threads > 0 {
+        let per_socket = cores / sockets;
+        let spans = (0..s.ranks).any(|r| {
+            let first = r * s.threads;
+            let last = first + s.threads - 1;
+            first / per_socket != last / per_socket
+        });
+        if spans {
+            why.push(format!(
+                "a rank of {} threads spans sockets ({per_socket} cores per socket)",
+                s.threads
+            ));
+        }
+    }
+    why
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[Split]) -> Vec<String> {
+        v.iter().map(Split::name).collect()
+    }
+
+    #[test]
+    fn the_divisors_of_the_core_count() {
+        assert_eq!(names(&enumerate(2)), ["1x2", "2x1"]);
+        assert_eq!(names(&enumerate(1)), ["1x1"]);
+        // 112 cores, the example: 16x7, 8x14, 4x28 among 10 splits.
+        let v = names(&enumerate(112));
+        assert_eq!(v.len(), 10);
+        for s in ["16x7", "8x14", "4x28", "1x112", "112x1"] {
+            assert!(v.contains(&s.to_string()), "{s} in {v:?}");
+        }
+        assert_eq!(names(&enumerate(7)), ["1x7", "7x1"]);
+    }
+
+    #[test]
+    fn batch_not_divisible() {
+        let s = Split {
+            ranks: 3,
+            threads: 2,
+        };
+        assert_eq!(
+            invalid(s, 6, 1, 8),
+            ["global batch 8 not divisible by 3 ranks"]
+        );
+        assert!(invalid(s, 6, 1, 9).is_empty());
+    }
+
+    #[test]
+    fn ranks_spanning_sockets() {
+        // 2 sockets × 4 cores: 1x8 spans, 2x4 fits, 4x2 fits.
+        let at = |r, t| {
+            invalid(
+                Split {
+                    ranks: r,
+                    threads: t,
+                },
+                8,
+                2,
+                64,
+            )
+        };
+        assert_eq!(
+            at(1, 8),
+            ["a rank of 8 threads spans sockets (4 cores per socket)"]
+        );
+        assert!(at(2, 4).is_empty());
+        assert!(at(4, 2).is_empty());
+        // 2 sockets × 3 cores: ranks of 2 threads straddle the boundary (cores 2 and 3).
+        assert_eq!(at3(3, 2).len(), 1);
+        assert!(invalid(
+            Split {
+                ranks: 2,
+                threads: 3
+            },
+            6,
+            2,
+            6
+        )
+        .is_empty());
+        // One socket: never.
+        assert!(invalid(
+            Split {
+                ranks: 1,
+                threads: 8
+            },
+            8,
+            1,
+            64
+        )
+        .is_empty());
+    }
+
+    fn at3(r: u64, t: u64) -> Vec<String> {
+        invalid(
+            Split {
+                ranks: r,
+                threads: t,
+            },
+            6,
+            2,
+            6,
+        )
+    }
+
+    #[test]
+    fn more_ranks_than_cores() {
+        let s = Split {
+            ranks: 4,
+            threads: 1,
+        };
+        assert_eq!(invalid(s, 2, 1, 8), ["4 ranks on 2 cores"]);
+    }
+}
