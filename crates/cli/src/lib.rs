@@ -11,6 +11,7 @@ mod load;
 mod machine_file;
 mod output;
 mod peak_cmd;
+mod plan_cmd;
 mod project_cmd;
 mod record_cmd;
 mod replay_cmd;
@@ -91,6 +92,8 @@ enum Command {
     Advise(advise_cmd::AdviseArgs),
     /// Measure this machine's compute peaks and memory bandwidth (the roofline's ceilings).
     Peak(peak_cmd::PeakArgs),
+    /// Split the cores into ranks × threads: each split's iteration projected at the same global batch.
+    Plan(plan_cmd::PlanArgs),
 }
 
 /// Runs the command line `args` (the program name first) and returns its exit status.
@@ -113,6 +116,7 @@ where
         Command::Benchdnn(args) => benchdnn_cmd::run(args),
         Command::Replay(args) => replay_cmd::run(args),
         Command::Project(args) => project_cmd::run(args),
+        Command::Plan(args) => plan_cmd::run(args),
     };
     match result {
         Ok(code) => code,

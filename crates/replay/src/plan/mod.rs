@@ -17,9 +17,21 @@ pub mod threads;
 pub use footprint::Footprint;
 pub use splits::Split;
 
+use profilednn_model::Primitive;
 use serde::Serialize;
+use std::sync::Arc;
 
 pub const SCHEMA: &str = "profilednn.plan.v1";
+
+/// One steady-state iteration's calls, in log order.
+pub type Iteration = [Arc<Primitive>];
+
+/// The mini-batch the iteration was logged with (the `--batch` transform's reading: the most
+/// common `mb` of its compute primitives).
+pub fn logged_batch(calls: &Iteration) -> Option<u64> {
+    let refs: Vec<&Primitive> = calls.iter().map(|p| &**p).collect();
+    crate::transform::batch::logged_batch(&refs)
+}
 
 /// The machine the plan is for and where its memory bandwidth came from.
 #[derive(Debug, Clone, PartialEq)]

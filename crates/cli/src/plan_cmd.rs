@@ -1,0 +1,234 @@
+//! `profilednn plan LOG --cores N [--sockets S]`: the splits of N cores into ranks × threads at
+//! the log's global batch, each projected (one rank's iteration replayed at its threads and
+//! mini-batch, plus the gradient all-reduce), with the invalid ones and why.
+
+use crate::output::outln;
+use crate::ExitCode;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use profilednn_machine::MachineProfile;
+use profilednn_replay::native::sequence::{steady_iteration, SequenceTiming};
+use profilednn_replay::native::Session;
+use profilednn_replay::plan::{self, Plan, Target};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct PlanArgs {
+    /// The oneDNN verbose log of the training run (plain or gzip; a file: it is read twice).
+    #[arg(value_name = "LOG")]
+    log: PathBuf,
+    /// Cores to split into ranks × threads.
+    #[arg(long, value_parser = crate::load::count)]
+    cores: u64,
+    /// Sockets the cores are in (equal shares): splits with a rank across two are invalid.
+    #[arg(long, default_value_t = 1, value_parser = crate::load::count)]
+    sockets: u64,
+    /// Ranks that ran the logged training (the global batch is their mini-batch × this).
+    #[arg(long, default_value_t = 1, value_parser = crate::load::count)]
+    log_ranks: u64,
+    /// Machine profile (`profilednn peak`): its memory bandwidth prices the all-reduce
+    /// (default: an assumed 10 GB/s, stated in the output).
+    #[arg(long, value_name = "PROFILE.json")]
+    machine: Option<PathBuf>,
+    /// `table` or `json` (`profilednn.plan.v1`, docs/projection.md).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Only the splits, their validity, all-reduce and memory figures: no oneDNN replay.
+    #[arg(long, visible_alias = "no-replay")]
+    dry_run: bool,
+    /// oneDNN library to load (as for `replay`).
+    #[arg(long, value_name = "PATH")]
+    dnnl_lib: Option<PathBuf>,
+    /// Untimed iterations before each split's timed ones.
+    #[arg(long, default_value_t = SequenceTiming::default().warmup)]
+    warmup: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    Table,
+    Json,
+}
+
+pub fn run(args: PlanArgs) -> Result<ExitCode> {
+    if args.log.as_os_str() == "-" {
+        bail!("plan reads the log twice, so it needs a file, not stdin: save the log to a file");
+    }
+    if !args.cores.is_multiple_of(args.sockets) {
+        bail!(
+            "--cores {} is not divisible by --sockets {}: give the cores of whole sockets",
+            args.cores,
+            args.sockets
+        );
+    }
+    let target = match &args.machine {
+        Some(p) => {
+            let m = MachineProfile::load(p)?;
+            Target {
+                cores: args.cores,
+                sockets: args.sockets,
+                memory_gbps: m.memory_gbps,
+                bandwidth_source: format!("measured, machine profile {}", p.display()),
+            }
+        }
+        None => Target {
+            cores: args.cores,
+            sockets: args.sockets,
+            memory_gbps: plan::allreduce::DEFAULT_GBPS,
+            bandwidth_source: "assumed default; `profilednn peak` measures it, --machine uses it"
+                .into(),
+        },
+    };
+    let profile =
+        crate::load::profiles(std::slice::from_ref(&args.log), None, None, true)?.remove(0);
+    let input = profilednn_verbose::LogInput::open(&args.log)
+        .with_context(|| format!("{}: cannot read the log", args.log.display()))?;
+    let (calls, from) = steady_iteration(input, &profile);
+    let Some(logged_batch) = plan::logged_batch(&calls) else {
+        bail!(
+            "{}: no convolution, inner product or matmul with an `mb` in the steady-state iteration ({from}): the mini-batch, and so the global batch, is unknown",
+            args.log.display()
+        );
+    };
+    let footprint = plan::footprint::of_iteration(&calls)
+        .with_context(|| format!("{}: steady-state iteration ({from})", args.log.display()))?;
+    let mut plan = plan::skeleton(
+        &args.log.display().to_string(),
+        &target,
+        logged_batch,
+        args.log_ranks,
+        footprint,
+    )
+    .map_err(anyhow::Error::msg)?;
+    plan.assumptions
+        .insert(0, format!("the iteration: {from}, {} calls", calls.len()));
+    if !args.dry_run {
+        replay_rows(&args, &mut plan, &calls, &from)?;
+    }
+    match args.format {
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&plan)?),
+        Format::Table => print_table(&plan)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Replays one rank of every valid split, fewest threads last (the order does not matter to
+/// oneDNN: primitives are created afresh at each thread count).
+fn replay_rows(
+    args: &PlanArgs,
+    plan: &mut Plan,
+    calls: &plan::Iteration,
+    from: &str,
+) -> Result<()> {
+    let session = Session::open(args.dnnl_lib.as_deref()).map_err(|e| {
+        anyhow::anyhow!("{e} (`--dry-run` plans without oneDNN: splits, all-reduce and memory)")
+    })?;
+    let timing = SequenceTiming {
+        warmup: args.warmup,
+        ..Default::default()
+    };
+    let todo: Vec<(String, u64, u64)> = plan
+        .rows
+        .iter()
+        .filter(|r| r.invalid.is_empty())
+        .filter_map(|r| Some((r.split.clone(), r.threads, r.per_rank_batch?)))
+        .collect();
+    for (split, threads, batch) in todo {
+        eprintln!("profilednn: replaying split {split}: {threads} thread(s), mini-batch {batch}");
+        match plan::measure::rank(&session, calls, from, threads, batch, &timing, |_, _, _| {
+            true
+        }) {
+            Ok(r) => {
+                plan.set_compute(&split, r.onednn_ms);
+                if r.not_replayed > 0 {
+                    note(
+                        plan,
+                        &split,
+                        format!(
+                            "{} of {} problems not replayed (not in compute)",
+                            r.not_replayed, r.problems
+                        ),
+                    );
+                }
+            }
+            Err(e) => note(plan, &split, format!("not replayed: {e}")),
+        }
+    }
+    Ok(())
+}
+
+fn note(plan: &mut Plan, split: &str, what: String) {
+    if let Some(r) = plan.rows.iter_mut().find(|r| r.split == split) {
+        r.notes.push(what);
+    }
+}
+
+fn mib(b: Option<u64>) -> String {
+    b.map_or("-".into(), |b| format!("{:.1}", b as f64 / 1048576.0))
+}
+
+fn ms(x: Option<f64>) -> String {
+    x.map_or("-".into(), |x| format!("{x:.3}"))
+}
+
+fn print_table(p: &Plan) -> Result<()> {
+    outln!(
+        "Plan for {}: {} cores in {} socket(s), global batch {} (mini-batch {} × {} logged rank(s))",
+        p.source,
+        p.cores,
+        p.sockets,
+        p.global_batch,
+        p.logged_batch,
+        p.logged_ranks
+    );
+    outln!(
+        "  gradients all-reduced per iteration: {:.2} MiB ({} backward-weights calls); all-reduce priced at {} GB/s ({})",
+        p.footprint.gradient_bytes as f64 / 1048576.0,
+        p.footprint.backward_weights_calls,
+        p.memory_gbps,
+        p.bandwidth_source
+    );
+    if !p.replayed {
+        outln!("  compute not replayed (--dry-run, or no split could be replayed)");
+    }
+    outln!(
+        "\n{:<8} {:>5} {:>7} {:>9} {:>11} {:>12} {:>10} {:>10} {:>8}  {}",
+        "split",
+        "ranks",
+        "threads",
+        "rank mb",
+        "compute ms",
+        "allreduce ms",
+        "total ms",
+        "mem MiB",
+        "rel thr",
+        "notes"
+    );
+    for r in &p.rows {
+        let mut notes = r
+            .invalid
+            .iter()
+            .map(|w| format!("INVALID: {w}"))
+            .collect::<Vec<_>>();
+        notes.extend(r.notes.iter().cloned());
+        outln!(
+            "{:<8} {:>5} {:>7} {:>9} {:>11} {:>12} {:>10} {:>10} {:>8}  {}",
+            r.split,
+            r.ranks,
+            r.threads,
+            r.per_rank_batch.map_or("-".into(), |b| b.to_string()),
+            ms(r.compute_ms),
+            ms(r.allreduce_ms),
+            ms(r.total_ms),
+            mib(r.memory_bytes_per_rank),
+            r.relative_throughput
+                .map_or("-".into(), |x| format!("{x:.2}")),
+            notes.join("; ")
+        );
+    }
+    outln!("\nAssumed:");
+    for a in &p.assumptions {
+        outln!("  - {a}");
+    }
+    Ok(())
+}

@@ -1,0 +1,235 @@
+//! `profilednn plan`: the splits of the cores into ranks × threads, their all-reduce and memory
+//! figures against counts made by hand from the fixture's model, and (with oneDNN) a replayed
+//! plan of this machine's two cores.
+
+mod common;
+
+use common::{bin, dnnl_lib_or_skip, failed, json_of, root};
+use serde_json::Value;
+
+fn fixture() -> String {
+    root()
+        .join("fixtures/whatif/f32-nchw.log.gz")
+        .display()
+        .to_string()
+}
+
+fn row<'a>(plan: &'a Value, split: &str) -> &'a Value {
+    plan["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["split"] == split)
+        .unwrap_or_else(|| panic!("no split {split} in {plan}"))
+}
+
+/// The fixture is torchvision's resnet18 (10 classes) at batch 8, 64×64 images, f32. oneDNN ran
+/// its convolutions only (PyTorch ran batch norm, ReLU, pooling and the linear layer itself),
+/// so the gradients the log implies are the 20 convolutions' weights, counted here by layer:
+const CONV_WEIGHTS: u64 = 3 * 64 * 7 * 7 // conv1: 9408
+    + 4 * (64 * 64 * 9) // layer1: 147456
+    + (64 * 128 * 9 + 3 * 128 * 128 * 9 + 64 * 128) // layer2 + 1×1 downsample: 524288
+    + (128 * 256 * 9 + 3 * 256 * 256 * 9 + 128 * 256) // layer3: 2097152
+    + (256 * 512 * 9 + 3 * 512 * 512 * 9 + 256 * 512); // layer4: 8388608
+
+/// The convolutions' outputs per sample (kept for the backward pass), by layer.
+const CONV_OUTPUTS_PER_SAMPLE: u64 = 64 * 32 * 32 // conv1
+    + 4 * (64 * 16 * 16) // layer1
+    + 5 * (128 * 8 * 8) // layer2, with the downsample
+    + 5 * (256 * 4 * 4)
+    + 5 * (512 * 2 * 2);
+
+#[test]
+fn resnet18_weights_by_hand() {
+    // torchvision's resnet18 has 11,689,512 parameters with 1000 classes: convolutions
+    // 11,166,912 + batch norm 9,600 + fc 513,000. The hand count above must be its conv part.
+    assert_eq!(CONV_WEIGHTS, 11_166_912);
+    assert_eq!(CONV_WEIGHTS + 9_600 + 512 * 1000 + 1000, 11_689_512);
+}
+
+#[test]
+fn dry_run_splits_two_cores() {
+    let p = json_of(&[
+        "plan",
+        &fixture(),
+        "--cores",
+        "2",
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(p["schema"], "profilednn.plan.v1");
+    assert_eq!(p["logged_batch"], 8);
+    assert_eq!(p["global_batch"], 8);
+    assert_eq!(p["replayed"], false);
+    let g = CONV_WEIGHTS * 4;
+    assert_eq!(p["footprint"]["gradient_bytes"], g);
+    assert_eq!(p["footprint"]["backward_weights_calls"], 20);
+    let act = CONV_OUTPUTS_PER_SAMPLE * 8 * 4;
+    assert_eq!(p["footprint"]["activation_bytes"], act);
+    let names: Vec<&str> = p["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["split"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["1x2", "2x1"]);
+    let one = row(&p, "1x2");
+    assert_eq!(one["per_rank_batch"], 8);
+    assert_eq!(one["allreduce_bytes_per_rank"], 0);
+    assert_eq!(one["memory_bytes_per_rank"], 2 * g + act);
+    let two = row(&p, "2x1");
+    assert_eq!(two["per_rank_batch"], 4);
+    // Ring over 2 ranks: 2·(2−1)/2 = all of G per rank; both ranks' bytes at 10 GB/s.
+    assert_eq!(two["allreduce_bytes_per_rank"], g);
+    let ms = two["allreduce_ms"].as_f64().unwrap();
+    assert!((ms - 2.0 * g as f64 / 10e9 * 1e3).abs() < 1e-9, "{ms}");
+    assert_eq!(two["memory_bytes_per_rank"], 2 * g + act / 2);
+    assert!(two["compute_ms"].is_null() && two["total_ms"].is_null());
+    assert!(p["bandwidth_source"]
+        .as_str()
+        .unwrap()
+        .starts_with("assumed default"));
+}
+
+#[test]
+fn invalid_splits_and_why() {
+    // 3 cores: batch 8 is not divisible by 3 ranks.
+    let p = json_of(&[
+        "plan",
+        &fixture(),
+        "--cores",
+        "3",
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(row(&p, "1x3")["invalid"].as_array().unwrap().len(), 0);
+    assert_eq!(
+        row(&p, "3x1")["invalid"][0],
+        "global batch 8 not divisible by 3 ranks"
+    );
+    // 2 sockets of 4 cores: one rank of 8 threads spans them; 8 ranks of batch 1 are fine.
+    let p = json_of(&[
+        "plan",
+        &fixture(),
+        "--cores",
+        "8",
+        "--sockets",
+        "2",
+        "--no-replay",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        row(&p, "1x8")["invalid"][0],
+        "a rank of 8 threads spans sockets (4 cores per socket)"
+    );
+    for s in ["2x4", "4x2", "8x1"] {
+        assert_eq!(row(&p, s)["invalid"].as_array().unwrap().len(), 0, "{s}");
+    }
+    assert_eq!(row(&p, "8x1")["per_rank_batch"], 1);
+    // A log of 2 ranks: global batch 16.
+    let p = json_of(&[
+        "plan",
+        &fixture(),
+        "--cores",
+        "2",
+        "--log-ranks",
+        "2",
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(p["global_batch"], 16);
+    assert_eq!(row(&p, "2x1")["per_rank_batch"], 8);
+}
+
+#[test]
+fn table_names_the_bandwidth_and_invalid_rows() {
+    let out = bin()
+        .args(["plan", &fixture(), "--cores", "3", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("INVALID: global batch 8 not divisible by 3 ranks"),
+        "{text}"
+    );
+    assert!(text.contains("assumed default"), "{text}");
+    assert!(text.contains("42.60 MiB"), "{text}");
+}
+
+#[test]
+fn refusals_say_what_to_do() {
+    let e = failed(
+        bin()
+            .args([
+                "plan",
+                &fixture(),
+                "--cores",
+                "8",
+                "--sockets",
+                "3",
+                "--dry-run",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("not divisible by --sockets 3"), "{e}");
+    let e = failed(bin().args(["plan", "-", "--cores", "2"]).output().unwrap());
+    assert!(e.contains("needs a file"), "{e}");
+    let e = failed(
+        bin()
+            .args([
+                "plan",
+                &fixture(),
+                "--cores",
+                "2",
+                "--dnnl-lib",
+                "/nonexistent/libdnnl.so.3",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("--dry-run"), "{e}");
+}
+
+/// One rank of each split replayed through oneDNN: 1 rank × 2 threads at batch 8 and 2 ranks ×
+/// 1 thread at batch 4. The times are indicative only on a shared machine; the test checks the
+/// figures are there and add up, not their values.
+#[test]
+fn replayed_plan_of_two_cores() {
+    let Some(lib) = dnnl_lib_or_skip() else {
+        return;
+    };
+    let p = json_of(&[
+        "plan",
+        &fixture(),
+        "--cores",
+        "2",
+        "--dnnl-lib",
+        &lib,
+        "--warmup",
+        "1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(p["replayed"], true);
+    let mut best = 0.0f64;
+    for (s, b) in [("1x2", 8), ("2x1", 4)] {
+        let r = row(&p, s);
+        assert_eq!(r["per_rank_batch"], b, "{s}");
+        let c = r["compute_ms"].as_f64().unwrap();
+        let t = r["total_ms"].as_f64().unwrap();
+        assert!(c > 0.0, "{s}: {r}");
+        assert!(
+            (t - c - r["allreduce_ms"].as_f64().unwrap()).abs() < 1e-9,
+            "{s}: {r}"
+        );
+        assert_eq!(r["notes"].as_array().unwrap().len(), 0, "{s}: {r}");
+        best = best.max(r["relative_throughput"].as_f64().unwrap());
+    }
+    assert_eq!(best, 1.0);
+}
