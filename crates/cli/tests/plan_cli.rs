@@ -161,38 +161,25 @@ fn table_names_the_bandwidth_and_invalid_rows() {
     assert!(text.contains("42.60 MiB"), "{text}");
 }
 
+/// The stderr of `plan` with `args`, which must fail.
+fn refused(args: &[&str]) -> String {
+    failed(bin().arg("plan").args(args).output().unwrap())
+}
+
 #[test]
 fn refusals_say_what_to_do() {
-    let e = failed(
-        bin()
-            .args([
-                "plan",
-                &fixture(),
-                "--cores",
-                "8",
-                "--sockets",
-                "3",
-                "--dry-run",
-            ])
-            .output()
-            .unwrap(),
-    );
+    let f = fixture();
+    let e = refused(&[&f, "--cores", "8", "--sockets", "3", "--dry-run"]);
     assert!(e.contains("not divisible by --sockets 3"), "{e}");
-    let e = failed(bin().args(["plan", "-", "--cores", "2"]).output().unwrap());
+    let e = refused(&["-", "--cores", "2"]);
     assert!(e.contains("needs a file"), "{e}");
-    let e = failed(
-        bin()
-            .args([
-                "plan",
-                &fixture(),
-                "--cores",
-                "2",
-                "--dnnl-lib",
-                "/nonexistent/libdnnl.so.3",
-            ])
-            .output()
-            .unwrap(),
-    );
+    let e = refused(&[
+        &f,
+        "--cores",
+        "2",
+        "--dnnl-lib",
+        "/nonexistent/libdnnl.so.3",
+    ]);
     assert!(e.contains("--dry-run"), "{e}");
 }
 
