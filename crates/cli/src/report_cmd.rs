@@ -74,8 +74,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         None if args.format == Format::Csv => Some(GroupKey::CONVERTER_DEFAULT.to_vec()),
         None => None,
     };
-    let profiles =
-        crate::load::profiles(&args.logs, args.threads, args.iterations, args.no_progress)?;
+    let loaded =
+        crate::load::logs_and_ranks(&args.logs, args.threads, args.iterations, args.no_progress)?;
+    let (profiles, ranks) = (loaded.profiles, loaded.ranks);
     let machine = if args.no_roofline {
         None
     } else {
@@ -133,6 +134,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
                     width,
                 },
             );
+            text += &profilednn_report::ranks::render(&ranks);
             if let Some(j) = &torch {
                 text += &profilednn_report::torch_view::render(j, args.top);
             }
@@ -143,6 +145,11 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
         Format::Json => {
             let mut v = profilednn_report::json::to_value(&summary);
+            if !ranks.is_empty() {
+                let (list, logs) = profilednn_report::json::ranks(&ranks);
+                v["ranks"] = list;
+                v["rank_logs"] = logs;
+            }
             if let Some(j) = &torch {
                 v["torch"] = serde_json::to_value(j)?;
             }
