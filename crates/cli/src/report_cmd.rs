@@ -118,7 +118,15 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     };
     if let Some(html) = &args.html {
         let advice = (!args.no_advice).then(advice);
-        write_html(html, &args, &profiles, &summary, advice, torch.as_ref())?;
+        write_html(
+            html,
+            &args,
+            &profiles,
+            &summary,
+            advice,
+            torch.as_ref(),
+            &ranks,
+        )?;
     }
     let text = match args.format {
         Format::Table => {
@@ -180,6 +188,7 @@ fn write_html(
     summary: &profilednn_analysis::Summary,
     advice: Option<&profilednn_advice::Advice>,
     torch: Option<&profilednn_analysis::torch_trace::TorchJoin>,
+    ranks: &[profilednn_analysis::ranks::RankSet],
 ) -> Result<()> {
     let merged;
     let profile = if profiles.len() == 1 {
@@ -212,6 +221,7 @@ fn write_html(
         efficiency: efficiency.as_ref(),
         timeline: timeline.as_ref(),
         torch,
+        ranks,
     });
     std::fs::write(path, &page).with_context(|| format!("{}: cannot write", path.display()))?;
     eprintln!(

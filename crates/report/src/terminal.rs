@@ -398,8 +398,14 @@ fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions) -> Table {
     if iter {
         header.push("ms/iter".into());
     }
-    for (i, _) in s.per_log.iter().enumerate() {
-        header.push(format!("log {} ms", i + 1));
+    for (i, l) in s.per_log.iter().enumerate() {
+        // A rank of a multi-rank log is named by its rank (`… [rank 1]` → `rank 1 ms`).
+        match l.source.rsplit_once(" [rank ") {
+            Some((_, r)) if r.ends_with(']') => {
+                header.push(format!("rank {} ms", r.trim_end_matches(']')))
+            }
+            _ => header.push(format!("log {} ms", i + 1)),
+        }
     }
     t.set_header(header);
     for r in b.rows.iter().take(opts.rows) {
