@@ -132,7 +132,11 @@ fn collect(dir: &Path, depth: usize, out: &mut Vec<(PathBuf, u32, u32)>) -> Resu
             collect(&p, depth + 1, out)?;
             continue;
         }
-        if p.file_name().and_then(|n| n.to_str()) != Some("stdout.log") {
+        // `stdout.log` as torchrun writes it, or compressed afterwards.
+        if !matches!(
+            p.file_name().and_then(|n| n.to_str()),
+            Some("stdout.log" | "stdout.log.gz")
+        ) {
             continue;
         }
         let name = |n: usize| {
