@@ -54,13 +54,22 @@ pub fn logs_and_ranks(
             let first = out.profiles.len();
             for r in &split.ranks {
                 let name = format!("{} [rank {}]", split.source, r.rank);
-                let p = scan_profile(
+                let mut p = scan_profile(
                     name,
                     in_memory(path, r.bytes.clone()),
                     threads,
                     iterations,
                     true,
                 )?;
+                if let Some(e) = &split.read_error {
+                    // As `Profile::from_scan` does for a log cut short: its last iteration is
+                    // partial.
+                    p.read_error = Some(e.clone());
+                    p.iterations = p
+                        .iterations
+                        .take()
+                        .and_then(profilednn_analysis::Iterations::without_cut_last);
+                }
                 out.profiles.push(p);
                 views.push(RankView::new(
                     r.rank,

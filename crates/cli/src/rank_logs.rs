@@ -22,6 +22,8 @@ pub struct RankLogs {
     /// Verbose lines no rank label claims (kept as their own profile).
     pub unlabelled: Vec<u8>,
     pub unlabelled_lines: u64,
+    /// Why reading stopped early (a truncated gzip): every rank's lines before it are kept.
+    pub read_error: Option<String>,
 }
 
 /// How much of a log is read to decide whether its lines carry rank labels.
@@ -34,20 +36,17 @@ pub fn split(path: &Path) -> Result<Option<RankLogs>> {
         return Ok(None);
     }
     if path.is_dir() {
-        return torchrun_log_dir(path).map(Some);
+        // Any other directory gets the usual "not a log file" error when it is opened.
+        return torchrun_log_dir(path);
     }
-    let mut head = Vec::new();
-    read(path)?
-        .take(SNIFF_BYTES)
-        .read_to_end(&mut head)
-        .with_context(|| format!("{}: cannot read the log", path.display()))?;
+    let Ok(input) = read(path) else {
+        return Ok(None); // the usual open error follows
+    };
+    let (head, _) = read_all(input.take(SNIFF_BYTES));
     let Some(launcher) = sniff(&head) else {
         return Ok(None);
     };
-    let mut all = Vec::new();
-    read(path)?
-        .read_to_end(&mut all)
-        .with_context(|| format!("{}: cannot read the log", path.display()))?;
+    let (all, read_error) = read_all(read(path)?);
     let s = demux(&all, launcher);
     Ok(Some(RankLogs {
         source: path.display().to_string(),
@@ -59,7 +58,22 @@ pub fn split(path: &Path) -> Result<Option<RankLogs>> {
             .collect(),
         unlabelled_lines: s.unlabelled_profile_lines,
         unlabelled: s.unlabelled,
+        read_error: read_error.map(|e| format!("{}: {e}", path.display())),
     }))
+}
+
+/// Everything readable: a truncated gzip keeps the bytes before the cut, and says why.
+fn read_all(mut r: impl Read) -> (Vec<u8>, Option<std::io::Error>) {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => return (out, None),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (out, Some(e)),
+        }
+    }
 }
 
 /// The log's bytes, decompressed.
@@ -74,15 +88,11 @@ fn read(path: &Path) -> Result<Box<dyn Read>> {
 /// torchrun `--log-dir DIR`: `DIR/<run id>_<random>/attempt_<n>/<local rank>/stdout.log`
 /// (torch/distributed/elastic/multiprocessing/api.py). DIR may also be the run's or the
 /// attempt's directory. The last attempt is the one reported (earlier ones were restarted).
-fn torchrun_log_dir(dir: &Path) -> Result<RankLogs> {
+fn torchrun_log_dir(dir: &Path) -> Result<Option<RankLogs>> {
     let mut found: Vec<(PathBuf, u32, u32)> = Vec::new(); // (file, attempt, rank)
     collect(dir, 0, &mut found)?;
     let Some(last) = found.iter().map(|f| f.1).max() else {
-        bail!(
-            "{}: a directory, but not a torchrun --log-dir tree (no attempt_N/RANK/stdout.log \
-             under it); give the log file instead",
-            dir.display()
-        );
+        return Ok(None);
     };
     let runs: std::collections::BTreeSet<_> = found
         .iter()
@@ -104,20 +114,21 @@ fn torchrun_log_dir(dir: &Path) -> Result<RankLogs> {
         if attempt != last {
             continue;
         }
-        let mut bytes = Vec::new();
-        read(&file)?
-            .read_to_end(&mut bytes)
-            .with_context(|| format!("{}: cannot read the log", file.display()))?;
+        let (bytes, error) = read_all(read(&file)?);
+        if let Some(e) = error {
+            bail!("{}: cannot read the log: {e}", file.display());
+        }
         ranks.push(RankLines { rank, bytes });
     }
     ranks.sort_by_key(|r| r.rank);
-    Ok(RankLogs {
+    Ok(Some(RankLogs {
         source: dir.display().to_string(),
         launcher: format!("torchrun --log-dir (attempt {last})"),
         ranks,
         unlabelled: Vec::new(),
         unlabelled_lines: 0,
-    })
+        read_error: None,
+    }))
 }
 
 fn collect(dir: &Path, depth: usize, out: &mut Vec<(PathBuf, u32, u32)>) -> Result<()> {

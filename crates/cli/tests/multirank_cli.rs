@@ -344,3 +344,27 @@ fn rank_imbalance_and_thread_placement_advice() {
     std::fs::write(&twin_log, twins).unwrap();
     assert!(!fired(&advice(&twin_log, "2"), "rank-imbalance"));
 }
+
+#[test]
+fn a_truncated_multi_rank_log_keeps_every_ranks_lines_and_says_so_once() {
+    let whole = std::fs::read(fixture("torchrun_2ranks.log.gz")).unwrap();
+    let dir = temp_dir();
+    let cut = dir.join("cut.log.gz");
+    std::fs::write(&cut, &whole[..whole.len() * 2 / 3]).unwrap();
+    let out = bin()
+        .args(["report", cut.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "a partial result");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("profilednn: error:").count(), 1, "{err}");
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["ranks"].as_array().unwrap().len(), 2);
+    // What was readable: the lines of the decompressed prefix, counted independently.
+    let mut text = Vec::new();
+    let _ = flate2::read::MultiGzDecoder::new(&whole[..whole.len() * 2 / 3]).read_to_end(&mut text);
+    let text = String::from_utf8_lossy(&text);
+    let complete = &text[..text.rfind('\n').unwrap() + 1];
+    let total = execs(complete, "[default0]:").0 + execs(complete, "[default1]:").0;
+    assert_eq!(j["calls"], total);
+}

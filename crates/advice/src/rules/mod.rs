@@ -66,14 +66,6 @@ pub const ALL: &[Rule] = &[
         check: threads::check,
     },
     Rule {
-        id: rank_imbalance::ID,
-        check: rank_imbalance::check,
-    },
-    Rule {
-        id: rank_placement::ID,
-        check: rank_placement::check,
-    },
-    Rule {
         id: roofline::ID,
         check: roofline::check,
     },
@@ -92,6 +84,14 @@ pub const ALL: &[Rule] = &[
     Rule {
         id: torch_view::DATA,
         check: torch_view::data,
+    },
+    Rule {
+        id: rank_imbalance::ID,
+        check: rank_imbalance::check,
+    },
+    Rule {
+        id: rank_placement::ID,
+        check: rank_placement::check,
     },
 ];
 
