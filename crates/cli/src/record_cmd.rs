@@ -202,15 +202,16 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     if verbose_lines == 0 {
         eprintln!("profilednn: the program printed no oneDNN verbose lines: does it use oneDNN (PyTorch on CPU, IPEX, TensorFlow with oneDNN)?");
     } else if !args.no_report {
-        let profiles = crate::load::profiles(std::slice::from_ref(&path), None, None, true)?;
-        let summary = profilednn_analysis::summarize(&profiles, &Default::default());
-        let text = profilednn_report::terminal::render(
+        let loaded = crate::load::logs_and_ranks(std::slice::from_ref(&path), None, None, true)?;
+        let summary = profilednn_analysis::summarize(&loaded.profiles, &Default::default());
+        let mut text = profilednn_report::terminal::render(
             &summary,
             &profilednn_report::terminal::TerminalOptions {
                 rows: 10,
                 width: None,
             },
         );
+        text += &profilednn_report::ranks::render(&loaded.ranks);
         eprint!("{text}");
     }
     Ok(exit_code(status))
