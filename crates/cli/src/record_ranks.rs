@@ -141,14 +141,30 @@ fn mpi_label_flag(program: &std::ffi::OsStr) -> Result<&'static str> {
 /// `-prepend-rank` (MPICH, Intel MPI), `srun --label`.
 pub fn with_rank_labels(command: &[OsString]) -> Result<Vec<OsString>> {
     let (program, rest) = command.split_first().expect("required");
+    // The launcher's own options come before the program it launches (a `.py` script): the
+    // script's `-r 5` is not torchrun's `-r`.
+    let own = rest
+        .iter()
+        .position(|a| a.to_string_lossy().ends_with(".py"))
+        .unwrap_or(rest.len());
     let has = |flags: &[&str]| {
-        rest.iter().any(|a| {
+        rest[..own].iter().any(|a| {
             let a = a.to_string_lossy();
             flags
                 .iter()
                 .any(|f| a == *f || a.starts_with(&format!("{f}=")))
         })
     };
+    // `python -m torch.distributed.run …` is torchrun under another name.
+    if let Some(at) = rest.iter().position(|a| a == "torch.distributed.run") {
+        if at > 0 && rest[at - 1] == "-m" && !has(&["--tee", "-t", "--redirects", "-r"]) {
+            let mut out = vec![program.clone()];
+            out.extend(rest[..=at].iter().cloned());
+            out.extend(["--tee", "3"].map(OsString::from));
+            out.extend(rest[at + 1..].iter().cloned());
+            return Ok(out);
+        }
+    }
     let added: Vec<&str> = match launcher_kind(program) {
         Some(LauncherKind::Torchrun) if has(&["--tee", "-t", "--redirects", "-r"]) => vec![],
         Some(LauncherKind::Torchrun) => vec!["--tee", "3"],
@@ -205,8 +221,23 @@ mod tests {
             os(&["/usr/bin/torchrun", "--tee=3", "t.py"])
         );
         assert_eq!(
+            with_rank_labels(&os(&["torchrun", "t.py", "-r", "5"])).unwrap(),
+            os(&["torchrun", "--tee", "3", "t.py", "-r", "5"])
+        );
+        assert_eq!(
             with_rank_labels(&os(&["srun", "-n", "2", "x"])).unwrap(),
             os(&["srun", "--label", "-n", "2", "x"])
+        );
+        assert_eq!(
+            with_rank_labels(&os(&["python3", "-m", "torch.distributed.run", "t.py"])).unwrap(),
+            os(&[
+                "python3",
+                "-m",
+                "torch.distributed.run",
+                "--tee",
+                "3",
+                "t.py"
+            ])
         );
         let e = with_rank_labels(&os(&["python", "t.py"])).unwrap_err();
         assert!(e.to_string().contains("`python`"), "{e}");
