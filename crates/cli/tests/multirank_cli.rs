@@ -1,5 +1,5 @@
 //! Multi-rank runs end to end, on real launcher output: torchrun 2.15 `--tee 3` and
-//! `--log-dir`, Open MPI 4.1 `mpirun --tag-output` (fixtures/multirank, recorded with
+//! `--log-dir`, Open MPI 4.1 `mpirun --tag-output`, MPICH 4.0 `mpiexec -prepend-rank` (fixtures/multirank, recorded with
 //! train_ddp.py: 2 ranks, Gloo, OMP_NUM_THREADS=1, rank 1 given twice rank 0's batch). Expected
 //! figures are counted from the fixtures' own lines here, not taken from the tool.
 
@@ -110,6 +110,16 @@ fn open_mpi_tag_output_log_gives_a_profile_per_rank() {
     let log = gunzip(&path);
     let j = report_json(&path);
     check_ranks(&j, &log, ["[1,0]<stdout>:", "[1,1]<stdout>:"]);
+}
+
+#[test]
+fn mpich_prepend_rank_log_gives_a_profile_per_rank() {
+    // MPICH 4.0 (Hydra) `mpiexec -prepend-rank`, recorded with `record --ranks`.
+    let path = fixture("mpich_2ranks.log.gz");
+    let log = gunzip(&path);
+    let j = report_json(&path);
+    check_ranks(&j, &log, ["[0] ", "[1] "]);
+    assert_eq!(j["rank_logs"][0]["launcher"], "MPICH -prepend-rank");
 }
 
 #[test]

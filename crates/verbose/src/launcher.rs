@@ -8,7 +8,8 @@
 //!   `[{role}{local_rank}]:` — `[default0]:`; `--log-line-prefix-template "[${rank}]:"` and
 //!   similar templates give `[rank0]:` or `[0]:`.
 //! * Open MPI `mpirun --tag-output`: `[jobid,rank]<stdout>:` (or `<stderr>`), with or without a
-//!   space after the colon depending on the version.
+//!   space after the colon depending on the version; Open MPI 5 (PRRTE `--output`) also
+//!   `[nspace,rank]`, `[jobid,rank][host:pid]` and `[rank]` before the stream tag.
 //! * MPICH / Intel MPI `mpiexec -prepend-rank`: `[rank] `.
 //! * Slurm `srun --label`: `rank: `, the rank right-aligned to the width of the largest one.
 //!
@@ -82,21 +83,20 @@ pub fn split(line: &[u8]) -> Option<Labelled<'_>> {
 
 fn bracketed(line: &[u8]) -> Option<Labelled<'_>> {
     // Labels are short; a `]` far away is application text in brackets.
-    let close = memchr(b']', &line[..line.len().min(48)])?;
+    let close = memchr(b']', &line[..line.len().min(96)])?;
     let inside = &line[1..close];
     let after = &line[close + 1..];
     if let Some(comma) = memchr(b',', inside) {
-        // Open MPI: `[jobid,rank]<stdout>:` / `<stderr>:`.
-        number(&inside[..comma])?;
-        let rank = number(&inside[comma + 1..])?;
-        let tag = [&b"<stdout>:"[..], b"<stderr>:", b"<stddiag>:"]
-            .into_iter()
-            .find(|t| after.starts_with(t))?;
-        let mut len = close + 1 + tag.len();
-        if line.get(len) == Some(&b' ') {
-            len += 1;
+        // Open MPI: `[jobid,rank]<stdout>:` / `<stderr>:`; Open MPI 5 (PRRTE) also
+        // `[nspace,rank]…` (`--output tag-fullname`, `prterun-host-123@1`) and
+        // `[jobid,rank][host:pid]<stdout>:` (`tag-detailed`).
+        let job = &inside[..comma];
+        if job.is_empty() || job.iter().any(|c| c.is_ascii_whitespace() || *c == b'[') {
+            return None;
         }
-        return Some(labelled(Launcher::OpenMpi, rank, line, len));
+        let rank = number(&inside[comma + 1..])?;
+        return mpi_stream_tag(line, close + 1)
+            .map(|len| labelled(Launcher::OpenMpi, rank, line, len));
     }
     let digits = inside
         .iter()
@@ -111,6 +111,11 @@ fn bracketed(line: &[u8]) -> Option<Labelled<'_>> {
     {
         return None;
     }
+    if name.is_empty() && after.starts_with(b"<std") {
+        // Open MPI 5 `--output rank`: `[0]<stdout>:`.
+        return mpi_stream_tag(line, close + 1)
+            .map(|len| labelled(Launcher::OpenMpi, rank, line, len));
+    }
     match after.first() {
         // torchrun: `[default0]:` (role name + local rank), `[rank0]:`, `[0]:`.
         Some(b':') => Some(labelled(Launcher::Torchrun, rank, line, close + 2)),
@@ -118,6 +123,25 @@ fn bracketed(line: &[u8]) -> Option<Labelled<'_>> {
         Some(b' ') if name.is_empty() => Some(labelled(Launcher::Mpich, rank, line, close + 2)),
         _ => None,
     }
+}
+
+/// The length of a label whose Open MPI stream tag starts at `at`: an optional `[host:pid]`,
+/// `<stdout>:` / `<stderr>:` / `<stddiag>:`, and one optional space.
+fn mpi_stream_tag(line: &[u8], at: usize) -> Option<usize> {
+    let mut len = at;
+    if line.get(len) == Some(&b'[') {
+        let rest = &line[len..];
+        len += memchr(b']', &rest[..rest.len().min(96)])? + 1;
+    }
+    let after = &line[len..];
+    let tag = [&b"<stdout>:"[..], b"<stderr>:", b"<stddiag>:"]
+        .into_iter()
+        .find(|t| after.starts_with(t))?;
+    len += tag.len();
+    if line.get(len) == Some(&b' ') {
+        len += 1;
+    }
+    Some(len)
 }
 
 fn slurm(line: &[u8]) -> Option<Labelled<'_>> {
@@ -166,6 +190,16 @@ mod tests {
             rank_of("[1,0]<stderr>: warning"),
             Some((Launcher::OpenMpi, 0, "warning"))
         );
+        // Open MPI 5 (PRRTE) formats, from PRRTE pull request #1406.
+        assert_eq!(
+            rank_of("[prterun-f5n18-100629@1,2]<stdout>: f5n18"),
+            Some((Launcher::OpenMpi, 2, "f5n18"))
+        );
+        assert_eq!(
+            rank_of("[1,3][f5n17:4242]<stdout>: x"),
+            Some((Launcher::OpenMpi, 3, "x"))
+        );
+        assert_eq!(rank_of("[5]<stderr>: y"), Some((Launcher::OpenMpi, 5, "y")));
         assert_eq!(
             rank_of("[2] onednn_verbose,exec"),
             Some((Launcher::Mpich, 2, "onednn_verbose,exec"))
@@ -185,6 +219,9 @@ mod tests {
             "[default]:no rank",
             "[1,2] no tag",
             "[1,x]<stdout>:bad rank",
+            "[,1]<stdout>:no job",
+            "[1,1][host<stdout>:unclosed",
+            "[1,1]<stdin>:not an output",
             "[a b0]:space in the name",
             "[99999999]:too large",
             "12:30 the time",
