@@ -75,13 +75,17 @@ impl RankWatch {
         }
         let launcher = launcher_kind(program);
         if self.unlabelled_headers > 1 || (launcher.is_some() && self.unlabelled_headers > 0) {
+            // oneDNN prints its version header once per process.
+            let who = match self.unlabelled_headers {
+                1 => "the launcher's processes".to_string(),
+                n => format!("{n} processes"),
+            };
             return Some(format!(
-                "profilednn: WARNING: {} processes printed verbose lines without a rank label: the \
+                "profilednn: WARNING: {who} printed verbose lines without a rank label: the \
                  ranks cannot be told apart and are profiled as one. Have the launcher label \
                  each line (torchrun --tee 3, Open MPI mpirun --tag-output, MPICH mpiexec \
                  -prepend-rank, srun --label), or add `--ranks` to `profilednn record` for \
-                 torchrun and mpirun",
-                self.unlabelled_headers.max(2)
+                 torchrun and mpirun"
             ));
         }
         None
@@ -207,6 +211,28 @@ mod tests {
         assert_eq!(r.verbose, b"profilednn,iteration,2\n");
         assert_eq!(route(b"[default0]:epoch 1 loss 0.3\n"), None);
         assert_eq!(route(b"[default0]:\n"), None);
+    }
+
+    #[test]
+    fn unlabelled_processes_are_named_only_when_there_can_be_several() {
+        let header = b"onednn_verbose,v1,info,oneDNN v3.13.3 (commit b38f97eb)\n";
+        let mut w = RankWatch::default();
+        w.see(&route(header).unwrap());
+        // One process of a plain program: nothing to say; under a launcher: unlabelled ranks.
+        assert_eq!(w.note(std::ffi::OsStr::new("python")), None);
+        let n = w.note(std::ffi::OsStr::new("/usr/bin/torchrun")).unwrap();
+        assert!(n.contains("the launcher's processes"), "{n}");
+        w.see(&route(header).unwrap());
+        let n = w.note(std::ffi::OsStr::new("python")).unwrap();
+        assert!(
+            n.contains("2 processes") && n.contains("cannot be told apart"),
+            "{n}"
+        );
+        // Labelled lines: the ranks found.
+        let mut w = RankWatch::default();
+        w.see(&route(b"[default1]:onednn_verbose,v1,info,x\n").unwrap());
+        let n = w.note(std::ffi::OsStr::new("torchrun")).unwrap();
+        assert!(n.contains("torchrun (rank 1: 1)"), "{n}");
     }
 
     #[test]
