@@ -22,6 +22,33 @@ pub fn profiles(
     Ok(logs_and_ranks(logs, threads, iterations, no_progress)?.profiles)
 }
 
+/// The profile of one process's log, for the commands that compare or replay one run
+/// (`diff`, `project`, `replay`, `benchdnn`): a multi-rank log is an error that says how to
+/// pick a rank, rather than silently one of its ranks or their sum.
+pub fn profile(
+    log: &std::path::Path,
+    threads: Option<usize>,
+    iterations: Option<u64>,
+    no_progress: bool,
+) -> Result<Profile> {
+    let mut loaded = logs_and_ranks(&[log.to_path_buf()], threads, iterations, no_progress)?;
+    if let Some(set) = loaded.ranks.first() {
+        let ranks: Vec<String> = set.ranks.iter().map(|r| r.rank.to_string()).collect();
+        bail!(
+            "{}: a multi-rank log ({} ranks: {}, labelled by {}); this command takes one \
+             process's log. `profilednn report {}` shows every rank; to keep one, filter its \
+             labelled lines and remove the label (rank 1 of torchrun: `sed -n \
+             's/^\\[default1\\]://p' LOG > rank1.log`)",
+            set.source,
+            set.ranks.len(),
+            ranks.join(", "),
+            set.launcher,
+            set.source
+        );
+    }
+    Ok(loaded.profiles.remove(0))
+}
+
 /// What the logs hold: a profile per single-process log and per rank of a multi-rank log (a
 /// log whose lines carry a launcher's rank label, or a torchrun `--log-dir` tree), in order,
 /// and the ranks of each multi-rank log compared.

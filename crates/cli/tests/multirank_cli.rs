@@ -378,3 +378,37 @@ fn a_truncated_multi_rank_log_keeps_every_ranks_lines_and_says_so_once() {
     let total = execs(complete, "[default0]:").0 + execs(complete, "[default1]:").0;
     assert_eq!(j["calls"], total);
 }
+
+#[test]
+fn one_run_commands_refuse_a_multi_rank_log_and_say_how_to_pick_a_rank() {
+    let path = fixture("torchrun_2ranks.log.gz");
+    let p = path.to_str().unwrap();
+    let machine = root().join("fixtures/machine/xeon-8480-spec.json");
+    let m = machine.to_str().unwrap();
+    for args in [vec!["diff", p, p], vec!["project", p, "--machine", m]] {
+        let out = bin().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(p) && err.contains("a multi-rank log (2 ranks"),
+            "{err}"
+        );
+    }
+    // The way out the error gives works: rank 1's lines alone are an ordinary log.
+    let dir = temp_dir();
+    let one = dir.join("rank1.log");
+    let sed = std::process::Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "gzip -dc '{p}' | sed -n 's/^\\[default1\\]://p' > '{}'",
+                one.display()
+            ),
+        ])
+        .status()
+        .unwrap();
+    assert!(sed.success());
+    let j = report_json(&one);
+    assert!(j["ranks"].is_null());
+    assert_eq!(j["calls"], execs(&gunzip(&path), "[default1]:").0);
+}
