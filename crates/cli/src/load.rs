@@ -33,18 +33,12 @@ pub fn profile(
 ) -> Result<Profile> {
     let mut loaded = logs_and_ranks(&[log.to_path_buf()], threads, iterations, no_progress)?;
     if let Some(set) = loaded.ranks.first() {
-        let ranks: Vec<String> = set.ranks.iter().map(|r| r.rank.to_string()).collect();
-        bail!(
-            "{}: a multi-rank log ({} ranks: {}, labelled by {}); this command takes one \
-             process's log. `profilednn report {}` shows every rank; to keep one, filter its \
-             labelled lines and remove the label (rank 1 of torchrun: `sed -n \
-             's/^\\[default1\\]://p' LOG > rank1.log`)",
-            set.source,
-            set.ranks.len(),
-            ranks.join(", "),
-            set.launcher,
-            set.source
-        );
+        let ranks: Vec<u32> = set.ranks.iter().map(|r| r.rank).collect();
+        return Err(crate::rank_logs::one_process_only(
+            &set.source,
+            &set.launcher,
+            &ranks,
+        ));
     }
     Ok(loaded.profiles.remove(0))
 }

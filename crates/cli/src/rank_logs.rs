@@ -76,6 +76,20 @@ fn read_all(mut r: impl Read) -> (Vec<u8>, Option<std::io::Error>) {
     }
 }
 
+/// The error of a command that takes one process's log (`diff`, `project`, `replay`, `trace`,
+/// …) given a multi-rank one: which ranks it holds, and how to keep one.
+pub fn one_process_only(source: &str, launcher: &str, ranks: &[u32]) -> anyhow::Error {
+    let list: Vec<String> = ranks.iter().map(u32::to_string).collect();
+    anyhow::anyhow!(
+        "{source}: a multi-rank log ({} ranks: {}, labelled by {launcher}); this command takes \
+         one process's log. `profilednn report {source}` shows every rank; to keep one, filter \
+         its labelled lines and remove the label (rank 1 of torchrun: `sed -n \
+         's/^\\[default1\\]://p' LOG > rank1.log`)",
+        ranks.len(),
+        list.join(", ")
+    )
+}
+
 /// The log's bytes, decompressed.
 fn read(path: &Path) -> Result<Box<dyn Read>> {
     Ok(match LogInput::open(path).context("cannot read the log")? {

@@ -385,7 +385,13 @@ fn one_run_commands_refuse_a_multi_rank_log_and_say_how_to_pick_a_rank() {
     let p = path.to_str().unwrap();
     let machine = root().join("fixtures/machine/xeon-8480-spec.json");
     let m = machine.to_str().unwrap();
-    for args in [vec!["diff", p, p], vec!["project", p, "--machine", m]] {
+    let trace = temp_dir().join("t.json");
+    let t = trace.to_str().unwrap();
+    for args in [
+        vec!["diff", p, p],
+        vec!["project", p, "--machine", m],
+        vec!["trace", p, "-o", t],
+    ] {
         let out = bin().args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
