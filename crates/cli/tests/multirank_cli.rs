@@ -418,3 +418,37 @@ fn one_run_commands_refuse_a_multi_rank_log_and_say_how_to_pick_a_rank() {
     assert!(j["ranks"].is_null());
     assert_eq!(j["calls"], execs(&gunzip(&path), "[default1]:").0);
 }
+
+#[test]
+fn ranks_with_different_thread_counts_are_named() {
+    // The torchrun fixture with rank 1's header saying 2 threads instead of 1.
+    let log = gunzip(&fixture("torchrun_2ranks.log.gz")).replace(
+        "[default1]:onednn_verbose,v1,info,cpu,runtime:OpenMP,nthr:1",
+        "[default1]:onednn_verbose,v1,info,cpu,runtime:OpenMP,nthr:2",
+    );
+    let dir = temp_dir();
+    let path = dir.join("uneven.log");
+    std::fs::write(&path, log).unwrap();
+    let j = report_json(&path);
+    assert_eq!(
+        (
+            rank(&j, 0)["threads"].clone(),
+            rank(&j, 1)["threads"].clone()
+        ),
+        (1.into(), 2.into())
+    );
+    let a = json_of(&["advise", path.to_str().unwrap(), "--format", "json"]);
+    let f = a["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "rank-thread-placement")
+        .expect("fires without --cores: the ranks' headers differ");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("different thread counts"),
+        "{f}"
+    );
+}
