@@ -55,6 +55,8 @@ pub struct Thresholds {
     pub optimizer_share: f64,
     /// `data-loading-stall`: share of the step spent loading data on the training thread.
     pub data_share: f64,
+    /// `rank-imbalance`: the slowest rank's oneDNN time over the median rank's.
+    pub rank_imbalance: f64,
 }
 
 impl Default for Thresholds {
@@ -77,6 +79,7 @@ impl Default for Thresholds {
             optimizer_ops: 20.0,
             optimizer_share: 0.005,
             data_share: 0.1,
+            rank_imbalance: 1.1,
         }
     }
 }

@@ -356,7 +356,9 @@ fn findings_are_ordered_by_gain_and_ids_are_stable() {
             "loss-as-elementwise-ops",
             "normalization-as-elementwise-ops",
             "optimizer-as-many-ops",
-            "data-loading-stall"
+            "data-loading-stall",
+            "rank-imbalance",
+            "rank-thread-placement"
         ]
     );
 }

@@ -98,7 +98,7 @@ pub struct Diff {
 pub const SCHEMA: &str = "profilednn.diff.v1";
 
 /// The minibatch size of a run: the most common `mb` of its desc-style problems.
-fn batch_of(p: &Profile) -> Option<u64> {
+pub(crate) fn batch_of(p: &Profile) -> Option<u64> {
     let mut count: BTreeMap<u64, u64> = BTreeMap::new();
     for e in &p.entries {
         if let Some(mb) = mb_field(&e.primitive.problem) {

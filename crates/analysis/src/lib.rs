@@ -14,6 +14,7 @@ pub mod events;
 pub mod iterations;
 pub mod metadata;
 pub mod profile;
+pub mod ranks;
 pub mod scan;
 pub mod summary;
 pub mod tally;

@@ -256,10 +256,15 @@ pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
             .map(|(k, v)| (k.clone(), *v))
             .collect(),
         diagnostic_examples: merged.diagnostic_examples.clone(),
-        read_errors: profiles
-            .iter()
-            .filter_map(|p| p.read_error.clone())
-            .collect(),
+        // Ranks of one log share its read error: said once.
+        read_errors: profiles.iter().fold(Vec::new(), |mut v, p| {
+            if let Some(e) = &p.read_error {
+                if !v.contains(e) {
+                    v.push(e.clone());
+                }
+            }
+            v
+        }),
         efficiency: opts
             .machine
             .as_ref()

@@ -103,6 +103,9 @@ pub struct ThresholdArgs {
     /// data-loading-stall: share of the step spent loading data.
     #[arg(long, default_value_t = Thresholds::default().data_share, value_parser = crate::load::share)]
     data_share: f64,
+    /// rank-imbalance: the slowest rank's oneDNN time per iteration over the median rank's.
+    #[arg(long, default_value_t = Thresholds::default().rank_imbalance, value_parser = crate::load::non_negative)]
+    rank_imbalance: f64,
 }
 
 impl ThresholdArgs {
@@ -125,6 +128,7 @@ impl ThresholdArgs {
             optimizer_ops: self.optimizer_ops,
             optimizer_share: self.optimizer_share,
             data_share: self.data_share,
+            rank_imbalance: self.rank_imbalance,
         }
     }
 }

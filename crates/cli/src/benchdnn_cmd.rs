@@ -52,8 +52,7 @@ pub fn run(args: BenchdnnArgs) -> Result<ExitCode> {
     }
     let log = args.log.expect("required");
     let dir = args.output.context("pass -o DIR for the batch files")?;
-    let profile =
-        crate::load::profiles(std::slice::from_ref(&log), None, None, args.no_progress)?.remove(0);
+    let profile = crate::load::profile(&log, None, None, args.no_progress)?;
     let b = batches(&profile);
     std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let source = log.display().to_string();

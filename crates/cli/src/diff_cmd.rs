@@ -55,20 +55,18 @@ pub struct DiffArgs {
 
 pub fn run(args: DiffArgs) -> Result<ExitCode> {
     let it = args.iterations;
-    let before = crate::load::profiles(
-        std::slice::from_ref(&args.before),
+    let before = crate::load::profile(
+        &args.before,
         args.threads,
         it.map(|(b, _)| b),
         args.no_progress,
-    )?
-    .remove(0);
-    let after = crate::load::profiles(
-        std::slice::from_ref(&args.after),
+    )?;
+    let after = crate::load::profile(
+        &args.after,
         args.threads,
         it.map(|(_, a)| a),
         args.no_progress,
-    )?
-    .remove(0);
+    )?;
     let d = diff(
         &before,
         &after,

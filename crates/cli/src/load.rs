@@ -3,6 +3,7 @@
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use profilednn_analysis::profile::ProfileOptions;
+use profilednn_analysis::ranks::{RankSet, RankView};
 use profilednn_analysis::{scan, Profile, ScanOptions};
 use profilednn_verbose::LogInput;
 use std::io::IsTerminal;
@@ -11,13 +12,51 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// One profile per log, in order.
+/// One profile per log, in order; a multi-rank log gives one profile per rank.
 pub fn profiles(
     logs: &[PathBuf],
     threads: Option<usize>,
     iterations: Option<u64>,
     no_progress: bool,
 ) -> Result<Vec<Profile>> {
+    Ok(logs_and_ranks(logs, threads, iterations, no_progress)?.profiles)
+}
+
+/// The profile of one process's log, for the commands that compare or replay one run
+/// (`diff`, `project`, `replay`, `benchdnn`): a multi-rank log is an error that says how to
+/// pick a rank, rather than silently one of its ranks or their sum.
+pub fn profile(
+    log: &std::path::Path,
+    threads: Option<usize>,
+    iterations: Option<u64>,
+    no_progress: bool,
+) -> Result<Profile> {
+    let mut loaded = logs_and_ranks(&[log.to_path_buf()], threads, iterations, no_progress)?;
+    if let Some(set) = loaded.ranks.first() {
+        let ranks: Vec<u32> = set.ranks.iter().map(|r| r.rank).collect();
+        return Err(crate::rank_logs::one_process_only(
+            &set.source,
+            &set.launcher,
+            &ranks,
+        ));
+    }
+    Ok(loaded.profiles.remove(0))
+}
+
+/// What the logs hold: a profile per single-process log and per rank of a multi-rank log (a
+/// log whose lines carry a launcher's rank label, or a torchrun `--log-dir` tree), in order,
+/// and the ranks of each multi-rank log compared.
+pub struct Loaded {
+    pub profiles: Vec<Profile>,
+    pub ranks: Vec<RankSet>,
+}
+
+pub fn logs_and_ranks(
+    logs: &[PathBuf],
+    threads: Option<usize>,
+    iterations: Option<u64>,
+    no_progress: bool,
+) -> Result<Loaded> {
     if logs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         bail!("stdin (-) can be given only once");
     }
@@ -26,49 +65,125 @@ pub fn profiles(
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    let mut profiles = Vec::new();
+    let mut out = Loaded {
+        profiles: Vec::new(),
+        ranks: Vec::new(),
+    };
     for path in logs {
-        let input = LogInput::open(path).with_context(|| "cannot read the log".to_string())?;
-        let progress = Arc::new(AtomicU64::new(0));
-        let bar = progress_bar(&input, no_progress);
-        let opts = ScanOptions {
-            threads,
-            progress: Some(progress.clone()),
-            ..Default::default()
-        };
-        let out = std::thread::scope(|s| {
-            let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let ticker = bar.clone().map(|b| {
-                let (p, d) = (progress.clone(), done.clone());
-                s.spawn(move || {
-                    while !d.load(Ordering::Relaxed) {
-                        b.set_position(p.load(Ordering::Relaxed));
-                        std::thread::sleep(Duration::from_millis(100));
-                    }
-                })
-            });
-            let out = scan(input, &opts);
-            done.store(true, Ordering::Relaxed);
-            if let Some(t) = ticker {
-                let _ = t.join();
+        if let Some(split) = crate::rank_logs::split(path)? {
+            let mut views = Vec::new();
+            let first = out.profiles.len();
+            for r in &split.ranks {
+                let name = format!("{} [rank {}]", split.source, r.rank);
+                let mut p = scan_profile(
+                    name,
+                    in_memory(path, r.bytes.clone()),
+                    threads,
+                    iterations,
+                    true,
+                )?;
+                if let Some(e) = &split.read_error {
+                    // As `Profile::from_scan` does for a log cut short: its last iteration is
+                    // partial.
+                    p.read_error = Some(e.clone());
+                    p.iterations = p
+                        .iterations
+                        .take()
+                        .and_then(profilednn_analysis::Iterations::without_cut_last);
+                }
+                out.profiles.push(p);
+                views.push(RankView::new(
+                    r.rank,
+                    &out.profiles[out.profiles.len() - 1],
+                    &r.bytes,
+                ));
             }
-            out
-        });
-        if let Some(b) = bar {
-            b.finish_and_clear();
+            let rank_profiles = &out.profiles[first..];
+            let set = RankSet::new(
+                split.source.clone(),
+                split.launcher.clone(),
+                views.into_iter().zip(rank_profiles).collect(),
+                split.unlabelled_lines,
+            );
+            if split.unlabelled_lines > 0 {
+                let name = format!("{} [no rank label]", split.source);
+                let p = scan_profile(
+                    name,
+                    in_memory(path, split.unlabelled),
+                    threads,
+                    iterations,
+                    true,
+                )?;
+                out.profiles.push(p);
+            }
+            out.ranks.push(set);
+            continue;
         }
+        let input = LogInput::open(path).with_context(|| "cannot read the log".to_string())?;
         let name = if path.as_os_str() == "-" {
             "<stdin>".to_string()
         } else {
             path.display().to_string()
         };
-        let profile = Profile::from_scan(name, out, &ProfileOptions { iterations });
+        let profile = scan_profile(name, input, threads, iterations, no_progress)?;
         if let Some(msg) = no_verbose_lines(&profile) {
             bail!(msg);
         }
-        profiles.push(profile);
+        out.profiles.push(profile);
     }
-    Ok(profiles)
+    Ok(out)
+}
+
+/// A rank's lines, read like a log.
+fn in_memory(path: &std::path::Path, bytes: Vec<u8>) -> LogInput {
+    LogInput::Stream {
+        path: path.to_path_buf(),
+        reader: Box::new(std::io::Cursor::new(bytes)),
+        compressed_len: None,
+    }
+}
+
+/// Scans one log into a profile (with a progress bar on terminals).
+fn scan_profile(
+    name: String,
+    input: LogInput,
+    threads: usize,
+    iterations: Option<u64>,
+    no_progress: bool,
+) -> Result<Profile> {
+    let progress = Arc::new(AtomicU64::new(0));
+    let bar = progress_bar(&input, no_progress);
+    let opts = ScanOptions {
+        threads,
+        progress: Some(progress.clone()),
+        ..Default::default()
+    };
+    let out = std::thread::scope(|s| {
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ticker = bar.clone().map(|b| {
+            let (p, d) = (progress.clone(), done.clone());
+            s.spawn(move || {
+                while !d.load(Ordering::Relaxed) {
+                    b.set_position(p.load(Ordering::Relaxed));
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+        });
+        let out = scan(input, &opts);
+        done.store(true, Ordering::Relaxed);
+        if let Some(t) = ticker {
+            let _ = t.join();
+        }
+        out
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(Profile::from_scan(
+        name,
+        out,
+        &ProfileOptions { iterations },
+    ))
 }
 
 /// The error of a log without a single oneDNN verbose line (an empty file, the program's output

@@ -55,9 +55,7 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         Some(p) => Some(MachineProfile::load(p)?),
         None => None,
     };
-    let profile =
-        crate::load::profiles(std::slice::from_ref(&args.log), None, args.iterations, true)?
-            .remove(0);
+    let profile = crate::load::profile(&args.log, None, args.iterations, true)?;
     // Steady-state logged times: per-problem medians from a second pass (not for stdin).
     let medians = if args.log.as_os_str() == "-" {
         None

@@ -29,6 +29,11 @@ pub struct RecordArgs {
     /// next to the log (LOG stem + `.trace.json`); then `report LOG --torch-trace TRACE`.
     #[arg(long)]
     torch: bool,
+    /// Multi-process runs: add the launcher's own flag that labels each line with its rank
+    /// (`torchrun --tee 3`, Open MPI `mpirun --tag-output`, MPICH `-prepend-rank`, `srun
+    /// --label`), so that `report` profiles each rank.
+    #[arg(long)]
+    ranks: bool,
     /// The training command and its arguments (after `--`).
     #[arg(required = true, last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -116,7 +121,12 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     } else {
         Log::Plain(BufWriter::with_capacity(1 << 20, file))
     };
-    let (program, rest) = args.command.split_first().expect("required");
+    let command = if args.ranks {
+        crate::record_ranks::with_rank_labels(&args.command)?
+    } else {
+        args.command.clone()
+    };
+    let (program, rest) = command.split_first().expect("required");
     let mut cmd = Command::new(program);
     cmd.args(rest)
         .envs(verbose_env(args.level, !args.no_timestamps))
@@ -145,21 +155,24 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let mut line = Vec::with_capacity(4096);
     let (mut verbose_lines, mut app_lines) = (0u64, 0u64);
     let mut stdout_open = true;
+    let mut ranks = crate::record_ranks::RankWatch::default();
     loop {
         line.clear();
         let n = reader.read_until(b'\n', &mut line)?;
         if n == 0 {
             break;
         }
-        match verbose_start(&line) {
-            Some(at) => {
-                if at > 0 && stdout_open {
-                    stdout_open = out.write_all(&line[..at]).and_then(|_| out.flush()).is_ok();
+        match crate::record_ranks::route(&line) {
+            Some(r) => {
+                if !r.terminal.is_empty() && stdout_open {
+                    stdout_open = out.write_all(r.terminal).and_then(|_| out.flush()).is_ok();
                 }
-                log.write_all(&line[at..])?;
+                log.write_all(r.label)?;
+                log.write_all(r.verbose)?;
                 if !line.ends_with(b"\n") {
                     log.write_all(b"\n")?;
                 }
+                ranks.see(&r);
                 verbose_lines += 1;
             }
             None => {
@@ -183,18 +196,22 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         app_lines,
         status
     );
+    if let Some(note) = ranks.note(program) {
+        eprintln!("{note}");
+    }
     if verbose_lines == 0 {
         eprintln!("profilednn: the program printed no oneDNN verbose lines: does it use oneDNN (PyTorch on CPU, IPEX, TensorFlow with oneDNN)?");
     } else if !args.no_report {
-        let profiles = crate::load::profiles(std::slice::from_ref(&path), None, None, true)?;
-        let summary = profilednn_analysis::summarize(&profiles, &Default::default());
-        let text = profilednn_report::terminal::render(
+        let loaded = crate::load::logs_and_ranks(std::slice::from_ref(&path), None, None, true)?;
+        let summary = profilednn_analysis::summarize(&loaded.profiles, &Default::default());
+        let mut text = profilednn_report::terminal::render(
             &summary,
             &profilednn_report::terminal::TerminalOptions {
                 rows: 10,
                 width: None,
             },
         );
+        text += &profilednn_report::ranks::render(&loaded.ranks);
         eprint!("{text}");
     }
     Ok(exit_code(status))

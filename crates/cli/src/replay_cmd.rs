@@ -130,13 +130,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
-    let mut profile = crate::load::profiles(
-        std::slice::from_ref(&args.log),
-        None,
-        None,
-        args.no_progress,
-    )?
-    .remove(0);
+    let mut profile = crate::load::profile(&args.log, None, None, args.no_progress)?;
     // Every problem of the log: coverage is of the whole log, `--top` or not.
     let all_problems = profilednn_replay::native::problems(&profile);
     if let Some(n) = args.top {

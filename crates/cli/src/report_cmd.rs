@@ -74,8 +74,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         None if args.format == Format::Csv => Some(GroupKey::CONVERTER_DEFAULT.to_vec()),
         None => None,
     };
-    let profiles =
-        crate::load::profiles(&args.logs, args.threads, args.iterations, args.no_progress)?;
+    let loaded =
+        crate::load::logs_and_ranks(&args.logs, args.threads, args.iterations, args.no_progress)?;
+    let (profiles, ranks) = (loaded.profiles, loaded.ranks);
     let machine = if args.no_roofline {
         None
     } else {
@@ -117,7 +118,15 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     };
     if let Some(html) = &args.html {
         let advice = (!args.no_advice).then(advice);
-        write_html(html, &args, &profiles, &summary, advice, torch.as_ref())?;
+        write_html(
+            html,
+            &args,
+            &profiles,
+            &summary,
+            advice,
+            torch.as_ref(),
+            &ranks,
+        )?;
     }
     let text = match args.format {
         Format::Table => {
@@ -133,6 +142,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
                     width,
                 },
             );
+            text += &profilednn_report::ranks::render(&ranks);
             if let Some(j) = &torch {
                 text += &profilednn_report::torch_view::render(j, args.top);
             }
@@ -143,6 +153,11 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
         Format::Json => {
             let mut v = profilednn_report::json::to_value(&summary);
+            if !ranks.is_empty() {
+                let (list, logs) = profilednn_report::json::ranks(&ranks);
+                v["ranks"] = list;
+                v["rank_logs"] = logs;
+            }
             if let Some(j) = &torch {
                 v["torch"] = serde_json::to_value(j)?;
             }
@@ -173,6 +188,7 @@ fn write_html(
     summary: &profilednn_analysis::Summary,
     advice: Option<&profilednn_advice::Advice>,
     torch: Option<&profilednn_analysis::torch_trace::TorchJoin>,
+    ranks: &[profilednn_analysis::ranks::RankSet],
 ) -> Result<()> {
     let merged;
     let profile = if profiles.len() == 1 {
@@ -205,6 +221,7 @@ fn write_html(
         efficiency: efficiency.as_ref(),
         timeline: timeline.as_ref(),
         torch,
+        ranks,
     });
     std::fs::write(path, &page).with_context(|| format!("{}: cannot write", path.display()))?;
     eprintln!(

@@ -29,6 +29,14 @@ pub struct TraceArgs {
 }
 
 pub fn run(args: TraceArgs) -> Result<ExitCode> {
+    if let Some(split) = crate::rank_logs::split(&args.log)? {
+        let ranks: Vec<u32> = split.ranks.iter().map(|r| r.rank).collect();
+        return Err(crate::rank_logs::one_process_only(
+            &split.source,
+            &split.launcher,
+            &ranks,
+        ));
+    }
     let input = LogInput::open(&args.log).context("cannot read the log")?;
     let sink = crate::output::create(&args.output).context("cannot create the trace")?;
     let mut w = TraceWriter::new(

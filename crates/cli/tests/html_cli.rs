@@ -453,3 +453,29 @@ fn html_kind_colours_are_the_same_in_every_report() {
     );
     assert_eq!(conv_a, conv_b);
 }
+
+#[test]
+fn multi_rank_page_has_a_column_per_rank() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("ranks.html");
+    let log = root().join("fixtures/multirank/torchrun_2ranks.log.gz");
+    bin()
+        .args(["report", log.to_str().unwrap(), "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let dom = load_ok(&b, &page);
+    let at = dom.find("id=\"ranks\"").expect("the ranks table");
+    let table = &dom[at..at + dom[at..].find("</table>").unwrap()];
+    // A header cell per rank; the mini-batch row as the log's problems give it (16 and 32).
+    assert!(
+        table.contains(">rank 0<") && table.contains(">rank 1<"),
+        "{table}"
+    );
+    assert!(!table.contains(">rank 2<"));
+    let mb = &table[table.find(">mini-batch<").unwrap()..];
+    let mb = &mb[..mb.find("</tr>").unwrap()];
+    assert!(mb.contains(">16<") && mb.contains(">32<"), "{mb}");
+    assert!(dom.contains("Straggler: rank 1"));
+}

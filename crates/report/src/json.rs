@@ -84,3 +84,29 @@ pub fn to_value(s: &Summary) -> Value {
 pub fn render(s: &Summary) -> String {
     serde_json::to_string_pretty(&to_value(s)).expect("JSON") + "\n"
 }
+
+/// The `ranks` list of multi-rank logs (every rank of every such log, each naming its log) and
+/// `rank_logs`, each log's launcher and imbalance (docs/report-json.md).
+pub fn ranks(sets: &[profilednn_analysis::ranks::RankSet]) -> (Value, Value) {
+    let mut list = Vec::new();
+    for set in sets {
+        for r in &set.ranks {
+            let mut v = serde_json::to_value(r).expect("JSON");
+            v["log"] = json!(set.source);
+            list.push(v);
+        }
+    }
+    let logs = sets
+        .iter()
+        .map(|s| {
+            json!({
+                "log": s.source,
+                "launcher": s.launcher,
+                "ranks": s.ranks.len(),
+                "unlabelled_lines": s.unlabelled_lines,
+                "imbalance": s.imbalance,
+            })
+        })
+        .collect();
+    (Value::Array(list), Value::Array(logs))
+}

@@ -111,8 +111,11 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
     let _ = writeln!(out);
     render_iterations(&mut out, s);
     if let Some(w) = s.wall_span_ms {
+        // Logs side by side (ranks) run at the same time: their summed time over one span
+        // would claim more than 100 % busy, so the share is per log, averaged.
+        let logs = s.per_log.len().max(1) as f64;
         let share = if w > 0.0 {
-            s.total_time_ms / w * 100.0
+            s.total_time_ms / (w * logs) * 100.0
         } else {
             0.0
         };
@@ -124,7 +127,7 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
                 String::new()
             } else {
                 format!(
-                    "; span over all {} logs, their time summed",
+                    " per log on average: span over all {} logs, each log's time against it",
                     s.per_log.len()
                 )
             }
@@ -395,8 +398,14 @@ fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions) -> Table {
     if iter {
         header.push("ms/iter".into());
     }
-    for (i, _) in s.per_log.iter().enumerate() {
-        header.push(format!("log {} ms", i + 1));
+    for (i, l) in s.per_log.iter().enumerate() {
+        // A rank of a multi-rank log is named by its rank (`… [rank 1]` → `rank 1 ms`).
+        match l.source.rsplit_once(" [rank ") {
+            Some((_, r)) if r.ends_with(']') => {
+                header.push(format!("rank {} ms", r.trim_end_matches(']')))
+            }
+            _ => header.push(format!("log {} ms", i + 1)),
+        }
     }
     t.set_header(header);
     for r in b.rows.iter().take(opts.rows) {

@@ -16,8 +16,10 @@
 
 pub mod attr;
 pub mod bytescan;
+pub mod demux;
 pub mod header;
 pub mod input;
+pub mod launcher;
 pub mod line;
 pub mod memory;
 pub mod primitive;

@@ -6,6 +6,8 @@ mod bf16_emulated;
 mod cache;
 mod fusion;
 mod outside;
+mod rank_imbalance;
+mod rank_placement;
 mod reference_impl;
 mod reorder;
 mod roofline;
@@ -82,6 +84,14 @@ pub const ALL: &[Rule] = &[
     Rule {
         id: torch_view::DATA,
         check: torch_view::data,
+    },
+    Rule {
+        id: rank_imbalance::ID,
+        check: rank_imbalance::check,
+    },
+    Rule {
+        id: rank_placement::ID,
+        check: rank_placement::check,
     },
 ];
 

@@ -21,6 +21,39 @@ pub struct ReportPage<'a> {
     pub timeline: Option<&'a TimeBins>,
     /// The PyTorch view, when a profiler trace was given.
     pub torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
+    /// The ranks of multi-rank logs (empty for single-process logs).
+    pub ranks: &'a [profilednn_analysis::ranks::RankSet],
+}
+
+/// Each rank's time per kind and propagation, `{group, per_rank: {log: {rank: ms}}}`: the
+/// merged breakdown's per-log columns, keyed back to the ranks they came from.
+fn rank_groups(s: &Summary, sets: &[profilednn_analysis::ranks::RankSet]) -> Value {
+    let Some(b) = s
+        .breakdowns
+        .iter()
+        .find(|b| b.name == "prim_kind,prop_kind")
+    else {
+        return json!([]);
+    };
+    let rows: Vec<Value> = b
+        .rows
+        .iter()
+        .map(|row| {
+            let mut per = serde_json::Map::new();
+            for set in sets {
+                let mut m = serde_json::Map::new();
+                for r in &set.ranks {
+                    let i = s.per_log.iter().position(|l| l.source == r.source);
+                    if let Some(t) = i.and_then(|i| row.per_log_time_ms.get(i)) {
+                        m.insert(r.rank.to_string(), json!(t));
+                    }
+                }
+                per.insert(set.source.clone(), Value::Object(m));
+            }
+            json!({ "group": row.values.join(" "), "per_rank": per })
+        })
+        .collect();
+    Value::Array(rows)
 }
 
 fn primitives(p: &Profile) -> Vec<Value> {
@@ -101,6 +134,13 @@ pub fn report_page(r: &ReportPage) -> String {
         "diagnostics": s.diagnostics.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
         "read_errors": s.read_errors,
     });
+    let mut data = data;
+    if !r.ranks.is_empty() {
+        let (list, logs) = crate::json::ranks(r.ranks);
+        data["ranks"] = list;
+        data["rank_logs"] = logs;
+        data["rank_groups"] = rank_groups(s, r.ranks);
+    }
     page(&format!("ProfileDNN: {}", s.sources.join(", ")), &data)
 }
 

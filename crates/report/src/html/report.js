@@ -341,6 +341,47 @@
       el("div", { text: "try: " + f.action }))));
   }
 
+  // Ranks of multi-rank logs: a column per rank (its figures, each iteration, the time per kind
+  // and propagation), and the straggler.
+  function ranks() {
+    if (!D.ranks || !D.ranks.length) return null;
+    const fmt = (v) => v === null || v === undefined ? "–" : ms(v);
+    return D.rank_logs.map((L) => {
+      const R = D.ranks.filter((r) => r.log === L.log);
+      const row = (name, f) => el("tr", {}, el("td", { text: name }), R.map((r) => el("td", { class: "num", text: f(r) })));
+      const iters = Math.max(0, ...R.map((r) => r.per_iteration.length));
+      const body = [
+        row("executions", (r) => r.calls),
+        row("oneDNN ms", (r) => ms(r.total_time_ms)),
+        row("oneDNN ms / iteration", (r) => fmt(r.time_ms_per_iteration)),
+        row("wall ms / iteration", (r) => fmt(r.wall_ms_per_iteration)),
+        row("outside oneDNN ms / iteration", (r) => fmt(r.outside_ms_per_iteration)),
+        row("threads", (r) => r.threads ?? "–"),
+        row("mini-batch", (r) => r.mini_batch ?? "–"),
+        row("stopped early", (r) => r.stopped_early || "no"),
+      ];
+      for (let i = 0; i < iters; i++) {
+        body.push(row(`iteration ${i}: oneDNN / wall / outside ms`, (r) => {
+          const t = r.per_iteration[i];
+          return t ? `${ms(t.onednn_ms)} / ${fmt(t.wall_ms)} / ${fmt(t.outside_ms)}` : "(stopped)";
+        }));
+      }
+      const groups = (D.rank_groups || []).filter((g) => g.per_rank[L.log]);
+      for (const g of groups) {
+        const per = g.per_rank[L.log];
+        body.push(el("tr", {}, el("td", { text: g.group + " ms" }), R.map((r) => el("td", { class: "num", text: ms(per[r.rank] || 0) }))));
+      }
+      const im = L.imbalance;
+      return card(`Ranks of ${L.log} (${L.ranks}, told apart by ${L.launcher})`,
+        el("div", { class: "tablewrap" }, el("table", { id: "ranks" },
+          el("thead", {}, el("tr", {}, el("th", { text: "" }), R.map((r) => el("th", { class: "num", text: "rank " + r.rank })))),
+          el("tbody", {}, body))),
+        im ? el("p", { text: `Straggler: rank ${im.straggler}, ${ms(im.straggler_ms_per_iteration)} ms of oneDNN time per iteration, ${im.ratio.toFixed(2)}× the median rank's ${ms(im.median_ms_per_iteration)} ms` +
+          (im.mini_batch ? `; mini-batch ${im.mini_batch[0]} against ${im.mini_batch[1]}` : "") + "." }) : null,
+        im && im.differences.length ? el("ul", {}, im.differences.map((d) => el("li", { text: `${d.group}: +${ms(d.difference_ms_per_iteration)} ms per iteration (${ms(d.straggler_ms_per_iteration)} against ${ms(d.median_ms_per_iteration)})` }))) : null);
+    });
+  }
+
   function lines() {
     const l = D.lines;
     const skipped = Object.entries(l.skipped || {}).map(([k, v]) => `${v} ${k}`).join(", ") || "none";
@@ -388,7 +429,7 @@
   try {
     app.replaceChildren();
     if (D.page === "diff") diffPage();
-    else app.append(...[header(), advice(), el("div", { class: "row" }, sunburst(), el("div", { style: "flex:1 1 420px;display:flex;flex-direction:column;gap:14px" }, split(), roofline())), timeline(), torchView(), table(), lines()].filter(Boolean));
+    else app.append(...[header(), advice(), el("div", { class: "row" }, sunburst(), el("div", { style: "flex:1 1 420px;display:flex;flex-direction:column;gap:14px" }, split(), roofline())), timeline(), ranks(), torchView(), table(), lines()].flat().filter(Boolean));
     if (!document.body.dataset.status.startsWith("error")) status("ok");
   } catch (e) {
     status("error: " + e.message);

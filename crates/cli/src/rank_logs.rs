@@ -1,0 +1,183 @@
+//! The ranks of a multi-rank run, from either form it can take on disk: one log whose lines
+//! carry a launcher's rank label (what `profilednn record` writes for torchrun `--tee`, mpirun
+//! `--tag-output`, …), or torchrun's `--log-dir` tree of one `stdout.log` per local rank.
+
+use anyhow::{bail, Context, Result};
+use profilednn_verbose::demux::{demux, sniff};
+use profilednn_verbose::LogInput;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// One rank's lines, labels removed.
+pub struct RankLines {
+    pub rank: u32,
+    pub bytes: Vec<u8>,
+}
+
+/// A multi-rank log split by rank.
+pub struct RankLogs {
+    pub source: String,
+    pub launcher: String,
+    pub ranks: Vec<RankLines>,
+    /// Verbose lines no rank label claims (kept as their own profile).
+    pub unlabelled: Vec<u8>,
+    pub unlabelled_lines: u64,
+    /// Why reading stopped early (a truncated gzip): every rank's lines before it are kept.
+    pub read_error: Option<String>,
+}
+
+/// How much of a log is read to decide whether its lines carry rank labels.
+const SNIFF_BYTES: u64 = 1 << 20;
+
+/// The ranks of `path`, or `None` for an ordinary single-process log (and for stdin, which is
+/// read once, as it comes).
+pub fn split(path: &Path) -> Result<Option<RankLogs>> {
+    if path.as_os_str() == "-" {
+        return Ok(None);
+    }
+    if path.is_dir() {
+        // Any other directory gets the usual "not a log file" error when it is opened.
+        return torchrun_log_dir(path);
+    }
+    let Ok(input) = read(path) else {
+        return Ok(None); // the usual open error follows
+    };
+    let (head, _) = read_all(input.take(SNIFF_BYTES));
+    let Some(launcher) = sniff(&head) else {
+        return Ok(None);
+    };
+    let (all, read_error) = read_all(read(path)?);
+    let s = demux(&all, launcher);
+    Ok(Some(RankLogs {
+        source: path.display().to_string(),
+        launcher: launcher.as_str().to_string(),
+        ranks: s
+            .ranks
+            .into_iter()
+            .map(|(rank, bytes)| RankLines { rank, bytes })
+            .collect(),
+        unlabelled_lines: s.unlabelled_profile_lines,
+        unlabelled: s.unlabelled,
+        read_error: read_error.map(|e| format!("{}: {e}", path.display())),
+    }))
+}
+
+/// Everything readable: a truncated gzip keeps the bytes before the cut, and says why.
+fn read_all(mut r: impl Read) -> (Vec<u8>, Option<std::io::Error>) {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => return (out, None),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (out, Some(e)),
+        }
+    }
+}
+
+/// The error of a command that takes one process's log (`diff`, `project`, `replay`, `trace`,
+/// …) given a multi-rank one: which ranks it holds, and how to keep one.
+pub fn one_process_only(source: &str, launcher: &str, ranks: &[u32]) -> anyhow::Error {
+    let list: Vec<String> = ranks.iter().map(u32::to_string).collect();
+    anyhow::anyhow!(
+        "{source}: a multi-rank log ({} ranks: {}, labelled by {launcher}); this command takes \
+         one process's log. `profilednn report {source}` shows every rank; to keep one, filter \
+         its labelled lines and remove the label (rank 1 of torchrun: `sed -n \
+         's/^\\[default1\\]://p' LOG > rank1.log`)",
+        ranks.len(),
+        list.join(", ")
+    )
+}
+
+/// The log's bytes, decompressed.
+fn read(path: &Path) -> Result<Box<dyn Read>> {
+    Ok(match LogInput::open(path).context("cannot read the log")? {
+        LogInput::Mapped { map, .. } => Box::new(std::io::Cursor::new(map)),
+        LogInput::Empty { .. } => Box::new(std::io::empty()),
+        LogInput::Stream { reader, .. } => reader,
+    })
+}
+
+/// torchrun `--log-dir DIR`: `DIR/<run id>_<random>/attempt_<n>/<local rank>/stdout.log`
+/// (torch/distributed/elastic/multiprocessing/api.py). DIR may also be the run's or the
+/// attempt's directory. The last attempt is the one reported (earlier ones were restarted).
+fn torchrun_log_dir(dir: &Path) -> Result<Option<RankLogs>> {
+    let mut found: Vec<(PathBuf, u32, u32)> = Vec::new(); // (file, attempt, rank)
+    collect(dir, 0, &mut found)?;
+    let Some(last) = found.iter().map(|f| f.1).max() else {
+        return Ok(None);
+    };
+    let runs: std::collections::BTreeSet<_> = found
+        .iter()
+        .filter_map(|f| f.0.ancestors().nth(3).map(Path::to_path_buf))
+        .collect();
+    if runs.len() > 1 {
+        bail!(
+            "{}: holds the logs of {} torchrun runs ({}); name one run's directory",
+            dir.display(),
+            runs.len(),
+            runs.iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let mut ranks = Vec::new();
+    for (file, attempt, rank) in found {
+        if attempt != last {
+            continue;
+        }
+        let (bytes, error) = read_all(read(&file)?);
+        if let Some(e) = error {
+            bail!("{}: cannot read the log: {e}", file.display());
+        }
+        ranks.push(RankLines { rank, bytes });
+    }
+    ranks.sort_by_key(|r| r.rank);
+    Ok(Some(RankLogs {
+        source: dir.display().to_string(),
+        launcher: format!("torchrun --log-dir (attempt {last})"),
+        ranks,
+        unlabelled: Vec::new(),
+        unlabelled_lines: 0,
+        read_error: None,
+    }))
+}
+
+fn collect(dir: &Path, depth: usize, out: &mut Vec<(PathBuf, u32, u32)>) -> Result<()> {
+    if depth > 4 {
+        return Ok(());
+    }
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("{}: cannot list", dir.display()))?;
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, depth + 1, out)?;
+            continue;
+        }
+        // `stdout.log` as torchrun writes it, or compressed afterwards.
+        if !matches!(
+            p.file_name().and_then(|n| n.to_str()),
+            Some("stdout.log" | "stdout.log.gz")
+        ) {
+            continue;
+        }
+        let name = |n: usize| {
+            p.ancestors()
+                .nth(n)
+                .and_then(|a| a.file_name())
+                .and_then(|n| n.to_str())
+                .map(str::to_string)
+        };
+        let rank = name(1).and_then(|r| r.parse::<u32>().ok());
+        let attempt = name(2)
+            .and_then(|a| a.strip_prefix("attempt_").map(str::to_string))
+            .and_then(|a| a.parse::<u32>().ok());
+        if let (Some(rank), Some(attempt)) = (rank, attempt) {
+            out.push((p, attempt, rank));
+        }
+    }
+    Ok(())
+}

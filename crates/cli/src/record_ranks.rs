@@ -1,0 +1,271 @@
+//! `record` of multi-process runs: lines labelled by a launcher keep their label in the log (it
+//! is the only thing that says which rank printed them), the terminal gets the program's output
+//! exactly as the launcher printed it, and a run whose ranks cannot be told apart is named.
+
+use anyhow::{bail, Result};
+use profilednn_verbose::launcher::{self, Launcher};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+
+/// Where the parts of one line go.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Routed<'a> {
+    /// Application output in front of the verbose part (with the launcher's label, if any):
+    /// printed as it is, without a newline, like any partial line.
+    pub terminal: &'a [u8],
+    /// The launcher's label (empty without one), written to the log before `verbose`.
+    pub label: &'a [u8],
+    pub verbose: &'a [u8],
+    pub rank: Option<(Launcher, u32)>,
+}
+
+/// Splits a line into what goes to the terminal and what to the log; `None` when the whole
+/// line is program output.
+pub fn route(line: &[u8]) -> Option<Routed<'_>> {
+    let (label_len, rank) = match launcher::split(line) {
+        Some(l) => (l.prefix_len, Some((l.launcher, l.rank))),
+        None => (0, None),
+    };
+    let at = label_len + crate::record_cmd::verbose_start(&line[label_len..])?;
+    Some(Routed {
+        terminal: if at > label_len { &line[..at] } else { &[] },
+        label: &line[..label_len],
+        verbose: &line[at..],
+        rank,
+    })
+}
+
+/// What the recorded lines said about processes and ranks.
+#[derive(Default)]
+pub struct RankWatch {
+    /// Verbose lines per labelled rank.
+    pub ranks: BTreeMap<(Launcher, u32), u64>,
+    /// oneDNN's version header (printed once per process) on lines without a label.
+    unlabelled_headers: u64,
+}
+
+impl RankWatch {
+    pub fn see(&mut self, r: &Routed<'_>) {
+        match r.rank {
+            Some(k) => *self.ranks.entry(k).or_default() += 1,
+            None => {
+                let v = r.verbose;
+                if memchr::memmem::find(v, b",info,oneDNN v").is_some()
+                    || memchr::memmem::find(v, b",info,DNNL v").is_some()
+                {
+                    self.unlabelled_headers += 1;
+                }
+            }
+        }
+    }
+
+    /// The note printed after recording: the ranks found, or why there are none to find.
+    pub fn note(&self, program: &std::ffi::OsStr) -> Option<String> {
+        if !self.ranks.is_empty() {
+            let list: Vec<String> = self
+                .ranks
+                .iter()
+                .map(|((_, r), n)| format!("rank {r}: {n}"))
+                .collect();
+            let l = self.ranks.keys().next().map(|k| k.0.as_str()).unwrap_or("");
+            return Some(format!(
+                "profilednn: verbose lines labelled by {l} ({}); `profilednn report` profiles each rank",
+                list.join(", ")
+            ));
+        }
+        let launcher = launcher_kind(program);
+        if self.unlabelled_headers > 1 || (launcher.is_some() && self.unlabelled_headers > 0) {
+            // oneDNN prints its version header once per process.
+            let who = match self.unlabelled_headers {
+                1 => "the launcher's processes".to_string(),
+                n => format!("{n} processes"),
+            };
+            return Some(format!(
+                "profilednn: WARNING: {who} printed verbose lines without a rank label: the \
+                 ranks cannot be told apart and are profiled as one. Have the launcher label \
+                 each line (torchrun --tee 3, Open MPI mpirun --tag-output, MPICH mpiexec \
+                 -prepend-rank, srun --label), or add `--ranks` to `profilednn record` for \
+                 torchrun and mpirun"
+            ));
+        }
+        None
+    }
+}
+
+/// The launchers `--ranks` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LauncherKind {
+    Torchrun,
+    Mpirun,
+    Srun,
+}
+
+fn launcher_kind(program: &std::ffi::OsStr) -> Option<LauncherKind> {
+    let name = std::path::Path::new(program).file_name()?.to_str()?;
+    match name {
+        "torchrun" => Some(LauncherKind::Torchrun),
+        "mpirun" | "mpiexec" | "mpiexec.hydra" | "orterun" | "prterun" => {
+            Some(LauncherKind::Mpirun)
+        }
+        "srun" => Some(LauncherKind::Srun),
+        _ => None,
+    }
+}
+
+/// Which MPI `mpirun` is: Open MPI labels with `--tag-output`, MPICH and Intel MPI (Hydra)
+/// with `-prepend-rank`. Asked of the program itself, as its `--version` says.
+fn mpi_label_flag(program: &std::ffi::OsStr) -> Result<&'static str> {
+    let out = std::process::Command::new(program)
+        .arg("--version")
+        .output();
+    let text = match out {
+        Ok(o) => {
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+        }
+        Err(e) => bail!(
+            "--ranks: cannot run `{} --version`: {e}",
+            program.to_string_lossy()
+        ),
+    };
+    if text.contains("Open MPI") || text.contains("OpenRTE") || text.contains("PRRTE") {
+        Ok("--tag-output")
+    } else if text.contains("HYDRA") || text.contains("Intel") || text.contains("MPICH") {
+        Ok("-prepend-rank")
+    } else {
+        bail!(
+            "--ranks: `{} --version` names neither Open MPI nor MPICH/Intel MPI; add the \
+             launcher's line-label flag yourself (--tag-output, -prepend-rank)",
+            program.to_string_lossy()
+        )
+    }
+}
+
+/// The command with the launcher's own flag that labels each line with its rank, unless the
+/// command has it already: `torchrun --tee 3`, `mpirun --tag-output` (Open MPI) or
+/// `-prepend-rank` (MPICH, Intel MPI), `srun --label`.
+pub fn with_rank_labels(command: &[OsString]) -> Result<Vec<OsString>> {
+    let (program, rest) = command.split_first().expect("required");
+    // The launcher's own options come before the program it launches (a `.py` script): the
+    // script's `-r 5` is not torchrun's `-r`.
+    let own = rest
+        .iter()
+        .position(|a| a.to_string_lossy().ends_with(".py"))
+        .unwrap_or(rest.len());
+    let has = |flags: &[&str]| {
+        rest[..own].iter().any(|a| {
+            let a = a.to_string_lossy();
+            flags
+                .iter()
+                .any(|f| a == *f || a.starts_with(&format!("{f}=")))
+        })
+    };
+    // `python -m torch.distributed.run …` is torchrun under another name.
+    if let Some(at) = rest.iter().position(|a| a == "torch.distributed.run") {
+        if at > 0 && rest[at - 1] == "-m" && !has(&["--tee", "-t", "--redirects", "-r"]) {
+            let mut out = vec![program.clone()];
+            out.extend(rest[..=at].iter().cloned());
+            out.extend(["--tee", "3"].map(OsString::from));
+            out.extend(rest[at + 1..].iter().cloned());
+            return Ok(out);
+        }
+    }
+    let added: Vec<&str> = match launcher_kind(program) {
+        Some(LauncherKind::Torchrun) if has(&["--tee", "-t", "--redirects", "-r"]) => vec![],
+        Some(LauncherKind::Torchrun) => vec!["--tee", "3"],
+        Some(LauncherKind::Mpirun)
+            if has(&["--tag-output", "-tag-output", "-prepend-rank", "-l"]) =>
+        {
+            vec![]
+        }
+        Some(LauncherKind::Mpirun) => vec![mpi_label_flag(program)?],
+        Some(LauncherKind::Srun) if has(&["--label", "-l"]) => vec![],
+        Some(LauncherKind::Srun) => vec!["--label"],
+        None => bail!(
+            "--ranks adds the rank-label flag of torchrun, mpirun/mpiexec or srun, but the \
+             command starts with `{}`; label the lines with your launcher's own option",
+            program.to_string_lossy()
+        ),
+    };
+    let mut out = vec![program.clone()];
+    out.extend(added.into_iter().map(OsString::from));
+    out.extend(rest.iter().cloned());
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labelled_verbose_lines_keep_their_label_and_leave_the_terminal() {
+        let r = route(b"[default1]:onednn_verbose,v1,primitive,exec,cpu,x,1\n").unwrap();
+        assert_eq!(r.terminal, b"");
+        assert_eq!(r.label, b"[default1]:");
+        assert_eq!(r.verbose, b"onednn_verbose,v1,primitive,exec,cpu,x,1\n");
+        assert_eq!(r.rank, Some((Launcher::Torchrun, 1)));
+        let r = route(b"[1,0]<stdout>:loss=3onednn_verbose,exec,cpu,x,1\n").unwrap();
+        assert_eq!(r.terminal, b"[1,0]<stdout>:loss=3");
+        assert_eq!(r.label, b"[1,0]<stdout>:");
+        assert_eq!(r.verbose, b"onednn_verbose,exec,cpu,x,1\n");
+        let r = route(b"[default0]:profilednn,iteration,2\n").unwrap();
+        assert_eq!(r.verbose, b"profilednn,iteration,2\n");
+        assert_eq!(route(b"[default0]:epoch 1 loss 0.3\n"), None);
+        assert_eq!(route(b"[default0]:\n"), None);
+    }
+
+    #[test]
+    fn unlabelled_processes_are_named_only_when_there_can_be_several() {
+        let header = b"onednn_verbose,v1,info,oneDNN v3.13.3 (commit b38f97eb)\n";
+        let mut w = RankWatch::default();
+        w.see(&route(header).unwrap());
+        // One process of a plain program: nothing to say; under a launcher: unlabelled ranks.
+        assert_eq!(w.note(std::ffi::OsStr::new("python")), None);
+        let n = w.note(std::ffi::OsStr::new("/usr/bin/torchrun")).unwrap();
+        assert!(n.contains("the launcher's processes"), "{n}");
+        w.see(&route(header).unwrap());
+        let n = w.note(std::ffi::OsStr::new("python")).unwrap();
+        assert!(
+            n.contains("2 processes") && n.contains("cannot be told apart"),
+            "{n}"
+        );
+        // Labelled lines: the ranks found.
+        let mut w = RankWatch::default();
+        w.see(&route(b"[default1]:onednn_verbose,v1,info,x\n").unwrap());
+        let n = w.note(std::ffi::OsStr::new("torchrun")).unwrap();
+        assert!(n.contains("torchrun (rank 1: 1)"), "{n}");
+    }
+
+    #[test]
+    fn ranks_flag_is_added_once_and_only_for_known_launchers() {
+        let os = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            with_rank_labels(&os(&["torchrun", "--nproc-per-node", "2", "t.py"])).unwrap(),
+            os(&["torchrun", "--tee", "3", "--nproc-per-node", "2", "t.py"])
+        );
+        assert_eq!(
+            with_rank_labels(&os(&["/usr/bin/torchrun", "--tee=3", "t.py"])).unwrap(),
+            os(&["/usr/bin/torchrun", "--tee=3", "t.py"])
+        );
+        assert_eq!(
+            with_rank_labels(&os(&["torchrun", "t.py", "-r", "5"])).unwrap(),
+            os(&["torchrun", "--tee", "3", "t.py", "-r", "5"])
+        );
+        assert_eq!(
+            with_rank_labels(&os(&["srun", "-n", "2", "x"])).unwrap(),
+            os(&["srun", "--label", "-n", "2", "x"])
+        );
+        assert_eq!(
+            with_rank_labels(&os(&["python3", "-m", "torch.distributed.run", "t.py"])).unwrap(),
+            os(&[
+                "python3",
+                "-m",
+                "torch.distributed.run",
+                "--tee",
+                "3",
+                "t.py"
+            ])
+        );
+        let e = with_rank_labels(&os(&["python", "t.py"])).unwrap_err();
+        assert!(e.to_string().contains("`python`"), "{e}");
+    }
+}

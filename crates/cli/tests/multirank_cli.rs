@@ -1,0 +1,454 @@
+//! Multi-rank runs end to end, on real launcher output: torchrun 2.15 `--tee 3` and
+//! `--log-dir`, Open MPI 4.1 `mpirun --tag-output`, MPICH 4.0 `mpiexec -prepend-rank` (fixtures/multirank, recorded with
+//! train_ddp.py: 2 ranks, Gloo, OMP_NUM_THREADS=1, rank 1 given twice rank 0's batch). Expected
+//! figures are counted from the fixtures' own lines here, not taken from the tool.
+
+mod common;
+use common::{bin, json_of, root, temp_dir};
+use serde_json::Value;
+use std::io::Read;
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    root().join("fixtures/multirank").join(name)
+}
+
+fn gunzip(path: &std::path::Path) -> String {
+    let mut s = String::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut s)
+        .unwrap();
+    s
+}
+
+/// The rank's own text of a line labelled `label`, if it has that label.
+fn text_of<'a>(line: &'a str, label: &str) -> Option<&'a str> {
+    line.strip_prefix(label)
+}
+
+/// Exec lines of one rank: (count, summed time in ms), from the last field of each line.
+fn execs(log: &str, label: &str) -> (u64, f64) {
+    log.lines()
+        .filter_map(|l| text_of(l, label))
+        .filter(|t| t.starts_with("onednn_verbose,") && t.contains(",exec,"))
+        .fold((0, 0.0), |(n, s), t| {
+            (
+                n + 1,
+                s + t.rsplit(',').next().unwrap().parse::<f64>().unwrap(),
+            )
+        })
+}
+
+/// `profilednn record --no-report -o LOG -- sh -c PROGRAM`.
+fn record_sh(log: &std::path::Path, program: &str) -> std::process::Output {
+    bin()
+        .args(["record", "--no-report", "-o"])
+        .arg(log)
+        .args(["--", "sh", "-c", program])
+        .output()
+        .unwrap()
+}
+
+fn report_json(log: &std::path::Path) -> Value {
+    json_of(&["report", log.to_str().unwrap(), "--format", "json"])
+}
+
+fn rank(j: &Value, r: u64) -> &Value {
+    j["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["rank"] == r)
+        .unwrap_or_else(|| panic!("no rank {r} in {}", j["ranks"]))
+}
+
+fn check_ranks(j: &Value, log: &str, labels: [&str; 2]) {
+    assert_eq!(j["ranks"].as_array().unwrap().len(), 2, "{}", j["ranks"]);
+    for (r, label) in labels.iter().enumerate() {
+        let (calls, ms) = execs(log, label);
+        let markers = log
+            .lines()
+            .filter_map(|l| text_of(l, label))
+            .filter(|t| t.starts_with("profilednn,iteration,"))
+            .count() as u64;
+        let v = rank(j, r as u64);
+        assert_eq!(v["calls"], calls, "rank {r}");
+        let got = v["total_time_ms"].as_f64().unwrap();
+        assert!(
+            (got - ms).abs() < 1e-6 * ms.max(1.0),
+            "rank {r}: {got} vs {ms}"
+        );
+        // `[default0]:profilednn,iteration,N` markers are the rank's iterations.
+        assert_eq!(v["iterations"], markers, "rank {r}");
+        let per = v["time_ms_per_iteration"].as_f64().unwrap();
+        assert!((per - ms / markers as f64).abs() < 1e-6 * ms.max(1.0));
+        assert_eq!(v["threads"], 1, "OMP_NUM_THREADS=1 in every rank");
+        assert!(v["stopped_early"].is_null());
+    }
+    // Rank 1 was given twice the batch: its problems say so, and it is the straggler.
+    assert_eq!(rank(j, 0)["mini_batch"], 16);
+    assert_eq!(rank(j, 1)["mini_batch"], 32);
+    let im = &j["rank_logs"][0]["imbalance"];
+    assert_eq!(im["straggler"], 1, "{im}");
+    assert_eq!(im["mini_batch"], serde_json::json!([32, 16]));
+}
+
+#[test]
+fn torchrun_tee_log_gives_a_profile_per_rank() {
+    let path = fixture("torchrun_2ranks.log.gz");
+    let log = gunzip(&path);
+    let j = report_json(&path);
+    check_ranks(&j, &log, ["[default0]:", "[default1]:"]);
+    assert_eq!(j["rank_logs"][0]["launcher"], "torchrun");
+    // Both ranks' exec lines, merged.
+    let all = execs(&log, "[default0]:").0 + execs(&log, "[default1]:").0;
+    assert_eq!(j["calls"], all);
+}
+
+#[test]
+fn open_mpi_tag_output_log_gives_a_profile_per_rank() {
+    let path = fixture("mpirun_2ranks.log.gz");
+    let log = gunzip(&path);
+    let j = report_json(&path);
+    check_ranks(&j, &log, ["[1,0]<stdout>:", "[1,1]<stdout>:"]);
+}
+
+#[test]
+fn mpich_prepend_rank_log_gives_a_profile_per_rank() {
+    // MPICH 4.0 (Hydra) `mpiexec -prepend-rank`, recorded with `record --ranks`.
+    let path = fixture("mpich_2ranks.log.gz");
+    let log = gunzip(&path);
+    let j = report_json(&path);
+    check_ranks(&j, &log, ["[0] ", "[1] "]);
+    assert_eq!(j["rank_logs"][0]["launcher"], "MPICH -prepend-rank");
+}
+
+#[test]
+fn torchrun_log_dir_gives_a_profile_per_rank() {
+    let dir = fixture("torchrun_log_dir");
+    let run = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // The per-rank files relabelled as one log, to count from with the same helpers.
+    let mut log = String::new();
+    for r in 0..2 {
+        let f = gunzip(&run.join(format!("attempt_0/{r}/stdout.log.gz")));
+        for l in f.lines() {
+            log += &format!("[r{r}]:{l}\n");
+        }
+    }
+    let j = report_json(&dir);
+    check_ranks(&j, &log, ["[r0]:", "[r1]:"]);
+}
+
+#[test]
+fn the_header_does_not_sum_ranks_into_more_than_100_percent_busy() {
+    let out = bin()
+        .args([
+            "report",
+            fixture("torchrun_2ranks.log.gz").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("oneDNN busy"))
+        .expect("busy line");
+    let busy: f64 = line
+        .split("busy ")
+        .nth(1)
+        .unwrap()
+        .split('%')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let j = report_json(&fixture("torchrun_2ranks.log.gz"));
+    // Hand-derived: each rank's time against the common span, averaged.
+    let span = j["wall_span_ms"].as_f64().unwrap();
+    let mean = (rank(&j, 0)["total_time_ms"].as_f64().unwrap()
+        + rank(&j, 1)["total_time_ms"].as_f64().unwrap())
+        / 2.0;
+    assert!((busy - mean / span * 100.0).abs() < 0.06, "{line}");
+    assert!(text.contains("Straggler: rank 1"), "{text}");
+    assert!(text.contains("rank 0 ms") && text.contains("rank 1 ms"));
+}
+
+#[test]
+fn a_crashed_rank_is_named() {
+    // PROFILEDNN_CRASH_RANK=1: rank 1 exited at its third iteration, torchrun stopped rank 0.
+    let path = fixture("torchrun_crash.log.gz");
+    let j = report_json(&path);
+    assert!(rank(&j, 0)["stopped_early"].is_null(), "{}", j["ranks"]);
+    let why = rank(&j, 1)["stopped_early"].as_str().unwrap();
+    assert!(why.contains("2 iterations against 3"), "{why}");
+    let out = bin()
+        .args(["report", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Rank 1 stopped early"));
+}
+
+#[test]
+fn record_passes_launcher_output_through_exactly() {
+    // The real terminal output of `torchrun --nproc-per-node 2 --tee 3 train_ddp.py`, replayed.
+    let raw = fixture("torchrun_tee3_terminal.txt.gz");
+    let program = format!("gzip -dc '{}'", raw.display());
+    let direct = std::process::Command::new("sh")
+        .args(["-c", &program])
+        .output()
+        .unwrap();
+    let dir = temp_dir();
+    let log = dir.join("ddp.log");
+    let rec = record_sh(&log, &program);
+    assert!(rec.status.success());
+    let direct = String::from_utf8(direct.stdout).unwrap();
+    let is_profile = |l: &str| {
+        l.split_once("]:").is_some_and(|(_, t)| {
+            t.starts_with("onednn_verbose,") || t.starts_with("profilednn,iteration,")
+        })
+    };
+    let (expected_log, expected_terminal): (Vec<&str>, Vec<&str>) =
+        direct.lines().partition(|l| is_profile(l));
+    assert!(expected_log.len() > 100 && !expected_terminal.is_empty());
+    assert_eq!(
+        String::from_utf8(rec.stdout).unwrap(),
+        expected_terminal
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+        "the launcher's output, verbose lines removed, labels and all"
+    );
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        written.lines().collect::<Vec<_>>(),
+        expected_log,
+        "labels kept in the log"
+    );
+    let err = String::from_utf8_lossy(&rec.stderr);
+    assert!(err.contains("rank 0:") && err.contains("rank 1:"), "{err}");
+}
+
+#[test]
+fn record_says_when_ranks_cannot_be_told_apart() {
+    // torchrun without --tee: both ranks write to the terminal unlabelled.
+    let program = format!(
+        "gzip -dc '{}'",
+        fixture("torchrun_nolabel.log.gz").display()
+    );
+    let dir = temp_dir();
+    let out = record_sh(&dir.join("x.log"), &program);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot be told apart"), "{err}");
+    assert!(
+        err.contains("--tee 3") && err.contains("--tag-output"),
+        "{err}"
+    );
+}
+
+#[test]
+fn record_keeps_a_crashing_launchers_lines_and_status() {
+    let dir = temp_dir();
+    let log = dir.join("crash.log");
+    let program = "echo '[default0]:onednn_verbose,v1,info,oneDNN v3.2.0 (commit x)'; \
+         echo '[default1]:onednn_verbose,v1,info,oneDNN v3.2.0 (commit x)'; \
+         echo '[default1]:onednn_verbose,v1,primitive,exec,cpu,eltwise,jit,forward_training,data:f32::blocked:a::f0,,alg:eltwise_relu,8,0.5'; \
+         echo 'torch.distributed.elastic.multiprocessing.errors.ChildFailedError' >&2; exit 7";
+    let out = record_sh(&log, program);
+    assert_eq!(out.status.code(), Some(7));
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 3);
+}
+
+/// A stand-in launcher named like the real one that prints the arguments it was given.
+fn fake_launcher(dir: &std::path::Path, name: &str, version: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(
+        &p,
+        format!("#!/bin/sh\nif [ \"$1\" = --version ]; then echo '{version}'; exit 0; fi\necho \"args: $*\"\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    p
+}
+
+#[test]
+fn record_ranks_adds_the_launchers_own_label_flag() {
+    let dir = temp_dir();
+    for (name, version, expected) in [
+        ("torchrun", "", "args: --tee 3 --nproc-per-node 2 t.py"),
+        (
+            "mpirun",
+            "mpirun (Open MPI) 4.1.4",
+            "args: --tag-output --nproc-per-node 2 t.py",
+        ),
+    ] {
+        let sub = dir.join(name);
+        std::fs::create_dir_all(&sub).unwrap();
+        let exe = fake_launcher(&sub, name, version);
+        let out = bin()
+            .args([
+                "record",
+                "--ranks",
+                "--no-report",
+                "-o",
+                sub.join("x.log").to_str().unwrap(),
+                "--",
+            ])
+            .arg(&exe)
+            .args(["--nproc-per-node", "2", "t.py"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected);
+    }
+}
+
+#[test]
+fn rank_imbalance_and_thread_placement_advice() {
+    let path = fixture("torchrun_2ranks.log.gz");
+    let advice = |log: &std::path::Path, cores: &str| {
+        json_of(&[
+            "advise",
+            log.to_str().unwrap(),
+            "--format",
+            "json",
+            "--cores",
+            cores,
+        ])
+    };
+    let fired = |a: &Value, id: &str| {
+        a["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap()["fired"]
+            .as_bool()
+            .unwrap()
+    };
+    let a = advice(&path, "2");
+    assert!(fired(&a, "rank-imbalance"));
+    let f = a["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "rank-imbalance")
+        .unwrap();
+    assert!(f["evidence"]["straggler"]
+        .as_str()
+        .unwrap()
+        .ends_with("[rank 1]"));
+    // 2 ranks × 1 thread fill 2 cores; on 8 cores 6 are idle.
+    assert!(!fired(&a, "rank-thread-placement"));
+    assert!(fired(&advice(&path, "8"), "rank-thread-placement"));
+    // Rank 0's lines given to two ranks: balanced.
+    let log = gunzip(&path);
+    let mut twins = String::new();
+    for l in log.lines().filter_map(|l| l.strip_prefix("[default0]:")) {
+        twins += &format!("[default0]:{l}\n[default1]:{l}\n");
+    }
+    let dir = temp_dir();
+    let twin_log = dir.join("twins.log");
+    std::fs::write(&twin_log, twins).unwrap();
+    assert!(!fired(&advice(&twin_log, "2"), "rank-imbalance"));
+}
+
+#[test]
+fn a_truncated_multi_rank_log_keeps_every_ranks_lines_and_says_so_once() {
+    let whole = std::fs::read(fixture("torchrun_2ranks.log.gz")).unwrap();
+    let dir = temp_dir();
+    let cut = dir.join("cut.log.gz");
+    std::fs::write(&cut, &whole[..whole.len() * 2 / 3]).unwrap();
+    let out = bin()
+        .args(["report", cut.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "a partial result");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("profilednn: error:").count(), 1, "{err}");
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["ranks"].as_array().unwrap().len(), 2);
+    // What was readable: the lines of the decompressed prefix, counted independently.
+    let mut text = Vec::new();
+    let _ = flate2::read::MultiGzDecoder::new(&whole[..whole.len() * 2 / 3]).read_to_end(&mut text);
+    let text = String::from_utf8_lossy(&text);
+    let complete = &text[..text.rfind('\n').unwrap() + 1];
+    let total = execs(complete, "[default0]:").0 + execs(complete, "[default1]:").0;
+    assert_eq!(j["calls"], total);
+}
+
+#[test]
+fn one_run_commands_refuse_a_multi_rank_log_and_say_how_to_pick_a_rank() {
+    let path = fixture("torchrun_2ranks.log.gz");
+    let p = path.to_str().unwrap();
+    let machine = root().join("fixtures/machine/xeon-8480-spec.json");
+    let m = machine.to_str().unwrap();
+    let trace = temp_dir().join("t.json");
+    let t = trace.to_str().unwrap();
+    for args in [
+        vec!["diff", p, p],
+        vec!["project", p, "--machine", m],
+        vec!["trace", p, "-o", t],
+    ] {
+        let out = bin().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(p) && err.contains("a multi-rank log (2 ranks"),
+            "{err}"
+        );
+    }
+    // The way out the error gives works: rank 1's lines alone are an ordinary log.
+    let dir = temp_dir();
+    let one = dir.join("rank1.log");
+    let sed = std::process::Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "gzip -dc '{p}' | sed -n 's/^\\[default1\\]://p' > '{}'",
+                one.display()
+            ),
+        ])
+        .status()
+        .unwrap();
+    assert!(sed.success());
+    let j = report_json(&one);
+    assert!(j["ranks"].is_null());
+    assert_eq!(j["calls"], execs(&gunzip(&path), "[default1]:").0);
+}
+
+#[test]
+fn ranks_with_different_thread_counts_are_named() {
+    // The torchrun fixture with rank 1's header saying 2 threads instead of 1.
+    let log = gunzip(&fixture("torchrun_2ranks.log.gz")).replace(
+        "[default1]:onednn_verbose,v1,info,cpu,runtime:OpenMP,nthr:1",
+        "[default1]:onednn_verbose,v1,info,cpu,runtime:OpenMP,nthr:2",
+    );
+    let dir = temp_dir();
+    let path = dir.join("uneven.log");
+    std::fs::write(&path, log).unwrap();
+    let j = report_json(&path);
+    assert_eq!(
+        (
+            rank(&j, 0)["threads"].clone(),
+            rank(&j, 1)["threads"].clone()
+        ),
+        (1.into(), 2.into())
+    );
+    let a = json_of(&["advise", path.to_str().unwrap(), "--format", "json"]);
+    let f = a["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "rank-thread-placement")
+        .expect("fires without --cores: the ranks' headers differ");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("different thread counts"),
+        "{f}"
+    );
+}
