@@ -23,9 +23,11 @@ pub struct PlanArgs {
     /// Sockets the cores are in (equal shares): splits with a rank across two are invalid.
     #[arg(long, default_value_t = 1, value_parser = crate::load::count)]
     sockets: u64,
-    /// Ranks that ran the logged training (the global batch is their mini-batch × this).
-    #[arg(long, default_value_t = 1, value_parser = crate::load::count)]
-    log_ranks: u64,
+    /// Ranks that ran the logged training, for one rank's log cut out of a multi-rank run (the
+    /// global batch is its mini-batch × this). A log with launcher labels (`[default0]:`, …)
+    /// or a torchrun `--log-dir` tree gives its ranks itself.
+    #[arg(long, value_parser = crate::load::count)]
+    log_ranks: Option<u64>,
     /// Machine profile (`profilednn peak`): its memory bandwidth prices the all-reduce
     /// (default: an assumed 10 GB/s, stated in the output).
     #[arg(long, value_name = "PROFILE.json")]
@@ -79,24 +81,17 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
                 .into(),
         },
     };
-    let profile =
-        crate::load::profiles(std::slice::from_ref(&args.log), None, None, true)?.remove(0);
-    let input = profilednn_verbose::LogInput::open(&args.log)
-        .with_context(|| format!("{}: cannot read the log", args.log.display()))?;
-    let (calls, from) = steady_iteration(input, &profile);
-    let Some(logged_batch) = plan::logged_batch(&calls) else {
-        bail!(
-            "{}: no convolution, inner product or matmul with an `mb` in the steady-state iteration ({from}): the mini-batch, and so the global batch, is unknown",
-            args.log.display()
-        );
-    };
+    let Logged {
+        calls,
+        from,
+        rank_batches,
+    } = logged(&args)?;
     let footprint = plan::footprint::of_iteration(&calls)
         .with_context(|| format!("{}: steady-state iteration ({from})", args.log.display()))?;
     let mut plan = plan::skeleton(
         &args.log.display().to_string(),
         &target,
-        logged_batch,
-        args.log_ranks,
+        &rank_batches,
         footprint,
     )
     .map_err(anyhow::Error::msg)?;
@@ -110,6 +105,73 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         Format::Table => print_table(&plan)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The logged iteration the plan replays, and every logged rank's mini-batch.
+struct Logged {
+    calls: plan::Calls,
+    from: String,
+    rank_batches: Vec<u64>,
+}
+
+/// A single-process log: its steady-state iteration, its mini-batch `--log-ranks` times. A
+/// multi-rank log: the first rank's iteration (every rank runs the same model) and each rank's
+/// own mini-batch (a straggler's larger batch counts in the global batch).
+fn logged(args: &PlanArgs) -> Result<Logged> {
+    let Some(split) = crate::rank_logs::split(&args.log)? else {
+        let profile = crate::load::profile(&args.log, None, None, true)?;
+        let input = profilednn_verbose::LogInput::open(&args.log)
+            .with_context(|| format!("{}: cannot read the log", args.log.display()))?;
+        let (calls, from) = steady_iteration(input, &profile);
+        let mb = batch_of(&calls, &from, &args.log.display().to_string())?;
+        let k = usize::try_from(args.log_ranks.unwrap_or(1))?;
+        return Ok(Logged {
+            calls,
+            from,
+            rank_batches: vec![mb; k],
+        });
+    };
+    let n = split.ranks.len() as u64;
+    if args.log_ranks.is_some_and(|k| k != n) {
+        bail!(
+            "{}: the log holds {n} ranks (labelled by {}); drop --log-ranks",
+            split.source,
+            split.launcher
+        );
+    }
+    let loaded = crate::load::logs_and_ranks(std::slice::from_ref(&args.log), None, None, true)?;
+    let mut first = None;
+    let mut rank_batches = Vec::new();
+    // The loader keeps the ranks' profiles in the split's order.
+    for (r, profile) in split.ranks.iter().zip(&loaded.profiles) {
+        let input = profilednn_verbose::LogInput::Stream {
+            path: args.log.clone(),
+            reader: Box::new(std::io::Cursor::new(r.bytes.clone())),
+            compressed_len: None,
+        };
+        let (calls, from) = steady_iteration(input, profile);
+        let name = format!("{} [rank {}]", split.source, r.rank);
+        rank_batches.push(batch_of(&calls, &from, &name)?);
+        if first.is_none() {
+            first = Some((calls, format!("rank {}: {from}", r.rank)));
+        }
+    }
+    let Some((calls, from)) = first else {
+        bail!("{}: a multi-rank log without a rank's lines", split.source);
+    };
+    Ok(Logged {
+        calls,
+        from,
+        rank_batches,
+    })
+}
+
+fn batch_of(calls: &plan::Iteration, from: &str, source: &str) -> Result<u64> {
+    plan::logged_batch(calls).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{source}: no convolution, inner product or matmul with an `mb` in the steady-state iteration ({from}): the mini-batch, and so the global batch, is unknown"
+        )
+    })
 }
 
 /// Replays one rank of every valid split, fewest threads last (the order does not matter to
@@ -172,14 +234,15 @@ fn ms(x: Option<f64>) -> String {
 }
 
 fn print_table(p: &Plan) -> Result<()> {
+    let batches: Vec<String> = p.logged_rank_batches.iter().map(u64::to_string).collect();
     outln!(
-        "Plan for {}: {} cores in {} socket(s), global batch {} (mini-batch {} × {} logged rank(s))",
+        "Plan for {}: {} cores in {} socket(s), global batch {} (the mini-batch of {} logged rank(s): {})",
         p.source,
         p.cores,
         p.sockets,
         p.global_batch,
-        p.logged_batch,
-        p.logged_ranks
+        p.logged_ranks,
+        batches.join(" + ")
     );
     outln!(
         "  gradients all-reduced per iteration: {:.2} MiB ({} backward-weights calls); all-reduce priced at {} GB/s ({})",

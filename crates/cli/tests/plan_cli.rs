@@ -161,6 +161,48 @@ fn table_names_the_bandwidth_and_invalid_rows() {
     assert!(text.contains("42.60 MiB"), "{text}");
 }
 
+/// `fixtures/multirank/train_ddp.py` under torchrun: 2 ranks, rank 0 at batch 16, rank 1 (the
+/// straggler) at 32. oneDNN ran its two convolutions, with bias: 3→16 3×3 and 16→32 3×3.
+#[test]
+fn multi_rank_log_gives_its_ranks_and_batches() {
+    let g = (3 * 16 * 9 + 16 + 16 * 32 * 9 + 32) * 4;
+    // Outputs per sample: 16×32×32 and 32×16×16 f32, at rank 0's batch 16.
+    let act = (16 * 32 * 32 + 32 * 16 * 16) * 4 * 16;
+    for log in [
+        "fixtures/multirank/torchrun_2ranks.log.gz",
+        "fixtures/multirank/torchrun_log_dir",
+    ] {
+        let log = root().join(log).display().to_string();
+        let p = json_of(&[
+            "plan",
+            &log,
+            "--cores",
+            "2",
+            "--dry-run",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(p["logged_ranks"], 2, "{log}");
+        assert_eq!(
+            p["logged_rank_batches"],
+            serde_json::json!([16, 32]),
+            "{log}"
+        );
+        assert_eq!(p["global_batch"], 48, "{log}");
+        assert_eq!(p["footprint"]["gradient_bytes"], g, "{log}");
+        assert_eq!(p["footprint"]["activation_bytes"], act, "{log}");
+        assert_eq!(row(&p, "1x2")["per_rank_batch"], 48);
+        assert_eq!(row(&p, "2x1")["per_rank_batch"], 24);
+        // Activations scale from rank 0's batch 16 to 24.
+        assert_eq!(
+            row(&p, "2x1")["memory_bytes_per_rank"],
+            2 * g + act / 16 * 24
+        );
+        let e = refused(&[&log, "--cores", "2", "--log-ranks", "3", "--dry-run"]);
+        assert!(e.contains("holds 2 ranks"), "{e}");
+    }
+}
+
 /// The stderr of `plan` with `args`, which must fail.
 fn refused(args: &[&str]) -> String {
     failed(bin().arg("plan").args(args).output().unwrap())

@@ -25,6 +25,8 @@ pub const SCHEMA: &str = "profilednn.plan.v1";
 
 /// One steady-state iteration's calls, in log order.
 pub type Iteration = [Arc<Primitive>];
+/// An owned [`Iteration`].
+pub type Calls = Vec<Arc<Primitive>>;
 
 /// The mini-batch the iteration was logged with (the `--batch` transform's reading: the most
 /// common `mb` of its compute primitives).
@@ -77,11 +79,14 @@ pub struct Plan {
     pub source: String,
     pub cores: u64,
     pub sockets: u64,
-    /// Mini-batch of the logged problems (most common `mb` of the compute primitives).
+    /// Mini-batch of the replayed iteration's problems (most common `mb` of the compute
+    /// primitives): the first rank's in a multi-rank log.
     pub logged_batch: u64,
     /// Ranks that wrote the log (1: a single-process log).
     pub logged_ranks: u64,
-    /// `logged_batch × logged_ranks`: the batch every split keeps.
+    /// Each logged rank's mini-batch, in rank order.
+    pub logged_rank_batches: Vec<u64>,
+    /// Their sum: the batch every split keeps.
     pub global_batch: u64,
     pub footprint: Footprint,
     pub memory_gbps: f64,
@@ -93,17 +98,23 @@ pub struct Plan {
 }
 
 /// The plan's figures before any replay: every split of `target.cores`, its validity, its
-/// all-reduce and memory. `footprint` is of one iteration at `logged_batch`.
+/// all-reduce and memory. `rank_batches` are the logged ranks' mini-batches (one for a
+/// single-process log), the first being the replayed iteration's; `footprint` is of that
+/// iteration.
 pub fn skeleton(
     source: &str,
     target: &Target,
-    logged_batch: u64,
-    logged_ranks: u64,
+    rank_batches: &[u64],
     footprint: Footprint,
 ) -> Result<Plan, String> {
-    let global_batch = logged_batch.checked_mul(logged_ranks).ok_or_else(|| {
-        format!("global batch {logged_batch} × {logged_ranks} ranks overflows 64 bits")
-    })?;
+    let logged_batch = *rank_batches
+        .first()
+        .ok_or("no logged rank: the mini-batch is unknown")?;
+    let global_batch = rank_batches
+        .iter()
+        .try_fold(0u64, |a, b| a.checked_add(*b))
+        .ok_or_else(|| format!("the global batch {rank_batches:?} overflows 64 bits"))?;
+    let logged_ranks = rank_batches.len() as u64;
     let g = footprint.gradient_bytes;
     let rows = splits::enumerate(target.cores)
         .into_iter()
@@ -141,6 +152,7 @@ pub fn skeleton(
         sockets: target.sockets,
         logged_batch,
         logged_ranks,
+        logged_rank_batches: rank_batches.to_vec(),
         global_batch,
         memory_gbps: target.memory_gbps,
         bandwidth_source: target.bandwidth_source.clone(),
@@ -224,7 +236,7 @@ mod tests {
 
     #[test]
     fn rows_figures_by_hand() {
-        let p = skeleton("x.log", &target(4, 1), 8, 1, fp()).unwrap();
+        let p = skeleton("x.log", &target(4, 1), &[8], fp()).unwrap();
         let names: Vec<&str> = p.rows.iter().map(|r| r.split.as_str()).collect();
         assert_eq!(names, ["1x4", "2x2", "4x1"]);
         let r = &p.rows[1];
@@ -240,18 +252,27 @@ mod tests {
 
     #[test]
     fn batch_of_several_logged_ranks() {
-        let p = skeleton("x.log", &target(6, 1), 4, 2, fp()).unwrap();
+        let p = skeleton("x.log", &target(6, 1), &[4, 4], fp()).unwrap();
         assert_eq!(p.global_batch, 8);
+        assert_eq!(p.logged_ranks, 2);
+        // Unequal ranks (a straggler with twice the batch): the sum.
+        assert_eq!(
+            skeleton("x.log", &target(2, 1), &[16, 32], fp())
+                .unwrap()
+                .global_batch,
+            48
+        );
+        assert!(skeleton("x.log", &target(2, 1), &[], fp()).is_err());
         let r3 = p.rows.iter().find(|r| r.ranks == 3).unwrap();
         assert_eq!(r3.per_rank_batch, None);
         assert_eq!(r3.invalid, ["global batch 8 not divisible by 3 ranks"]);
         assert_eq!(r3.memory_bytes_per_rank, None);
-        assert!(skeleton("x.log", &target(2, 1), u64::MAX, 2, fp()).is_err());
+        assert!(skeleton("x.log", &target(2, 1), &[u64::MAX, 2], fp()).is_err());
     }
 
     #[test]
     fn relative_throughput_of_valid_rows_only() {
-        let mut p = skeleton("x.log", &target(6, 1), 8, 1, fp()).unwrap();
+        let mut p = skeleton("x.log", &target(6, 1), &[8], fp()).unwrap();
         p.set_compute("1x6", 100.0);
         p.set_compute("2x3", 50.0);
         p.set_compute("3x2", 10.0); // invalid: 8 not divisible by 3
