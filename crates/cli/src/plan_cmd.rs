@@ -70,7 +70,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
                 cores: args.cores,
                 sockets: args.sockets,
                 memory_gbps: m.memory_gbps,
-                bandwidth_source: format!("measured, machine profile {}", p.display()),
+                bandwidth_source: format!("memory_gbps of machine profile {}", p.display()),
             }
         }
         None => Target {

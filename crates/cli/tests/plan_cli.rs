@@ -161,6 +161,36 @@ fn table_names_the_bandwidth_and_invalid_rows() {
     assert!(text.contains("42.60 MiB"), "{text}");
 }
 
+#[test]
+fn machine_profile_prices_the_all_reduce() {
+    let m = root().join("fixtures/machine/xeon-8480-spec.json");
+    let text = std::fs::read_to_string(&m).unwrap();
+    let gbps = serde_json::from_str::<Value>(&text).unwrap()["memory_gbps"]
+        .as_f64()
+        .unwrap();
+    let m = m.display().to_string();
+    let f = fixture();
+    let p = json_of(&[
+        "plan",
+        &f,
+        "--cores",
+        "2",
+        "--machine",
+        &m,
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(p["memory_gbps"].as_f64(), Some(gbps));
+    assert!(p["bandwidth_source"]
+        .as_str()
+        .unwrap()
+        .contains("xeon-8480-spec.json"));
+    let g = (CONV_WEIGHTS * 4) as f64;
+    let ms = row(&p, "2x1")["allreduce_ms"].as_f64().unwrap();
+    assert!((ms - 2.0 * g / (gbps * 1e9) * 1e3).abs() < 1e-9, "{ms}");
+}
+
 /// `fixtures/multirank/train_ddp.py` under torchrun: 2 ranks, rank 0 at batch 16, rank 1 (the
 /// straggler) at 32. oneDNN ran its two convolutions, with bias: 3→16 3×3 and 16→32 3×3.
 #[test]
