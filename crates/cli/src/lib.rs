@@ -60,6 +60,7 @@ The method: profile -> project -> optimize (try each step on the bundled real lo
                  profilednn replay train.log -o replay.json   (needs pip onednn-cpu-gomp)
                  profilednn project train.log --replay replay.json
                The same primitives re-run here through oneDNN; training time projected.
+                 profilednn plan train.log --cores 2     (ranks × threads at the same batch)
   3. Optimize: rules that turn the evidence into actions, each with its estimated gain:
                  profilednn advise examples/retinanet_rnx50_fp32.log.gz
                (reorder churn -> channels-last, f32 on bf16 hardware -> autocast, …)

@@ -560,6 +560,7 @@ fn small_counts_are_singular_and_small_times_are_decimals() {
 fn every_option_of_every_command_has_help_text() {
     let commands = [
         "report", "benchdnn", "replay", "project", "diff", "trace", "record", "advise", "peak",
+        "plan",
     ];
     let mut bare = Vec::new();
     for c in commands {
