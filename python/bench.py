@@ -9,7 +9,8 @@ the numbers, and prefer --cpu-time for the 1-thread rows.
 Bounds: each row states the bytes it must move (what it reads and writes once, nothing else);
 its bound is those bytes at the best rate `profilednn peak`'s read, copy and triad kernels
 move over a working set of the row's size on the row's thread count (arrays allocated and
-page-faulted before timing, best of 3, measured before and after the row's timings). Copy and
+page-faulted before timing, best of 5, measured before and after the row's timings; with
+--cpu-time timed by the slowest thread's CPU time, like the rows). Copy and
 triad are counted with their write-allocate reads (the line read before a plain store), which
 STREAM's convention leaves out: the kernels here write with non-temporal stores (the focal
 gradient) or in place (the optimizers) and move only what they count, so against STREAM-counted
@@ -107,7 +108,8 @@ def bandwidth(working_set, threads):
     docstring), and the kernel that reached it."""
     best = (0.0, "")
     for k in ("read", "copy", "triad"):
-        _counted, moved = profilednn._native.bandwidth(k, int(max(working_set, 1 << 20)), threads, 3)
+        _counted, moved = profilednn._native.bandwidth(k, int(max(working_set, 1 << 20)), threads, 5,
+                                                       _clock is time.process_time)
         best = max(best, (moved * 1e9, k))
     return best
 
@@ -275,16 +277,16 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--compile", action="store_true", help="also time torch.compile of torchvision's loss (slow to compile)")
     ap.add_argument("--cpu-time", action="store_true",
-                    help="time by this process's CPU time (a loaded machine; 1-thread rows), not wall time")
+                    help="time the 1-thread rows (and their bandwidth) by CPU time, not wall time (a loaded machine)")
     a = ap.parse_args()
-    if a.cpu_time:
-        _clock = time.process_time
     runs = 3 if a.quick else 5
     print(cpu_line())
     print(f"torch {torch.__version__}; {load()} at start; medians of {runs}, "
-          f"{'process CPU' if a.cpu_time else 'wall'} time")
+          f"{'process CPU time at 1 thread, wall time at more' if a.cpu_time else 'wall time'}")
     for threads in [1, os.cpu_count()]:
         torch.set_num_threads(threads)
+        # CPU time adds up the threads (and any spinning ones): only 1-thread rows use it.
+        _clock = time.process_time if a.cpu_time and threads == 1 else time.perf_counter
         print(f"\n== {threads} thread(s), {load()}")
         print("focal loss, mean, alpha 0.25, gamma 2. fwd: forward only (no_grad); fwd+bwd: the autograd drop-in,\n"
               "forward then backward (dense targets); fused: sigmoid_focal_loss_and_grad with class labels, a fresh\n"

@@ -376,18 +376,27 @@ fn cpu_features(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
 /// (warm, page-faulted), best of `runs`. Returns (GB/s as STREAM counts, GB/s of the bytes
 /// the memory system moves, write-allocate included): a bound for a kernel that writes with
 /// non-temporal stores or in place must use the second, or the kernel beats its "bound".
+/// `cpu_time`: timed by the slowest thread's CPU time (for benchmarks timed the same way).
 #[pyfunction]
+#[pyo3(signature = (kernel, working_set, threads, runs, cpu_time=false))]
 fn bandwidth(
     py: Python,
     kernel: &str,
     working_set: u64,
     threads: usize,
     runs: u32,
+    cpu_time: bool,
 ) -> PyResult<(f64, f64)> {
-    use profilednn_machine::measure::bandwidth::{run, Kernel};
+    use profilednn_machine::measure::bandwidth::{run_timed, Clock, Kernel};
     let k = Kernel::from_name(kernel)
         .ok_or_else(|| PyValueError::new_err(format!("{kernel}: expected read, copy or triad")))?;
-    let p = py.allow_threads(|| run(k, working_set, threads.max(1), working_set, runs));
+    let clock = if cpu_time {
+        Clock::ThreadCpu
+    } else {
+        Clock::Wall
+    };
+    let p =
+        py.allow_threads(|| run_timed(k, working_set, threads.max(1), working_set, runs, clock));
     Ok((p.gbps, p.gbps * k.moved_per_counted()))
 }
 
