@@ -1,7 +1,20 @@
 """profilednn kernels vs PyTorch, as ratios measured in the same run (medians).
 
-Run: python python/bench.py [--quick] [--compile]  (threads: torch.set_num_threads, 1 and all)
-Report the machine load with the numbers: this box is shared.
+Run: python -P python/bench.py [--quick] [--compile] [--cpu-time]  (threads: torch.set_num_threads,
+1 and all; -P keeps the source tree's `profilednn` off sys.path, so the installed one is timed).
+The output starts with the CPU, the load and the code path each kernel takes: figures from
+different machines or paths are never to be mixed up. On a shared machine report the load with
+the numbers, and prefer --cpu-time for the 1-thread rows.
+
+Bounds: each row states the bytes it must move (what it reads and writes once, nothing else);
+its bound is those bytes at the best rate `profilednn peak`'s read, copy and triad kernels
+move over a working set of the row's size on the row's thread count (arrays allocated and
+page-faulted before timing, best of 5, measured before and after the row's timings; with
+--cpu-time timed by the slowest thread's CPU time, like the rows). Copy and
+triad are counted with their write-allocate reads (the line read before a plain store), which
+STREAM's convention leaves out: the kernels here write with non-temporal stores (the focal
+gradient) or in place (the optimizers) and move only what they count, so against STREAM-counted
+bandwidth they came out faster than their "bound" (0.45-0.65x).
 """
 
 import argparse
@@ -16,6 +29,11 @@ import profilednn
 from profilednn.ops import sigmoid_focal_loss, sigmoid_focal_loss_and_grad
 
 
+# Wall time, or this process's CPU time (--cpu-time: less disturbed by other jobs on a shared
+# machine; with several threads it adds theirs up, spinning ones included).
+_clock = time.perf_counter
+
+
 def med(f, runs, before=None):
     """Median time of `f`; `before` (untimed) runs right before each call."""
     f()
@@ -23,10 +41,38 @@ def med(f, runs, before=None):
     for _ in range(runs):
         if before:
             before()
-        s = time.perf_counter()
+        s = _clock()
         f()
-        ts.append(time.perf_counter() - s)
+        ts.append(_clock() - s)
     return statistics.median(ts)
+
+
+def cpu_line():
+    """The CPU (model name, and family/model/stepping: VMs often show a generic name), its
+    bf16 units, and the code path each profilednn kernel takes here."""
+    f = profilednn.cpu.features()
+    ids = {}
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                k, _, v = line.partition(":")
+                k = k.strip()
+                if k in ("cpu family", "model", "stepping") and k not in ids:
+                    ids[k] = v.strip()
+                if not line.strip():
+                    break
+    except OSError:
+        pass
+    ident = ", ".join(f"{k} {v}" for k, v in ids.items())
+    lines = [f"CPU: {f['model']}" + (f" ({ident})" if ident else "") + f", {os.cpu_count()} logical CPUs; "
+             f"AVX512-BF16 {'yes' if f['avx512_bf16'] else 'no'}, AMX-BF16 {'yes' if f['amx_bf16'] else 'no'}"]
+    for kernel, path in profilednn._native.kernel_paths().items():
+        lines.append(f"  path: {kernel:<11} {path}")
+    return "\n".join(lines)
+
+
+def load():
+    return "load " + " ".join(f"{v:.2f}" for v in os.getloadavg()) + f" (1/5/15 min, {os.cpu_count()} CPUs)"
 
 
 # A PyTorch op right before each optimizer step, as in training (the backward pass precedes
@@ -56,11 +102,37 @@ class _StdThreads:
                 profilednn._native.use_openmp(self.gomp)
 
 
-def bandwidth_gbps(nbytes):
-    a = torch.ones(nbytes // 4)
-    b = torch.empty_like(a)
-    t = med(lambda: b.copy_(a), 5)
-    return 2 * nbytes / t / 1e9
+def bandwidth(working_set, threads):
+    """Best bytes/s moved by `profilednn peak`'s read, copy and triad kernels over
+    `working_set` bytes on `threads` threads, write-allocate traffic counted (see the module
+    docstring), and the kernel that reached it."""
+    best = (0.0, "")
+    for k in ("read", "copy", "triad"):
+        _counted, moved = profilednn._native.bandwidth(k, int(max(working_set, 1 << 20)), threads, 5,
+                                                       _clock is time.process_time)
+        best = max(best, (moved * 1e9, k))
+    return best
+
+
+class Bound:
+    """A row's bound: `nbytes` at the best rate measured over `working_set` bytes, before the
+    row's timings (`start`) and after (`finish`): a machine busier during one measurement does
+    not make the bound look slower than it is."""
+
+    def __init__(self, nbytes, working_set, threads, what):
+        self.nbytes, self.ws, self.threads, self.what = nbytes, working_set, threads, what
+        self.bw = bandwidth(working_set, threads)
+
+    def finish(self):
+        self.bw = max(self.bw, bandwidth(self.ws, self.threads))
+        return self
+
+    @property
+    def seconds(self):
+        return self.nbytes / self.bw[0]
+
+    def describe(self):
+        return f"{self.what} = {self.nbytes / 1e6:.0f} MB at {self.bw[0] / 1e9:.1f} GB/s ({self.bw[1]})"
 
 
 def focal(rows, classes, dtype, runs, compile_too):
@@ -89,6 +161,16 @@ def focal(rows, classes, dtype, runs, compile_too):
         xr = x.detach().requires_grad_(True)
         sigmoid_focal_loss(xr, dense, reduction="mean").backward()
 
+    es = x.element_size()
+    n = x.numel()
+    threads = torch.get_num_threads()
+    # Bytes each row must move: read the logits (and dense targets / labels), write the gradient.
+    bounds = {
+        "fwd": Bound(2 * n * es, 2 * n * es, threads, "fwd: read logits + dense targets"),
+        "autograd": Bound(3 * n * es, 3 * n * es, threads, "fwd+bwd: read logits + dense targets, write gradient"),
+        "reused": Bound(2 * n * es + rows * 8, 2 * n * es + rows * 8, threads,
+                        "fused: read logits + int64 labels, write gradient"),
+    }
     res = {
         "eager": med(tv, max(1, runs // 2)),
         "eager fwd": med(tv_fwd, max(1, runs // 2)),
@@ -105,14 +187,11 @@ def focal(rows, classes, dtype, runs, compile_too):
             cf(xr, dense, reduction="mean").backward()
 
         res["compile"] = med(comp, runs)
-    # Bytes that must move for the fused step with class labels: read the logits, write the
-    # gradient, read one label per row.
-    nbytes = 2 * x.numel() * x.element_size() + rows * 8
-    res["bound"] = nbytes / (bandwidth_gbps(x.numel() * 4) * 1e9)
+    res["bounds"] = {k: b.finish() for k, b in bounds.items()}
     return res
 
 
-def optimizers(runs):
+def optimizers(runs, quick):
     sizes = []
     total = 0
     k = 0
@@ -122,31 +201,51 @@ def optimizers(runs):
         total += shapes[k % 6]
         k += 1
     out = []
-    bw = bandwidth_gbps(64 << 20)
+    threads = torch.get_num_threads()
 
-    def make():
-        ps = [torch.nn.Parameter(torch.rand(n)) for n in sizes]
+    def make(dtype):
+        ps = [torch.nn.Parameter(torch.rand(n).to(dtype)) for n in sizes]
         for p in ps:
-            p.grad = torch.rand_like(p) * 0.01
+            p.grad = (torch.rand(p.numel()) * 0.01).to(dtype)
         return ps
 
+    sgd = dict(lr=0.01, momentum=0.9)
+    nag = dict(lr=0.01, momentum=0.9, nesterov=True, weight_decay=1e-4)
+    adamw = dict(lr=1e-3)
+    P = profilednn.optim
+    # Bytes per parameter each implementation must move, and the distinct bytes it touches (the
+    # bandwidth's working set). f32: SGD r p,g,buf w p,buf = 20 (ws 12); AdamW r p,g,m,v w p,m,v
+    # = 28 (ws 16); LAMB two passes (r p,g,m,v w m,v; r p,m,v w p) = 40 (ws 16). bf16 parameters:
+    # torch's fused step keeps bf16 parameter, gradient and state (SGD 2+2+2 r, 2+2 w = 10;
+    # AdamW 14); profilednn keeps an f32 master and f32 state beside the bf16 parameter (SGD r
+    # p,g (2 each), master, buf (4 each), w p (2), master, buf (4 each) = 22; AdamW 30).
+    def impls(theirs, ours, kw, nbytes, ws, every=True):
+        """torch's implementations (for-loop and foreach too when `every`) and ours, of the same
+        optimizer with the same arguments: (label, constructor, bytes/param, working set/param)."""
+        rows = [(f"torch {k}", lambda ps, k=k: theirs(ps, **kw, **{k: True} if k == "fused" else {"foreach": k == "foreach"}),
+                 nbytes[0], ws[0]) for k in (["for-loop", "foreach", "fused"] if every else ["fused"])]
+        rows.append(("profilednn", lambda ps: ours(ps, **kw), nbytes[-1], ws[-1]))
+        if every:
+            rows.append(("pdnn std threads", lambda ps: _StdThreads(ours(ps, **kw)), nbytes[-1], ws[-1]))
+        return rows
+
+    T = torch.optim
     cases = [
-        ("SGD momentum", 20, [("torch for-loop", lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9, foreach=False)),
-                              ("torch foreach", lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9, foreach=True)),
-                              ("torch fused", lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9, fused=True)),
-                              ("profilednn", lambda ps: profilednn.optim.SGD(ps, lr=0.01, momentum=0.9)),
-                              ("pdnn std threads", lambda ps: _StdThreads(profilednn.optim.SGD(ps, lr=0.01, momentum=0.9)))]),
-        ("AdamW", 28, [("torch for-loop", lambda ps: torch.optim.AdamW(ps, lr=1e-3, foreach=False)),
-                       ("torch foreach", lambda ps: torch.optim.AdamW(ps, lr=1e-3, foreach=True)),
-                       ("torch fused", lambda ps: torch.optim.AdamW(ps, lr=1e-3, fused=True)),
-                       ("profilednn", lambda ps: profilednn.optim.AdamW(ps, lr=1e-3)),
-                       ("pdnn std threads", lambda ps: _StdThreads(profilednn.optim.AdamW(ps, lr=1e-3)))]),
-        ("LAMB", 40, [("python for-loop", None), ("profilednn", lambda ps: profilednn.optim.LAMB(ps, lr=1e-3, weight_decay=0.01))]),
+        ("SGD momentum", torch.float32, impls(T.SGD, P.SGD, sgd, [20], [12])),
+        ("SGD nesterov wd", torch.float32, impls(T.SGD, P.SGD, nag, [20], [12], every=False)),
+        ("AdamW", torch.float32, impls(T.AdamW, P.AdamW, adamw, [28], [16])),
+        ("LAMB", torch.float32, [
+            ("python for-loop", None, 40, 16),
+            ("profilednn", lambda ps: P.LAMB(ps, lr=1e-3, weight_decay=0.01), 40, 16)]),
+        ("SGD momentum", torch.bfloat16, impls(T.SGD, P.SGD, sgd, [10, 22], [6, 14], every=False)),
+        ("AdamW", torch.bfloat16, impls(T.AdamW, P.AdamW, adamw, [14, 30], [8, 18], every=False)),
     ]
-    for name, bpe, impls in cases:
-        bound = total * bpe / (bw * 1e9)
-        for label, mk in impls:
-            ps = make()
+    if quick:
+        cases = [c for c in cases if c[1] == torch.float32][:3]
+    for name, dtype, impls in cases:
+        for label, mk, bpe, ws in impls:
+            bound = Bound(total * bpe, total * ws, threads, f"{bpe} B/param")
+            ps = make(dtype)
             if mk is None:
                 st = [dict(m=torch.zeros_like(p), v=torch.zeros_like(p)) for p in ps]
 
@@ -162,42 +261,61 @@ def optimizers(runs):
 
                 t = med(lamb_loop, runs, torch_op)
             else:
-                opt = mk(ps)
-                t = med(opt.step, runs, torch_op)
-            out.append((name, label, t, bound))
+                try:
+                    opt = mk(ps)
+                    t = med(opt.step, runs, torch_op)
+                except (RuntimeError, ValueError) as e:
+                    out.append((name, str(dtype)[6:], label, None, bound.finish(), str(e).splitlines()[0][:60]))
+                    continue
+            out.append((name, str(dtype)[6:], label, t, bound.finish(), ""))
     return total, len(sizes), out
 
 
 def main():
+    global _clock
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--compile", action="store_true", help="also time torch.compile of torchvision's loss (slow to compile)")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time the 1-thread rows (and their bandwidth) by CPU time, not wall time (a loaded machine)")
     a = ap.parse_args()
     runs = 3 if a.quick else 5
-    print(f"torch {torch.__version__}, profilednn ISA {profilednn.isa()}, load {os.getloadavg()[0]:.2f}, medians of {runs}")
+    print(cpu_line())
+    print(f"torch {torch.__version__}; {load()} at start; medians of {runs}, "
+          f"{'process CPU time at 1 thread, wall time at more' if a.cpu_time else 'wall time'}")
     for threads in [1, os.cpu_count()]:
         torch.set_num_threads(threads)
-        print(f"\n== {threads} thread(s)")
+        # CPU time adds up the threads (and any spinning ones): only 1-thread rows use it.
+        _clock = time.process_time if a.cpu_time and threads == 1 else time.perf_counter
+        print(f"\n== {threads} thread(s), {load()}")
         print("focal loss, mean, alpha 0.25, gamma 2. fwd: forward only (no_grad); fwd+bwd: the autograd drop-in,\n"
               "forward then backward (dense targets); fused: sigmoid_focal_loss_and_grad with class labels, a fresh\n"
-              "gradient each call / a reused one (grad=); x eager and x compile compare fwd+bwd; x bound compares reused")
-        print(f"{'shape':<24} {'dtype':>5} {'fwd ms':>8} {'eager':>8} {'fwd+bwd':>8} {'eager':>8} {'fused':>8} "
-              f"{'reused':>8} {'x eager':>8} {'x compile':>9} {'x bound':>8}")
+              "gradient each call / a reused one (grad=); x eager and x compile compare fwd+bwd;\n"
+              "x bound: time / bound of fwd+bwd and of reused (bytes and bandwidth listed under each shape)")
+        print(f"{'shape':<24} {'dtype':>8} {'fwd ms':>8} {'eager':>8} {'fwd+bwd':>8} {'eager':>8} {'fused':>8} "
+              f"{'reused':>8} {'x eager':>8} {'x compile':>9} {'x bound':>8} {'x bound':>8}")
         shapes = [("small 64000x91", 64_000, 91)] + ([] if a.quick else [("RetinaNet 2x120087x264", 240_174, 264)])
         for name, rows, classes in shapes:
+            notes = []
             for dtype in [torch.float32, torch.bfloat16]:
                 r = focal(rows, classes, dtype, runs, a.compile)
+                b = r["bounds"]
                 comp = f"{r['compile'] / r['autograd']:.1f}x" if "compile" in r else "-"
                 ms = lambda k: f"{r[k] * 1e3:8.1f}"
-                print(f"{name:<24} {str(dtype)[6:]:>5} {ms('fwd')} {ms('eager fwd')} {ms('autograd')} {ms('eager')} "
+                print(f"{name:<24} {str(dtype)[6:]:>8} {ms('fwd')} {ms('eager fwd')} {ms('autograd')} {ms('eager')} "
                       f"{ms('fused')} {ms('reused')} {r['eager'] / r['autograd']:7.1f}x {comp:>9} "
-                      f"{r['reused'] / r['bound']:7.2f}x")
-        total, ntensors, rows = optimizers(runs)
+                      f"{r['autograd'] / b['autograd'].seconds:7.2f}x {r['reused'] / b['reused'].seconds:7.2f}x")
+                notes += [f"  {str(dtype)[6:]} {bd.describe()}" for bd in b.values()]
+            print("\n".join(notes))
+        total, ntensors, rows = optimizers(runs, a.quick)
         print(f"\noptimizer step, {total / 1e6:.1f} M parameters in {ntensors} tensors, each step right after a "
-              f"PyTorch convolution (as in training); kernels on {'OpenMP' if profilednn._native.openmp() else 'std'} threads")
-        print(f"{'optimizer':<14} {'implementation':<16} {'ms':>8} {'x bound':>8}")
-        for name, label, t, bound in rows:
-            print(f"{name:<14} {label:<16} {t * 1e3:8.2f} {t / bound:7.2f}x")
+              f"PyTorch convolution (as in training); kernels on {'OpenMP' if profilednn._native.openmp() else 'std'} "
+              f"threads; {load()}")
+        print(f"{'optimizer':<16} {'params':>8} {'implementation':<16} {'ms':>8} {'x bound':>8}  bound")
+        for name, dt, label, t, bound, err in rows:
+            tm = f"{t * 1e3:8.2f} {t / bound.seconds:7.2f}x" if t is not None else f"{'-':>8} {'-':>8}"
+            print(f"{name:<16} {dt:>8} {label:<16} {tm}  {bound.describe()}{'  (' + err + ')' if err else ''}")
+    print(f"\nend: {load()}")
 
 
 if __name__ == "__main__":

@@ -63,7 +63,11 @@ def _targets(inputs, targets, ignore_index):
         return labels, I64, classes
     if targets.shape != inputs.shape:
         raise ValueError(f"targets shape {tuple(targets.shape)} != inputs shape {tuple(inputs.shape)}")
-    t = targets.to(inputs.dtype).contiguous()
+    # f32 or bf16 targets are read as they are, whatever the logits' type (the kernels take
+    # either): converting f32 targets for bf16 logits would be a full extra pass over memory
+    # (and would round soft targets to bf16).
+    t = targets if targets.dtype in (torch.float32, torch.bfloat16) else targets.to(inputs.dtype)
+    t = t.contiguous()
     return t, dtype_code(t, "targets"), 0
 
 

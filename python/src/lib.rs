@@ -371,6 +371,46 @@ fn cpu_features(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     Ok(d)
 }
 
+/// Memory bandwidth of one of `profilednn peak`'s kernels (`read`, `copy`, `triad`) over
+/// `working_set` bytes on `threads` threads: arrays allocated and first-touched before timing
+/// (warm, page-faulted), best of `runs`. Returns (GB/s as STREAM counts, GB/s of the bytes
+/// the memory system moves, write-allocate included): a bound for a kernel that writes with
+/// non-temporal stores or in place must use the second, or the kernel beats its "bound".
+/// `cpu_time`: timed by the slowest thread's CPU time (for benchmarks timed the same way).
+#[pyfunction]
+#[pyo3(signature = (kernel, working_set, threads, runs, cpu_time=false))]
+fn bandwidth(
+    py: Python,
+    kernel: &str,
+    working_set: u64,
+    threads: usize,
+    runs: u32,
+    cpu_time: bool,
+) -> PyResult<(f64, f64)> {
+    use profilednn_machine::measure::bandwidth::{run_timed, Clock, Kernel};
+    let k = Kernel::from_name(kernel)
+        .ok_or_else(|| PyValueError::new_err(format!("{kernel}: expected read, copy or triad")))?;
+    let clock = if cpu_time {
+        Clock::ThreadCpu
+    } else {
+        Clock::Wall
+    };
+    let p =
+        py.allow_threads(|| run_timed(k, working_set, threads.max(1), working_set, runs, clock));
+    Ok((p.gbps, p.gbps * k.moved_per_counted()))
+}
+
+/// The code path each kernel takes on this CPU (what benchmarks print beside their figures).
+#[pyfunction]
+fn kernel_paths(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let isa = Isa::detect();
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("focal f32", focal::path(isa, false, 2.0))?;
+    d.set_item("focal bf16", focal::path(isa, true, 2.0))?;
+    d.set_item("optimizers", optim::path(isa))?;
+    Ok(d)
+}
+
 /// The `profilednn` command line (argv with the program name first): runs it with the GIL
 /// released and exits the process with its status, as the binary would.
 #[pyfunction]
@@ -393,5 +433,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(openmp, m)?)?;
     m.add_function(wrap_pyfunction!(cpu_features, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(bandwidth, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_paths, m)?)?;
     Ok(())
 }

@@ -106,10 +106,31 @@ class FocalLoss(unittest.TestCase):
         xr = xb.clone().requires_grad_(True)
         loss = sigmoid_focal_loss(xr, t, reduction="none")
         self.assertEqual(loss.dtype, torch.bfloat16)
-        ref_loss, ref_grad = reference(xb.float(), t.bfloat16().float(), 0.25, 2.0, "none")
+        # f32 targets are read as f32 (not rounded to bf16 first).
+        ref_loss, ref_grad = reference(xb.float(), t, 0.25, 2.0, "none")
         assert_close(self, loss.detach().float(), ref_loss, 2 ** -7, "bf16 loss")
         loss.float().sum().backward()
         assert_close(self, xr.grad.float(), ref_grad, 2 ** -7, "bf16 grad")
+
+    def test_bf16_training_step_with_dense_f32_bf16_and_class_targets(self):
+        # The reduced pass the training step takes (the AVX-512 loop where the CPU has it,
+        # whole-line bf16 stores, non-temporal above 4 MB): large, and misaligned by one
+        # element, against torchvision in float64 on the same bf16 logits.
+        rows, classes = 9001, 264
+        x, _ = self.inputs((rows * classes + 1,), span=12.0, seed=11)
+        xb = x.bfloat16()[1:].view(rows, classes)
+        labels = torch.arange(rows) * 31 % 300  # >= classes: background rows
+        dense = torch.zeros(rows, classes)
+        m = labels < classes
+        dense[m.nonzero().squeeze(1), labels[m]] = 1.0
+        ref_loss, ref_grad = reference(xb.float(), dense, 0.25, 2.0, "mean")
+        for name, t in [("f32 dense", dense), ("bf16 dense", dense.bfloat16()), ("class indices", labels)]:
+            xr = xb.clone().requires_grad_(True)
+            loss = sigmoid_focal_loss(xr, t, reduction="mean")
+            loss.backward()
+            self.assertLess(abs(loss.item() - ref_loss.item()), 1e-5 * ref_loss.item(), name)
+            self.assertEqual(xr.grad.dtype, torch.bfloat16)
+            assert_close(self, xr.grad.float(), ref_grad, 2 ** -8, "bf16 grad " + name)
 
     def test_class_index_targets_and_fused_step(self):
         x, _ = self.inputs((50, 21))

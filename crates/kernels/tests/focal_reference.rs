@@ -497,7 +497,7 @@ fn fused_large_and_misaligned_matches_float64() {
 }
 
 /// bf16 logits through the reduced passes (fused forward+backward and forward-only), large
-/// enough for non-temporal stores, misaligned, dense bf16 and class-index targets: the
+/// enough for non-temporal stores, misaligned, dense bf16/f32 and class-index targets: the
 /// gradient within one bf16 rounding of float64, the reduced loss within 1e-6.
 #[test]
 fn bf16_reduced_passes_match_float64() {
@@ -517,11 +517,15 @@ fn bf16_reduced_passes_match_float64() {
             (l == (i % classes) as i64) as u8 as f32
         };
         let dense: Vec<u16> = (0..xs.len()).map(|i| bf16::from_f32(t_of(i))).collect();
+        let dense_f32: Vec<f32> = (0..xs.len()).map(t_of).collect();
         let ignored = |i: usize| labels[i / classes] == -1;
         let p = Params::default();
         let xf = |i: usize| bf16::to_f32(xs[i]) as f64;
         for (name, targets, skip_ignored) in [
             ("dense bf16", Targets::Dense(Tensor::Bf16(&dense)), false),
+            // bf16 logits with f32 targets: read as they are (the Python wrapper no longer
+            // converts them).
+            ("dense f32", Targets::Dense(Tensor::F32(&dense_f32)), false),
             (
                 "class indices",
                 Targets::Classes {

@@ -196,6 +196,11 @@ pub trait Elem: Copy {
     unsafe fn load(p: *const Self, m: __mmask16) -> __m512;
     /// Stores the lanes of `m`; `aligned` full chunks may bypass the caches (`stream`).
     unsafe fn store(p: *mut Self, m: __mmask16, v: __m512, full_aligned: bool, stream: bool);
+    /// Whether the loop stores 32 elements at a time (a whole 64-byte line: bf16).
+    const PAIRED: bool;
+    /// Stores `lo` then `hi` (32 elements) at a 64-byte-aligned `p`; `HW`: convert with
+    /// AVX512-BF16's `vcvtne2ps2bf16` (only called from code compiled with that feature).
+    unsafe fn store2<const HW: bool>(p: *mut Self, lo: __m512, hi: __m512, stream: bool);
 }
 
 impl Elem for f32 {
@@ -217,6 +222,51 @@ impl Elem for f32 {
             _mm512_mask_storeu_ps(p, m, v);
         }
     }
+    const PAIRED: bool = false;
+    #[inline(always)]
+    unsafe fn store2<const HW: bool>(p: *mut f32, lo: __m512, hi: __m512, stream: bool) {
+        f32::store(p, 0xffff, lo, true, stream);
+        f32::store(p.add(W), 0xffff, hi, true, stream);
+    }
+}
+
+/// f32 → bf16 bits in the low half of each 32-bit lane, round to nearest even, NaN kept a
+/// quiet NaN (the sign and top mantissa bits kept, the quiet bit set), as `crate::bf16`.
+/// Integer AVX-512 only: for CPUs without AVX512-BF16.
+#[inline(always)]
+unsafe fn bf16_rne(v: __m512) -> __m512i {
+    let bits = _mm512_castps_si512(v);
+    let top = _mm512_srli_epi32::<16>(bits);
+    let odd = _mm512_and_si512(top, _mm512_set1_epi32(1));
+    let rounded = _mm512_srli_epi32::<16>(_mm512_add_epi32(
+        _mm512_add_epi32(bits, _mm512_set1_epi32(0x7fff)),
+        odd,
+    ));
+    // NaN: the rounding carry could turn it into an infinity; keep its top bits, quieted.
+    let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
+    _mm512_mask_or_epi32(rounded, nan, top, _mm512_set1_epi32(0x40))
+}
+
+/// 32 f32 → 32 bf16 in order (`lo` first), by integer round-to-nearest-even and one permute
+/// that takes the low 16 bits of every 32-bit lane of both registers.
+#[inline(always)]
+unsafe fn bf16_rne_x32(lo: __m512, hi: __m512) -> __m512i {
+    let idx = _mm512_set_epi16(
+        62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36, 34, 32, 30, 28, 26, 24, 22, 20, 18,
+        16, 14, 12, 10, 8, 6, 4, 2, 0,
+    );
+    _mm512_permutex2var_epi16(bf16_rne(lo), idx, bf16_rne(hi))
+}
+
+/// The same with AVX512-BF16's `vcvtne2ps2bf16`: one instruction for 32 elements. It rounds
+/// to nearest even and quiets NaNs like the integer path, but flushes denormal inputs and
+/// outputs to (signed) zero (Intel SDM, VCVTNE2PS2BF16): values below 2^-126, far under any
+/// gradient that matters.
+#[inline(always)]
+unsafe fn bf16_hw_x32(lo: __m512, hi: __m512) -> __m512i {
+    // SAFETY (caller): compiled into a function with `avx512bf16` enabled, run only where the
+    // CPU has it (`profilednn_isa::avx512_bf16`).
+    std::mem::transmute::<__m512bh, __m512i>(_mm512_cvtne2ps_pbh(hi, lo))
 }
 
 /// bf16 as `u16` bits: widened by a shift, narrowed with round-to-nearest-even (NaN stays a
@@ -227,30 +277,35 @@ impl Elem for u16 {
         let h = _mm256_maskz_loadu_epi16(m, p as *const i16);
         _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(h)))
     }
+    /// Heads and tails only (the loop stores whole lines with `store2`): a masked store.
     #[inline(always)]
-    unsafe fn store(p: *mut u16, m: __mmask16, v: __m512, full_aligned: bool, stream: bool) {
-        let bits = _mm512_castps_si512(v);
-        let odd = _mm512_and_si512(_mm512_srli_epi32::<16>(bits), _mm512_set1_epi32(1));
-        let rounded = _mm512_srli_epi32::<16>(_mm512_add_epi32(
-            bits,
-            _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)),
-        ));
-        let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
-        let quiet = _mm512_or_si512(_mm512_srli_epi32::<16>(bits), _mm512_set1_epi32(0x40));
-        let r = _mm512_mask_blend_epi32(nan, rounded, quiet);
-        let h = _mm512_cvtepi32_epi16(r);
-        if full_aligned && stream {
-            _mm256_stream_si256(p as *mut __m256i, h);
+    unsafe fn store(p: *mut u16, m: __mmask16, v: __m512, _full_aligned: bool, _stream: bool) {
+        let h = _mm512_cvtepi32_epi16(bf16_rne(v));
+        _mm256_mask_storeu_epi16(p as *mut i16, m, h);
+    }
+    const PAIRED: bool = true;
+    /// One 64-byte store per line: a 32-byte non-temporal store fills only half a
+    /// write-combining buffer, and the earlier per-16 conversion (`vpmovdw`, 2 uops) cost more
+    /// than the permute that packs 32 here.
+    #[inline(always)]
+    unsafe fn store2<const HW: bool>(p: *mut u16, lo: __m512, hi: __m512, stream: bool) {
+        let h = if HW {
+            bf16_hw_x32(lo, hi)
         } else {
-            _mm256_mask_storeu_epi16(p as *mut i16, m, h);
+            bf16_rne_x32(lo, hi)
+        };
+        if stream {
+            _mm512_stream_si512(p as *mut __m512i, h);
+        } else {
+            _mm512_store_si512(p as *mut __m512i, h);
         }
     }
 }
 
-/// Elements before `ptr` reaches a 16-element boundary (at most `n`).
+/// Elements before `ptr` reaches a 64-byte (cache-line) boundary (at most `n`).
 fn head_len<T>(ptr: *const T, n: usize) -> usize {
     let size = std::mem::size_of::<T>();
-    let align = W * size;
+    let align = 64;
     (((align - (ptr as usize) % align) % align) / size).min(n)
 }
 
@@ -263,7 +318,7 @@ fn mask(n: usize) -> __mmask16 {
 /// chunk of `mask.count_ones()` elements starting at element i0, called in increasing i0.
 /// Returns the lane accumulator (losses already weighted).
 #[inline(always)]
-unsafe fn run_elems<const G: u8, const GRAD: bool, X: Elem>(
+unsafe fn run_elems<const G: u8, const GRAD: bool, const HW: bool, X: Elem>(
     x: *const X,
     g: *mut X,
     n: usize,
@@ -290,10 +345,35 @@ unsafe fn run_elems<const G: u8, const GRAD: bool, X: Elem>(
             }
         }};
     }
-    if h > 0 {
-        one!(0, mask(h), false);
+    // The head: up to a line of elements, in chunks of at most 16.
+    let mut i = 0;
+    while i < h {
+        let k = W.min(h - i);
+        one!(i, mask(k), false);
+        i += k;
     }
-    let mut i = h;
+    if X::PAIRED && GRAD {
+        while i + 2 * W <= n {
+            let lo = chunk16::<G>(
+                X::load(x.add(i), 0xffff),
+                target(i, 0xffff),
+                0xffff,
+                k,
+                &mut acc,
+                &mut acc0,
+            );
+            let hi = chunk16::<G>(
+                X::load(x.add(i + W), 0xffff),
+                target(i + W, 0xffff),
+                0xffff,
+                k,
+                &mut acc,
+                &mut acc0,
+            );
+            X::store2::<HW>(g.add(i), lo, hi, stream);
+            i += 2 * W;
+        }
+    }
     while i + W <= n {
         one!(i, 0xffff, true);
         i += W;
@@ -305,8 +385,8 @@ unsafe fn run_elems<const G: u8, const GRAD: bool, X: Elem>(
 }
 
 /// Dense targets: partial sums per `block` elements.
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn dense<const G: u8, const GRAD: bool, X: Elem, T: Elem>(
+#[inline(always)]
+unsafe fn dense_body<const G: u8, const GRAD: bool, const HW: bool, X: Elem, T: Elem>(
     x: &[X],
     t: &[T],
     g: *mut X,
@@ -320,7 +400,7 @@ unsafe fn dense<const G: u8, const GRAD: bool, X: Elem, T: Elem>(
         let n = block.min(x.len() - b);
         let tp = t.as_ptr().add(b);
         let gb = if GRAD { g.add(b) } else { g };
-        let acc = run_elems::<G, GRAD, X>(x.as_ptr().add(b), gb, n, &k, stream, |i, m| {
+        let acc = run_elems::<G, GRAD, HW, X>(x.as_ptr().add(b), gb, n, &k, stream, |i, m| {
             T::load(tp.add(i), m)
         });
         sums.push(lanes(acc));
@@ -339,8 +419,8 @@ pub const ROW_GROUP: usize = 64;
 /// ignored are one flat run of elements (no per-row head, tail or horizontal sum: rows of 91 or
 /// 264 classes are only a few vectors long); the lane whose class is the row's label gets
 /// t = 1. Ignored rows get a zero gradient and no loss.
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn classes<const G: u8, const GRAD: bool, X: Elem>(
+#[inline(always)]
+unsafe fn classes_body<const G: u8, const GRAD: bool, const HW: bool, X: Elem>(
     x: &[X],
     labels: &[i64],
     classes: usize,
@@ -378,7 +458,7 @@ unsafe fn classes<const G: u8, const GRAD: bool, X: Elem>(
             let mut next = pos.next().unwrap_or(usize::MAX);
             let base = (row0 + r) * c;
             let gb = if GRAD { g.add(base) } else { g };
-            let a = run_elems::<G, GRAD, X>(
+            let a = run_elems::<G, GRAD, HW, X>(
                 x.as_ptr().add(base),
                 gb,
                 run.len() * c,
@@ -405,14 +485,67 @@ unsafe fn classes<const G: u8, const GRAD: bool, X: Elem>(
     sums
 }
 
-/// The proof that the loop may run: the AVX-512 level (avx512f/bw/vl/dq detected).
+/// The entry points: the bodies compiled for the AVX-512 level, and again with AVX512-BF16
+/// for the bf16 gradient's conversion (`HW`).
+macro_rules! entry_points {
+    ($dense:ident, $classes:ident, $hw:literal, $features:literal) => {
+        #[target_feature(enable = $features)]
+        #[allow(clippy::type_complexity)]
+        unsafe fn $dense<const G: u8, const GRAD: bool, X: Elem, T: Elem>(
+            (x, t, g, k, block): (&[X], &[T], *mut X, K, usize),
+        ) -> Vec<f64> {
+            dense_body::<G, GRAD, $hw, X, T>(x, t, g, k, block)
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn $classes<const G: u8, const GRAD: bool, X: Elem>(
+            x: &[X],
+            labels: &[i64],
+            c: usize,
+            ignore_index: i64,
+            g: *mut X,
+            k: K,
+        ) -> Vec<f64> {
+            classes_body::<G, GRAD, $hw, X>(x, labels, c, ignore_index, g, k)
+        }
+    };
+}
+entry_points!(dense, classes, false, "avx512f,avx512bw,avx512vl");
+entry_points!(
+    dense_hw,
+    classes_hw,
+    true,
+    "avx512f,avx512bw,avx512vl,avx512bf16"
+);
+
+/// The proof that the loop may run: the AVX-512 level (avx512f/bw/vl/dq detected), and
+/// whether AVX512-BF16 was detected too (`true` only then).
 #[derive(Clone, Copy)]
-pub struct Avx512(());
+pub struct Avx512 {
+    bf16_hw: bool,
+}
 
 /// Whether this ISA and these parameters take the hand-written loop: `Some` proof when the
-/// ISA is the AVX-512 level (which the caller can only hold if the CPU has it).
+/// ISA is the AVX-512 level (which the caller can only hold if the CPU has it). The bf16
+/// instructions are used when the CPU has them and `PROFILEDNN_ISA` does not cap the level
+/// below AVX-512; `PROFILEDNN_BF16=int` forces the integer rounding (to compare both paths).
 pub fn applies(isa: crate::Isa, gamma_mode: u8) -> Option<Avx512> {
-    (isa.level() == crate::Level::Avx512 && gamma_mode <= GAMMA_2).then_some(Avx512(()))
+    static INT_ONLY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let int_only = *INT_ONLY.get_or_init(|| {
+        std::env::var("PROFILEDNN_BF16").is_ok_and(|v| v.trim().eq_ignore_ascii_case("int"))
+    });
+    (isa.level() == crate::Level::Avx512 && gamma_mode <= GAMMA_2).then(|| Avx512 {
+        bf16_hw: !int_only && profilednn_isa::avx512_bf16(),
+    })
+}
+
+/// How the AVX-512 loop converts a bf16 gradient on this CPU (for benchmark output).
+pub fn bf16_rounding(proof: Avx512) -> &'static str {
+    if proof.bf16_hw {
+        "vcvtne2ps2bf16 (AVX512-BF16)"
+    } else {
+        "integer round-to-nearest-even (no AVX512-BF16)"
+    }
 }
 
 /// The reduced pass over `x`: returns the partial sums, and writes the gradient × `scale`
@@ -420,7 +553,7 @@ pub fn applies(isa: crate::Isa, gamma_mode: u8) -> Option<Avx512> {
 /// one this loop handles. Callers check `applies` first.
 #[allow(clippy::too_many_arguments)]
 pub fn fused(
-    _proof: Avx512,
+    proof: Avx512,
     gamma_mode: u8,
     x: Tensor,
     targets: Targets,
@@ -431,6 +564,7 @@ pub fn fused(
     block: usize,
 ) -> Option<Vec<f64>> {
     assert!(gamma_mode <= GAMMA_2);
+    let bf16_hw = proof.bf16_hw;
     // α_t = α·t + (1 − α)·(1 − t) = (1 − α) + t·(2α − 1); without weighting, 1.
     let (a0, a1) = if weighted {
         (1.0 - alpha, 2.0 * alpha - 1.0)
@@ -446,9 +580,10 @@ pub fn fused(
     {
         assert_eq!(labels.len() * classes, x.len());
     }
-    // SAFETY: `_proof` exists only for an `Isa` of the AVX-512 level, made by detection of
-    // avx512f/bw/vl/dq (the features these functions are compiled for); every pointer stays inside slices
-    // whose lengths are checked here (targets) or below (gradient).
+    // SAFETY: `proof` exists only for an `Isa` of the AVX-512 level, made by detection of
+    // avx512f/bw/vl/dq (the features these functions are compiled for), and its `bf16_hw` is
+    // true only where avx512bf16 was detected too (the `_hw` entry points); every pointer stays
+    // inside slices whose lengths are checked here (targets) or below (gradient).
     unsafe {
         let k = K {
             zero: _mm512_setzero_ps(),
@@ -469,38 +604,195 @@ pub fn fused(
             };
         }
         macro_rules! by_targets {
-            ($grad:expr, $x:expr, $g:expr) => {
+            ($dense:ident, $classes:ident, $grad:expr, $x:expr, $g:expr) => {
                 match targets {
                     Targets::Dense(Tensor::F32(t)) => match gamma_mode {
-                        GAMMA_0 => dense::<GAMMA_0, $grad, _, f32>($x, t, $g, k, block),
-                        GAMMA_1 => dense::<GAMMA_1, $grad, _, f32>($x, t, $g, k, block),
-                        _ => dense::<GAMMA_2, $grad, _, f32>($x, t, $g, k, block),
+                        GAMMA_0 => $dense::<GAMMA_0, $grad, _, f32>(($x, t, $g, k, block)),
+                        GAMMA_1 => $dense::<GAMMA_1, $grad, _, f32>(($x, t, $g, k, block)),
+                        _ => $dense::<GAMMA_2, $grad, _, f32>(($x, t, $g, k, block)),
                     },
                     Targets::Dense(Tensor::Bf16(t)) => match gamma_mode {
-                        GAMMA_0 => dense::<GAMMA_0, $grad, _, u16>($x, t, $g, k, block),
-                        GAMMA_1 => dense::<GAMMA_1, $grad, _, u16>($x, t, $g, k, block),
-                        _ => dense::<GAMMA_2, $grad, _, u16>($x, t, $g, k, block),
+                        GAMMA_0 => $dense::<GAMMA_0, $grad, _, u16>(($x, t, $g, k, block)),
+                        GAMMA_1 => $dense::<GAMMA_1, $grad, _, u16>(($x, t, $g, k, block)),
+                        _ => $dense::<GAMMA_2, $grad, _, u16>(($x, t, $g, k, block)),
                     },
                     Targets::Classes {
                         labels,
                         classes: c,
                         ignore_index,
-                    } => by_gamma!(classes, $grad, $x, labels, c, ignore_index, $g, k),
+                    } => by_gamma!($classes, $grad, $x, labels, c, ignore_index, $g, k),
                 }
             };
         }
         Some(match (x, grad) {
             (Tensor::F32(x), Some(TensorMut::F32(g))) => {
                 assert_eq!(g.len(), x.len());
-                by_targets!(true, x, g.as_mut_ptr())
+                by_targets!(dense, classes, true, x, g.as_mut_ptr())
             }
             (Tensor::Bf16(x), Some(TensorMut::Bf16(g))) => {
                 assert_eq!(g.len(), x.len());
-                by_targets!(true, x, g.as_mut_ptr())
+                // The bf16 gradient is rounded by `vcvtne2ps2bf16` where the CPU has it.
+                if bf16_hw {
+                    by_targets!(dense_hw, classes_hw, true, x, g.as_mut_ptr())
+                } else {
+                    by_targets!(dense, classes, true, x, g.as_mut_ptr())
+                }
             }
-            (Tensor::F32(x), None) => by_targets!(false, x, std::ptr::null_mut::<f32>()),
-            (Tensor::Bf16(x), None) => by_targets!(false, x, std::ptr::null_mut::<u16>()),
+            (Tensor::F32(x), None) => {
+                by_targets!(dense, classes, false, x, std::ptr::null_mut::<f32>())
+            }
+            (Tensor::Bf16(x), None) => {
+                by_targets!(dense, classes, false, x, std::ptr::null_mut::<u16>())
+            }
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every input class of the f32 → bf16 conversion: zeros, ±1, exact ties (round to even
+    /// both ways), just above/below ties, the largest finite values (rounding up to ∞), ∞,
+    /// quiet and signalling NaNs of both signs, denormals (incl. ties), and a sweep of bit
+    /// patterns.
+    fn inputs() -> Vec<u32> {
+        let mut v = vec![
+            0x0000_0000,
+            0x8000_0000,
+            0x3f80_0000,
+            0xbf80_0000,
+            0x3f80_8000, // 1 + 2^-8: tie, even (down) → 0x3f80
+            0x3f81_8000, // tie, odd → up to 0x3f82
+            0x3f80_8001,
+            0x3f80_7fff,
+            0xbf81_8000,
+            0x7f7f_ffff,
+            0xff7f_ffff, // max finite: rounds up to ±∞
+            0x7f7f_7fff, // max finite that stays finite
+            0x7f80_0000,
+            0xff80_0000, // ±∞
+            0x7fc0_0000,
+            0xffc0_0000,
+            0x7f80_0001,
+            0xff80_0001,
+            0x7fff_ffff,
+            0x7f80_8000,
+            0x0000_0001,
+            0x8000_0001,
+            0x0000_8000,
+            0x0001_8000,
+            0x007f_ffff,
+            0x0080_0000,
+        ];
+        let mut x = 0x1234_5678u32;
+        while v.len() % 32 != 0 || v.len() < 32 * 64 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            v.push(x);
+        }
+        v
+    }
+
+    /// The rounding written from its definition (independent of `crate::bf16`): the nearest
+    /// bf16 value, ties to the even mantissa, computed on the integer value of the bits; NaN:
+    /// the top 16 bits with the quiet bit set.
+    fn reference(bits: u32) -> u16 {
+        let f = f32::from_bits(bits);
+        if f.is_nan() {
+            return ((bits >> 16) | 0x40) as u16;
+        }
+        let (hi, lo) = (bits >> 16, bits & 0xffff);
+        let up = lo > 0x8000 || (lo == 0x8000 && hi & 1 == 1);
+        (if up { hi + 1 } else { hi }) as u16
+    }
+
+    /// What `vcvtne2ps2bf16` does (Intel SDM): the same, except denormal inputs give a zero of
+    /// their sign.
+    fn reference_hw(bits: u32) -> u16 {
+        let exp = (bits >> 23) & 0xff;
+        if exp == 0 {
+            return (bits >> 16) as u16 & 0x8000;
+        }
+        reference(bits)
+    }
+
+    /// Converts `v` (f32 bits) 32 at a time with `x32`.
+    #[inline(always)]
+    unsafe fn convert(v: &[u32], x32: impl Fn(__m512, __m512) -> __m512i) -> Vec<u16> {
+        let mut out = vec![0u16; v.len()];
+        for (src, dst) in v.chunks_exact(32).zip(out.chunks_exact_mut(32)) {
+            let lo = _mm512_loadu_ps(src.as_ptr() as *const f32);
+            let hi = _mm512_loadu_ps(src.as_ptr().add(16) as *const f32);
+            _mm512_storeu_si512(dst.as_mut_ptr() as *mut __m512i, x32(lo, hi));
+        }
+        out
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    unsafe fn convert_int(v: &[u32]) -> Vec<u16> {
+        let out = convert(v, |lo, hi| {
+            // SAFETY: the caller detected the AVX-512 level (closures inherit the features).
+            unsafe { bf16_rne_x32(lo, hi) }
+        });
+        // The single-register store of heads and tails gives the same bits.
+        for (src, dst) in v.chunks_exact(16).zip(out.chunks_exact(16)) {
+            let mut one = [0u16; 16];
+            u16::store(
+                one.as_mut_ptr(),
+                0xffff,
+                _mm512_loadu_ps(src.as_ptr() as *const f32),
+                false,
+                false,
+            );
+            assert_eq!(one[..], dst[..]);
+        }
+        out
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16")]
+    unsafe fn convert_hw(v: &[u32]) -> Vec<u16> {
+        convert(v, |lo, hi| {
+            // SAFETY: the caller checked avx512bf16 (and the AVX-512 level).
+            unsafe { bf16_hw_x32(lo, hi) }
+        })
+    }
+
+    fn check(got: &[u16], v: &[u32], want: fn(u32) -> u16, what: &str) {
+        for (i, (&b, &g)) in v.iter().zip(got).enumerate() {
+            assert_eq!(g, want(b), "{what}: element {i}, input bits {b:#010x}");
+        }
+    }
+
+    #[test]
+    fn integer_rounding_matches_the_definition_on_every_input_class() {
+        let Some(_) = crate::Isa::of(crate::Level::Avx512) else {
+            eprintln!("SKIPPED: the CPU has no AVX-512 (avx512f/bw/vl/dq)");
+            return;
+        };
+        // Hand-derived values first, so that the reference itself is checked.
+        assert_eq!(reference(0x3f80_8000), 0x3f80);
+        assert_eq!(reference(0x3f81_8000), 0x3f82);
+        assert_eq!(reference(0x7f7f_ffff), 0x7f80);
+        assert_eq!(reference(0xff80_0001), 0xffc0);
+        assert_eq!(reference(0x0001_8000), 0x0002);
+        let v = inputs();
+        // SAFETY: the AVX-512 level was detected just above.
+        let got = unsafe { convert_int(&v) };
+        check(&got, &v, reference, "integer rounding");
+    }
+
+    #[test]
+    fn vcvtne2ps2bf16_matches_the_definition_where_the_cpu_has_it() {
+        if !profilednn_isa::avx512_bf16() {
+            eprintln!("SKIPPED: the CPU has no AVX512-BF16 (vcvtne2ps2bf16 cannot run here)");
+            return;
+        }
+        let v = inputs();
+        // SAFETY: avx512_bf16() checks the AVX-512 level and avx512bf16.
+        let got = unsafe { convert_hw(&v) };
+        check(&got, &v, reference_hw, "vcvtne2ps2bf16");
     }
 }

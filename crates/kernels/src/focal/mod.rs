@@ -9,6 +9,33 @@ mod kernel;
 
 pub use kernel::{backward, forward, forward_backward};
 
+/// The code path the reduced passes (`forward_backward`, reduced `forward`/`backward`) take
+/// for f32 or bf16 logits with this γ on `isa`: benchmarks print it beside their figures, so
+/// that numbers from different machines or paths are not mixed up.
+pub fn path(isa: crate::Isa, bf16: bool, gamma: f32) -> String {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(proof) = avx512::applies(isa, elem::gamma_mode(gamma)) {
+        return if bf16 {
+            format!(
+                "avx512 intrinsics, bf16 gradient by {}",
+                avx512::bf16_rounding(proof)
+            )
+        } else {
+            "avx512 intrinsics".into()
+        };
+    }
+    let _ = gamma;
+    format!(
+        "{} auto-vectorized{}",
+        isa.name(),
+        if bf16 {
+            ", bf16 by integer round-to-nearest-even"
+        } else {
+            ""
+        }
+    )
+}
+
 /// Where the logits are: f32, or bf16 bits.
 #[derive(Clone, Copy)]
 pub enum Tensor<'a> {

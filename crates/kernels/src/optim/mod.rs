@@ -16,6 +16,14 @@ pub use lamb::{lamb_step, LambConfig};
 pub use sgd::{sgd_step, SgdConfig, SgdTensor};
 pub use store::{Grad, Params};
 
+/// The code path the optimizer steps take on `isa`, for benchmark output.
+pub fn path(isa: crate::Isa) -> String {
+    format!(
+        "{} (loops auto-vectorized for this level; bf16 rounded by integer round-to-nearest-even)",
+        isa.name()
+    )
+}
+
 /// Runs `f` over `(tensor, element range)` pieces of about `piece` elements, on `threads`
 /// threads. Pieces are assigned in order, so work is the same for any thread count.
 pub(crate) fn for_pieces<T: Send>(
