@@ -6,6 +6,7 @@ pub mod csv_out;
 pub mod diff_text;
 pub mod html;
 pub mod json;
+pub mod machine;
 mod roofline;
 pub mod terminal;
 pub mod torch_view;

@@ -19,6 +19,7 @@ pub mod bytescan;
 pub mod header;
 pub mod input;
 pub mod line;
+pub mod markers;
 pub mod memory;
 pub mod primitive;
 pub mod time;
