@@ -266,26 +266,63 @@ pub struct IterationRow {
 /// The name of the per-iteration ranges `profilednn.profile` records.
 pub const ITERATION_RANGE: &str = "profilednn.iteration#";
 
+/// The part of a training step a framework op belongs to. Rows carry it as text
+/// ([`Phase::as_str`], the names of the JSON output); the advice and the renderers name phases
+/// through this enum, so that a phase cannot be misspelt in one crate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Data,
+    Forward,
+    Loss,
+    Backward,
+    ZeroGrad,
+    Optimizer,
+}
+
+impl Phase {
+    /// Every phase in the order of a training step.
+    pub const STEP_ORDER: [Phase; 6] = [
+        Phase::Data,
+        Phase::Forward,
+        Phase::Loss,
+        Phase::Backward,
+        Phase::ZeroGrad,
+        Phase::Optimizer,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Data => "data",
+            Phase::Forward => "forward",
+            Phase::Loss => "loss",
+            Phase::Backward => "backward",
+            Phase::ZeroGrad => "zero_grad",
+            Phase::Optimizer => "optimizer",
+        }
+    }
+}
+
 fn phase_of(name: &str, annotations: &[&str]) -> &'static str {
-    if annotations.iter().any(|a| a.starts_with("Optimizer.step")) {
-        "optimizer"
+    let phase = if annotations.iter().any(|a| a.starts_with("Optimizer.step")) {
+        Phase::Optimizer
     } else if annotations
         .iter()
         .any(|a| a.starts_with("Optimizer.zero_grad"))
     {
-        "zero_grad"
+        Phase::ZeroGrad
     } else if annotations
         .iter()
         .any(|a| *a == "data" || a.contains("DataLoader"))
     {
-        "data"
+        Phase::Data
     } else if name.starts_with("autograd::engine::evaluate_function") {
-        "backward"
+        Phase::Backward
     } else if annotations.contains(&"loss") {
-        "loss"
+        Phase::Loss
     } else {
-        "forward"
-    }
+        Phase::Forward
+    };
+    phase.as_str()
 }
 
 /// Joins `trace` with the primitives of the log at `log`.
@@ -436,7 +473,7 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
         let name = ops[m].name.trim_start_matches("nn.Module: ");
         let (dnn, prims) = module_dnn.get(&m).copied().unwrap_or_default();
         mods.entry(name.to_string())
-            .or_insert_with(|| OpRow::new(name, "forward"))
+            .or_insert_with(|| OpRow::new(name, Phase::Forward.as_str()))
             .add((ops[m].end - ops[m].start) / 1e3, dnn, prims);
     }
     let mut mods: Vec<OpRow> = mods.into_values().map(OpRow::with_outside).collect();
@@ -623,7 +660,7 @@ fn module_backward(
         for &m in mods {
             let name = ops[m].name.trim_start_matches("nn.Module: ");
             rows.entry(name.to_string())
-                .or_insert_with(|| OpRow::new(name, "backward"))
+                .or_insert_with(|| OpRow::new(name, Phase::Backward.as_str()))
                 .add((op.end - op.start) / 1e3, dnn, prims);
         }
     }
