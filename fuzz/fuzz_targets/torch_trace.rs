@@ -1,6 +1,6 @@
 //! The PyTorch trace reader on arbitrary bytes: it must return (a trace or an error), never
-//! panic, whatever the nesting, strings, escapes or truncation. And the join of what it read
-//! with an empty log must not panic either.
+//! panic, whatever the nesting, strings, escapes or truncation; and no operator it keeps may
+//! end before it starts (NaN times aside). It does not join (that needs a log).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

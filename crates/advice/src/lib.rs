@@ -97,6 +97,27 @@ pub struct Evidence<'a> {
     pub torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
 }
 
+impl<'a> Evidence<'a> {
+    /// The evidence of logs that ran side by side: `merged` is
+    /// [`Profile::merged`](profilednn_analysis::Profile::merged) of `profiles` and `summary` its
+    /// summary, both computed once by the caller, which needs them for its own output too.
+    pub fn from_profiles(
+        profiles: &[Profile],
+        merged: &'a Profile,
+        summary: &'a Summary,
+        cores: Option<usize>,
+        torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
+    ) -> Evidence<'a> {
+        Evidence {
+            profile: merged,
+            summary,
+            ranks: profiles.len(),
+            cores,
+            torch,
+        }
+    }
+}
+
 /// Runs every rule.
 pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {
     let mut findings = Vec::new();

@@ -20,6 +20,33 @@ pub enum GroupKey {
     Dtype,
 }
 
+/// A `--by` key that is none of [`GroupKey`]'s names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown key '{0}': expected one of engine, prim_kind, impl, prop_kind, mds, exts, aux, shapes, dtype"
+)]
+pub struct UnknownGroupKey(pub String);
+
+impl std::str::FromStr for GroupKey {
+    type Err = UnknownGroupKey;
+
+    /// verbose_converter's names, plus a few spellings people type (`kind`, `direction`, …).
+    fn from_str(s: &str) -> Result<GroupKey, UnknownGroupKey> {
+        Ok(match s {
+            "engine" => GroupKey::Engine,
+            "prim_kind" | "kind" | "primitive" => GroupKey::PrimKind,
+            "impl" | "implementation" => GroupKey::Impl,
+            "prop_kind" | "prop" | "direction" => GroupKey::PropKind,
+            "mds" => GroupKey::Mds,
+            "exts" | "attrs" | "attributes" => GroupKey::Exts,
+            "aux" => GroupKey::Aux,
+            "shapes" | "problem" | "shape" => GroupKey::Shapes,
+            "dtype" | "data_type" => GroupKey::Dtype,
+            other => return Err(UnknownGroupKey(other.to_string())),
+        })
+    }
+}
+
 impl GroupKey {
     pub const CONVERTER_DEFAULT: [GroupKey; 8] = [
         GroupKey::Engine,
@@ -31,25 +58,6 @@ impl GroupKey {
         GroupKey::Aux,
         GroupKey::Shapes,
     ];
-
-    pub fn parse(s: &str) -> Result<GroupKey, String> {
-        Ok(match s {
-            "engine" => GroupKey::Engine,
-            "prim_kind" | "kind" | "primitive" => GroupKey::PrimKind,
-            "impl" | "implementation" => GroupKey::Impl,
-            "prop_kind" | "prop" | "direction" => GroupKey::PropKind,
-            "mds" => GroupKey::Mds,
-            "exts" | "attrs" | "attributes" => GroupKey::Exts,
-            "aux" => GroupKey::Aux,
-            "shapes" | "problem" | "shape" => GroupKey::Shapes,
-            "dtype" | "data_type" => GroupKey::Dtype,
-            other => {
-                return Err(format!(
-                    "unknown key '{other}': expected one of engine, prim_kind, impl, prop_kind, mds, exts, aux, shapes, dtype"
-                ))
-            }
-        })
-    }
 
     pub fn name(self) -> &'static str {
         match self {

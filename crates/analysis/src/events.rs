@@ -5,10 +5,11 @@
 //! shared (`Arc`), whatever the log's size.
 
 use crate::profile::EventKind;
-use crate::tally::{dialect_index, is_iteration_marker};
+use crate::tally::dialect_index;
 use foldhash::HashMap;
 use profilednn_model::Primitive;
 use profilednn_verbose::input::{ChunkReader, StreamError};
+use profilednn_verbose::markers::is_iteration_marker;
 use profilednn_verbose::{classify, parse_primitive, Line, LogInput, Syntax};
 use std::sync::Arc;
 
@@ -133,22 +134,7 @@ pub fn for_each_event(input: LogInput, f: impl FnMut(Event)) -> (StreamStats, Op
                 profilednn_verbose::input::split_at_newlines(&map, (map.len() >> 23).max(1))
             {
                 lines_of(piece).for_each(|l| w.line(l));
-                #[cfg(unix)]
-                // SAFETY: the range is not read again; a read-only file mapping refaults from the
-                // file if it were.
-                unsafe {
-                    const PAGE: usize = 4096;
-                    let off = piece.as_ptr() as usize - map.as_ptr() as usize;
-                    let start = off.next_multiple_of(PAGE);
-                    let end = (off + piece.len()) / PAGE * PAGE;
-                    if end > start {
-                        let _ = map.unchecked_advise_range(
-                            memmap2::UncheckedAdvice::DontNeed,
-                            start,
-                            end - start,
-                        );
-                    }
-                }
+                profilednn_verbose::input::drop_pages_behind(&map, piece);
             }
         }
         LogInput::Empty { .. } => {}

@@ -289,6 +289,17 @@ impl Profile {
         self.lines.exec
     }
 
+    /// The one view of logs that ran side by side: the profile itself for one log, else their
+    /// [`merge`](Profile::merge). Merging costs a pass over every entry, so a command computes
+    /// this once and hands it to [`summarize_merged`](crate::summary::summarize_merged), the
+    /// advice and the HTML page.
+    pub fn merged(profiles: &[Profile]) -> std::borrow::Cow<'_, Profile> {
+        match profiles {
+            [one] => std::borrow::Cow::Borrowed(one),
+            _ => std::borrow::Cow::Owned(Profile::merge(profiles)),
+        }
+    }
+
     /// Several profiles (for example one log per rank) merged into one: same primitives add up.
     pub fn merge(profiles: &[Profile]) -> Profile {
         let mut out = profiles[0].clone();

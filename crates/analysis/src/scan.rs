@@ -52,7 +52,6 @@ pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
             // `chunk_size` so that pages can be dropped behind the reader as it goes.
             let chunks = split_at_newlines(bytes, threads * 4);
             let last = chunks.len().saturating_sub(1);
-            let base = bytes.as_ptr() as usize;
             let work = |t: &mut Tally, (i, c): (usize, &[u8])| {
                 let subs = split_at_newlines(c, c.len() / opts.chunk_size.max(1) + 1);
                 let last_sub = subs.len().saturating_sub(1);
@@ -65,21 +64,7 @@ pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
                     );
                     // Done with these pages: drop them from our resident set so memory stays
                     // bounded by the chunks in flight, not the log size (the page cache keeps them).
-                    #[cfg(unix)]
-                    // SAFETY: the range is not read again; a read-only file mapping refaults from
-                    // the file if it were.
-                    unsafe {
-                        const PAGE: usize = 4096;
-                        let start = (sub.as_ptr() as usize - base).next_multiple_of(PAGE);
-                        let end = (sub.as_ptr() as usize - base + sub.len()) / PAGE * PAGE;
-                        if end > start {
-                            let _ = map.unchecked_advise_range(
-                                memmap2::UncheckedAdvice::DontNeed,
-                                start,
-                                end - start,
-                            );
-                        }
-                    }
+                    profilednn_verbose::input::drop_pages_behind(&map, sub);
                     if let Some(p) = &opts.progress {
                         p.fetch_add(sub.len() as u64, Ordering::Relaxed);
                     }

@@ -132,12 +132,14 @@ pub fn default_breakdowns() -> Vec<(&'static str, &'static str, Vec<GroupKey>)> 
     ]
 }
 
+/// The summary of logs that ran side by side (merges them; see [`summarize_merged`] to reuse a
+/// merge the caller needs anyway).
 pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
-    let merged = if profiles.len() == 1 {
-        profiles[0].clone()
-    } else {
-        Profile::merge(profiles)
-    };
+    summarize_merged(profiles, &Profile::merged(profiles), opts)
+}
+
+/// [`summarize`] over `merged`, which is [`Profile::merged`] of `profiles`.
+pub fn summarize_merged(profiles: &[Profile], merged: &Profile, opts: &SummaryOptions) -> Summary {
     let iterations = merged.iterations.clone();
     let iters = iterations.as_ref().map(|i| i.count as f64);
     let total_ms = merged.exec_time_ms();
@@ -158,7 +160,7 @@ pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
     let breakdowns = sets
         .into_iter()
         .map(|(name, title, keys)| {
-            let b = breakdown(&merged, &keys, true);
+            let b = breakdown(merged, &keys, true);
             let per_log: Vec<_> = if profiles.len() > 1 {
                 profiles.iter().map(|p| breakdown(p, &keys, true)).collect()
             } else {
@@ -268,7 +270,7 @@ pub fn summarize(profiles: &[Profile], opts: &SummaryOptions) -> Summary {
         efficiency: opts
             .machine
             .as_ref()
-            .map(|m| efficiency(&merged, m, opts.top)),
+            .map(|m| efficiency(merged, m, opts.top)),
     }
 }
 

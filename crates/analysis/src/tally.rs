@@ -2,6 +2,7 @@
 
 use foldhash::HashMap;
 use profilednn_verbose::line::{classify, Component, Diagnostic, Line, Marker, SkipReason};
+use profilednn_verbose::markers::is_iteration_marker;
 use std::collections::BTreeMap;
 
 /// Where a line is, before chunk line counts are known: (chunk index, line within chunk).
@@ -110,13 +111,6 @@ fn marker_note(m: Marker, c: Option<Component>) -> &'static str {
         (Marker::Dnnl, _) => "dnnl_verbose",
         (Marker::Mkldnn, _) => "mkldnn_verbose",
     }
-}
-
-/// Lines a training script prints to mark iterations. `### ITER n BEGIN` is what the corpus'
-/// capture script prints; `profilednn,iteration` is ProfileDNN's documented marker.
-pub(crate) fn is_iteration_marker(line: &[u8]) -> bool {
-    (line.starts_with(b"### ITER ") && memchr::memmem::find(line, b"BEGIN").is_some())
-        || line.starts_with(b"profilednn,iteration")
 }
 
 fn lossy_excerpt(line: &[u8]) -> String {

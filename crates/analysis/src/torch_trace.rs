@@ -12,7 +12,7 @@ use profilednn_verbose::LogInput;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
 pub struct Op {
@@ -34,7 +34,6 @@ pub struct Op {
 pub struct TorchTrace {
     pub ops: Vec<Op>,
     pub base_ns: Option<f64>,
-    pub events_read: u64,
 }
 
 #[derive(Deserialize)]
@@ -54,28 +53,42 @@ struct RawArgs {
     seq: Option<i64>,
 }
 
+/// Why a PyTorch profiler trace could not be read. Each message names the file and says what
+/// to do next; the OS error is part of the message (not a `source`, so that error chains do
+/// not print it twice).
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error(
+        "{}: cannot open the PyTorch trace: {error}. `profilednn record --torch` writes it next \
+         to the log (LOG stem + `.trace.json`) when the script uses `profilednn.profile()`",
+        path.display()
+    )]
+    Open {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error(
+        "{name}: cannot read the PyTorch trace: {error}. Check that the file is whole (a trace \
+         still being written, or a truncated .gz, cannot be joined)"
+    )]
+    Read { name: String, error: std::io::Error },
+}
+
 /// Reads a Chrome trace incrementally (a small state machine finds each object of
-/// `traceEvents`; each is parsed on its own).
-pub fn read_trace(path: &Path) -> Result<TorchTrace, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut head = [0u8; 2];
-    let gz = (&file)
-        .read(&mut head)
-        .map(|n| n == 2 && head == [0x1f, 0x8b])
-        .unwrap_or(false);
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let reader: Box<dyn Read> = if gz {
-        Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
-            file,
-        )))
-    } else {
-        Box::new(std::io::BufReader::with_capacity(1 << 20, file))
-    };
-    read_trace_from(reader, &path.display().to_string())
+/// `traceEvents`; each is parsed on its own). Gzip is recognised by content, as for logs.
+pub fn read_trace(path: &Path) -> Result<TorchTrace, TraceError> {
+    let file = std::fs::File::open(path).map_err(|error| TraceError::Open {
+        path: path.into(),
+        error,
+    })?;
+    read_trace_from(
+        profilednn_verbose::input::decompressed(file),
+        &path.display().to_string(),
+    )
 }
 
 /// `read_trace` over any byte stream (uncompressed JSON); `name` is used in errors.
-pub fn read_trace_from(mut reader: impl Read, name: &str) -> Result<TorchTrace, String> {
+pub fn read_trace_from(mut reader: impl Read, name: &str) -> Result<TorchTrace, TraceError> {
     let mut t = TorchTrace::default();
     let (mut depth, mut in_str, mut esc) = (0i32, false, false);
     let mut key = Vec::new();
@@ -84,9 +97,11 @@ pub fn read_trace_from(mut reader: impl Read, name: &str) -> Result<TorchTrace, 
     let mut obj: Vec<u8> = Vec::new();
     let mut value: Vec<u8> = Vec::new();
     let mut buf = vec![0u8; 1 << 20];
-    let mut ts_rel: Vec<usize> = Vec::new();
     loop {
-        let n = reader.read(&mut buf).map_err(|e| format!("{name}: {e}"))?;
+        let n = reader.read(&mut buf).map_err(|error| TraceError::Read {
+            name: name.to_string(),
+            error,
+        })?;
         if n == 0 {
             break;
         }
@@ -127,7 +142,6 @@ pub fn read_trace_from(mut reader: impl Read, name: &str) -> Result<TorchTrace, 
                     depth -= 1;
                     if in_events && depth == 2 && b == b'}' {
                         if let Ok(e) = serde_json::from_slice::<RawEvent>(&obj) {
-                            t.events_read += 1;
                             let cat = e.cat.as_deref().unwrap_or("");
                             if e.ph.as_deref() == Some("X")
                                 && matches!(cat, "cpu_op" | "user_annotation" | "python_function")
@@ -142,7 +156,6 @@ pub fn read_trace_from(mut reader: impl Read, name: &str) -> Result<TorchTrace, 
                                     python: cat == "python_function",
                                     seq: e.args.and_then(|a| a.seq),
                                 });
-                                ts_rel.push(t.ops.len() - 1);
                             }
                         }
                         obj.clear();
@@ -253,26 +266,63 @@ pub struct IterationRow {
 /// The name of the per-iteration ranges `profilednn.profile` records.
 pub const ITERATION_RANGE: &str = "profilednn.iteration#";
 
+/// The part of a training step a framework op belongs to. Rows carry it as text
+/// ([`Phase::as_str`], the names of the JSON output); the advice and the renderers name phases
+/// through this enum, so that a phase cannot be misspelt in one crate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Data,
+    Forward,
+    Loss,
+    Backward,
+    ZeroGrad,
+    Optimizer,
+}
+
+impl Phase {
+    /// Every phase in the order of a training step.
+    pub const STEP_ORDER: [Phase; 6] = [
+        Phase::Data,
+        Phase::Forward,
+        Phase::Loss,
+        Phase::Backward,
+        Phase::ZeroGrad,
+        Phase::Optimizer,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Data => "data",
+            Phase::Forward => "forward",
+            Phase::Loss => "loss",
+            Phase::Backward => "backward",
+            Phase::ZeroGrad => "zero_grad",
+            Phase::Optimizer => "optimizer",
+        }
+    }
+}
+
 fn phase_of(name: &str, annotations: &[&str]) -> &'static str {
-    if annotations.iter().any(|a| a.starts_with("Optimizer.step")) {
-        "optimizer"
+    let phase = if annotations.iter().any(|a| a.starts_with("Optimizer.step")) {
+        Phase::Optimizer
     } else if annotations
         .iter()
         .any(|a| a.starts_with("Optimizer.zero_grad"))
     {
-        "zero_grad"
+        Phase::ZeroGrad
     } else if annotations
         .iter()
         .any(|a| *a == "data" || a.contains("DataLoader"))
     {
-        "data"
+        Phase::Data
     } else if name.starts_with("autograd::engine::evaluate_function") {
-        "backward"
+        Phase::Backward
     } else if annotations.contains(&"loss") {
-        "loss"
+        Phase::Loss
     } else {
-        "forward"
-    }
+        Phase::Forward
+    };
+    phase.as_str()
 }
 
 /// Joins `trace` with the primitives of the log at `log`.
@@ -423,7 +473,7 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
         let name = ops[m].name.trim_start_matches("nn.Module: ");
         let (dnn, prims) = module_dnn.get(&m).copied().unwrap_or_default();
         mods.entry(name.to_string())
-            .or_insert_with(|| OpRow::new(name, "forward"))
+            .or_insert_with(|| OpRow::new(name, Phase::Forward.as_str()))
             .add((ops[m].end - ops[m].start) / 1e3, dnn, prims);
     }
     let mut mods: Vec<OpRow> = mods.into_values().map(OpRow::with_outside).collect();
@@ -610,7 +660,7 @@ fn module_backward(
         for &m in mods {
             let name = ops[m].name.trim_start_matches("nn.Module: ");
             rows.entry(name.to_string())
-                .or_insert_with(|| OpRow::new(name, "backward"))
+                .or_insert_with(|| OpRow::new(name, Phase::Backward.as_str()))
                 .add((op.end - op.start) / 1e3, dnn, prims);
         }
     }

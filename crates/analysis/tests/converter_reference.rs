@@ -126,7 +126,7 @@ fn breakdowns_equal_the_converter_reference() {
             let (key_names, reference) = read_reference(&refp);
             let keys: Vec<GroupKey> = key_names
                 .iter()
-                .map(|k| GroupKey::parse(k).unwrap())
+                .map(|k| k.parse::<GroupKey>().unwrap())
                 .collect();
             let mine = ours(&p, &keys);
             assert_eq!(

@@ -246,3 +246,28 @@ fn retinanet_runs_join_with_known_structure() {
         );
     }
 }
+
+#[test]
+fn unreadable_traces_are_typed_errors_that_name_the_file() {
+    use profilednn_analysis::torch_trace::TraceError;
+    let missing = fixture("no-such-run.trace.json");
+    match read_trace(&missing) {
+        Err(e @ TraceError::Open { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("no-such-run.trace.json"), "{text}");
+            assert!(text.contains("profilednn record --torch"), "{text}");
+        }
+        other => panic!("expected TraceError::Open, got {other:?}"),
+    }
+    // A gzip trace cut in the middle: a read error naming the file, not a partial trace.
+    let whole = std::fs::read(fixture("bn.trace.json.gz")).unwrap();
+    let dir = std::env::temp_dir().join(format!("profilednn-trace-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cut = dir.join("cut.trace.json.gz");
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    match read_trace(&cut) {
+        Err(e @ TraceError::Read { .. }) => assert!(e.to_string().contains("cut.trace.json.gz")),
+        other => panic!("expected TraceError::Read, got {other:?}"),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

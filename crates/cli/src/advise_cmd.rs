@@ -3,8 +3,8 @@
 use crate::ExitCode;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use profilednn_advice::{advise, Advice, Evidence, Thresholds};
-use profilednn_analysis::{summarize, Profile, Summary, SummaryOptions};
+use profilednn_advice::{advise, Evidence, Thresholds};
+use profilednn_analysis::{summarize_merged, Profile, SummaryOptions};
 
 use std::path::PathBuf;
 
@@ -133,62 +133,24 @@ impl ThresholdArgs {
     }
 }
 
-/// Advice over profiles already summarised (shared with `report` and `record`).
-pub fn advice_for(
-    profiles: &[Profile],
-    summary: &Summary,
-    cores: Option<usize>,
-    torch: Option<&profilednn_analysis::torch_trace::TorchJoin>,
-    t: &Thresholds,
-) -> Advice {
-    let merged;
-    let profile = if profiles.len() == 1 {
-        &profiles[0]
-    } else {
-        merged = Profile::merge(profiles);
-        &merged
-    };
-    advise(
-        &Evidence {
-            profile,
-            summary,
-            ranks: profiles.len(),
-            cores,
-            torch,
-        },
-        t,
-    )
-}
-
 pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let profiles =
         crate::load::profiles(&args.logs, args.threads, args.iterations, args.no_progress)?;
     let machine = crate::machine_file::load(args.machine.as_deref())?;
     // --cores first; else the hardware threads of the machine profile given (or saved).
     let cores = args.cores.or(machine.as_ref().and_then(|m| m.threads));
-    let summary = summarize(
+    let merged = Profile::merged(&profiles);
+    let summary = summarize_merged(
         &profiles,
+        &merged,
         &SummaryOptions {
             machine,
             ..Default::default()
         },
     );
-    let torch = match &args.torch_trace {
-        Some(t) => {
-            let [log] = &args.logs[..] else {
-                anyhow::bail!(
-                    "--torch-trace needs exactly one log (the one recorded with the trace)"
-                );
-            };
-            Some(crate::load::torch_join(t, log)?)
-        }
-        None => None,
-    };
-    let advice = advice_for(
-        &profiles,
-        &summary,
-        cores,
-        torch.as_ref(),
+    let torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
+    let advice = advise(
+        &Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref()),
         &args.thresholds.thresholds(),
     );
     let text = match args.format {
@@ -196,12 +158,8 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
         Format::Json => serde_json::to_string_pretty(&advice)? + "\n",
     };
     crate::output::write(args.output.as_deref(), text)?;
-    for e in &summary.read_errors {
-        eprintln!("profilednn: error: {e} (advice covers the data before that point)");
-    }
-    Ok(if summary.read_errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(2)
-    })
+    Ok(crate::output::read_errors_status(
+        &summary.read_errors,
+        "advice",
+    ))
 }

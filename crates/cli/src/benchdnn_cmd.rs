@@ -61,8 +61,7 @@ pub fn run(args: BenchdnnArgs) -> Result<ExitCode> {
     );
     for (driver, lines) in &b.drivers {
         let path = dir.join(format!("{driver}.batch"));
-        std::fs::write(&path, batch_file(driver, &source, lines))
-            .with_context(|| format!("{}: cannot write", path.display()))?;
+        crate::output::write_file(&path, batch_file(driver, &source, lines))?;
         run.push_str(&format!(
             "\"$BENCHDNN\" --mode=P --{driver} --batch={driver}.batch | tee results/{driver}.txt\n"
         ));
@@ -74,7 +73,7 @@ pub fn run(args: BenchdnnArgs) -> Result<ExitCode> {
             lines.iter().map(|l| l.time_ms).sum::<f64>()
         );
     }
-    std::fs::write(dir.join("run.sh"), run)?;
+    crate::output::write_file(&dir.join("run.sh"), run)?;
     for (kind, calls) in &b.skipped {
         eprintln!("  skipped {calls} executions of {kind}: benchdnn has no driver for it");
     }

@@ -114,14 +114,8 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         }
     };
     crate::output::write(args.output.as_deref(), text)?;
-    for e in before.read_error.iter().chain(after.read_error.iter()) {
-        eprintln!("profilednn: error: {e} (the diff covers the data before that point)");
-    }
-    Ok(
-        if before.read_error.is_some() || after.read_error.is_some() {
-            ExitCode::from(2)
-        } else {
-            ExitCode::SUCCESS
-        },
-    )
+    Ok(crate::output::read_errors_status(
+        before.read_error.iter().chain(after.read_error.iter()),
+        "the diff",
+    ))
 }

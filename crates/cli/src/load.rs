@@ -306,13 +306,28 @@ pub fn count_pair(s: &str) -> Result<(u64, u64), String> {
     Ok((part(b, "BEFORE")?, part(a, "AFTER")?))
 }
 
+/// `--torch-trace` of `report` and `advise`: the trace joined with the one log it was recorded
+/// with ([`torch_join`]), `None` without a trace.
+pub fn torch_join_of_logs(
+    trace: Option<&std::path::Path>,
+    logs: &[PathBuf],
+) -> Result<Option<profilednn_analysis::torch_trace::TorchJoin>> {
+    let Some(trace) = trace else {
+        return Ok(None);
+    };
+    let [log] = logs else {
+        bail!("--torch-trace needs exactly one log (the one recorded with the trace)");
+    };
+    torch_join(trace, log).map(Some)
+}
+
 /// Joins a PyTorch profiler trace with its log; what makes the join doubtful (another run, no
 /// timestamps, part of the iterations) is printed to stderr, naming both files.
 pub fn torch_join(
     trace: &std::path::Path,
     log: &std::path::Path,
 ) -> anyhow::Result<profilednn_analysis::torch_trace::TorchJoin> {
-    let tr = profilednn_analysis::torch_trace::read_trace(trace).map_err(anyhow::Error::msg)?;
+    let tr = profilednn_analysis::torch_trace::read_trace(trace)?;
     let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
     let j = profilednn_analysis::torch_trace::join(&tr, input);
     for w in &j.warnings {

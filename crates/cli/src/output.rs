@@ -1,6 +1,7 @@
 //! Where a command's output goes: a file, or stdout. When the reader of stdout goes away
 //! (`profilednn report big.log | head`), the program ends quietly with status 0, as other Unix
-//! tools do; every command writes through here.
+//! tools do; a log that could not be read to its end makes the status 2. Every command writes
+//! through here.
 
 use anyhow::{Context, Result};
 use std::io::{self, Write};
@@ -36,9 +37,7 @@ fn is_stdout(path: Option<&Path>) -> bool {
 /// Writes `text` to the file `path`, or to stdout when `path` is `None` or `-`.
 pub fn write(path: Option<&Path>, text: impl AsRef<[u8]>) -> Result<()> {
     match path.filter(|_| !is_stdout(path)) {
-        Some(p) => {
-            std::fs::write(p, text).with_context(|| format!("{}: cannot write", p.display()))
-        }
+        Some(p) => write_file(p, text),
         None => {
             let mut o = stdout();
             o.write_all(text.as_ref())?;
@@ -46,6 +45,27 @@ pub fn write(path: Option<&Path>, text: impl AsRef<[u8]>) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Writes `text` to the file `path` (a file even when named `-`: for outputs that go beside
+/// the one on stdout, such as `report --html` or the profile `peak` saves).
+pub fn write_file(path: &Path, text: impl AsRef<[u8]>) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// The exit status of a command whose input could not be read to its end: each read error is
+/// printed, saying that `what` covers the data before it, and the status is 2 (a partial
+/// result); 0 when there is none.
+pub fn read_errors_status<E: std::fmt::Display>(
+    errors: impl IntoIterator<Item = E>,
+    what: &str,
+) -> crate::ExitCode {
+    let mut status = crate::ExitCode::SUCCESS;
+    for e in errors {
+        eprintln!("profilednn: error: {e} ({what} covers the data before that point)");
+        status = crate::ExitCode::from(2);
+    }
+    status
 }
 
 /// A writer to the file `path` (created), or to stdout for `-`.

@@ -3,10 +3,9 @@
 use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
-use comfy_table::{presets::UTF8_HORIZONTAL_ONLY, Cell, CellAlignment, Table};
 use indicatif::{ProgressBar, ProgressStyle};
+use profilednn_machine::cpu;
 use profilednn_machine::measure::{measure, Effort};
-use profilednn_machine::{cpu, MachineProfile};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -59,117 +58,12 @@ pub fn run(args: PeakArgs) -> Result<ExitCode> {
             .with_context(|| format!("{}: cannot create directory", dir.display()))?;
     }
     let json = serde_json::to_string_pretty(&profile)? + "\n";
-    std::fs::write(&path, &json).with_context(|| format!("{}: cannot write", path.display()))?;
+    crate::output::write_file(&path, &json)?;
     if args.json {
         crate::output::write(None, json)?;
     } else {
-        crate::output::write(None, render(&profile))?;
+        crate::output::write(None, profilednn_report::machine::render(&profile))?;
     }
     eprintln!("machine profile written to {}", path.display());
     Ok(ExitCode::SUCCESS)
-}
-
-fn table() -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_HORIZONTAL_ONLY);
-    t
-}
-
-fn num(v: String) -> Cell {
-    Cell::new(v).set_alignment(CellAlignment::Right)
-}
-
-fn render(p: &MachineProfile) -> String {
-    let mut out = format!(
-        "Machine: {} · {} threads · ISA: {}\n",
-        p.cpu.as_deref().unwrap_or("unknown CPU"),
-        p.threads.unwrap_or(0),
-        p.isa.join(" ")
-    );
-    let mut t = table();
-    t.set_header(vec![
-        "precision",
-        "isa",
-        "1 core GFLOP/s",
-        "all cores GFLOP/s",
-        "theory/core (2 units, nominal GHz)",
-        "reached",
-    ]);
-    for c in &p.compute {
-        let (theory, reached) = match c.theoretical_per_core_gflops {
-            Some(th) => (
-                format!("{th:.0}"),
-                format!("{:.0}%", c.per_core_gflops / th * 100.0),
-            ),
-            None => (String::new(), String::new()),
-        };
-        t.add_row(vec![
-            Cell::new(&c.precision),
-            Cell::new(&c.isa),
-            num(format!("{:.1}", c.per_core_gflops)),
-            num(format!("{:.1}", c.all_core_gflops)),
-            num(theory),
-            num(reached),
-        ]);
-    }
-    out += &format!("\nCompute peaks\n{t}\n");
-    if let Some(c) = p.compute.first() {
-        out += &format!("  method: {}\n", c.method);
-    }
-    let mut t = table();
-    t.set_header(vec![
-        "working set",
-        "threads",
-        "read GB/s",
-        "copy GB/s",
-        "triad GB/s",
-    ]);
-    let mut sets: Vec<(u64, usize)> = p
-        .bandwidth
-        .iter()
-        .map(|b| (b.working_set_bytes, b.threads))
-        .collect();
-    sets.dedup();
-    for (ws, th) in sets {
-        let get = |k: &str| {
-            p.bandwidth
-                .iter()
-                .find(|b| b.kernel == k && b.working_set_bytes == ws && b.threads == th)
-                .map(|b| format!("{:.1}", b.gbps))
-                .unwrap_or_default()
-        };
-        let size = if ws >= 1 << 20 {
-            format!("{} MiB", ws >> 20)
-        } else {
-            format!("{} KiB", ws >> 10)
-        };
-        t.add_row(vec![
-            num(size),
-            num(th.to_string()),
-            num(get("read")),
-            num(get("copy")),
-            num(get("triad")),
-        ]);
-    }
-    out += &format!(
-        "\nMemory bandwidth (best of {} runs; bytes read + written, checksummed)\n{t}\n",
-        p.bandwidth.first().map_or(0, |b| b.runs)
-    );
-    let peaks: Vec<String> = p
-        .peak_gflops
-        .iter()
-        .map(|(k, v)| format!("{k} {v:.0} GFLOP/s"))
-        .collect();
-    out += &format!(
-        "\nRoofline: {} · memory {:.1} GB/s (all threads, largest working set)\n",
-        peaks.join(", "),
-        p.memory_gbps
-    );
-    for n in &p.notes {
-        out += &format!("  note: {n}\n");
-    }
-    for s in p.suspicions() {
-        out += &format!("  ⚠ suspect: {s}\n");
-    }
-    out
 }

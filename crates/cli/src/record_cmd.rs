@@ -53,25 +53,6 @@ pub fn verbose_env(level: u8, timestamps: bool) -> Vec<(&'static str, String)> {
     v
 }
 
-/// Where a line's verbose part starts, if it has one: a verbose line can follow application
-/// output that did not end with a newline (`loss=0.3onednn_verbose,…`).
-pub fn verbose_start(line: &[u8]) -> Option<usize> {
-    const MARKERS: [&[u8]; 2] = [b"profilednn,iteration", b"### ITER "];
-    for m in MARKERS {
-        if line.starts_with(m) {
-            return Some(0);
-        }
-    }
-    let at = memchr::memmem::find(line, b"_verbose,")?;
-    let head = &line[..at];
-    for prefix in [&b"mkldnn"[..], b"onednn", b"dnnl"] {
-        if head.ends_with(prefix) {
-            return Some(at - prefix.len());
-        }
-    }
-    None
-}
-
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn forward(sig: libc::c_int) {
@@ -242,23 +223,4 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
         return ExitCode::from((128 + sig).clamp(0, 255) as u8);
     }
     ExitCode::from(1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_verbose_lines_even_after_partial_output() {
-        assert_eq!(
-            verbose_start(b"onednn_verbose,v1,primitive,exec,cpu"),
-            Some(0)
-        );
-        assert_eq!(verbose_start(b"dnnl_verbose,exec,cpu,reorder"), Some(0));
-        assert_eq!(verbose_start(b"mkldnn_verbose,exec,reorder"), Some(0));
-        assert_eq!(verbose_start(b"loss=0.3onednn_verbose,v1,exec"), Some(8));
-        assert_eq!(verbose_start(b"profilednn,iteration,3"), Some(0));
-        assert_eq!(verbose_start(b"epoch 1 loss 0.3"), None);
-        assert_eq!(verbose_start(b"my_verbose,flag"), None);
-    }
 }

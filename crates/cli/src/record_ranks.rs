@@ -26,7 +26,7 @@ pub fn route(line: &[u8]) -> Option<Routed<'_>> {
         Some(l) => (l.prefix_len, Some((l.launcher, l.rank))),
         None => (0, None),
     };
-    let at = label_len + crate::record_cmd::verbose_start(&line[label_len..])?;
+    let at = label_len + profilednn_verbose::markers::log_part_start(&line[label_len..])?;
     Some(Routed {
         terminal: if at > label_len { &line[..at] } else { &[] },
         label: &line[..label_len],

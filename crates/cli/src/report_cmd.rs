@@ -3,7 +3,8 @@
 use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use profilednn_analysis::{summarize, GroupKey, SummaryOptions};
+use profilednn_advice::{advise, Evidence};
+use profilednn_analysis::{summarize_merged, GroupKey, Profile, SummaryOptions};
 use profilednn_report::terminal::TerminalOptions;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -67,9 +68,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let by = match &args.by {
         Some(keys) => Some(
             keys.iter()
-                .map(|k| GroupKey::parse(k.trim()))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(anyhow::Error::msg)?,
+                .map(|k| k.trim().parse::<GroupKey>())
+                .collect::<Result<Vec<_>, _>>()?,
         ),
         None if args.format == Format::Csv => Some(GroupKey::CONVERTER_DEFAULT.to_vec()),
         None => None,
@@ -77,6 +77,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let loaded =
         crate::load::logs_and_ranks(&args.logs, args.threads, args.iterations, args.no_progress)?;
     let (profiles, ranks) = (loaded.profiles, loaded.ranks);
+    // Loaded once: the summary's efficiency section and the HTML page's roofline use it.
     let machine = if args.no_roofline {
         None
     } else {
@@ -84,34 +85,24 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     };
     // The machine profile's hardware threads, for the thread-oversubscription rule.
     let cores = machine.as_ref().and_then(|m| m.threads);
-    let summary = summarize(
+    // Merged once: the summary, the advice and the HTML page are all of this view.
+    let merged = Profile::merged(&profiles);
+    let summary = summarize_merged(
         &profiles,
+        &merged,
         &SummaryOptions {
             by,
             top: args.top,
-            machine,
+            machine: machine.clone(),
         },
     );
-    let torch = match &args.torch_trace {
-        Some(t) => {
-            let [log] = &args.logs[..] else {
-                anyhow::bail!(
-                    "--torch-trace needs exactly one log (the one recorded with the trace)"
-                );
-            };
-            Some(crate::load::torch_join(t, log)?)
-        }
-        None => None,
-    };
+    let torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
     // Computed at most once, for the HTML page and the terminal or JSON output alike.
     let advice_once = std::cell::OnceCell::new();
     let advice = || {
         advice_once.get_or_init(|| {
-            crate::advise_cmd::advice_for(
-                &profiles,
-                &summary,
-                cores,
-                torch.as_ref(),
+            advise(
+                &Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref()),
                 &Default::default(),
             )
         })
@@ -120,12 +111,15 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         let advice = (!args.no_advice).then(advice);
         write_html(
             html,
-            &args,
-            &profiles,
-            &summary,
-            advice,
-            torch.as_ref(),
-            &ranks,
+            &args.logs,
+            &HtmlParts {
+                profile: &merged,
+                summary: &summary,
+                machine: machine.as_ref(),
+                advice,
+                torch: torch.as_ref(),
+                ranks: &ranks,
+            },
         )?;
     }
     let text = match args.format {
@@ -170,42 +164,30 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     };
     crate::output::write(args.output.as_deref(), text).context("cannot write the report")?;
     // A log that could not be read to its end is a partial result: say so in the exit code.
-    if !summary.read_errors.is_empty() {
-        for e in &summary.read_errors {
-            eprintln!("profilednn: error: {e} (the report covers the data before that point)");
-        }
-        return Ok(ExitCode::from(2));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::output::read_errors_status(
+        &summary.read_errors,
+        "the report",
+    ))
+}
+
+/// What the HTML page shows, computed once by [`run`].
+struct HtmlParts<'a> {
+    profile: &'a Profile,
+    summary: &'a profilednn_analysis::Summary,
+    machine: Option<&'a profilednn_machine::MachineProfile>,
+    advice: Option<&'a profilednn_advice::Advice>,
+    torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
+    ranks: &'a [profilednn_analysis::ranks::RankSet],
 }
 
 /// The HTML report: everything of the summary plus every unique primitive, the roofline over all
 /// of them, and a timeline when the (single, re-readable) log has timestamps.
-fn write_html(
-    path: &std::path::Path,
-    args: &ReportArgs,
-    profiles: &[profilednn_analysis::Profile],
-    summary: &profilednn_analysis::Summary,
-    advice: Option<&profilednn_advice::Advice>,
-    torch: Option<&profilednn_analysis::torch_trace::TorchJoin>,
-    ranks: &[profilednn_analysis::ranks::RankSet],
-) -> Result<()> {
-    let merged;
-    let profile = if profiles.len() == 1 {
-        &profiles[0]
-    } else {
-        merged = profilednn_analysis::Profile::merge(profiles);
-        &merged
-    };
-    let machine = if args.no_roofline {
-        None
-    } else {
-        crate::machine_file::load(args.machine.as_deref())?
-    };
-    let efficiency = machine
-        .as_ref()
+fn write_html(path: &std::path::Path, logs: &[PathBuf], parts: &HtmlParts) -> Result<()> {
+    let profile = parts.profile;
+    let efficiency = parts
+        .machine
         .map(|m| profilednn_analysis::efficiency(profile, m, usize::MAX));
-    let timeline = match (&args.logs[..], profile.timestamps) {
+    let timeline = match (logs, profile.timestamps) {
         ([log], Some((first, last))) if log.as_os_str() != "-" => {
             let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
             Some(profilednn_analysis::timeline::time_bins(
@@ -215,15 +197,15 @@ fn write_html(
         _ => None,
     };
     let page = profilednn_report::html::report_page(&profilednn_report::html::ReportPage {
-        summary,
+        summary: parts.summary,
         profile,
-        advice,
+        advice: parts.advice,
         efficiency: efficiency.as_ref(),
         timeline: timeline.as_ref(),
-        torch,
-        ranks,
+        torch: parts.torch,
+        ranks: parts.ranks,
     });
-    std::fs::write(path, &page).with_context(|| format!("{}: cannot write", path.display()))?;
+    crate::output::write_file(path, &page)?;
     eprintln!(
         "profilednn: HTML report written to {} ({} KB)",
         path.display(),

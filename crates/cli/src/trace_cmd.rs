@@ -99,9 +99,5 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
             stats.malformed
         );
     }
-    if let Some(e) = read_error {
-        eprintln!("profilednn: error: {e} (the trace covers the data before that point)");
-        return Ok(ExitCode::from(2));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::output::read_errors_status(read_error, "the trace"))
 }

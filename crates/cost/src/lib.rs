@@ -1,5 +1,20 @@
 //! What a oneDNN primitive costs: floating-point operations and the minimum bytes it must move.
 //!
+//! ```
+//! # use profilednn_verbose::{parse_primitive, Syntax};
+//! // An f32 matmul of 64x256 by 256x128, as a oneDNN 3.x log spells it.
+//! let p = parse_primitive(
+//!     "cpu,matmul,brg:avx512_core,undef,src:f32::blocked:ab::f0 wei:f32::blocked:ab::f0 \
+//!      dst:f32::blocked:ab::f0,,,64x256:256x128",
+//!     Syntax { v1_descriptors: true, graph: false },
+//!     false,
+//! )
+//! .unwrap();
+//! let c = profilednn_cost::cost(&p).unwrap();
+//! assert_eq!(c.flops, 2 * 64 * 256 * 128); // a multiply-add is 2 operations (benchdnn)
+//! assert_eq!(c.bytes, (64 * 256 + 256 * 128 + 64 * 128) * 4); // each tensor once, 4-byte f32
+//! ```
+//!
 //! The roofline question ("how far is this primitive from what the machine can do?") needs two
 //! numbers per execution that only the log's problem and memory descriptors can give. They are
 //! computed here, per primitive kind, in one small module each (`kinds/`).

@@ -7,11 +7,21 @@ use std::path::Path;
 pub const SCHEMA: &str = "profilednn.machine.v1";
 
 /// A machine's ceilings. Only `peak_gflops` and `memory_gbps` are needed for a roofline, so a
-/// profile written by hand from a spec sheet can be this short:
+/// profile written by hand from a spec sheet can be this short (the peaks of
+/// `fixtures/machine/xeon-8480-spec.json`, whose notes derive them):
 ///
-/// ```json
-/// { "name": "2S Xeon 8480+ (spec)", "peak_gflops": { "f32": 8602, "bf16": 34406 },
-///   "memory_gbps": 614 }
+/// ```
+/// # use profilednn_machine::MachineProfile;
+/// let short: MachineProfile = serde_json::from_str(
+///     r#"{ "name": "2S Xeon 8480+ (spec)", "peak_gflops": { "f32": 7168, "bf16": 229376 },
+///          "memory_gbps": 614 }"#,
+/// ).unwrap();
+/// # let fixture: MachineProfile = serde_json::from_str(include_str!(
+/// #     "../../../fixtures/machine/xeon-8480-spec.json")).unwrap();
+/// # assert_eq!(short.peak_gflops["f32"], fixture.peak_gflops["f32"]);
+/// # assert_eq!(short.peak_gflops["bf16"], fixture.peak_gflops["bf16"]);
+/// # assert_eq!(short.memory_gbps, fixture.memory_gbps);
+/// assert_eq!(short.memory_gbps, 614.0);
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MachineProfile {

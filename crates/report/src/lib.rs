@@ -6,6 +6,7 @@ pub mod csv_out;
 pub mod diff_text;
 pub mod html;
 pub mod json;
+pub mod machine;
 pub mod ranks;
 mod roofline;
 pub mod terminal;

@@ -2,7 +2,7 @@
 
 use crate::terminal::ms;
 use profilednn_analysis::torch_compare::{PhaseChange, TorchComparison};
-use profilednn_analysis::torch_trace::{OpRow, TorchJoin};
+use profilednn_analysis::torch_trace::{OpRow, Phase, TorchJoin};
 use std::fmt::Write;
 
 /// Calls per iteration: an integer when whole (18, not 18.0), else one decimal (17.5).
@@ -125,23 +125,14 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
     out
 }
 
-/// Phase order in tables: the order of a training step.
-const PHASES: [&str; 6] = [
-    "data",
-    "forward",
-    "loss",
-    "backward",
-    "zero_grad",
-    "optimizer",
-];
-
 fn per_iteration(out: &mut String, j: &TorchJoin) {
     if j.per_iteration.is_empty() {
         return;
     }
-    let cols: Vec<&str> = PHASES
+    // Phase columns in the order of a training step.
+    let cols: Vec<&str> = Phase::STEP_ORDER
         .iter()
-        .copied()
+        .map(|p| p.as_str())
         .filter(|p| {
             j.per_iteration
                 .iter()

@@ -66,7 +66,7 @@ impl LogInput {
                     path: path.into(),
                     error,
                 })?;
-            n == 2 && magic == [0x1f, 0x8b]
+            is_gzip(&magic[..n])
         };
         if is_gzip {
             return Ok(LogInput::Stream {
@@ -113,7 +113,19 @@ impl LogInput {
     }
 }
 
-/// Reads stdin, decompressing it when it starts with the gzip magic.
+/// Whether bytes that start a file are gzip's magic number: inputs are recognised by content,
+/// never by name (`zcat`-ed logs renamed `.gz`, compressed logs without the suffix).
+pub fn is_gzip(head: &[u8]) -> bool {
+    head.starts_with(&[0x1f, 0x8b])
+}
+
+/// `raw` decompressed when it starts with the gzip magic, as it is otherwise: for streams that
+/// cannot be rewound (stdin) and for files read once from start to end (the PyTorch trace).
+pub fn decompressed<R: Read + Send + 'static>(raw: R) -> impl Read + Send {
+    GzipSniff::new(raw)
+}
+
+/// Reads a stream, decompressing it when it starts with the gzip magic.
 struct GzipSniff<R: Read> {
     inner: Option<Box<dyn Read + Send>>,
     raw: Option<R>,
@@ -143,13 +155,37 @@ impl<R: Read + Send + 'static> Read for GzipSniff<R> {
             }
             let prefix = io::Cursor::new(head[..n].to_vec());
             let chained = prefix.chain(raw);
-            self.inner = Some(if n == 2 && head == [0x1f, 0x8b] {
+            self.inner = Some(if is_gzip(&head[..n]) {
                 Box::new(MultiGzDecoder::new(io::BufReader::new(chained)))
             } else {
                 Box::new(chained)
             });
         }
         self.inner.as_mut().unwrap().read(buf)
+    }
+}
+
+/// Drops the whole pages of `piece`, a slice of `map` already read, from this process's resident
+/// set, so that scanning a mapped log takes memory bounded by the pieces in flight, not by the
+/// log's size (the page cache keeps the pages; only our mapping lets go of them).
+pub fn drop_pages_behind(map: &Mmap, piece: &[u8]) {
+    let off = (piece.as_ptr() as usize).wrapping_sub(map.as_ptr() as usize);
+    if off > map.len() || piece.len() > map.len() - off {
+        debug_assert!(false, "drop_pages_behind: the piece is not inside the map");
+        return;
+    }
+    #[cfg(unix)]
+    {
+        const PAGE: usize = 4096;
+        let start = off.next_multiple_of(PAGE);
+        let end = (off + piece.len()) / PAGE * PAGE;
+        if end > start {
+            // SAFETY: the range lies inside `map` (checked above), a read-only file mapping:
+            // MADV_DONTNEED loses no data, a later read of the range refaults it from the file.
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+            };
+        }
     }
 }
 

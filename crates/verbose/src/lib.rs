@@ -1,5 +1,16 @@
 //! Log bytes → typed verbose events, for every generation of the format.
 //!
+//! ```
+//! use profilednn_verbose::{classify, parse_primitive, Line, Syntax};
+//! let line = b"onednn_verbose,v1,primitive,exec,cpu,matmul,brg:avx512_core,undef,\
+//!     src:f32::blocked:ab::f0 wei:f32::blocked:ab::f0 dst:f32::blocked:ab::f0,,,64x256:256x128,0.25";
+//! let Line::Primitive { head, body, time_ps } = classify(line) else { panic!("not an exec line") };
+//! assert_eq!(time_ps, Some(250_000_000)); // 0.25 ms, kept as integer picoseconds
+//! let syntax = Syntax { v1_descriptors: head.version >= 1, graph: false };
+//! let p = parse_primitive(std::str::from_utf8(body).unwrap(), syntax, true).unwrap();
+//! assert_eq!((p.kind.to_string().as_str(), p.problem.as_str()), ("matmul", "64x256:256x128"));
+//! ```
+//!
 //! The parser is split in two speeds, because a training log repeats the same few hundred
 //! primitives millions of times:
 //!
@@ -21,6 +32,7 @@ pub mod header;
 pub mod input;
 pub mod launcher;
 pub mod line;
+pub mod markers;
 pub mod memory;
 pub mod primitive;
 pub mod time;

@@ -164,11 +164,7 @@ impl Line<'_> {
     }
 }
 
-const MARKERS: [(&[u8], Marker); 3] = [
-    (b"onednn_verbose,", Marker::Onednn),
-    (b"dnnl_verbose,", Marker::Dnnl),
-    (b"mkldnn_verbose,", Marker::Mkldnn),
-];
+use crate::markers::VERBOSE_PREFIXES as MARKERS;
 
 /// Classifies one line (without its `\n`; a trailing `\r` is ignored).
 #[inline]
@@ -313,11 +309,7 @@ fn primitive_line(head: VerboseLine<'_>) -> Line<'_> {
 
 #[cold]
 fn classify_foreign(line: &[u8]) -> SkipReason {
-    if memchr::memmem::find(line, b"_verbose,").is_some_and(|p| {
-        MARKERS
-            .iter()
-            .any(|(m, _)| p + 9 >= m.len() && line[p + 9 - m.len()..].starts_with(m))
-    }) {
+    if crate::markers::verbose_prefix_at(line).is_some() {
         return SkipReason::Torn;
     }
     match std::str::from_utf8(line) {

@@ -1,7 +1,7 @@
 //! Rules on the PyTorch view (`report --torch-trace`): what runs outside oneDNN.
 
 use super::*;
-use profilednn_analysis::torch_trace::{OpRow, TorchJoin};
+use profilednn_analysis::torch_trace::{OpRow, Phase, TorchJoin};
 
 pub const LOSS: &str = "loss-as-elementwise-ops";
 pub const NORM: &str = "normalization-as-elementwise-ops";
@@ -21,11 +21,12 @@ fn iteration_ms(j: &TorchJoin) -> f64 {
 
 fn rows<'a>(
     j: &'a TorchJoin,
-    phase: &str,
+    phase: Phase,
     f: impl Fn(&str) -> bool + 'a,
 ) -> impl Iterator<Item = &'a OpRow> + 'a {
-    let phase = phase.to_string();
-    j.ops.iter().filter(move |r| r.phase == phase && f(&r.name))
+    j.ops
+        .iter()
+        .filter(move |r| r.phase == phase.as_str() && f(&r.name))
 }
 
 /// Autograd functions of a loss written as element-wise ops (torchvision's focal loss:
@@ -42,8 +43,8 @@ const LOSS_BACKWARD: [&str; 6] = [
 pub fn loss(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
     let (j, per) = view(ev)?;
     let total = iteration_ms(j);
-    let fwd: Vec<&OpRow> = rows(j, "loss", |_| true).collect();
-    let bwd: Vec<&OpRow> = rows(j, "backward", |n| {
+    let fwd: Vec<&OpRow> = rows(j, Phase::Loss, |_| true).collect();
+    let bwd: Vec<&OpRow> = rows(j, Phase::Backward, |n| {
         LOSS_BACKWARD.iter().any(|k| n.contains(k))
     })
     .collect();
@@ -88,13 +89,14 @@ pub fn loss(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
 pub fn normalization(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
     let (j, per) = view(ev)?;
     let total = iteration_ms(j);
-    let convs: u64 = rows(j, "forward", |n| n.contains("conv"))
+    let convs: u64 = rows(j, Phase::Forward, |n| n.contains("conv"))
         .map(|r| r.calls)
         .sum();
-    let bn: u64 = rows(j, "forward", |n| n.contains("batch_norm"))
+    let bn: u64 = rows(j, Phase::Forward, |n| n.contains("batch_norm"))
         .map(|r| r.calls)
         .sum();
-    let ew: Vec<&OpRow> = rows(j, "forward", |n| n == "aten::mul" || n == "aten::add").collect();
+    let ew: Vec<&OpRow> =
+        rows(j, Phase::Forward, |n| n == "aten::mul" || n == "aten::add").collect();
     let muls: u64 = ew
         .iter()
         .filter(|r| r.name == "aten::mul")
@@ -136,7 +138,11 @@ pub fn normalization(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
 pub fn optimizer(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
     let (j, per) = view(ev)?;
     let total = iteration_ms(j);
-    let Some(opt) = j.phases.iter().find(|p| p.name == "optimizer") else {
+    let Some(opt) = j
+        .phases
+        .iter()
+        .find(|p| p.name == Phase::Optimizer.as_str())
+    else {
         return Err("no optimizer step in the trace (`Optimizer.step` annotations)".into());
     };
     let calls = opt.calls as f64 / per;
@@ -177,7 +183,7 @@ pub const DATA: &str = "data-loading-stall";
 pub fn data(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
     let (j, per) = view(ev)?;
     let total = iteration_ms(j);
-    let Some(d) = j.phases.iter().find(|p| p.name == "data") else {
+    let Some(d) = j.phases.iter().find(|p| p.name == Phase::Data.as_str()) else {
         return Err(
             "no data-loading phase in the trace (a `data` record_function or DataLoader)".into(),
         );
