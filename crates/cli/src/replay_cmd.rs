@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use profilednn_replay::native::run::Timing;
-use profilednn_replay::native::{replay_profile, sequence, Replay, Session, SCHEMA};
+use profilednn_replay::native::{replay_profile, sequence, Replay, Session, SkipReason, SCHEMA};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -289,7 +289,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                     r.prim_kind,
                     r.prop_kind,
                     r.shapes,
-                    r.skipped.as_deref().unwrap_or("")
+                    r.skipped
+                        .as_ref()
+                        .map(|s| s.to_string())
+                        .unwrap_or_default()
                 );
             }
         }
@@ -341,12 +344,8 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         );
     }
     if !skipped.is_empty() {
-        let mut reasons: std::collections::BTreeMap<&str, usize> = Default::default();
-        for r in &skipped {
-            *reasons.entry(r.skipped.as_deref().unwrap()).or_default() += 1;
-        }
         outln!("\nNot replayed ({}):", skipped.len());
-        for (why, n) in reasons {
+        for (why, n) in SkipReason::tally(skipped.iter().filter_map(|r| r.skipped.as_ref())) {
             outln!("  {n:>4} × {why}");
         }
     }
@@ -358,7 +357,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         eprintln!(
             "profilednn: interrupted (Ctrl-C): {} holds the results measured before it; the rest are listed as \"{}\"",
             args.output.display(),
-            profilednn_replay::native::INTERRUPTED
+            SkipReason::Interrupted
         );
         // 128 + SIGINT, as a shell reports a command stopped by Ctrl-C.
         return Ok(ExitCode::from(130));

@@ -37,12 +37,13 @@ mod count;
 mod descriptor;
 mod kinds;
 mod precision;
-mod tensors;
+pub mod tensors;
 
 pub use descriptor::{parse_dims, parse_dims_list, Descriptor};
 pub use kinds::conv::{ConvProblem, SpatialDim};
 pub use kinds::ip::IpProblem;
 pub use kinds::matmul::MatmulProblem;
+pub use kinds::pooling::PoolingProblem;
 pub use kinds::rnn::RnnProblem;
 pub use precision::MathPrecision;
 
@@ -163,10 +164,7 @@ pub fn data_dims(p: &Primitive) -> Option<Vec<u64>> {
                 .trim_start_matches(|c: char| c == 'g' || c.is_ascii_digit()),
         )
         .ok(),
-        _ => {
-            let first = p.problem.split([' ', ':']).next().unwrap_or("");
-            parse_dims(first).or_else(|| kinds::tensor_dims_desc(&p.problem).ok())
-        }
+        _ => tensors::dims(&p.problem).ok(),
     }
 }
 

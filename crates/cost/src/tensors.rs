@@ -1,5 +1,7 @@
-//! Data types of a primitive's tensors, looked up by role across the argument spellings of every
-//! format generation (`src`/`diff_src`, `data`/`diff`, positional `src src dst` of binary).
+//! A primitive's tensors looked up by role across the argument spellings of every format
+//! generation (`src`/`diff_src`, `data`/`diff`, positional `src src dst` of binary), their data
+//! types, and the dimensions of single-tensor problems. Public: the replay rebuilds the same
+//! tensors and must read them the same way.
 
 use profilednn_model::{MemoryDesc, Primitive};
 
@@ -31,13 +33,25 @@ pub fn bits(p: &Primitive, names: &[&str]) -> Option<u32> {
         .or_else(|| first_bits(p))
 }
 
-pub fn bits_or_unknown(p: &Primitive, names: &[&str]) -> Result<u32, crate::Unknown> {
+pub(crate) fn bits_or_unknown(p: &Primitive, names: &[&str]) -> Result<u32, crate::Unknown> {
     bits(p, names).ok_or_else(|| crate::unknown("no data type in the memory descriptors"))
 }
 
-pub const F32_BITS: u32 = 32;
+pub(crate) const F32_BITS: u32 = 32;
 
 /// `elements × bits`, too large rather than wrapped.
-pub fn traffic(elements: impl Into<crate::count::N>, bits: u32) -> crate::count::N {
+pub(crate) fn traffic(elements: impl Into<crate::count::N>, bits: u32) -> crate::count::N {
     elements.into() * bits as u64
+}
+
+/// Logical dimensions of the one tensor a problem describes (element-wise kinds,
+/// normalizations, softmax, reorder, sum), in either spelling: dims style (`8x16x32x32`, the
+/// first tensor when several are listed) or desc style (`mb8ic16ih32iw32`, what 0.x
+/// eltwise/softmax and every batch-norm/lrn print).
+pub fn dims(problem: &str) -> Result<Vec<u64>, crate::Unknown> {
+    let first = problem.split([' ', ':']).next().unwrap_or("");
+    match crate::parse_dims(first) {
+        Some(d) => Ok(d),
+        None => crate::kinds::tensor_dims_desc(problem),
+    }
 }

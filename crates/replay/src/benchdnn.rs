@@ -473,9 +473,31 @@ pub fn line(p: &Primitive) -> Option<(&'static str, String)> {
             format!("--dir={d}")
         });
     }
+    if !kind_fields(p, &kind, &mut a) {
+        return None;
+    }
+    // Binary lists its sources' dims and then more: benchdnn takes the sources only.
+    let shapes = if kind == K::Binary {
+        p.problem.split(' ').next().unwrap_or("").to_string()
+    } else {
+        p.problem.clone()
+    };
+    a.extend(attrs(p));
+    a.push(shapes);
+    let text = a
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some((drv, text))
+}
+
+/// The fields of `p`'s kind (algorithm/aux, bias, data types, tags), appended to `a`; false
+/// for kinds benchdnn cannot run.
+fn kind_fields(p: &Primitive, kind: &PrimitiveKind, a: &mut Vec<String>) -> bool {
+    use PrimitiveKind as K;
     let alg = || alg_without_kind(p);
     let aux_opt = |k: &str, flag: &str| p.aux_value(k).map(|v| format!("--{flag}={v}"));
-    let mut shapes = p.problem.clone();
     match kind {
         K::Convolution | K::Deconvolution => {
             if let Some(x) = alg() {
@@ -494,22 +516,7 @@ pub fn line(p: &Primitive) -> Option<(&'static str, String)> {
             }
             a.push(tag_triplet(p));
         }
-        K::Matmul => {
-            a.push(format!(
-                "--runtime_dims_masks={}",
-                p.aux_value("runtime_dims_masks").unwrap_or("")
-            ));
-            if let Some(b) = md(p, "bia") {
-                if let Some((_, m)) = b.flags.split_once('_') {
-                    a.push(format!("--bia_mask={}", m.get(4..).unwrap_or("")));
-                }
-            }
-            a.push(dt_triplet(p));
-            if let Some(b) = md(p, "bia") {
-                a.push(format!("--bia-dt={}", b.data_type));
-            }
-            a.push(tags_or_strides(p));
-        }
+        K::Matmul => matmul_fields(p, a),
         K::Eltwise => {
             a.push(format!("--alg={}", p.aux_value("alg").unwrap_or("")));
             a.extend(aux_opt("alpha", "alpha"));
@@ -522,39 +529,13 @@ pub fn line(p: &Primitive) -> Option<(&'static str, String)> {
             a.push(first_dt(p));
             a.push(first_tag(p));
         }
-        K::GroupNormalization | K::LayerNormalization => {
-            a.extend(aux_opt("flags", "flags"));
-            let mut dts = dt_triplet(p);
-            if kind == K::LayerNormalization {
-                let ss = p
-                    .mds
-                    .iter()
-                    .find(|m| m.arg.contains("scale"))
-                    .or_else(|| p.mds.iter().find(|m| m.arg.contains("shift")));
-                if let Some(m) = ss {
-                    dts.push_str(&format!(" --ss_dt={}", m.data_type));
-                }
-            }
-            a.push(dts);
-            let tags: Vec<&str> = ["src", "wei", "dst"]
-                .iter()
-                .filter_map(|x| md(p, x).map(any_tag))
-                .collect();
-            let mut t = format!("--tag={}", tags.join(":"));
-            if kind == K::LayerNormalization {
-                if let Some(m) = md(p, "stats") {
-                    t.push_str(&format!(" --stat_tag={}", any_tag(m)));
-                }
-            }
-            a.push(t);
-        }
+        K::GroupNormalization | K::LayerNormalization => norm_fields(p, kind, a),
         K::Binary => {
             if let Some(x) = alg() {
                 a.push(format!("--alg={x}"));
             }
             a.push(multi_source_dts(p));
             a.push(multi_source_tags(p));
-            shapes = p.problem.split(' ').next().unwrap_or("").to_string();
         }
         K::Concat => {
             a.extend(aux_opt("axis", "axis"));
@@ -579,20 +560,7 @@ pub fn line(p: &Primitive) -> Option<(&'static str, String)> {
             a.push(dt_triplet(p));
             a.push(first_tag(p));
         }
-        K::Prelu => {
-            let find = |s: &str| p.mds.iter().find(|m| m.arg.contains(s));
-            let (d, w) = (find("data"), find("wei"));
-            a.push(format!(
-                "--sdt={}:{}",
-                d.map(|m| m.data_type.to_string()).unwrap_or_default(),
-                w.map(|m| m.data_type.to_string()).unwrap_or_default()
-            ));
-            a.push(format!(
-                "--stag={}:{}",
-                d.map(any_tag).unwrap_or(""),
-                w.map(any_tag).unwrap_or("")
-            ));
-        }
+        K::Prelu => prelu_fields(p, a),
         K::Reduction => {
             a.push(format!("--alg={}", alg().unwrap_or_default()));
             a.extend(aux_opt("p", "p"));
@@ -639,14 +607,72 @@ pub fn line(p: &Primitive) -> Option<(&'static str, String)> {
                 a.push(format!("--tag={}", any_tag(m)));
             }
         }
-        _ => return None,
+        _ => return false,
     }
-    a.extend(attrs(p));
-    a.push(shapes);
-    let text = a
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    Some((drv, text))
+    true
+}
+
+/// Matmul: run-time dims masks, bias mask and type, data types, tags or strides.
+fn matmul_fields(p: &Primitive, a: &mut Vec<String>) {
+    a.push(format!(
+        "--runtime_dims_masks={}",
+        p.aux_value("runtime_dims_masks").unwrap_or("")
+    ));
+    if let Some(b) = md(p, "bia") {
+        if let Some((_, m)) = b.flags.split_once('_') {
+            a.push(format!("--bia_mask={}", m.get(4..).unwrap_or("")));
+        }
+    }
+    a.push(dt_triplet(p));
+    if let Some(b) = md(p, "bia") {
+        a.push(format!("--bia-dt={}", b.data_type));
+    }
+    a.push(tags_or_strides(p));
+}
+
+/// Group and layer normalization: flags, data types (and the scale/shift type), tags (and
+/// the statistics' tag of layer normalization).
+fn norm_fields(p: &Primitive, kind: &PrimitiveKind, a: &mut Vec<String>) {
+    use PrimitiveKind as K;
+    let aux_opt = |k: &str, flag: &str| p.aux_value(k).map(|v| format!("--{flag}={v}"));
+    a.extend(aux_opt("flags", "flags"));
+    let mut dts = dt_triplet(p);
+    if *kind == K::LayerNormalization {
+        let ss = p
+            .mds
+            .iter()
+            .find(|m| m.arg.contains("scale"))
+            .or_else(|| p.mds.iter().find(|m| m.arg.contains("shift")));
+        if let Some(m) = ss {
+            dts.push_str(&format!(" --ss_dt={}", m.data_type));
+        }
+    }
+    a.push(dts);
+    let tags: Vec<&str> = ["src", "wei", "dst"]
+        .iter()
+        .filter_map(|x| md(p, x).map(any_tag))
+        .collect();
+    let mut t = format!("--tag={}", tags.join(":"));
+    if *kind == K::LayerNormalization {
+        if let Some(m) = md(p, "stats") {
+            t.push_str(&format!(" --stat_tag={}", any_tag(m)));
+        }
+    }
+    a.push(t);
+}
+
+/// PReLU: data and weights types and tags, as `data:weights`.
+fn prelu_fields(p: &Primitive, a: &mut Vec<String>) {
+    let find = |s: &str| p.mds.iter().find(|m| m.arg.contains(s));
+    let (d, w) = (find("data"), find("wei"));
+    a.push(format!(
+        "--sdt={}:{}",
+        d.map(|m| m.data_type.to_string()).unwrap_or_default(),
+        w.map(|m| m.data_type.to_string()).unwrap_or_default()
+    ));
+    a.push(format!(
+        "--stag={}:{}",
+        d.map(any_tag).unwrap_or(""),
+        w.map(any_tag).unwrap_or("")
+    ));
 }

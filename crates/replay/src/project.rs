@@ -255,34 +255,7 @@ pub fn project(
     let residual = profile
         .timestamps
         .map(|(a, b)| ((b - a) - profile.exec_time_ms()).max(0.0) / scale);
-    let target = match (replay, machine) {
-        (Some(r), _) => format!(
-            "replay on {} (oneDNN {})",
-            r.cpu.as_deref().unwrap_or("?"),
-            r.onednn
-        ),
-        (None, Some(m)) => format!("roofline of {}", m.name),
-        _ => "nothing (times carried over)".into(),
-    };
-    let method = format!(
-        "each unique problem: logged calls × {}; problems without a target time keep their logged time; logged times are steady state ({}){}",
-        match (replay.is_some(), machine.is_some()) {
-            (true, true) => "replayed median (else the machine profile's roofline, a best case)",
-            (true, false) => "replayed median",
-            (false, true) => "roofline time of the machine profile (a best case)",
-            _ => "logged time",
-        },
-        if medians.is_some() {
-            "calls × the median of the problem's logged calls"
-        } else {
-            "each problem's slowest call, its cold start, replaced by the mean of the others"
-        },
-        if residual.is_some() {
-            "; time outside oneDNN (timestamps' span minus oneDNN time) carried over unchanged"
-        } else {
-            "; the log has no timestamps, so time outside oneDNN is unknown and not included"
-        }
-    );
+    let (target, method) = describe(replay, machine, medians.is_some(), residual.is_some());
     Projection {
         schema: "profilednn.projection.v1",
         source: profile.sources.join(", "),
@@ -318,4 +291,43 @@ pub fn project(
         }),
         what_if: None,
     }
+}
+
+/// What the projection is onto, and how each figure was obtained (the `target` and `method`
+/// texts of the projection).
+fn describe(
+    replay: Option<&Replay>,
+    machine: Option<&MachineProfile>,
+    medians: bool,
+    residual: bool,
+) -> (String, String) {
+    let target = match (replay, machine) {
+        (Some(r), _) => format!(
+            "replay on {} (oneDNN {})",
+            r.cpu.as_deref().unwrap_or("?"),
+            r.onednn
+        ),
+        (None, Some(m)) => format!("roofline of {}", m.name),
+        _ => "nothing (times carried over)".into(),
+    };
+    let method = format!(
+        "each unique problem: logged calls × {}; problems without a target time keep their logged time; logged times are steady state ({}){}",
+        match (replay.is_some(), machine.is_some()) {
+            (true, true) => "replayed median (else the machine profile's roofline, a best case)",
+            (true, false) => "replayed median",
+            (false, true) => "roofline time of the machine profile (a best case)",
+            _ => "logged time",
+        },
+        if medians {
+            "calls × the median of the problem's logged calls"
+        } else {
+            "each problem's slowest call, its cold start, replaced by the mean of the others"
+        },
+        if residual {
+            "; time outside oneDNN (timestamps' span minus oneDNN time) carried over unchanged"
+        } else {
+            "; the log has no timestamps, so time outside oneDNN is unknown and not included"
+        }
+    );
+    (target, method)
 }

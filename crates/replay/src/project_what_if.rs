@@ -73,7 +73,9 @@ pub fn project(
                 x.prim_kind,
                 x.prop_kind,
                 x.shapes,
-                x.skipped.as_deref().unwrap_or("not replayed")
+                x.skipped
+                    .as_ref()
+                    .map_or_else(|| "not replayed".to_string(), |r| r.to_string())
             ));
         }
         let ms = per_call * x.calls as f64;
@@ -145,7 +147,7 @@ pub fn project(
 mod tests {
     use super::*;
     use crate::native::run::Measurement;
-    use crate::native::ReplayResult;
+    use crate::native::{ReplayResult, SkipReason};
     use crate::transform::{Record, WhatIf};
     use profilednn_analysis::profile::ProfileOptions;
     use profilednn_analysis::{Profile, Tally};
@@ -169,7 +171,9 @@ mod tests {
                 p90_ms: m,
             }),
             implementation_matches: None,
-            skipped: median_ms.is_none().then(|| "unimplemented".into()),
+            skipped: median_ms
+                .is_none()
+                .then(|| SkipReason::Recorded("unimplemented".into())),
         }
     }
 

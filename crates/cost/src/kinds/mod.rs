@@ -15,18 +15,12 @@ pub mod rnn;
 pub mod softmax;
 
 use crate::count::N;
-use crate::descriptor::{parse_dims, product, Descriptor};
+use crate::descriptor::{product, Descriptor};
 use crate::{unknown, Unknown};
 
-/// Number of elements of the one tensor a problem describes, in either spelling: dims style
-/// (`8x16x32x32`) or desc style (`mb8ic16ih32iw32`, what 0.x eltwise/softmax and every
-/// batch-norm/lrn print).
+/// Number of elements of the one tensor a problem describes ([`crate::tensors::dims`]).
 pub fn tensor_elements(problem: &str) -> Result<N, Unknown> {
-    let first = problem.split([' ', ':']).next().unwrap_or("");
-    if let Some(d) = parse_dims(first) {
-        return Ok(product(&d));
-    }
-    tensor_dims_desc(problem).map(|d| product(&d))
+    crate::tensors::dims(problem).map(|d| product(&d))
 }
 
 /// Logical dims `[mb, ic, (id), (ih), (iw)]` of a desc-style tensor.

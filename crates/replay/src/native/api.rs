@@ -1,9 +1,14 @@
 //! oneDNN's v3 C API, loaded at run time (`dlopen` of `libdnnl.so.3`) so that ProfileDNN builds
 //! and runs without oneDNN, and replays with whichever oneDNN the user points it at.
 //!
-//! Enum values are not hard-coded from a header: the library's own debug functions
-//! (`dnnl_fmt_tag2str`, `dnnl_alg_kind2str`, …) name every value, so the tables are built by
-//! asking the loaded library.
+//! Two kinds of enum values. The large, growing vocabularies (layout tags, algorithms,
+//! propagation kinds, data types) are not hard-coded: the library's own debug functions
+//! (`dnnl_fmt_tag2str`, `dnnl_alg_kind2str`, …) name every value, so those tables are built by
+//! asking the loaded library, and a log naming a tag this oneDNN does not know is told so. The
+//! few values the replay passes itself (argument indices, status codes, the `any` tag,
+//! scratchpad and fpmath modes, queries, normalization flags) have no such function; they are
+//! part of the v3 ABI, named below after `dnnl_types.h` / `dnnl_common_types.h`, and a test
+//! (`tests/constants_match_headers.rs`) checks each against the headers of the oneDNN installed.
 
 use libloading::Library;
 use std::collections::HashMap;
@@ -13,6 +18,129 @@ use std::path::{Path, PathBuf};
 pub type Handle = *mut c_void;
 pub type Dims = [i64; 12];
 pub type Status = c_int;
+
+/// `dnnl_status_t`: what every C API call returns.
+pub mod status {
+    use std::ffi::c_int;
+    /// `dnnl_success`
+    pub const SUCCESS: c_int = 0;
+    /// `dnnl_out_of_memory`
+    pub const OUT_OF_MEMORY: c_int = 1;
+    /// `dnnl_invalid_arguments`
+    pub const INVALID_ARGUMENTS: c_int = 2;
+    /// `dnnl_unimplemented`: no implementation for this problem on this engine.
+    pub const UNIMPLEMENTED: c_int = 3;
+}
+
+/// `DNNL_ARG_*`: which tensor an execution argument is.
+pub mod arg {
+    use std::ffi::c_int;
+    /// `DNNL_ARG_SRC` (`DNNL_ARG_SRC_0`)
+    pub const SRC: c_int = 1;
+    /// `DNNL_ARG_SRC_1`; also a binary post-op's second source, added to its base.
+    pub const SRC_1: c_int = 2;
+    /// `DNNL_ARG_SRC_2`
+    pub const SRC_2: c_int = 3;
+    /// `DNNL_ARG_DST` (`DNNL_ARG_DST_0`)
+    pub const DST: c_int = 17;
+    /// `DNNL_ARG_DST_1`
+    pub const DST_1: c_int = 18;
+    /// `DNNL_ARG_DST_2`
+    pub const DST_2: c_int = 19;
+    /// `DNNL_ARG_WEIGHTS` (`DNNL_ARG_WEIGHTS_0`)
+    pub const WEIGHTS: c_int = 33;
+    /// `DNNL_ARG_WEIGHTS_1`
+    pub const WEIGHTS_1: c_int = 34;
+    /// `DNNL_ARG_BIAS`
+    pub const BIAS: c_int = 41;
+    /// `DNNL_ARG_MEAN`
+    pub const MEAN: c_int = 49;
+    /// `DNNL_ARG_VARIANCE`
+    pub const VARIANCE: c_int = 50;
+    /// `DNNL_ARG_SCALE`
+    pub const SCALE: c_int = 51;
+    /// `DNNL_ARG_SHIFT`
+    pub const SHIFT: c_int = 52;
+    /// `DNNL_ARG_WORKSPACE`
+    pub const WORKSPACE: c_int = 64;
+    /// `DNNL_ARG_SCRATCHPAD`
+    pub const SCRATCHPAD: c_int = 80;
+    /// `DNNL_ARG_DIFF_SRC` (`DNNL_ARG_DIFF_SRC_0`)
+    pub const DIFF_SRC: c_int = 129;
+    /// `DNNL_ARG_DIFF_SRC_1`
+    pub const DIFF_SRC_1: c_int = 130;
+    /// `DNNL_ARG_DIFF_DST` (`DNNL_ARG_DIFF_DST_0`)
+    pub const DIFF_DST: c_int = 145;
+    /// `DNNL_ARG_DIFF_DST_1`
+    pub const DIFF_DST_1: c_int = 146;
+    /// `DNNL_ARG_DIFF_WEIGHTS` (`DNNL_ARG_DIFF_WEIGHTS_0`)
+    pub const DIFF_WEIGHTS: c_int = 161;
+    /// `DNNL_ARG_DIFF_BIAS`
+    pub const DIFF_BIAS: c_int = 169;
+    /// `DNNL_ARG_DIFF_SCALE`
+    pub const DIFF_SCALE: c_int = 255;
+    /// `DNNL_ARG_DIFF_SHIFT`
+    pub const DIFF_SHIFT: c_int = 256;
+    /// `DNNL_ARG_MULTIPLE_SRC`: the `i`-th source of sum/concat is this plus `i`.
+    pub const MULTIPLE_SRC: c_int = 1024;
+    /// `DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE`
+    pub const ATTR_MULTIPLE_POST_OP_BASE: c_int = 32768;
+
+    /// `DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx)`: the arguments of post-op `idx` are this plus
+    /// their own index.
+    pub const fn attr_multiple_post_op(idx: c_int) -> c_int {
+        ATTR_MULTIPLE_POST_OP_BASE * (idx + 1)
+    }
+}
+
+/// `dnnl_format_tag_any`: the implementation picks the layout.
+pub const FORMAT_TAG_ANY: c_int = 1;
+/// `dnnl_cpu` (`dnnl_engine_kind_t`)
+pub const ENGINE_KIND_CPU: c_int = 1;
+/// `dnnl_stream_in_order` (`dnnl_stream_flags_t`)
+pub const STREAM_IN_ORDER: c_uint = 1;
+/// `dnnl_scratchpad_mode_user`: the caller passes the scratchpad, so a timed execution
+/// allocates nothing.
+pub const SCRATCHPAD_MODE_USER: c_int = 1;
+
+/// `dnnl_fpmath_mode_t`: how far the implementation may lower f32 arithmetic.
+pub mod fpmath {
+    use std::ffi::c_int;
+    /// `dnnl_fpmath_mode_strict`
+    pub const STRICT: c_int = 0;
+    /// `dnnl_fpmath_mode_bf16`
+    pub const BF16: c_int = 1;
+    /// `dnnl_fpmath_mode_f16`
+    pub const F16: c_int = 2;
+    /// `dnnl_fpmath_mode_any`
+    pub const ANY: c_int = 3;
+    /// `dnnl_fpmath_mode_tf32`
+    pub const TF32: c_int = 4;
+}
+
+/// `dnnl_query_t` values the replay asks a primitive descriptor.
+pub mod query {
+    use std::ffi::c_int;
+    /// `dnnl_query_impl_info_str`: the implementation's name.
+    pub const IMPL_INFO_STR: c_int = 8;
+    /// `dnnl_query_exec_arg_md`: the memory descriptor of an execution argument.
+    pub const EXEC_ARG_MD: c_int = 255;
+}
+
+/// `dnnl_normalization_flags_t`, the flags batch and layer normalization take.
+pub mod norm_flags {
+    use std::ffi::c_uint;
+    /// `dnnl_use_global_stats`
+    pub const USE_GLOBAL_STATS: c_uint = 0x1;
+    /// `dnnl_use_scale`
+    pub const USE_SCALE: c_uint = 0x2;
+    /// `dnnl_use_shift`
+    pub const USE_SHIFT: c_uint = 0x4;
+    /// `dnnl_fuse_norm_relu`
+    pub const FUSE_NORM_RELU: c_uint = 0x8;
+    /// `dnnl_fuse_norm_add_relu`
+    pub const FUSE_NORM_ADD_RELU: c_uint = 0x10;
+}
 
 #[repr(C)]
 pub struct Version {
@@ -175,11 +303,12 @@ pub fn candidates(explicit: Option<&Path>) -> Vec<PathBuf> {
     v
 }
 
+/// How to get oneDNN: the end of every "not found" message.
 pub const INSTALL_HINT: &str =
     "install oneDNN 3.x: `pip install onednn-cpu-gomp==2023.2.0` (or pass --dnnl-lib PATH/libdnnl.so.3, or set PROFILEDNN_DNNL_LIB)";
 
 impl Dnnl {
-    pub fn load(explicit: Option<&Path>) -> Result<Dnnl, String> {
+    pub fn load(explicit: Option<&Path>) -> Result<Dnnl, super::ReplayError> {
         let mut tried = Vec::new();
         for path in candidates(explicit) {
             if path.is_absolute() && !path.exists() {
@@ -190,14 +319,7 @@ impl Dnnl {
                 Err(e) => tried.push(format!("{}: {e}", path.display())),
             }
         }
-        Err(format!(
-            "oneDNN (libdnnl.so.3) not found{}; {INSTALL_HINT}",
-            if tried.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", tried.join("; "))
-            }
-        ))
+        Err(super::ReplayError::NotFound { tried })
     }
 
     fn from_api(api: Api) -> Dnnl {

@@ -2,8 +2,14 @@
 
 pub mod api;
 pub mod build;
+mod error;
+mod kinds;
 pub mod run;
 pub mod sequence;
+mod skip;
+
+pub use error::ReplayError;
+pub use skip::{SkipReason, Status};
 
 use api::{Dnnl, Handle};
 use profilednn_analysis::{EventKind, Profile};
@@ -29,8 +35,8 @@ pub struct ReplayResult {
     pub measurement: Option<Measurement>,
     /// The implementation picked here is one the log used.
     pub implementation_matches: Option<bool>,
-    /// Why the primitive was not replayed.
-    pub skipped: Option<String>,
+    /// Why the primitive was not replayed (its message in the JSON).
+    pub skipped: Option<SkipReason>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -127,17 +133,27 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn open(lib: Option<&std::path::Path>) -> Result<Session, String> {
+    pub fn open(lib: Option<&std::path::Path>) -> Result<Session, ReplayError> {
         let dnnl = Dnnl::load(lib)?;
         let mut engine: Handle = std::ptr::null_mut();
         let mut stream: Handle = std::ptr::null_mut();
-        // SAFETY: plain constructor calls; cpu engine kind is 1, in-order stream flag 1.
+        let library = || dnnl.api.path.clone();
+        // SAFETY: plain constructor calls with live out-pointers: the first CPU engine, an
+        // in-order stream on it.
         unsafe {
-            if (dnnl.api.dnnl_engine_create)(&mut engine, 1, 0) != 0 {
-                return Err("cannot create a CPU engine".into());
+            let status = (dnnl.api.dnnl_engine_create)(&mut engine, api::ENGINE_KIND_CPU, 0);
+            if status != api::status::SUCCESS {
+                return Err(ReplayError::NoEngine {
+                    library: library(),
+                    status,
+                });
             }
-            if (dnnl.api.dnnl_stream_create)(&mut stream, engine, 1) != 0 {
-                return Err("cannot create a stream".into());
+            let status = (dnnl.api.dnnl_stream_create)(&mut stream, engine, api::STREAM_IN_ORDER);
+            if status != api::status::SUCCESS {
+                return Err(ReplayError::NoStream {
+                    library: library(),
+                    status,
+                });
             }
         }
         Ok(Session {
@@ -148,14 +164,11 @@ impl Session {
     }
 
     /// Rebuilds and times one primitive.
-    pub fn replay(&self, p: &Primitive, t: &Timing) -> Result<Measurement, String> {
+    pub fn replay(&self, p: &Primitive, t: &Timing) -> Result<Measurement, SkipReason> {
         let b = build::build(&self.dnnl, self.engine, p)?;
         run::measure(&self.dnnl, self.engine, self.stream, &b, t)
     }
 }
-
-/// Why a problem was not replayed when the user stopped the replay (Ctrl-C).
-pub const INTERRUPTED: &str = "interrupted before it was replayed (Ctrl-C)";
 
 /// Set (e.g. by a SIGINT handler: storing to an atomic is async-signal-safe) to stop a replay
 /// as soon as the current run ends; the results measured so far are kept.
@@ -167,7 +180,7 @@ pub(crate) fn stopped() -> bool {
 
 /// Replays every problem of `profile`; `progress(i, n, what)` is called before each and returns
 /// whether to go on: once it says no (Ctrl-C), the problems left are reported as not replayed
-/// ([`INTERRUPTED`]) and the results measured so far are kept.
+/// ([`SkipReason::Interrupted`]) and the results measured so far are kept.
 pub fn replay_profile(
     s: &Session,
     profile: &Profile,
@@ -193,7 +206,7 @@ pub fn replay_profile(
             let r = if going {
                 s.replay(&p, t)
             } else {
-                Err(INTERRUPTED.to_string())
+                Err(SkipReason::Interrupted)
             };
             let (measurement, skipped) = match r {
                 Ok(m) => (Some(m), None),

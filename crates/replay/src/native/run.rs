@@ -1,8 +1,9 @@
 //! Executing a rebuilt primitive: every argument it asks for allocated and filled with valid
 //! data, warm-up runs, then timed runs until enough time and runs are collected.
 
-use super::api::{Dnnl, ExecArg, Handle};
+use super::api::{arg, query, Dnnl, ExecArg, Handle};
 use super::build::Built;
+use super::SkipReason;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr::null_mut;
 use std::time::Instant;
@@ -40,15 +41,33 @@ pub struct Measurement {
     pub p90_ms: f64,
 }
 
-/// Every argument a primitive may take (DNNL_ARG_* values of the v3 API).
+/// Every argument a primitive of the replayed kinds may take, besides the numbered sources
+/// of sum and the binary post-ops' second sources.
 const ARGS: &[c_int] = &[
-    1, 2, 3, 17, 18, 19, 33, 34, 41, 49, 50, 51, 52, 64, 80, 129, 130, 145, 146, 161, 169, 255, 256,
+    arg::SRC,
+    arg::SRC_1,
+    arg::SRC_2,
+    arg::DST,
+    arg::DST_1,
+    arg::DST_2,
+    arg::WEIGHTS,
+    arg::WEIGHTS_1,
+    arg::BIAS,
+    arg::MEAN,
+    arg::VARIANCE,
+    arg::SCALE,
+    arg::SHIFT,
+    arg::WORKSPACE,
+    arg::SCRATCHPAD,
+    arg::DIFF_SRC,
+    arg::DIFF_SRC_1,
+    arg::DIFF_DST,
+    arg::DIFF_DST_1,
+    arg::DIFF_WEIGHTS,
+    arg::DIFF_BIAS,
+    arg::DIFF_SCALE,
+    arg::DIFF_SHIFT,
 ];
-const ARG_WORKSPACE: c_int = 64;
-const ARG_MULTIPLE_SRC: c_int = 1024;
-const ARG_POST_OP_BASE: c_int = 32768;
-const QUERY_IMPL_INFO_STR: c_int = 8;
-const QUERY_EXEC_ARG_MD: c_int = 255;
 
 struct Memories<'a> {
     d: &'a Dnnl,
@@ -70,12 +89,12 @@ pub(crate) fn implementation(d: &Dnnl, pd: Handle) -> String {
     let st = unsafe {
         (d.api.dnnl_primitive_desc_query)(
             pd,
-            QUERY_IMPL_INFO_STR,
+            query::IMPL_INFO_STR,
             0,
             &mut s as *mut _ as *mut c_void,
         )
     };
-    if st != 0 || s.is_null() {
+    if st != super::api::status::SUCCESS || s.is_null() {
         return String::new();
     }
     // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.
@@ -104,12 +123,12 @@ impl Drop for Prepared<'_> {
 
 impl Prepared<'_> {
     /// One execution, waited for; its wall time in ms.
-    pub(crate) fn execute(&self, stream: Handle) -> Result<f64, String> {
+    pub(crate) fn execute(&self, stream: Handle) -> Result<f64, SkipReason> {
         self.execute_with(stream, &self.args)
     }
 
     /// One execution with `args` (this primitive's own, or some bound to other buffers).
-    pub(crate) fn execute_with(&self, stream: Handle, args: &[ExecArg]) -> Result<f64, String> {
+    pub(crate) fn execute_with(&self, stream: Handle, args: &[ExecArg]) -> Result<f64, SkipReason> {
         let api = &self.d.api;
         let start = Instant::now();
         // SAFETY: the primitive and every argument memory are alive (owned by `self`).
@@ -118,14 +137,18 @@ impl Prepared<'_> {
         };
         // SAFETY: the stream outlives this call (owned by the session).
         unsafe { (api.dnnl_stream_wait)(stream) };
-        if st != 0 {
-            return Err(format!("execution failed (status {st})"));
+        if st != super::api::status::SUCCESS {
+            return Err(SkipReason::Execution(st));
         }
         Ok(start.elapsed().as_secs_f64() * 1e3)
     }
 }
 
-pub(crate) fn prepare<'a>(d: &'a Dnnl, engine: Handle, b: &Built) -> Result<Prepared<'a>, String> {
+pub(crate) fn prepare<'a>(
+    d: &'a Dnnl,
+    engine: Handle,
+    b: &Built,
+) -> Result<Prepared<'a>, SkipReason> {
     let api = &d.api;
     let implementation = implementation(d, b.pd);
     let mut mems = Memories {
@@ -137,12 +160,12 @@ pub(crate) fn prepare<'a>(d: &'a Dnnl, engine: Handle, b: &Built) -> Result<Prep
     let candidates = ARGS
         .iter()
         .copied()
-        .chain((0..64).map(|i| ARG_MULTIPLE_SRC + i))
-        .chain((0..8).map(|i| (ARG_POST_OP_BASE * (i + 1)) | 2));
-    for arg in candidates {
+        .chain((0..64).map(|i| arg::MULTIPLE_SRC + i))
+        .chain((0..8).map(|i| arg::attr_multiple_post_op(i) | arg::SRC_1));
+    for index in candidates {
         // SAFETY: querying a descriptor we own; a null or zero-size md means "not used".
-        let md = unsafe { (api.dnnl_primitive_desc_query_md)(b.pd, QUERY_EXEC_ARG_MD, arg) };
-        if md.is_null() || b.skip_args.contains(&arg) {
+        let md = unsafe { (api.dnnl_primitive_desc_query_md)(b.pd, query::EXEC_ARG_MD, index) };
+        if md.is_null() || b.skip_args.contains(&index) {
             continue;
         }
         // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.
@@ -154,8 +177,11 @@ pub(crate) fn prepare<'a>(d: &'a Dnnl, engine: Handle, b: &Built) -> Result<Prep
         let st =
             // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.
             unsafe { (api.dnnl_memory_create)(&mut mem, md, engine, usize::MAX as *mut c_void) };
-        if st != 0 {
-            return Err(format!("cannot allocate argument {arg} ({size} bytes)"));
+        if st != super::api::status::SUCCESS {
+            return Err(SkipReason::Allocation {
+                arg: index,
+                bytes: size,
+            });
         }
         mems.mems.push(mem);
         let mut ptr: *mut c_void = null_mut();
@@ -164,21 +190,24 @@ pub(crate) fn prepare<'a>(d: &'a Dnnl, engine: Handle, b: &Built) -> Result<Prep
         if !ptr.is_null() {
             // Valid data for every type: 0x3e bytes are small positive floats and ints
             // (0.19 in f32 and bf16); a workspace holds indices, zero is the safe one.
-            let fill = if arg == ARG_WORKSPACE { 0 } else { 0x3e };
+            let fill = if index == arg::WORKSPACE { 0 } else { 0x3e };
             // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.
             unsafe { std::ptr::write_bytes(ptr as *mut u8, fill, size) };
         }
         if std::env::var_os("PROFILEDNN_DEBUG_REPLAY").is_some() {
-            eprintln!("replay: {implementation}: argument {arg}: {size} bytes");
+            eprintln!("replay: {implementation}: argument {index}: {size} bytes");
         }
-        args.push(ExecArg { arg, memory: mem });
+        args.push(ExecArg {
+            arg: index,
+            memory: mem,
+        });
         buffers.push((md, size, ptr));
     }
     let mut prim: Handle = null_mut();
     // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.
     let st = unsafe { (api.dnnl_primitive_create)(&mut prim, b.pd) };
-    if st != 0 {
-        return Err(format!("cannot create the primitive (status {st})"));
+    if st != super::api::status::SUCCESS {
+        return Err(SkipReason::PrimitiveCreation(st));
     }
     Ok(Prepared {
         d,
@@ -211,7 +240,7 @@ pub(crate) fn measure(
     stream: Handle,
     b: &Built,
     t: &Timing,
-) -> Result<Measurement, String> {
+) -> Result<Measurement, SkipReason> {
     let p = prepare(d, engine, b)?;
     for _ in 0..t.warmup {
         p.execute(stream)?;

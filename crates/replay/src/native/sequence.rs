@@ -8,8 +8,9 @@
 //! once — so every call finds the caches and TLBs the previous primitives left, as in training.
 //! Each call is timed; a problem's figure is the median of its calls over the timed iterations.
 
-use super::run::{prepare, summarize, Prepared};
-use super::{problem_key, problems, ReplayResult, Session};
+use super::api::arg::{DIFF_DST, DIFF_SRC, DST, SRC, WORKSPACE};
+use super::run::{prepare, summarize, Measurement, Prepared};
+use super::{problem_key, problems, ReplayResult, Session, SkipReason};
 use profilednn_analysis::events::{for_each_event, Event};
 use profilednn_analysis::{EventKind, Profile};
 use profilednn_model::Primitive;
@@ -94,6 +95,44 @@ pub fn steady_iteration(
     )
 }
 
+/// The calls of an iteration by problem: each distinct problem once (`firsts`, numbered by
+/// first appearance, `index` by key) and the iteration as those numbers (`order`).
+struct Calls<'s> {
+    index: HashMap<String, usize>,
+    order: Vec<usize>,
+    firsts: Vec<&'s Arc<Primitive>>,
+}
+
+impl<'s> Calls<'s> {
+    fn of(sequence: &'s [Arc<Primitive>]) -> Calls<'s> {
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut order: Vec<usize> = Vec::with_capacity(sequence.len());
+        let mut firsts: Vec<&Arc<Primitive>> = Vec::new();
+        for p in sequence {
+            let key = problem_key(p);
+            let next = index.len();
+            let i = *index.entry(key).or_insert(next);
+            if i == firsts.len() {
+                firsts.push(p);
+            }
+            order.push(i);
+        }
+        Calls {
+            index,
+            order,
+            firsts,
+        }
+    }
+}
+
+/// What the timed iterations measured: per problem its call times or why it failed, and the
+/// wall time of each timed iteration.
+struct Timed {
+    times: Vec<Vec<f64>>,
+    failed: Vec<Option<SkipReason>>,
+    per_iteration: Vec<f64>,
+}
+
 /// Whose problems the results of a sequence replay are.
 pub enum ResultsFor<'a> {
     /// One result per problem of the log: problems of the iteration get the median of their
@@ -105,7 +144,8 @@ pub enum ResultsFor<'a> {
     Rewritten,
 }
 
-/// Replays `sequence` (one iteration's exec calls in order). `progress` is called before each
+/// Replays `sequence` (one iteration's exec calls in order) and returns the results for
+/// `results_for`. `progress` is called before each
 /// creation and iteration and returns whether to go on: once it says no (Ctrl-C), the timed
 /// iterations so far make the results (none: every problem is reported as interrupted).
 pub fn replay_sequence(
@@ -114,110 +154,24 @@ pub fn replay_sequence(
     sequence: &[Arc<Primitive>],
     iteration_from: String,
     t: &SequenceTiming,
-    progress: impl FnMut(usize, usize, &str) -> bool,
-) -> (Vec<ReplayResult>, SequenceSummary) {
-    let (mut by_key, summary) = run(s, sequence, iteration_from, t, progress);
-    let results = match results_for {
-        ResultsFor::Log(profile) => problems(profile)
-            .into_iter()
-            .map(|pr| {
-                let (measurement, skipped) = by_key.remove(&pr.key).unwrap_or((
-                    None,
-                    Some("not in the steady-state iteration replayed".into()),
-                ));
-                ReplayResult {
-                    implementation_matches: measurement
-                        .as_ref()
-                        .map(|m| pr.implementations.contains(&m.implementation)),
-                    prim_kind: pr.primitive.kind.to_string(),
-                    prop_kind: pr.primitive.prop_kind.to_string(),
-                    shapes: pr.primitive.problem.clone(),
-                    key: pr.key,
-                    calls: pr.calls,
-                    log_time_ms: pr.time_ms,
-                    log_implementations: pr.implementations,
-                    measurement,
-                    skipped,
-                }
-            })
-            .collect(),
-        ResultsFor::Rewritten => rewritten_results(sequence, by_key),
-    };
-    (results, summary)
-}
-
-fn rewritten_results(sequence: &[Arc<Primitive>], mut by_key: ByKey) -> Vec<ReplayResult> {
-    let mut order: Vec<(String, Arc<Primitive>, u64)> = Vec::new();
-    let mut at: HashMap<String, usize> = HashMap::new();
-    for p in sequence {
-        let key = problem_key(p);
-        match at.get(&key) {
-            Some(&i) => order[i].2 += 1,
-            None => {
-                at.insert(key.clone(), order.len());
-                order.push((key, p.clone(), 1));
-            }
-        }
-    }
-    order
-        .into_iter()
-        .map(|(key, p, calls)| {
-            let (measurement, skipped) = by_key
-                .remove(&key)
-                .unwrap_or((None, Some("not replayed".into())));
-            ReplayResult {
-                implementation_matches: None,
-                prim_kind: p.kind.to_string(),
-                prop_kind: p.prop_kind.to_string(),
-                shapes: p.problem.clone(),
-                key,
-                calls,
-                log_time_ms: 0.0,
-                log_implementations: Vec::new(),
-                measurement,
-                skipped,
-            }
-        })
-        .collect()
-}
-
-type ByKey = HashMap<String, (Option<super::run::Measurement>, Option<String>)>;
-
-/// Runs `sequence` as the iteration: each problem's measurement (or why not), by key.
-fn run(
-    s: &Session,
-    sequence: &[Arc<Primitive>],
-    iteration_from: String,
-    t: &SequenceTiming,
     mut progress: impl FnMut(usize, usize, &str) -> bool,
-) -> (ByKey, SequenceSummary) {
+) -> (Vec<ReplayResult>, SequenceSummary) {
+    let calls = Calls::of(sequence);
     // Each distinct problem of the iteration built and prepared once.
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut order: Vec<usize> = Vec::with_capacity(sequence.len());
-    let mut firsts: Vec<&Arc<Primitive>> = Vec::new();
-    for p in sequence {
-        let key = problem_key(p);
-        let next = index.len();
-        let i = *index.entry(key).or_insert(next);
-        if i == firsts.len() {
-            firsts.push(p);
-        }
-        order.push(i);
-    }
-    let n = firsts.len();
+    let n = calls.firsts.len();
     let mut built = Vec::with_capacity(n);
     let mut going = true;
-    for (i, p) in firsts.iter().enumerate() {
+    for (i, p) in calls.firsts.iter().enumerate() {
         going = going
             && progress(i, n, &format!("create {} {}", p.kind, p.problem))
             && !super::stopped();
         built.push(if going {
             super::build::build(&s.dnnl, s.engine, p)
         } else {
-            Err(super::INTERRUPTED.to_string())
+            Err(SkipReason::Interrupted)
         });
     }
-    let prepared: Vec<Result<Prepared, String>> = built
+    let prepared: Vec<Result<Prepared, SkipReason>> = built
         .iter()
         .map(|b| match b {
             Ok(b) => prepare(&s.dnnl, s.engine, b),
@@ -227,7 +181,8 @@ fn run(
     let flow = if std::env::var_os("PROFILEDNN_REPLAY_NO_FLOW").is_some() {
         Flow::default()
     } else {
-        let backward: Vec<bool> = firsts
+        let backward: Vec<bool> = calls
+            .firsts
             .iter()
             .map(|p| {
                 use profilednn_model::PropKind as P;
@@ -237,10 +192,47 @@ fn run(
                 )
             })
             .collect();
-        Flow::bind(s, &prepared, &backward, &order)
+        Flow::bind(s, &prepared, &backward, &calls.order)
     };
-    let mut times: Vec<Vec<f64>> = vec![Vec::new(); n];
-    let mut failed: Vec<Option<String>> =
+    let timed = run_iterations(
+        s,
+        &prepared,
+        &flow,
+        &calls.order,
+        t,
+        &mut going,
+        &mut progress,
+    );
+    let summary = SequenceSummary {
+        iteration_from,
+        calls_per_iteration: calls.order.len(),
+        iterations: timed.per_iteration.len() as u32,
+        per_iteration_ms: timed.per_iteration.clone(),
+    };
+    let by_key = outcomes(&calls.index, &prepared, timed, going);
+    drop(flow);
+    drop(prepared);
+    drop(built);
+    let results = match results_for {
+        ResultsFor::Log(profile) => results(profile, by_key),
+        ResultsFor::Rewritten => rewritten_results(sequence, by_key),
+    };
+    (results, summary)
+}
+
+/// Runs the iteration (warm-up, then timed) until enough iterations and time were measured,
+/// or `progress` says stop (then `going` becomes false).
+fn run_iterations(
+    s: &Session,
+    prepared: &[Result<Prepared, SkipReason>],
+    flow: &Flow,
+    order: &[usize],
+    t: &SequenceTiming,
+    going: &mut bool,
+    progress: &mut impl FnMut(usize, usize, &str) -> bool,
+) -> Timed {
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); prepared.len()];
+    let mut failed: Vec<Option<SkipReason>> =
         prepared.iter().map(|p| p.as_ref().err().cloned()).collect();
     let mut per_iteration = Vec::new();
     let mut measured = 0.0;
@@ -251,7 +243,7 @@ fn run(
         if timed && per_iteration.len() as u32 >= t.min_iterations && measured >= t.min_time_ms {
             break;
         }
-        if !going {
+        if !*going {
             break;
         }
         if !progress(
@@ -260,7 +252,7 @@ fn run(
             &format!("iteration {} of {} calls", it + 1, order.len()),
         ) || super::stopped()
         {
-            going = false;
+            *going = false;
             break;
         }
         let mut sum = 0.0;
@@ -289,34 +281,101 @@ fn run(
         }
         it += 1;
     }
-    let mut by_key: ByKey = HashMap::new();
-    for (key, &i) in &index {
-        let r = match (&prepared[i], &failed[i]) {
+    Timed {
+        times,
+        failed,
+        per_iteration,
+    }
+}
+
+/// Each problem of the iteration, by key: its measurement, or why it has none.
+type Outcomes = HashMap<String, (Option<Measurement>, Option<SkipReason>)>;
+
+fn outcomes(
+    index: &HashMap<String, usize>,
+    prepared: &[Result<Prepared, SkipReason>],
+    mut timed: Timed,
+    going: bool,
+) -> Outcomes {
+    let mut by_key = Outcomes::new();
+    for (key, &i) in index {
+        let r = match (&prepared[i], &timed.failed[i]) {
             (_, Some(e)) => (None, Some(e.clone())),
-            (Ok(p), None) if !times[i].is_empty() => (
+            (Ok(p), None) if !timed.times[i].is_empty() => (
                 Some(summarize(
                     p.implementation.clone(),
-                    std::mem::take(&mut times[i]),
+                    std::mem::take(&mut timed.times[i]),
                 )),
                 None,
             ),
-            _ if !going || per_iteration.is_empty() => (None, Some(super::INTERRUPTED.into())),
-            _ => (None, Some("no timed call".into())),
+            _ if !going || timed.per_iteration.is_empty() => (None, Some(SkipReason::Interrupted)),
+            _ => (None, Some(SkipReason::NoTimedCall)),
         };
         by_key.insert(key.clone(), r);
     }
-    drop(flow);
-    drop(prepared);
-    drop(built);
-    (
-        by_key,
-        SequenceSummary {
-            iteration_from,
-            calls_per_iteration: order.len(),
-            iterations: per_iteration.len() as u32,
-            per_iteration_ms: per_iteration,
-        },
-    )
+    by_key
+}
+
+/// One result per problem of the profile; those outside the iteration are reported as such.
+fn results(profile: &Profile, mut by_key: Outcomes) -> Vec<ReplayResult> {
+    problems(profile)
+        .into_iter()
+        .map(|pr| {
+            let (measurement, skipped) = by_key
+                .remove(&pr.key)
+                .unwrap_or((None, Some(SkipReason::NotInIteration)));
+            ReplayResult {
+                implementation_matches: measurement
+                    .as_ref()
+                    .map(|m| pr.implementations.contains(&m.implementation)),
+                prim_kind: pr.primitive.kind.to_string(),
+                prop_kind: pr.primitive.prop_kind.to_string(),
+                shapes: pr.primitive.problem.clone(),
+                key: pr.key,
+                calls: pr.calls,
+                log_time_ms: pr.time_ms,
+                log_implementations: pr.implementations,
+                measurement,
+                skipped,
+            }
+        })
+        .collect()
+}
+
+/// One result per problem of the rewritten iteration, in order of first call.
+fn rewritten_results(sequence: &[Arc<Primitive>], mut by_key: Outcomes) -> Vec<ReplayResult> {
+    let mut order: Vec<(String, Arc<Primitive>, u64)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for p in sequence {
+        let key = problem_key(p);
+        match at.get(&key) {
+            Some(&i) => order[i].2 += 1,
+            None => {
+                at.insert(key.clone(), order.len());
+                order.push((key, p.clone(), 1));
+            }
+        }
+    }
+    order
+        .into_iter()
+        .map(|(key, p, calls)| {
+            let (measurement, skipped) = by_key
+                .remove(&key)
+                .unwrap_or((None, Some(SkipReason::NotReplayed)));
+            ReplayResult {
+                implementation_matches: None,
+                prim_kind: p.kind.to_string(),
+                prop_kind: p.prop_kind.to_string(),
+                shapes: p.problem.clone(),
+                key,
+                calls,
+                log_time_ms: 0.0,
+                log_implementations: Vec::new(),
+                measurement,
+                skipped,
+            }
+        })
+        .collect()
 }
 
 /// Tensor flow: a call reads what the previous calls wrote, as in training. The input that was
@@ -337,16 +396,10 @@ struct Flow<'a> {
     created: Vec<super::api::Handle>,
 }
 
-const ARG_SRC: i32 = 1;
-const ARG_DST: i32 = 17;
-const ARG_DIFF_SRC: i32 = 129;
-const ARG_DIFF_DST: i32 = 145;
-const ARG_WORKSPACE: i32 = 64;
-
 impl<'a> Flow<'a> {
     fn bind(
         s: &'a Session,
-        prepared: &[Result<Prepared, String>],
+        prepared: &[Result<Prepared, SkipReason>],
         backward: &[bool],
         order: &[usize],
     ) -> Flow<'a> {
@@ -365,7 +418,7 @@ impl<'a> Flow<'a> {
                 .args
                 .iter()
                 .zip(&p.buffers)
-                .filter(|(a, _)| a.arg == ARG_DST || a.arg == ARG_DIFF_SRC)
+                .filter(|(a, _)| a.arg == DST || a.arg == DIFF_SRC)
                 .map(|(_, b)| b.2)
                 .collect();
             let mut args = p.args.clone();
@@ -373,8 +426,8 @@ impl<'a> Flow<'a> {
             let bwd = backward[i];
             for (a, &(md, size, _)) in args.iter_mut().zip(&p.buffers) {
                 let source = match (a.arg, bwd) {
-                    (ARG_SRC, false) | (ARG_DIFF_DST, true) => &latest,
-                    (ARG_WORKSPACE, true) => &workspaces,
+                    (SRC, false) | (DIFF_DST, true) => &latest,
+                    (WORKSPACE, true) => &workspaces,
                     _ => continue,
                 };
                 let Some(&ptr) = source.get(&size) else {
@@ -402,9 +455,9 @@ impl<'a> Flow<'a> {
                 if b.2.is_null() {
                     continue;
                 }
-                if a.arg == ARG_DST || a.arg == ARG_DIFF_SRC {
+                if a.arg == DST || a.arg == DIFF_SRC {
                     latest.insert(b.1, b.2);
-                } else if a.arg == ARG_WORKSPACE && !bwd {
+                } else if a.arg == WORKSPACE && !bwd {
                     workspaces.insert(b.1, b.2);
                 }
             }

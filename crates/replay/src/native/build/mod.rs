@@ -1,0 +1,134 @@
+//! A logged primitive rebuilt through the C API: memory descriptors from the logged types,
+//! tags and strides ([`memory`]), attributes and post-ops ([`attr`]), then the primitive
+//! descriptor of its kind and direction, one module per family in [`super::kinds`].
+
+mod attr;
+mod memory;
+
+use super::api::{arg, Dnnl, Handle};
+use super::kinds;
+use super::SkipReason;
+use profilednn_model::{Primitive, PrimitiveKind as K, PropKind};
+use std::ffi::c_int;
+use std::ptr::null_mut;
+
+/// Everything created for one primitive descriptor, released on drop; and what the family
+/// modules need to create it (the library, the engine, the primitive's data type).
+pub struct Built<'a> {
+    pub(crate) d: &'a Dnnl,
+    pub(crate) engine: Handle,
+    pub pd: Handle,
+    /// The forward descriptor a backward one is created from.
+    pub(crate) hint: Handle,
+    mds: Vec<Handle>,
+    attr: Handle,
+    post_ops: Handle,
+    /// Logged layout tags this oneDNN does not know (replaced by `any`).
+    pub(crate) unknown_tags: Vec<String>,
+    /// Only convolution, inner product and matmul accept `any` layouts; the other kinds get
+    /// the layout the log printed even where the framework had asked for `any`.
+    allow_any: bool,
+    /// Arguments the descriptor reports but the primitive must not receive (oneDNN counts
+    /// inputs: backward normalizations report SHIFT without taking it).
+    pub skip_args: Vec<c_int>,
+    /// The first data type the log lists: the type of tensors it does not describe.
+    pub(crate) dt: String,
+    /// `forward_training` in this library, the propagation of every backward hint.
+    pub(crate) fwd_training: c_int,
+}
+
+impl Drop for Built<'_> {
+    fn drop(&mut self) {
+        let a = &self.d.api;
+        // SAFETY: each handle was created by the library and is released once.
+        unsafe {
+            if !self.pd.is_null() {
+                (a.dnnl_primitive_desc_destroy)(self.pd);
+            }
+            if !self.hint.is_null() {
+                (a.dnnl_primitive_desc_destroy)(self.hint);
+            }
+            for m in &self.mds {
+                (a.dnnl_memory_desc_destroy)(*m);
+            }
+            if !self.attr.is_null() {
+                (a.dnnl_primitive_attr_destroy)(self.attr);
+            }
+            if !self.post_ops.is_null() {
+                (a.dnnl_post_ops_destroy)(self.post_ops);
+            }
+        }
+    }
+}
+
+pub(crate) fn dims12(v: &[i64]) -> [i64; 12] {
+    let mut d = [0i64; 12];
+    d[..v.len()].copy_from_slice(v);
+    d
+}
+
+/// Sizes of the cost model (`u64`) as the C API takes them.
+pub(crate) fn i64s(v: &[u64]) -> Vec<i64> {
+    v.iter().map(|x| *x as i64).collect()
+}
+
+/// The first present descriptor whose argument is one of `names`.
+pub(crate) use profilednn_cost::tensors::find;
+
+fn data_dt(p: &Primitive) -> String {
+    p.mds
+        .iter()
+        .find(|m| !m.is_absent() && !m.data_type.is_undef())
+        .map(|m| m.data_type.to_string())
+        .unwrap_or_else(|| "f32".into())
+}
+
+/// The propagation kind's value in this library.
+pub(crate) fn prop(d: &Dnnl, p: &PropKind) -> Result<c_int, SkipReason> {
+    d.props
+        .get(p.as_str())
+        .copied()
+        .ok_or_else(|| SkipReason::UnknownPropagation(p.to_string()))
+}
+
+/// The algorithm's value in this library.
+pub(crate) fn alg(d: &Dnnl, name: &str) -> Result<c_int, SkipReason> {
+    d.algs
+        .get(name)
+        .copied()
+        .ok_or_else(|| SkipReason::UnknownAlgorithm(name.to_string()))
+}
+
+/// Builds the primitive descriptor for `p`; `Err` says why it cannot be rebuilt.
+pub(crate) fn build<'a>(
+    d: &'a Dnnl,
+    engine: Handle,
+    p: &Primitive,
+) -> Result<Built<'a>, SkipReason> {
+    let fwd_training = *d
+        .props
+        .get("forward_training")
+        .ok_or(SkipReason::NoForwardTraining)?;
+    let family = p.kind.family();
+    let mut b = Built {
+        d,
+        engine,
+        pd: null_mut(),
+        hint: null_mut(),
+        mds: Vec::new(),
+        attr: null_mut(),
+        post_ops: null_mut(),
+        unknown_tags: Vec::new(),
+        allow_any: matches!(family, K::Convolution | K::InnerProduct | K::Matmul),
+        skip_args: Vec::new(),
+        dt: data_dt(p),
+        fwd_training,
+    };
+    if p.prop_kind.is_backward() {
+        b.skip_args.push(arg::SHIFT);
+    }
+    let rebuild =
+        kinds::of(&family).ok_or_else(|| SkipReason::KindNotReplayed(family.to_string()))?;
+    rebuild(&mut b, p)?;
+    Ok(b)
+}

@@ -1,0 +1,315 @@
+//! Why a problem of the log was not replayed: counted and listed, never fatal (one problem
+//! oneDNN cannot rebuild must not stop the replay of the others).
+//!
+//! Typed so that the summary groups equal reasons by value and a caller can tell "oneDNN has
+//! no implementation here" from "the replay does not know this kind yet" without reading text.
+//! The messages are the replay's output (the `skipped` field of `profilednn.replay.v1` and the
+//! "Not replayed" list): changing one changes what users and their scripts see.
+
+use serde::{Deserialize, Serialize};
+use std::ffi::c_int;
+
+/// What oneDNN answered when a descriptor or primitive could not be created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    OutOfMemory,
+    InvalidArguments,
+    /// No implementation of this problem on this engine.
+    Unimplemented,
+    /// Any other `dnnl_status_t`.
+    Other(c_int),
+}
+
+impl Status {
+    /// `None` for `dnnl_success`.
+    pub fn from_code(code: c_int) -> Option<Status> {
+        use super::api::status as s;
+        Some(match code {
+            s::SUCCESS => return None,
+            s::OUT_OF_MEMORY => Status::OutOfMemory,
+            s::INVALID_ARGUMENTS => Status::InvalidArguments,
+            s::UNIMPLEMENTED => Status::Unimplemented,
+            other => Status::Other(other),
+        })
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Status::Unimplemented => {
+                f.write_str("oneDNN has no implementation for this problem (unimplemented)")
+            }
+            Status::InvalidArguments => {
+                f.write_str("oneDNN rejected the arguments (invalid_arguments)")
+            }
+            Status::OutOfMemory => f.write_str("out of memory"),
+            Status::Other(s) => write!(f, "oneDNN status {s}"),
+        }
+    }
+}
+
+/// Why one problem was not replayed.
+/// In a results file it is its message (a JSON string).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum SkipReason {
+    // What oneDNN refused or does not know.
+    /// A C API call of the rebuild failed; `step` names it (`convolution forward`, `post-ops`).
+    #[error("{step}: {status}")]
+    Refused { step: &'static str, status: Status },
+    #[error("data type '{0}' is not known to this oneDNN")]
+    UnknownDataType(String),
+    #[error("layout tag '{0}' is not known to this oneDNN")]
+    UnknownTag(String),
+    #[error("propagation '{0}' unknown to this oneDNN")]
+    UnknownPropagation(String),
+    #[error("algorithm '{0}' unknown to this oneDNN")]
+    UnknownAlgorithm(String),
+    #[error("post-op {0} unknown to this oneDNN")]
+    UnknownPostOp(String),
+    /// The library names no `forward_training` propagation (needed for backward hints).
+    #[error("no forward_training")]
+    NoForwardTraining,
+
+    // What the log says that the replay cannot rebuild.
+    /// The problem descriptor could not be read (the cost model's reason).
+    #[error("{0}")]
+    Problem(String),
+    #[error("{0} descriptor not recognised")]
+    Unrecognised(&'static str),
+    /// A field the rebuild needs is missing from the descriptor (`mb`, `ic`, `algorithm`).
+    #[error("no {0}")]
+    Missing(&'static str),
+    #[error("strides '{strides}' do not match {dims} dims")]
+    StridesMismatch { strides: String, dims: usize },
+    #[error("binary needs two sources")]
+    BinaryNeedsTwoSources,
+    #[error("reorder to a library-chosen layout cannot be rebuilt")]
+    ReorderToAny,
+
+    // What the replay does not do (yet).
+    #[error("replay of '{0}' primitives is not implemented")]
+    KindNotReplayed(String),
+    #[error("{family} propagation '{prop}' not replayed")]
+    PropagationNotReplayed { family: &'static str, prop: String },
+    #[error("fpmath mode '{0}' not supported by the replay")]
+    FpmathMode(String),
+    #[error("quantization attributes (scales, zero points) are not replayed yet")]
+    Quantization,
+    #[error("post-op '{0}' is not replayed")]
+    PostOpNotReplayed(String),
+    #[error("RMS normalization (flags M) is not replayed")]
+    RmsNorm,
+
+    // Running the rebuilt primitive.
+    #[error("cannot allocate argument {arg} ({bytes} bytes)")]
+    Allocation { arg: c_int, bytes: usize },
+    #[error("cannot create the primitive (status {0})")]
+    PrimitiveCreation(c_int),
+    #[error("execution failed (status {0})")]
+    Execution(c_int),
+
+    // How the replay ran.
+    /// The user stopped the replay (Ctrl-C) before this problem was timed.
+    #[error("interrupted before it was replayed (Ctrl-C)")]
+    Interrupted,
+    /// Sequence replay: created, but no call of it was timed.
+    #[error("no timed call")]
+    NoTimedCall,
+    /// Sequence replay: the problem is not in the iteration that was re-run.
+    #[error("not in the steady-state iteration replayed")]
+    NotInIteration,
+    /// What-if replay: a problem of the rewritten iteration that has no outcome.
+    #[error("not replayed")]
+    NotReplayed,
+
+    /// A reason read back from a results file, kept as its text (the variants with fields
+    /// are not parsed back: nothing downstream needs more than the message).
+    #[error("{0}")]
+    Recorded(String),
+}
+
+impl SkipReason {
+    /// The reasons without fields, recognised again when a results file is read back.
+    const UNIT: [SkipReason; 9] = [
+        SkipReason::NoForwardTraining,
+        SkipReason::BinaryNeedsTwoSources,
+        SkipReason::ReorderToAny,
+        SkipReason::Quantization,
+        SkipReason::RmsNorm,
+        SkipReason::Interrupted,
+        SkipReason::NoTimedCall,
+        SkipReason::NotInIteration,
+        SkipReason::NotReplayed,
+    ];
+
+    /// `Err` with the step's status unless `code` is `dnnl_success`.
+    pub fn check(code: c_int, step: &'static str) -> Result<(), SkipReason> {
+        match Status::from_code(code) {
+            None => Ok(()),
+            Some(status) => Err(SkipReason::Refused { step, status }),
+        }
+    }
+
+    /// Equal reasons counted together, in the order of their messages (the order the summary
+    /// has always listed them in).
+    pub fn tally<'r>(
+        reasons: impl IntoIterator<Item = &'r SkipReason>,
+    ) -> Vec<(&'r SkipReason, usize)> {
+        let mut counts: std::collections::HashMap<&SkipReason, usize> = Default::default();
+        for r in reasons {
+            *counts.entry(r).or_default() += 1;
+        }
+        let mut v: Vec<(&SkipReason, usize)> = counts.into_iter().collect();
+        v.sort_by_cached_key(|(r, _)| r.to_string());
+        v
+    }
+}
+
+impl Serialize for SkipReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Not derived: the derive would borrow the `&'static str` fields from the input.
+impl<'de> Deserialize<'de> for SkipReason {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SkipReason, D::Error> {
+        String::deserialize(d).map(SkipReason::from)
+    }
+}
+
+impl From<String> for SkipReason {
+    fn from(text: String) -> SkipReason {
+        SkipReason::UNIT
+            .into_iter()
+            .find(|r| r.to_string() == text)
+            .unwrap_or(SkipReason::Recorded(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The messages as the replay printed them before the reasons were typed (copied from the
+    /// format strings of the untyped version): the output must not change.
+    #[test]
+    fn messages_are_the_ones_users_have_seen() {
+        let cases: Vec<(SkipReason, &str)> = vec![
+            (
+                SkipReason::Refused { step: "convolution forward", status: Status::Unimplemented },
+                "convolution forward: oneDNN has no implementation for this problem (unimplemented)",
+            ),
+            (
+                SkipReason::Refused { step: "memory descriptor", status: Status::InvalidArguments },
+                "memory descriptor: oneDNN rejected the arguments (invalid_arguments)",
+            ),
+            (
+                SkipReason::Refused { step: "post-ops", status: Status::OutOfMemory },
+                "post-ops: out of memory",
+            ),
+            (
+                SkipReason::Refused { step: "sum", status: Status::Other(5) },
+                "sum: oneDNN status 5",
+            ),
+            (SkipReason::UnknownDataType("f8".into()), "data type 'f8' is not known to this oneDNN"),
+            (SkipReason::UnknownTag("ABcd64a".into()), "layout tag 'ABcd64a' is not known to this oneDNN"),
+            (SkipReason::UnknownPostOp("eltwise_x".into()), "post-op eltwise_x unknown to this oneDNN"),
+            (
+                SkipReason::StridesMismatch { strides: "1x2".into(), dims: 3 },
+                "strides '1x2' do not match 3 dims",
+            ),
+            (SkipReason::Missing("algorithm"), "no algorithm"),
+            (SkipReason::Unrecognised("binary"), "binary descriptor not recognised"),
+            (
+                SkipReason::PropagationNotReplayed { family: "inner-product", prop: "backward".into() },
+                "inner-product propagation 'backward' not replayed",
+            ),
+            (SkipReason::KindNotReplayed("rnn".into()), "replay of 'rnn' primitives is not implemented"),
+            (SkipReason::Allocation { arg: 64, bytes: 128 }, "cannot allocate argument 64 (128 bytes)"),
+            (SkipReason::Execution(2), "execution failed (status 2)"),
+            (SkipReason::Interrupted, "interrupted before it was replayed (Ctrl-C)"),
+            (SkipReason::NotInIteration, "not in the steady-state iteration replayed"),
+        ];
+        for (r, text) in cases {
+            assert_eq!(r.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn statuses_come_from_the_codes() {
+        assert_eq!(Status::from_code(0), None);
+        assert_eq!(Status::from_code(1), Some(Status::OutOfMemory));
+        assert_eq!(Status::from_code(2), Some(Status::InvalidArguments));
+        assert_eq!(Status::from_code(3), Some(Status::Unimplemented));
+        assert_eq!(Status::from_code(7), Some(Status::Other(7)));
+        assert_eq!(SkipReason::check(0, "x"), Ok(()));
+        assert_eq!(
+            SkipReason::check(3, "x"),
+            Err(SkipReason::Refused {
+                step: "x",
+                status: Status::Unimplemented
+            })
+        );
+    }
+
+    #[test]
+    fn equal_reasons_are_counted_together_in_message_order() {
+        let unimpl = |step| SkipReason::Refused {
+            step,
+            status: Status::Unimplemented,
+        };
+        let reasons = [
+            unimpl("pooling forward"),
+            SkipReason::Interrupted,
+            unimpl("convolution forward"),
+            unimpl("pooling forward"),
+            SkipReason::Interrupted,
+            SkipReason::Interrupted,
+            // Same step, another status: another reason.
+            SkipReason::Refused {
+                step: "pooling forward",
+                status: Status::InvalidArguments,
+            },
+        ];
+        let t = SkipReason::tally(&reasons);
+        let got: Vec<(String, usize)> = t.iter().map(|(r, n)| (r.to_string(), *n)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("convolution forward: oneDNN has no implementation for this problem (unimplemented)".to_string(), 1),
+                ("interrupted before it was replayed (Ctrl-C)".to_string(), 3),
+                ("pooling forward: oneDNN has no implementation for this problem (unimplemented)".to_string(), 2),
+                ("pooling forward: oneDNN rejected the arguments (invalid_arguments)".to_string(), 1),
+            ]
+        );
+        assert!(SkipReason::tally(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_results_file_keeps_the_messages() {
+        // Written as the plain message…
+        assert_eq!(
+            serde_json::to_string(&SkipReason::RmsNorm).unwrap(),
+            r#""RMS normalization (flags M) is not replayed""#
+        );
+        // …read back: reasons without fields as themselves, the others as their text.
+        let read = |s: &str| serde_json::from_value::<SkipReason>(s.into()).unwrap();
+        assert_eq!(
+            read("interrupted before it was replayed (Ctrl-C)"),
+            SkipReason::Interrupted
+        );
+        let refused = SkipReason::Refused {
+            step: "reorder",
+            status: Status::Unimplemented,
+        };
+        let back = read(&refused.to_string());
+        assert_eq!(back, SkipReason::Recorded(refused.to_string()));
+        assert_eq!(back.to_string(), refused.to_string());
+        assert!(
+            serde_json::from_str::<SkipReason>("3").is_err(),
+            "a reason is a string"
+        );
+    }
+}
