@@ -136,37 +136,7 @@ pub fn project(
     medians: Option<&BTreeMap<String, f64>>,
 ) -> Projection {
     if let Some((r, w)) = replay.and_then(|r| Some((r, r.what_if.as_ref()?))) {
-        let per_call = problems(profile)
-            .into_iter()
-            .map(|p| {
-                let ms = medians
-                    .and_then(|m| m.get(&p.key).copied())
-                    .unwrap_or(p.steady_ms / p.calls.max(1) as f64);
-                (p.key, ms)
-            })
-            .collect();
-        let mut base = project(profile, None, machine, medians);
-        // The replay is of this log when the log's problems are the iteration it rewrote.
-        let logged_keys: std::collections::BTreeSet<&str> =
-            w.logged_keys.iter().map(|k| k.as_str()).collect();
-        let all = problems(profile);
-        let matched: Vec<_> = all
-            .iter()
-            .filter(|p| logged_keys.contains(p.key.as_str()))
-            .collect();
-        let total: f64 = all.iter().map(|p| p.steady_ms).sum();
-        base.replay_match = Some(ReplayMatch {
-            replay_source: r.source.clone(),
-            replay_problems: r.results.len(),
-            log_problems: all.len(),
-            matched_problems: matched.len(),
-            matched_time_share: if total > 0.0 {
-                matched.iter().map(|p| p.steady_ms).sum::<f64>() / total
-            } else {
-                0.0
-            },
-        });
-        return crate::project_what_if::project(base, r, w, &per_call);
+        return project_what_if(profile, r, w, machine, medians);
     }
     let iters = profile
         .iterations
@@ -291,6 +261,48 @@ pub fn project(
         }),
         what_if: None,
     }
+}
+
+/// The projection of a what-if replay: the logged view of this log (per-call times as logged,
+/// or `medians`), checked to be the log the replay rewrote, then the rewritten iteration.
+fn project_what_if(
+    profile: &Profile,
+    r: &Replay,
+    w: &crate::transform::Record,
+    machine: Option<&MachineProfile>,
+    medians: Option<&BTreeMap<String, f64>>,
+) -> Projection {
+    let per_call = problems(profile)
+        .into_iter()
+        .map(|p| {
+            let ms = medians
+                .and_then(|m| m.get(&p.key).copied())
+                .unwrap_or(p.steady_ms / p.calls.max(1) as f64);
+            (p.key, ms)
+        })
+        .collect();
+    let mut base = project(profile, None, machine, medians);
+    // The replay is of this log when the log's problems are the iteration it rewrote.
+    let logged_keys: std::collections::BTreeSet<&str> =
+        w.logged_keys.iter().map(|k| k.as_str()).collect();
+    let all = problems(profile);
+    let matched: Vec<_> = all
+        .iter()
+        .filter(|p| logged_keys.contains(p.key.as_str()))
+        .collect();
+    let total: f64 = all.iter().map(|p| p.steady_ms).sum();
+    base.replay_match = Some(ReplayMatch {
+        replay_source: r.source.clone(),
+        replay_problems: r.results.len(),
+        log_problems: all.len(),
+        matched_problems: matched.len(),
+        matched_time_share: if total > 0.0 {
+            matched.iter().map(|p| p.steady_ms).sum::<f64>() / total
+        } else {
+            0.0
+        },
+    });
+    crate::project_what_if::project(base, r, w, &per_call)
 }
 
 /// What the projection is onto, and how each figure was obtained (the `target` and `method`
