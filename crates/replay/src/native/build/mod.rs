@@ -1,6 +1,6 @@
 //! A logged primitive rebuilt through the C API: memory descriptors from the logged types,
-//! tags and strides ([`memory`]), attributes and post-ops ([`attr`]), then the primitive
-//! descriptor of its kind and direction, one module per family in [`super::kinds`].
+//! tags and strides (`memory`), attributes and post-ops (`attr`), then the primitive
+//! descriptor of its kind and direction, one module per family in `super::kinds`.
 
 mod attr;
 mod memory;
