@@ -47,6 +47,24 @@ fn has_bf16_units() -> bool {
         .unwrap_or(false)
 }
 
+/// Whether the CPU a log was recorded on had bf16 units, from oneDNN's `isa:` line
+/// ("… with bfloat16 …" on AVX512-BF16 and AMX CPUs).
+fn recorded_with_bf16_units(log: &std::path::Path) -> bool {
+    use std::io::Read;
+    let bytes = std::fs::read(log).unwrap();
+    let mut text = String::new();
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_string(&mut text)
+            .unwrap();
+    } else {
+        text = String::from_utf8_lossy(&bytes).into_owned();
+    }
+    text.lines()
+        .find(|l| l.contains(",info,cpu,isa:"))
+        .is_some_and(|l| l.contains("bfloat16"))
+}
+
 #[test]
 #[ignore = "timed: run by bench/accuracy.sh on a quiet machine"]
 fn what_if_projections_against_real_runs() {
@@ -178,6 +196,17 @@ fn what_if_projections_against_real_runs() {
             );
             bf16_direction_ok = predicted_slower == real_slower;
         }
+    }
+    // The direction is a property of the CPU: compared only when the real pair was recorded
+    // on a CPU that, like this one, has (or lacks) bf16 units.
+    let recorded_with = recorded_with_bf16_units(&logs[2]);
+    if recorded_with != has_bf16_units() {
+        println!(
+            "    SKIPPED: the bf16 direction check: the real pair was recorded on a CPU {} bf16 units, this one {} them (set PROFILEDNN_TORCH_PYTHON to record the pairs here)",
+            if recorded_with { "with" } else { "without" },
+            if has_bf16_units() { "has" } else { "lacks" }
+        );
+        return;
     }
     assert!(
         bf16_direction_ok,
