@@ -29,8 +29,8 @@ run_one() {
 }
 
 table() {
-    printf '%-16s %10s %6s %6s %8s %7s  %s\n' target runs cov ft exec/s crashes "new artifacts"
-    local t log runs cov ft speed new crashes
+    printf '%-16s %10s %6s %6s %8s %7s %5s  %s\n' target runs cov ft exec/s crashes slow "new artifacts"
+    local t log runs cov ft speed new crashes slow
     for t in "$@"; do
         log=$logs/$t.log
         [ -f "$log" ] || continue
@@ -43,8 +43,12 @@ table() {
             runs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
         fi
         new=$(comm -13 <(sort "$logs/$t.before" 2>/dev/null) <(ls "fuzz/artifacts/$t" 2>/dev/null | sort) | tr '\n' ' ')
-        crashes=$(printf '%s' "$new" | wc -w)
-        printf '%-16s %10s %6s %6s %8s %7s  %s\n' "$t" "${runs:-?}" "${cov:-?}" "${ft:-?}" "${speed:-?}" "$crashes" "$new"
+        # libFuzzer also keeps inputs slower than -report_slow_units (10 s) as `slow-unit-*`:
+        # not failures (a loaded machine makes any input slow), counted apart — rerun one alone
+        # (`fuzz/target/*/release/TARGET fuzz/artifacts/TARGET/slow-unit-…`) to see its real time.
+        slow=$(printf '%s' "$new" | tr ' ' '\n' | grep -c '^slow-unit-')
+        crashes=$(($(printf '%s' "$new" | wc -w) - slow))
+        printf '%-16s %10s %6s %6s %8s %7s %5s  %s\n' "$t" "${runs:-?}" "${cov:-?}" "${ft:-?}" "${speed:-?}" "$crashes" "$slow" "$new"
     done
 }
 
