@@ -452,3 +452,46 @@ fn ranks_with_different_thread_counts_are_named() {
         "{f}"
     );
 }
+
+/// Ranks spanning sockets, with the sockets from a hand-built machine profile (the field
+/// `profilednn peak` measures) or `--sockets`: the 1 rank × 2 threads ResNet-18 run on a
+/// machine of 2 sockets of 1 core spans them; its 2 × 1 twin does not.
+#[test]
+fn thread_placement_flags_ranks_spanning_sockets() {
+    let dir = temp_dir();
+    let machine = |sockets: u32| {
+        let p = dir.join(format!("m{sockets}.json"));
+        std::fs::write(
+            &p,
+            format!(
+                r#"{{"name":"hand-built","peak_gflops":{{"f32":100.0}},"memory_gbps":10.0,"threads":2,"sockets":{sockets}}}"#
+            ),
+        )
+        .unwrap();
+        p.display().to_string()
+    };
+    let placement = |log: &str, extra: &[&str]| -> Option<Value> {
+        let log = fixture(log).display().to_string();
+        let a = json_of(&[&["advise", &log, "--format", "json"][..], extra].concat());
+        a["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "rank-thread-placement")
+            .cloned()
+    };
+    let (two, one) = (machine(2), machine(1));
+    let f = placement("even_1x2.log.gz", &["--machine", &two]).expect("1x2 on 2 sockets");
+    assert!(
+        f["title"].as_str().unwrap().contains("spans sockets"),
+        "{f}"
+    );
+    assert_eq!(f["evidence"]["cores_per_socket"], 1);
+    assert!(placement("even_1x2.log.gz", &["--machine", &one]).is_none());
+    // --sockets wins over the profile.
+    assert!(placement("even_1x2.log.gz", &["--machine", &one, "--sockets", "2"]).is_some());
+    assert!(placement("even_1x2.log.gz", &["--machine", &two, "--sockets", "1"]).is_none());
+    // 2 ranks × 1 thread: each rank in its own socket.
+    assert!(placement("even_2x1.log.gz", &["--machine", &two]).is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
