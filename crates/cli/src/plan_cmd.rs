@@ -275,6 +275,19 @@ fn print_table(p: &Plan) -> Result<()> {
         ),
         None => outln!("  outside oneDNN: unknown (no timestamps or iteration markers): not in the total"),
     }
+    if let Some((o, onednn)) = p
+        .outside
+        .as_ref()
+        .and_then(|o| Some((o, o.logged_onednn_ms?)))
+    {
+        outln!(
+            "  the logged run ({}x{}): oneDNN {onednn:.1} + outside {:.1} = {:.1} ms per iteration (a replay of that split's compute should come near {onednn:.1})",
+            p.logged_ranks,
+            o.logged_threads,
+            o.logged_ms,
+            onednn + o.logged_ms
+        );
+    }
     if !p.replayed {
         outln!("  compute not replayed (--dry-run, or no split could be replayed)");
     }

@@ -21,6 +21,8 @@ pub struct Logged {
     pub threads: Option<u64>,
     /// Per rank, per iteration: time outside oneDNN (ms), from timestamps.
     pub outside_per_rank: Vec<Vec<Option<f64>>>,
+    /// Per rank, per iteration: oneDNN time (ms) of the iterations whose wall time is known.
+    pub onednn_per_rank: Vec<Vec<Option<f64>>>,
 }
 
 impl Logged {
@@ -30,6 +32,7 @@ impl Logged {
         let (logged_ms, steady_iterations) = plan::outside::steady_median(&self.outside_per_rank)?;
         Some(Outside {
             logged_ms,
+            logged_onednn_ms: plan::outside::steady_median(&self.onednn_per_rank).map(|m| m.0),
             steady_iterations,
             logged_threads: self.threads.unwrap_or(default_threads),
             logged_batch: *self.rank_batches.first()?,
@@ -60,11 +63,12 @@ fn stream(path: &Path, bytes: Vec<u8>) -> LogInput {
     }
 }
 
-fn outside_of(bytes: &[u8]) -> Vec<Option<f64>> {
+/// Per iteration: (time outside oneDNN, oneDNN time), both where the wall time is known.
+fn times_of(bytes: &[u8]) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
     iteration_times(bytes)
         .into_iter()
-        .map(|i| i.outside_ms)
-        .collect()
+        .map(|i| (i.outside_ms, i.wall_ms.map(|_| i.onednn_ms)))
+        .unzip()
 }
 
 /// A single-process log: its steady-state iteration, its mini-batch `log_ranks` times (one
@@ -74,7 +78,7 @@ pub fn read(path: &Path, log_ranks: Option<u64>) -> Result<Logged> {
     let Some(split) = crate::rank_logs::split(path)? else {
         let profile = crate::load::profile(path, None, None, true)?;
         let bytes = read_all(path)?;
-        let outside = outside_of(&bytes);
+        let (outside, onednn) = times_of(&bytes);
         let (calls, from) = steady_iteration(stream(path, bytes), &profile);
         let mb = batch_of(&calls, &from, &path.display().to_string())?;
         let k = usize::try_from(log_ranks.unwrap_or(1))?;
@@ -84,6 +88,7 @@ pub fn read(path: &Path, log_ranks: Option<u64>) -> Result<Logged> {
             rank_batches: vec![mb; k],
             threads: profile.metadata.threads.map(u64::from),
             outside_per_rank: vec![outside],
+            onednn_per_rank: vec![onednn],
         });
     };
     let n = split.ranks.len() as u64;
@@ -98,9 +103,12 @@ pub fn read(path: &Path, log_ranks: Option<u64>) -> Result<Logged> {
     let mut first = None;
     let mut rank_batches = Vec::new();
     let mut outside_per_rank = Vec::new();
+    let mut onednn_per_rank = Vec::new();
     // The loader keeps the ranks' profiles in the split's order.
     for (r, profile) in split.ranks.iter().zip(&loaded.profiles) {
-        outside_per_rank.push(outside_of(&r.bytes));
+        let (outside, onednn) = times_of(&r.bytes);
+        outside_per_rank.push(outside);
+        onednn_per_rank.push(onednn);
         let (calls, from) = steady_iteration(stream(path, r.bytes.clone()), profile);
         let name = format!("{} [rank {}]", split.source, r.rank);
         rank_batches.push(batch_of(&calls, &from, &name)?);
@@ -118,6 +126,7 @@ pub fn read(path: &Path, log_ranks: Option<u64>) -> Result<Logged> {
         rank_batches,
         threads,
         outside_per_rank,
+        onednn_per_rank,
     })
 }
 

@@ -114,6 +114,13 @@ fn plan_against_real_torchrun_splits() {
         p["allreduce_gbps"],
         p["allreduce_source"].as_str().unwrap_or("")
     );
+    println!(
+        "the logged 1x2 run: oneDNN {:.1} + outside {:.1} ms per steady iteration",
+        p["outside"]["logged_onednn_ms"]
+            .as_f64()
+            .unwrap_or(f64::NAN),
+        p["outside"]["logged_ms"].as_f64().unwrap_or(f64::NAN)
+    );
     let mut projected = Vec::new();
     let mut missed = Vec::new();
     for (split, real) in measured {

@@ -205,6 +205,9 @@ fn dry_plan(args: &[&str]) -> Value {
 /// Steady iterations' median time outside oneDNN (mean over ranks), ms, by hand.
 const OUTSIDE_1X2: f64 = 67.08911376062501;
 const OUTSIDE_2X1: f64 = 138.0540583121875;
+/// oneDNN time of the same iterations, ms, by hand.
+const ONEDNN_1X2: f64 = 98.03150175999997;
+const ONEDNN_2X1: f64 = 173.08951527000002;
 
 #[test]
 fn even_runs_outside_time_and_all_reduce_by_hand() {
@@ -224,6 +227,7 @@ fn even_runs_outside_time_and_all_reduce_by_hand() {
         "{}",
         p["outside"]
     );
+    assert!(close(&p["outside"]["logged_onednn_ms"], ONEDNN_1X2));
     // Both splits keep 8 samples per thread: the outside time is carried unchanged.
     for s in ["1x2", "2x1"] {
         assert!(close(&row(&p, s)["outside_ms"], OUTSIDE_1X2), "{s}");
@@ -253,6 +257,7 @@ fn even_runs_outside_time_and_all_reduce_by_hand() {
     assert_eq!(p["logged_rank_batches"], serde_json::json!([8, 8]));
     let own = g as f64 / 0.6e9 * 1e3;
     assert!(close(&p["outside"]["logged_ms"], OUTSIDE_2X1));
+    assert!(close(&p["outside"]["logged_onednn_ms"], ONEDNN_2X1));
     assert!(close(&p["outside"]["logged_allreduce_ms"], own));
     assert!(close(&row(&p, "2x1")["outside_ms"], OUTSIDE_2X1 - own));
     // Refused: a multi-rank LOG with --allreduce-log, a single-rank --allreduce-log.

@@ -327,6 +327,7 @@ mod tests {
     fn outside(ms: f64) -> Outside {
         Outside {
             logged_ms: ms,
+            logged_onednn_ms: None,
             steady_iterations: 4,
             logged_threads: 2,
             logged_batch: 8,

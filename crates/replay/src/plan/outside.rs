@@ -19,6 +19,9 @@ pub struct Outside {
     /// Median over the steady iterations (all but the first) of the ranks' mean time outside
     /// oneDNN per iteration, in ms, as logged.
     pub logged_ms: f64,
+    /// The oneDNN time of the same iterations (median, mean over ranks): with `logged_ms`, the
+    /// logged wall time per iteration, and what a replay of the logged split should come near.
+    pub logged_onednn_ms: Option<f64>,
     /// Steady iterations the median is over.
     pub steady_iterations: usize,
     /// Threads per rank of the logged run.
@@ -98,6 +101,7 @@ mod tests {
     fn scaled_by_samples_per_thread() {
         let o = Outside {
             logged_ms: 60.0,
+            logged_onednn_ms: None,
             steady_iterations: 4,
             logged_threads: 2,
             logged_batch: 16,

@@ -69,6 +69,7 @@ mod tests {
     fn run(ms: f64, batch: u64, threads: u64) -> Outside {
         Outside {
             logged_ms: ms,
+            logged_onednn_ms: None,
             steady_iterations: 4,
             logged_threads: threads,
             logged_batch: batch,
