@@ -9,7 +9,9 @@
 #   - the what-if projections (--layout channels-last, --as bf16, --threads 1, --batch 4) of a
 #     PyTorch resnet18 f32 NCHW run against real runs of each (20 % printed as MET/MISSED; the
 #     direction of the bf16 change enforced). Recorded afresh with PROFILEDNN_TORCH_PYTHON (or
-#     a python3 that imports torch and torchvision), else the committed fixtures/whatif logs.
+#     a python3 that imports torch and torchvision), else the committed fixtures/whatif logs;
+#   - `profilednn plan` of a live torchrun ResNet-18 run (1 rank x 2 threads, global batch 16)
+#     against real 1x2 and 2x1 runs: the same order, each within 20 % (SKIPPED without torchrun).
 # Needs oneDNN 3.x with headers (PROFILEDNN_DNNL_LIB, or pip's onednn-cpu-gomp/-devel) and gcc.
 # Usage: bash bench/accuracy.sh        (exit status non-zero when a bound is missed)
 set -euo pipefail
@@ -29,5 +31,7 @@ if [ -z "${PROFILEDNN_TORCH_PYTHON:-}" ] && python3 -c "import torch, torchvisio
 fi
 cargo test --release -q -p profilednn --test whatif_accuracy -- --ignored --nocapture --test-threads 1 \
   what_if_projections_against_real_runs 2>&1 | grep -vE "^\s*$|^running" || status=1
+cargo test --release -q -p profilednn --test plan_accuracy -- --ignored --nocapture --test-threads 1 \
+  plan_against_real_torchrun_splits 2>&1 | grep -vE "^\s*$|^running" || status=1
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $status

@@ -93,6 +93,9 @@ pub struct Evidence<'a> {
     pub ranks: usize,
     /// Cores of the machine the log ran on, when known (`--cores`, or a machine profile).
     pub cores: Option<usize>,
+    /// Sockets of that machine, when known (`advise --sockets`, or a machine profile's
+    /// `sockets`): where ranks must not span.
+    pub sockets: Option<usize>,
     /// The PyTorch view of the same run, when a profiler trace was given.
     pub torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
 }
@@ -113,8 +116,14 @@ impl<'a> Evidence<'a> {
             summary,
             ranks: profiles.len(),
             cores,
+            sockets: None,
             torch,
         }
+    }
+
+    /// The same evidence with the machine's socket count.
+    pub fn with_sockets(self, sockets: Option<usize>) -> Evidence<'a> {
+        Evidence { sockets, ..self }
     }
 }
 

@@ -29,6 +29,10 @@ pub struct AdviseArgs {
     /// hardware threads of the machine profile).
     #[arg(long, value_parser = crate::load::count_usize)]
     cores: Option<usize>,
+    /// Sockets of that machine, for ranks spanning sockets (rank-thread-placement; default:
+    /// the `sockets` of the machine profile).
+    #[arg(long, value_parser = crate::load::count_usize)]
+    sockets: Option<usize>,
     /// Machine profile for the roofline rule (default: the one `profilednn peak` saved).
     #[arg(long, value_name = "FILE")]
     machine: Option<PathBuf>,
@@ -139,6 +143,10 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let machine = crate::machine_file::load(args.machine.as_deref())?;
     // --cores first; else the hardware threads of the machine profile given (or saved).
     let cores = args.cores.or(machine.as_ref().and_then(|m| m.threads));
+    let sockets = args.sockets.or(machine
+        .as_ref()
+        .and_then(|m| m.sockets)
+        .and_then(|s| usize::try_from(s).ok()));
     let merged = Profile::merged(&profiles);
     let summary = summarize_merged(
         &profiles,
@@ -150,7 +158,8 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     );
     let torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
     let advice = advise(
-        &Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref()),
+        &Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
+            .with_sockets(sockets),
         &args.thresholds.thresholds(),
     );
     let text = match args.format {

@@ -12,6 +12,7 @@ mod machine_file;
 mod output;
 mod peak_cmd;
 mod plan_cmd;
+mod plan_logged;
 mod project_cmd;
 mod rank_logs;
 mod record_cmd;

@@ -70,56 +70,58 @@ pub fn logs_and_ranks(
         ranks: Vec::new(),
     };
     for path in logs {
-        if let Some(split) = crate::rank_logs::split(path)? {
-            let mut views = Vec::new();
-            let first = out.profiles.len();
-            for r in &split.ranks {
-                let name = format!("{} [rank {}]", split.source, r.rank);
-                let mut p = scan_profile(
-                    name,
-                    in_memory(path, r.bytes.clone()),
-                    threads,
-                    iterations,
-                    true,
-                )?;
-                if let Some(e) = &split.read_error {
-                    // As `Profile::from_scan` does for a log cut short: its last iteration is
-                    // partial.
-                    p.read_error = Some(e.clone());
-                    p.iterations = p
-                        .iterations
-                        .take()
-                        .and_then(profilednn_analysis::Iterations::without_cut_last);
+        let input = match crate::rank_logs::split_or_open(path)? {
+            crate::rank_logs::Source::Single(input) => input,
+            crate::rank_logs::Source::Ranks(split) => {
+                let mut views = Vec::new();
+                let first = out.profiles.len();
+                for r in &split.ranks {
+                    let name = format!("{} [rank {}]", split.source, r.rank);
+                    let mut p = scan_profile(
+                        name,
+                        in_memory(path, r.bytes.clone()),
+                        threads,
+                        iterations,
+                        true,
+                    )?;
+                    if let Some(e) = &split.read_error {
+                        // As `Profile::from_scan` does for a log cut short: its last iteration is
+                        // partial.
+                        p.read_error = Some(e.clone());
+                        p.iterations = p
+                            .iterations
+                            .take()
+                            .and_then(profilednn_analysis::Iterations::without_cut_last);
+                    }
+                    out.profiles.push(p);
+                    views.push(RankView::new(
+                        r.rank,
+                        &out.profiles[out.profiles.len() - 1],
+                        &r.bytes,
+                    ));
                 }
-                out.profiles.push(p);
-                views.push(RankView::new(
-                    r.rank,
-                    &out.profiles[out.profiles.len() - 1],
-                    &r.bytes,
-                ));
+                let rank_profiles = &out.profiles[first..];
+                let set = RankSet::new(
+                    split.source.clone(),
+                    split.launcher.clone(),
+                    views.into_iter().zip(rank_profiles).collect(),
+                    split.unlabelled_lines,
+                );
+                if split.unlabelled_lines > 0 {
+                    let name = format!("{} [no rank label]", split.source);
+                    let p = scan_profile(
+                        name,
+                        in_memory(path, split.unlabelled),
+                        threads,
+                        iterations,
+                        true,
+                    )?;
+                    out.profiles.push(p);
+                }
+                out.ranks.push(set);
+                continue;
             }
-            let rank_profiles = &out.profiles[first..];
-            let set = RankSet::new(
-                split.source.clone(),
-                split.launcher.clone(),
-                views.into_iter().zip(rank_profiles).collect(),
-                split.unlabelled_lines,
-            );
-            if split.unlabelled_lines > 0 {
-                let name = format!("{} [no rank label]", split.source);
-                let p = scan_profile(
-                    name,
-                    in_memory(path, split.unlabelled),
-                    threads,
-                    iterations,
-                    true,
-                )?;
-                out.profiles.push(p);
-            }
-            out.ranks.push(set);
-            continue;
-        }
-        let input = LogInput::open(path).with_context(|| "cannot read the log".to_string())?;
+        };
         let name = if path.as_os_str() == "-" {
             "<stdin>".to_string()
         } else {

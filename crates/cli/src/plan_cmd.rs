@@ -1,15 +1,17 @@
 //! `profilednn plan LOG --cores N [--sockets S]`: the splits of N cores into ranks × threads at
 //! the log's global batch, each projected (one rank's iteration replayed at its threads and
-//! mini-batch, plus the gradient all-reduce), with the invalid ones and why.
+//! mini-batch, plus the time outside oneDNN carried from the log, plus the gradient all-reduce
+//! at a measured Gloo rate), with the invalid ones and why.
 
 use crate::output::outln;
+use crate::plan_logged;
 use crate::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use profilednn_machine::MachineProfile;
-use profilednn_replay::native::sequence::{steady_iteration, SequenceTiming};
+use profilednn_replay::native::sequence::SequenceTiming;
 use profilednn_replay::native::Session;
-use profilednn_replay::plan::{self, Plan, Target};
+use profilednn_replay::plan::{self, Outside, Plan, Target};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -21,21 +23,31 @@ pub struct PlanArgs {
     #[arg(long, value_parser = crate::load::count)]
     cores: u64,
     /// Sockets the cores are in (equal shares): splits with a rank across two are invalid.
-    #[arg(long, default_value_t = 1, value_parser = crate::load::count)]
-    sockets: u64,
+    /// Default: the `sockets` of `--machine`, else 1.
+    #[arg(long, value_parser = crate::load::count)]
+    sockets: Option<u64>,
     /// Ranks that ran the logged training, for one rank's log cut out of a multi-rank run (the
     /// global batch is its mini-batch × this). A log with launcher labels (`[default0]:`, …)
     /// or a torchrun `--log-dir` tree gives its ranks itself.
     #[arg(long, value_parser = crate::load::count)]
     log_ranks: Option<u64>,
-    /// Machine profile (`profilednn peak`): its memory bandwidth prices the all-reduce
-    /// (default: an assumed 10 GB/s, stated in the output).
+    /// The all-reduce rate, GB/s per rank (ring bytes / time), e.g. from
+    /// `bench/gloo_allreduce.py` on the target node. Default: the `--allreduce-log`
+    /// measurement, else 0.6 (Gloo over TCP loopback on a 2-vCPU Xeon), stated in the output.
+    #[arg(long, value_name = "GBPS", conflicts_with = "allreduce_log")]
+    allreduce_gbps: Option<f64>,
+    /// A multi-rank log of the same training (with timestamps): its time outside oneDNN per
+    /// iteration less LOG's (a single-rank log) is the all-reduce, which prices it.
+    #[arg(long, value_name = "MULTI_RANK_LOG")]
+    allreduce_log: Option<PathBuf>,
+    /// Machine profile (`profilednn peak`): its `sockets` when `--sockets` is not given.
     #[arg(long, value_name = "PROFILE.json")]
     machine: Option<PathBuf>,
-    /// `table` or `json` (`profilednn.plan.v1`, docs/projection.md).
+    /// `table` or `json` (`profilednn.plan.v2`, docs/projection.md).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
-    /// Only the splits, their validity, all-reduce and memory figures: no oneDNN replay.
+    /// Only the splits, their validity, outside, all-reduce and memory figures: no oneDNN
+    /// replay.
     #[arg(long, visible_alias = "no-replay")]
     dry_run: bool,
     /// oneDNN library to load (as for `replay`).
@@ -56,49 +68,58 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     if args.log.as_os_str() == "-" {
         bail!("plan reads the log twice, so it needs a file, not stdin: save the log to a file");
     }
-    if !args.cores.is_multiple_of(args.sockets) {
+    let machine = args
+        .machine
+        .as_deref()
+        .map(MachineProfile::load)
+        .transpose()?;
+    let sockets = args
+        .sockets
+        .or(machine.as_ref().and_then(|m| m.sockets))
+        .unwrap_or(1);
+    if !args.cores.is_multiple_of(sockets) {
         bail!(
-            "--cores {} is not divisible by --sockets {}: give the cores of whole sockets",
-            args.cores,
-            args.sockets
+            "--cores {} is not divisible by {sockets} sockets: give the cores of whole sockets (--sockets)",
+            args.cores
         );
     }
-    let target = match &args.machine {
-        Some(p) => {
-            let m = MachineProfile::load(p)?;
-            Target {
-                cores: args.cores,
-                sockets: args.sockets,
-                memory_gbps: m.memory_gbps,
-                bandwidth_source: format!("memory_gbps of machine profile {}", p.display()),
-            }
-        }
-        None => Target {
-            cores: args.cores,
-            sockets: args.sockets,
-            memory_gbps: plan::allreduce::DEFAULT_GBPS,
-            bandwidth_source: "assumed default; `profilednn peak` measures it, --machine uses it"
-                .into(),
-        },
+    let logged = plan_logged::read(&args.log, args.log_ranks)?;
+    let footprint = plan::footprint::of_iteration(&logged.calls).with_context(|| {
+        format!(
+            "{}: steady-state iteration ({})",
+            args.log.display(),
+            logged.from
+        )
+    })?;
+    // A log without a thread count in its header ran on the planned cores, ranks sharing them.
+    let default_threads = (args.cores / logged.rank_batches.len() as u64).max(1);
+    let outside = logged.outside(default_threads);
+    let (allreduce_gbps, allreduce_source) =
+        allreduce_rate(&args, &logged, outside.as_ref(), footprint.gradient_bytes)?;
+    let target = Target {
+        cores: args.cores,
+        sockets,
+        allreduce_gbps,
+        allreduce_source,
     };
-    let Logged {
-        calls,
-        from,
-        rank_batches,
-    } = logged(&args)?;
-    let footprint = plan::footprint::of_iteration(&calls)
-        .with_context(|| format!("{}: steady-state iteration ({from})", args.log.display()))?;
     let mut plan = plan::skeleton(
         &args.log.display().to_string(),
         &target,
-        &rank_batches,
+        &logged.rank_batches,
         footprint,
+        outside,
     )
     .map_err(anyhow::Error::msg)?;
-    plan.assumptions
-        .insert(0, format!("the iteration: {from}, {} calls", calls.len()));
+    plan.assumptions.insert(
+        0,
+        format!(
+            "the iteration: {}, {} calls",
+            logged.from,
+            logged.calls.len()
+        ),
+    );
     if !args.dry_run {
-        replay_rows(&args, &mut plan, &calls, &from)?;
+        replay_rows(&args, &mut plan, &logged.calls, &logged.from)?;
     }
     match args.format {
         Format::Json => outln!("{}", serde_json::to_string_pretty(&plan)?),
@@ -107,71 +128,59 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The logged iteration the plan replays, and every logged rank's mini-batch.
-struct Logged {
-    calls: plan::Calls,
-    from: String,
-    rank_batches: Vec<u64>,
-}
-
-/// A single-process log: its steady-state iteration, its mini-batch `--log-ranks` times. A
-/// multi-rank log: the first rank's iteration (every rank runs the same model) and each rank's
-/// own mini-batch (a straggler's larger batch counts in the global batch).
-fn logged(args: &PlanArgs) -> Result<Logged> {
-    let Some(split) = crate::rank_logs::split(&args.log)? else {
-        let profile = crate::load::profile(&args.log, None, None, true)?;
-        let input = profilednn_verbose::LogInput::open(&args.log)
-            .with_context(|| format!("{}: cannot read the log", args.log.display()))?;
-        let (calls, from) = steady_iteration(input, &profile);
-        let mb = batch_of(&calls, &from, &args.log.display().to_string())?;
-        let k = usize::try_from(args.log_ranks.unwrap_or(1))?;
-        return Ok(Logged {
-            calls,
-            from,
-            rank_batches: vec![mb; k],
-        });
+/// The all-reduce rate and where it came from: `--allreduce-gbps`, the `--allreduce-log`
+/// measurement, or the default — never the memory bandwidth (Gloo goes through sockets).
+fn allreduce_rate(
+    args: &PlanArgs,
+    logged: &plan_logged::Logged,
+    outside: Option<&Outside>,
+    gradient_bytes: u64,
+) -> Result<(f64, String)> {
+    if let Some(g) = args.allreduce_gbps {
+        if !(g.is_finite() && g > 0.0) {
+            bail!("--allreduce-gbps {g}: give a positive rate in GB/s per rank");
+        }
+        return Ok((g, "--allreduce-gbps".into()));
+    }
+    let Some(multi_path) = &args.allreduce_log else {
+        return Ok((
+            plan::allreduce::DEFAULT_GBPS,
+            "assumed default: Gloo over TCP loopback, 2 ranks on a 2-vCPU Xeon, by bench/gloo_allreduce.py; run it on your node and give --allreduce-gbps, or --allreduce-log a multi-rank log of this training".into(),
+        ));
     };
-    let n = split.ranks.len() as u64;
-    if args.log_ranks.is_some_and(|k| k != n) {
+    let no_time = |p: &std::path::Path| {
+        anyhow::anyhow!(
+            "{}: no time outside oneDNN per iteration (record with ONEDNN_VERBOSE_TIMESTAMP=1 and iteration markers), so the all-reduce cannot be measured; give --allreduce-gbps",
+            p.display()
+        )
+    };
+    if logged.rank_batches.len() > 1 {
         bail!(
-            "{}: the log holds {n} ranks (labelled by {}); drop --log-ranks",
-            split.source,
-            split.launcher
+            "--allreduce-log measures the all-reduce against a single-rank LOG; {} has {} ranks: plan the single-rank log of the same training, or give --allreduce-gbps",
+            args.log.display(),
+            logged.rank_batches.len()
         );
     }
-    let loaded = crate::load::logs_and_ranks(std::slice::from_ref(&args.log), None, None, true)?;
-    let mut first = None;
-    let mut rank_batches = Vec::new();
-    // The loader keeps the ranks' profiles in the split's order.
-    for (r, profile) in split.ranks.iter().zip(&loaded.profiles) {
-        let input = profilednn_verbose::LogInput::Stream {
-            path: args.log.clone(),
-            reader: Box::new(std::io::Cursor::new(r.bytes.clone())),
-            compressed_len: None,
-        };
-        let (calls, from) = steady_iteration(input, profile);
-        let name = format!("{} [rank {}]", split.source, r.rank);
-        rank_batches.push(batch_of(&calls, &from, &name)?);
-        if first.is_none() {
-            first = Some((calls, format!("rank {}: {from}", r.rank)));
-        }
-    }
-    let Some((calls, from)) = first else {
-        bail!("{}: a multi-rank log without a rank's lines", split.source);
-    };
-    Ok(Logged {
-        calls,
-        from,
-        rank_batches,
-    })
-}
-
-fn batch_of(calls: &plan::Iteration, from: &str, source: &str) -> Result<u64> {
-    plan::logged_batch(calls).ok_or_else(|| {
-        anyhow::anyhow!(
-            "{source}: no convolution, inner product or matmul with an `mb` in the steady-state iteration ({from}): the mini-batch, and so the global batch, is unknown"
-        )
-    })
+    let single = outside.ok_or_else(|| no_time(&args.log))?;
+    let multi = plan_logged::read(multi_path, None)?;
+    let ranks = multi.rank_batches.len() as u64;
+    let multi_outside = multi
+        .outside((args.cores / ranks).max(1))
+        .ok_or_else(|| no_time(multi_path))?;
+    let m = plan::rate::from_runs(single, &multi_outside, ranks, gradient_bytes)
+        .with_context(|| format!("--allreduce-log {}", multi_path.display()))?;
+    Ok((
+        m.gbps,
+        format!(
+            "measured: {} ({} ranks) spends {:.1} ms per iteration outside oneDNN, the single-rank log {:.1} ms at its {} samples per thread: {:.1} ms of all-reduce",
+            multi_path.display(),
+            ranks,
+            m.multi_outside_ms,
+            m.single_outside_ms,
+            multi_outside.logged_batch / multi_outside.logged_threads.max(1),
+            m.exposed_ms
+        ),
+    ))
 }
 
 /// Replays one rank of every valid split, fewest threads last (the order does not matter to
@@ -245,22 +254,51 @@ fn print_table(p: &Plan) -> Result<()> {
         batches.join(" + ")
     );
     outln!(
-        "  gradients all-reduced per iteration: {:.2} MiB ({} backward-weights calls); all-reduce priced at {} GB/s ({})",
+        "  gradients all-reduced per iteration: {:.2} MiB ({} backward-weights calls); all-reduce priced at {:.3} GB/s per rank ({})",
         p.footprint.gradient_bytes as f64 / 1048576.0,
         p.footprint.backward_weights_calls,
-        p.memory_gbps,
-        p.bandwidth_source
+        p.allreduce_gbps,
+        p.allreduce_source
     );
+    match &p.outside {
+        Some(o) => outln!(
+            "  outside oneDNN: {:.1} ms per iteration logged ({} steady iterations, {} thread(s), mini-batch {}{}), scaled by samples per thread",
+            o.logged_ms,
+            o.steady_iterations,
+            o.logged_threads,
+            o.logged_batch,
+            if o.logged_allreduce_ms > 0.0 {
+                format!(", less {:.1} ms of the logged ranks' all-reduce", o.logged_allreduce_ms)
+            } else {
+                String::new()
+            }
+        ),
+        None => outln!("  outside oneDNN: unknown (no timestamps or iteration markers): not in the total"),
+    }
+    if let Some((o, onednn)) = p
+        .outside
+        .as_ref()
+        .and_then(|o| Some((o, o.logged_onednn_ms?)))
+    {
+        outln!(
+            "  the logged run ({}x{}): oneDNN {onednn:.1} + outside {:.1} = {:.1} ms per iteration (a replay of that split's compute should come near {onednn:.1})",
+            p.logged_ranks,
+            o.logged_threads,
+            o.logged_ms,
+            onednn + o.logged_ms
+        );
+    }
     if !p.replayed {
         outln!("  compute not replayed (--dry-run, or no split could be replayed)");
     }
     outln!(
-        "\n{:<8} {:>5} {:>7} {:>9} {:>11} {:>12} {:>10} {:>10} {:>8}  {}",
+        "\n{:<8} {:>5} {:>7} {:>9} {:>11} {:>11} {:>12} {:>10} {:>10} {:>8}  {}",
         "split",
         "ranks",
         "threads",
         "rank mb",
         "compute ms",
+        "outside ms",
         "allreduce ms",
         "total ms",
         "mem MiB",
@@ -275,12 +313,13 @@ fn print_table(p: &Plan) -> Result<()> {
             .collect::<Vec<_>>();
         notes.extend(r.notes.iter().cloned());
         outln!(
-            "{:<8} {:>5} {:>7} {:>9} {:>11} {:>12} {:>10} {:>10} {:>8}  {}",
+            "{:<8} {:>5} {:>7} {:>9} {:>11} {:>11} {:>12} {:>10} {:>10} {:>8}  {}",
             r.split,
             r.ranks,
             r.threads,
             r.per_rank_batch.map_or("-".into(), |b| b.to_string()),
             ms(r.compute_ms),
+            ms(r.outside_ms),
             ms(r.allreduce_ms),
             ms(r.total_ms),
             mib(r.memory_bytes_per_rank),

@@ -47,9 +47,24 @@ pub fn split(path: &Path) -> Result<Option<RankLogs>> {
         return Ok(None);
     };
     let (all, read_error) = read_all(read(path)?);
-    let s = demux(&all, launcher);
-    Ok(Some(RankLogs {
-        source: path.display().to_string(),
+    Ok(Some(by_rank(
+        path.display().to_string(),
+        launcher,
+        &all,
+        read_error,
+    )))
+}
+
+fn by_rank(
+    source: String,
+    launcher: profilednn_verbose::launcher::Launcher,
+    all: &[u8],
+    read_error: Option<std::io::Error>,
+) -> RankLogs {
+    let s = demux(all, launcher);
+    RankLogs {
+        read_error: read_error.map(|e| format!("{source}: {e}")),
+        source,
         launcher: launcher.as_str().to_string(),
         ranks: s
             .ranks
@@ -58,8 +73,54 @@ pub fn split(path: &Path) -> Result<Option<RankLogs>> {
             .collect(),
         unlabelled_lines: s.unlabelled_profile_lines,
         unlabelled: s.unlabelled,
-        read_error: read_error.map(|e| format!("{}: {e}", path.display())),
-    }))
+    }
+}
+
+/// A log as `report` reads it: split by rank, or one process's lines as they come.
+pub enum Source {
+    Ranks(RankLogs),
+    Single(LogInput),
+}
+
+/// [`split`], stdin included: stdin's first MiB is read to look for rank labels; labelled, the
+/// whole stream is read and split like a file; else the MiB is put back in front of the rest
+/// and read as it comes (a long single-process pipe stays streamed).
+pub fn split_or_open(path: &Path) -> Result<Source> {
+    if path.as_os_str() != "-" {
+        if let Some(ranks) = split(path)? {
+            return Ok(Source::Ranks(ranks));
+        }
+        return Ok(Source::Single(
+            LogInput::open(path).context("cannot read the log")?,
+        ));
+    }
+    let LogInput::Stream {
+        reader: mut stdin, ..
+    } = LogInput::open(path).context("cannot read the log")?
+    else {
+        bail!("stdin did not open as a stream");
+    };
+    let (head, head_error) = read_all(stdin.by_ref().take(SNIFF_BYTES));
+    if let Some(e) = head_error {
+        return Err(e).context("<stdin>: cannot read the log");
+    }
+    match sniff(&head) {
+        Some(launcher) => {
+            let (rest, read_error) = read_all(stdin);
+            let all = [head, rest].concat();
+            Ok(Source::Ranks(by_rank(
+                "<stdin>".into(),
+                launcher,
+                &all,
+                read_error,
+            )))
+        }
+        None => Ok(Source::Single(LogInput::Stream {
+            path: path.into(),
+            reader: Box::new(std::io::Cursor::new(head).chain(stdin)),
+            compressed_len: None,
+        })),
+    }
 }
 
 /// Everything readable: a truncated gzip keeps the bytes before the cut, and says why.

@@ -19,7 +19,8 @@ pub enum Format {
 #[derive(Args)]
 pub struct ReportArgs {
     /// Verbose logs: plain text, gzip (.gz), or `-` for stdin. Several logs (one per rank, say)
-    /// are shown side by side and merged.
+    /// are shown side by side and merged; one with launcher rank labels (a file or stdin) is
+    /// split by rank.
     #[arg(required = true, value_name = "LOG")]
     logs: Vec<PathBuf>,
     /// Group by these keys instead of the standard breakdowns: any of engine, prim_kind, impl,

@@ -4,7 +4,7 @@
 //! figures are counted from the fixtures' own lines here, not taken from the tool.
 
 mod common;
-use common::{bin, json_of, root, temp_dir};
+use common::{bin, json_of, root, succeeded, temp_dir};
 use serde_json::Value;
 use std::io::Read;
 
@@ -451,4 +451,101 @@ fn ranks_with_different_thread_counts_are_named() {
             .contains("different thread counts"),
         "{f}"
     );
+}
+
+/// Ranks spanning sockets, with the sockets from a hand-built machine profile (the field
+/// `profilednn peak` measures) or `--sockets`: the 1 rank × 2 threads ResNet-18 run on a
+/// machine of 2 sockets of 1 core spans them; its 2 × 1 twin does not.
+#[test]
+fn thread_placement_flags_ranks_spanning_sockets() {
+    let dir = temp_dir();
+    let machine = |sockets: u32| {
+        let p = dir.join(format!("m{sockets}.json"));
+        std::fs::write(
+            &p,
+            format!(
+                r#"{{"name":"hand-built","peak_gflops":{{"f32":100.0}},"memory_gbps":10.0,"threads":2,"sockets":{sockets}}}"#
+            ),
+        )
+        .unwrap();
+        p.display().to_string()
+    };
+    let placement = |log: &str, extra: &[&str]| -> Option<Value> {
+        let log = fixture(log).display().to_string();
+        let a = json_of(&[&["advise", &log, "--format", "json"][..], extra].concat());
+        a["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "rank-thread-placement")
+            .cloned()
+    };
+    let (two, one) = (machine(2), machine(1));
+    let f = placement("even_1x2.log.gz", &["--machine", &two]).expect("1x2 on 2 sockets");
+    assert!(
+        f["title"].as_str().unwrap().contains("spans sockets"),
+        "{f}"
+    );
+    assert_eq!(f["evidence"]["cores_per_socket"], 1);
+    assert!(placement("even_1x2.log.gz", &["--machine", &one]).is_none());
+    // --sockets wins over the profile.
+    assert!(placement("even_1x2.log.gz", &["--machine", &one, "--sockets", "2"]).is_some());
+    assert!(placement("even_1x2.log.gz", &["--machine", &two, "--sockets", "1"]).is_none());
+    // 2 ranks × 1 thread: each rank in its own socket.
+    assert!(placement("even_2x1.log.gz", &["--machine", &two]).is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `report -`: a launcher-labelled log piped in (plain or gzip) is split by rank as the same
+/// log read from its file is; an unlabelled pipe longer than the 1 MiB read to look for labels
+/// loses none of it (the head is put back in front of the rest).
+#[test]
+fn labelled_log_on_stdin_is_split_by_rank() {
+    let path = fixture("torchrun_2ranks.log.gz");
+    let file = json_of(&["report", path.to_str().unwrap(), "--format", "json"]);
+    let gz = std::fs::read(&path).unwrap();
+    for input in [gz, gunzip(&path).into_bytes()] {
+        let piped = report_stdin(input);
+        let ranks = |j: &Value| {
+            j["ranks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    (
+                        r["rank"].clone(),
+                        r["calls"].clone(),
+                        r["time_ms_per_iteration"].clone(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ranks(&piped).len(), 2);
+        assert_eq!(ranks(&piped), ranks(&file));
+        assert_eq!(piped["rank_logs"][0]["launcher"], "torchrun");
+        assert_eq!(piped["total_time_ms"], file["total_time_ms"]);
+        assert_eq!(piped["calls"], file["calls"]);
+    }
+    // Unlabelled, 5 copies of a 252 kB log: 1.26 MB through the pipe, 5 times the calls.
+    let one = root().join("fixtures/whatif/f32-nchw.log.gz");
+    let calls = json_of(&["report", one.to_str().unwrap(), "--format", "json"])["calls"]
+        .as_u64()
+        .unwrap();
+    let text = gunzip(&one).repeat(5);
+    assert!(text.len() > 1 << 20);
+    let piped = report_stdin(text.into_bytes());
+    assert_eq!(piped["calls"].as_u64(), Some(5 * calls));
+    assert!(piped["rank_logs"].as_array().is_none_or(|a| a.is_empty()));
+}
+
+/// `report - --format json` of `input` on stdin.
+fn report_stdin(input: Vec<u8>) -> Value {
+    let out = succeeded(
+        bin()
+            .args(["report", "-", "--format", "json"])
+            .write_stdin(input)
+            .output()
+            .unwrap(),
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }

@@ -59,3 +59,52 @@ pub fn frequency_ghz() -> Option<f64> {
 pub fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
+
+/// CPU sockets: the distinct `physical_package_id`s under /sys/devices/system/cpu; `None` where
+/// the kernel does not expose the topology (not Linux, some containers).
+pub fn sockets() -> Option<u64> {
+    sockets_under(std::path::Path::new("/sys/devices/system/cpu"))
+}
+
+/// [`sockets`] of a `/sys/devices/system/cpu`-like tree (`cpuN/topology/physical_package_id`).
+pub fn sockets_under(root: &std::path::Path) -> Option<u64> {
+    let mut ids = std::collections::BTreeSet::new();
+    for e in std::fs::read_dir(root).ok()?.flatten() {
+        let name = e.file_name();
+        let Some(n) = name.to_str().and_then(|n| n.strip_prefix("cpu")) else {
+            continue;
+        };
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let id = e.path().join("topology/physical_package_id");
+        if let Some(id) = std::fs::read_to_string(id)
+            .ok()
+            .and_then(|s| s.trim().parse::<i64>().ok())
+        {
+            ids.insert(id);
+        }
+    }
+    (!ids.is_empty()).then_some(ids.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sockets_counted_from_a_hand_built_topology() {
+        let d = std::env::temp_dir().join(format!("profilednn-topology-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        // 4 CPUs in packages 0, 0, 1, 1; `cpufreq` and `cpuidle` are not CPUs.
+        for (cpu, pkg) in [(0, 0), (1, 0), (2, 1), (3, 1)] {
+            let t = d.join(format!("cpu{cpu}/topology"));
+            std::fs::create_dir_all(&t).unwrap();
+            std::fs::write(t.join("physical_package_id"), format!("{pkg}\n")).unwrap();
+        }
+        std::fs::create_dir_all(d.join("cpufreq")).unwrap();
+        assert_eq!(sockets_under(&d), Some(2));
+        std::fs::remove_dir_all(&d).unwrap();
+        assert_eq!(sockets_under(&d), None);
+    }
+}

@@ -8,6 +8,7 @@
 
 pub mod cpu;
 pub mod measure;
+pub mod placement;
 mod profile;
 mod roofline;
 

@@ -37,6 +37,10 @@ pub struct MachineProfile {
     /// Hardware threads used for the all-core figures.
     #[serde(default)]
     pub threads: Option<usize>,
+    /// CPU sockets (distinct `physical_package_id`s), when measured: where ranks must not span
+    /// (`plan`, the `rank-thread-placement` advice). Absent in profiles older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sockets: Option<u64>,
     #[serde(default)]
     pub isa: Vec<String>,
     /// Every compute measurement, with its method.

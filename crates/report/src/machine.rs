@@ -14,8 +14,11 @@ fn table() -> Table {
 /// `profilednn peak`'s tables: compute peaks per precision (against the nominal theory),
 /// bandwidth per working set, and the roofline's two ceilings with any suspicion about them.
 pub fn render(p: &MachineProfile) -> String {
+    let sockets = p
+        .sockets
+        .map_or(String::new(), |s| format!("{s} socket(s) · "));
     let mut out = format!(
-        "Machine: {} · {} threads · ISA: {}\n",
+        "Machine: {} · {} threads · {sockets}ISA: {}\n",
         p.cpu.as_deref().unwrap_or("unknown CPU"),
         p.threads.unwrap_or(0),
         p.isa.join(" ")
@@ -106,4 +109,24 @@ pub fn render(p: &MachineProfile) -> String {
         out += &format!("  ⚠ suspect: {s}\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_names_the_sockets_when_measured() {
+        let with = |extra: &str| {
+            let json = format!(
+                r#"{{"name":"m","cpu":"Xeon","threads":8,"peak_gflops":{{"f32":100.0}},"memory_gbps":10.0{extra}}}"#
+            );
+            render(&MachineProfile::from_json(&json, "m.json").unwrap())
+        };
+        assert!(
+            with(r#","sockets":2"#).starts_with("Machine: Xeon · 8 threads · 2 socket(s) · ISA")
+        );
+        // An older profile without the field.
+        assert!(with("").starts_with("Machine: Xeon · 8 threads · ISA"));
+    }
 }

@@ -2,7 +2,9 @@
 //!
 //! Oversubscription (more threads than cores) is `thread-oversubscription`; this rule covers the
 //! other ways a multi-rank split goes wrong: ranks with different thread counts (one rank
-//! computes slower whatever its batch), and ranks that together leave cores idle.
+//! computes slower whatever its batch), a rank spanning sockets (when the machine's sockets are
+//! known: its threads synchronise and read memory across the socket link), and ranks that
+//! together leave cores idle.
 
 use super::*;
 
@@ -10,8 +12,10 @@ pub const ID: &str = "rank-thread-placement";
 
 pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
     let ranks = ev.ranks;
-    if ranks < 2 {
-        return Err("a single rank (not applicable)".into());
+    if ranks < 2 && ev.sockets.is_none_or(|s| s < 2) {
+        return Err(
+            "a single rank on a machine of one (or unknown) socket (not applicable)".into(),
+        );
     }
     // Each rank's header names its runtime and threads; merged, the distinct ones remain.
     let cpu: Vec<&String> = ev
@@ -25,7 +29,7 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
         return Err("the logs have no thread count header (nthr) (not applicable)".into());
     };
     let total = nthr as usize * ranks;
-    let (title, action) = if cpu.len() > 1 {
+    let (title, action) = if cpu.len() > 1 && ranks > 1 {
         (
             format!(
                 "the {ranks} ranks run with different thread counts ({})",
@@ -50,7 +54,16 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
                 "{ranks} ranks × {nthr} threads = {total} > {cores} cores: see thread-oversubscription"
             ));
         }
-        if total * 2 > cores {
+        let sockets = ev.sockets.unwrap_or(1);
+        if profilednn_machine::placement::rank_spans_sockets(
+            ranks as u64,
+            u64::from(nthr),
+            cores as u64,
+            sockets as u64,
+        ) {
+            return Ok(spans_sockets(ev, ranks, nthr, cores, sockets, cpu));
+        }
+        if total * 2 > cores || ranks < 2 {
             return Err(format!(
                 "{ranks} ranks × {nthr} threads = {total} of {cores} cores"
             ));
@@ -72,10 +85,44 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
             ("threads_per_rank", json!(nthr)),
             ("total_threads", json!(total)),
             ("cores", json!(ev.cores)),
+            ("sockets", json!(ev.sockets)),
             ("runtimes", json!(cpu)),
         ]),
         None,
         "not estimable from the log",
         action,
     ))
+}
+
+fn spans_sockets(
+    ev: &Evidence,
+    ranks: usize,
+    nthr: u32,
+    cores: usize,
+    sockets: usize,
+    cpu: Vec<&String>,
+) -> Finding {
+    let per_socket = cores / sockets;
+    finding(
+        ev,
+        ID,
+        format!(
+            "{ranks} rank(s) × {nthr} threads on {cores} cores in {sockets} sockets ({per_socket} per socket): a rank spans sockets"
+        ),
+        map(vec![
+            ("ranks", json!(ranks)),
+            ("threads_per_rank", json!(nthr)),
+            ("cores", json!(cores)),
+            ("sockets", json!(sockets)),
+            ("cores_per_socket", json!(per_socket)),
+            ("runtimes", json!(cpu)),
+        ]),
+        None,
+        "not estimable from the log",
+        "Keep every rank inside one socket: a number of ranks that is a multiple of the \
+         sockets, OMP_NUM_THREADS = cores / ranks dividing the cores per socket, each rank \
+         bound to its socket (`numactl --cpunodebind=N --membind=N`, or `torchrun` with \
+         `OMP_PROC_BIND=close OMP_PLACES=cores`); `profilednn plan LOG --cores N --sockets S` \
+         lists the splits that fit.",
+    )
 }

@@ -147,6 +147,7 @@ pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile
         memory_gbps,
         cpu: cpu::model_name(),
         threads: Some(effort.threads),
+        sockets: cpu::sockets(),
         isa: isas.iter().map(|s| s.to_string()).collect(),
         compute,
         bandwidth: bw,

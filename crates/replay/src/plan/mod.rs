@@ -3,25 +3,29 @@
 //!
 //! Each split runs `R` ranks of `T` threads, each rank a mini-batch of `B/R`. Its iteration time
 //! is one rank's iteration, replayed through oneDNN at `T` threads and batch `B/R` (the what-if
-//! machinery, [`measure`]), plus the all-reduce of the weight gradients the log implies
-//! ([`footprint`], [`allreduce`]). Memory per rank is estimated from the same figures. The
-//! replay is optional: without it the plan still lists the splits, their validity and the
-//! all-reduce and memory figures.
+//! machinery, [`measure`]), plus the time the log spent outside oneDNN ([`outside`]: the
+//! framework's own operators, scaled to the split), plus the all-reduce of the weight gradients
+//! the log implies ([`footprint`], [`allreduce`]) at a measured Gloo rate. Memory per rank is
+//! estimated from the same figures. The replay is optional: without it the plan still lists the
+//! splits, their validity and the outside, all-reduce and memory figures.
 
 pub mod allreduce;
 pub mod footprint;
 pub mod measure;
+pub mod outside;
+pub mod rate;
 pub mod splits;
 pub mod threads;
 
 pub use footprint::Footprint;
+pub use outside::Outside;
 pub use splits::Split;
 
 use profilednn_model::Primitive;
 use serde::Serialize;
 use std::sync::Arc;
 
-pub const SCHEMA: &str = "profilednn.plan.v1";
+pub const SCHEMA: &str = "profilednn.plan.v2";
 
 /// One steady-state iteration's calls, in log order.
 pub type Iteration = [Arc<Primitive>];
@@ -35,14 +39,15 @@ pub fn logged_batch(calls: &Iteration) -> Option<u64> {
     crate::transform::batch::logged_batch(&refs)
 }
 
-/// The machine the plan is for and where its memory bandwidth came from.
+/// The machine the plan is for and the all-reduce rate on it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
     pub cores: u64,
     pub sockets: u64,
-    pub memory_gbps: f64,
-    /// `machine profile FILE` or `assumed default`.
-    pub bandwidth_source: String,
+    /// GB/s per rank (ring bytes / time), see [`allreduce`].
+    pub allreduce_gbps: f64,
+    /// Where the rate came from: `--allreduce-gbps`, a multi-rank log, or the default.
+    pub allreduce_source: String,
 }
 
 /// One split's row of the plan.
@@ -59,11 +64,13 @@ pub struct Row {
     /// Bytes each rank sends (and receives) in the ring all-reduce.
     pub allreduce_bytes_per_rank: Option<u64>,
     pub allreduce_ms: Option<f64>,
+    /// The logged time outside oneDNN scaled to this split (none: the log has no timestamps).
+    pub outside_ms: Option<f64>,
     /// Weights + gradients + activations at the per-rank batch (an estimate, see `assumptions`).
     pub memory_bytes_per_rank: Option<u64>,
     /// One rank's oneDNN time per iteration, replayed (none: not replayed).
     pub compute_ms: Option<f64>,
-    /// `compute_ms + allreduce_ms`.
+    /// `compute_ms + outside_ms + allreduce_ms`.
     pub total_ms: Option<f64>,
     /// Iterations per second relative to the fastest valid split (1 = the best); same global
     /// batch, so the same samples per iteration.
@@ -89,8 +96,10 @@ pub struct Plan {
     /// Their sum: the batch every split keeps.
     pub global_batch: u64,
     pub footprint: Footprint,
-    pub memory_gbps: f64,
-    pub bandwidth_source: String,
+    /// The logged time outside oneDNN (none: the log has no timestamps or no steady iteration).
+    pub outside: Option<Outside>,
+    pub allreduce_gbps: f64,
+    pub allreduce_source: String,
     /// Whether compute times were replayed (`false` with `--dry-run`).
     pub replayed: bool,
     pub rows: Vec<Row>,
@@ -100,12 +109,13 @@ pub struct Plan {
 /// The plan's figures before any replay: every split of `target.cores`, its validity, its
 /// all-reduce and memory. `rank_batches` are the logged ranks' mini-batches (one for a
 /// single-process log), the first being the replayed iteration's; `footprint` is of that
-/// iteration.
+/// iteration; `outside` the logged time outside oneDNN (its `logged_allreduce_ms` is set here).
 pub fn skeleton(
     source: &str,
     target: &Target,
     rank_batches: &[u64],
     footprint: Footprint,
+    outside: Option<Outside>,
 ) -> Result<Plan, String> {
     let logged_batch = *rank_batches
         .first()
@@ -116,6 +126,10 @@ pub fn skeleton(
         .ok_or_else(|| format!("the global batch {rank_batches:?} overflows 64 bits"))?;
     let logged_ranks = rank_batches.len() as u64;
     let g = footprint.gradient_bytes;
+    let outside = outside.map(|o| Outside {
+        logged_allreduce_ms: allreduce::ms(g, logged_ranks, target.allreduce_gbps).unwrap_or(0.0),
+        ..o
+    });
     let rows = splits::enumerate(target.cores)
         .into_iter()
         .map(|s| {
@@ -136,7 +150,11 @@ pub fn skeleton(
                 per_rank_batch,
                 invalid,
                 allreduce_bytes_per_rank: allreduce::ring_bytes_per_rank(g, s.ranks),
-                allreduce_ms: allreduce::ms(g, s.ranks, target.memory_gbps),
+                allreduce_ms: allreduce::ms(g, s.ranks, target.allreduce_gbps),
+                outside_ms: outside
+                    .as_ref()
+                    .zip(per_rank_batch)
+                    .and_then(|(o, b)| o.scaled(b, s.threads)),
                 memory_bytes_per_rank: memory,
                 compute_ms: None,
                 total_ms: None,
@@ -154,27 +172,40 @@ pub fn skeleton(
         logged_ranks,
         logged_rank_batches: rank_batches.to_vec(),
         global_batch,
-        memory_gbps: target.memory_gbps,
-        bandwidth_source: target.bandwidth_source.clone(),
+        allreduce_gbps: target.allreduce_gbps,
+        allreduce_source: target.allreduce_source.clone(),
         replayed: false,
         rows,
-        assumptions: assumptions(&footprint, target),
+        assumptions: assumptions(&footprint, target, outside.as_ref(), logged_ranks),
+        outside,
         footprint,
     })
 }
 
-fn assumptions(f: &Footprint, t: &Target) -> Vec<String> {
+fn assumptions(f: &Footprint, t: &Target, o: Option<&Outside>, logged_ranks: u64) -> Vec<String> {
+    let outside = match o {
+        Some(o) if logged_ranks > 1 => format!(
+            "outside oneDNN = the logged ranks' {:.1} ms per iteration (median of {} steady iterations) less their all-reduce at the rate below ({:.1} ms), scaled by the samples per thread, (B/R)/T against the logged {}/{}: the framework's operators run per sample on the rank's threads; the optimizer's per-parameter work (∝ 1/T) is not told apart",
+            o.logged_ms, o.steady_iterations, o.logged_allreduce_ms, o.logged_batch, o.logged_threads
+        ),
+        Some(o) => format!(
+            "outside oneDNN = the log's {:.1} ms per iteration (median of {} steady iterations, from timestamps), scaled by the samples per thread, (B/R)/T against the logged {}/{}: the framework's operators run per sample on the rank's threads (carried unchanged when the log ran on all the planned cores); the optimizer's per-parameter work (∝ 1/T) is not told apart",
+            o.logged_ms, o.steady_iterations, o.logged_batch, o.logged_threads
+        ),
+        None => "outside oneDNN = not counted: the log has no timestamps or no two iteration markers (record with ONEDNN_VERBOSE_TIMESTAMP=1 and `profilednn,iteration,N` lines, or `profilednn record`)".into(),
+    };
     vec![
         "every split uses all the cores: ranks × threads = cores; ranks on consecutive cores, sockets holding equal consecutive shares".into(),
         "one rank's iteration = the log's steady-state iteration with the mini-batch set to global batch / ranks (`replay --batch`), replayed alone at the rank's threads (`replay --threads`): ranks running at once share caches and memory bandwidth, which a lone replay does not see".into(),
-        "compute = oneDNN time only: the framework's own operators, the optimizer and data loading (outside oneDNN) are not included".into(),
+        "compute = oneDNN time only; total = compute + outside oneDNN + all-reduce".into(),
+        outside,
         format!(
             "gradients = the weight (and bias) gradients of the {} backward-weights calls of one iteration ({} bytes); parameters of layers oneDNN did not run (PyTorch's batch norm on plain tensors, its own GEMM for linear layers) are not in the log",
             f.backward_weights_calls, f.gradient_bytes
         ),
         format!(
-            "all-reduce = ring: 2(R−1)/R of the gradient bytes per rank, all ranks through the node's memory at {} GB/s ({}); a lower bound (Gloo's socket copies, the reduction's reads and synchronisation are not counted)",
-            t.memory_gbps, t.bandwidth_source
+            "all-reduce = ring: 2(R−1)/R of the gradient bytes per rank at {:.3} GB/s per rank ({}), not overlapped with compute",
+            t.allreduce_gbps, t.allreduce_source
         ),
         format!(
             "memory per rank (an estimate) = weights + gradients (2 × {} bytes) + activations: the outputs of the {} forward-training calls ({} bytes at the logged batch) scaled by the per-rank batch; optimizer state, framework tensors and workspaces are not counted",
@@ -189,7 +220,9 @@ impl Plan {
     pub fn set_compute(&mut self, split: &str, compute_ms: f64) {
         if let Some(r) = self.rows.iter_mut().find(|r| r.split == split) {
             r.compute_ms = Some(compute_ms);
-            r.total_ms = r.allreduce_ms.map(|a| a + compute_ms);
+            r.total_ms = r
+                .allreduce_ms
+                .map(|a| a + compute_ms + r.outside_ms.unwrap_or(0.0));
             self.replayed = true;
         }
         self.rank();
@@ -220,8 +253,8 @@ mod tests {
         Target {
             cores,
             sockets,
-            memory_gbps: 10.0,
-            bandwidth_source: "assumed default".into(),
+            allreduce_gbps: 0.5,
+            allreduce_source: "assumed default".into(),
         }
     }
 
@@ -236,14 +269,14 @@ mod tests {
 
     #[test]
     fn rows_figures_by_hand() {
-        let p = skeleton("x.log", &target(4, 1), &[8], fp()).unwrap();
+        let p = skeleton("x.log", &target(4, 1), &[8], fp(), None).unwrap();
         let names: Vec<&str> = p.rows.iter().map(|r| r.split.as_str()).collect();
         assert_eq!(names, ["1x4", "2x2", "4x1"]);
         let r = &p.rows[1];
         assert_eq!(r.per_rank_batch, Some(4));
         assert_eq!(r.allreduce_bytes_per_rank, Some(1_000_000));
-        // 2 ranks × 1 MB at 10 GB/s = 0.2 ms.
-        assert!((r.allreduce_ms.unwrap() - 0.2).abs() < 1e-12);
+        // 1 MB per rank at 0.5 GB/s = 2 ms.
+        assert!((r.allreduce_ms.unwrap() - 2.0).abs() < 1e-12);
         // 2 × 1 MB weights and gradients + 800 × 4/8 activations.
         assert_eq!(r.memory_bytes_per_rank, Some(2_000_400));
         assert_eq!(p.rows[0].allreduce_ms, Some(0.0));
@@ -252,27 +285,27 @@ mod tests {
 
     #[test]
     fn batch_of_several_logged_ranks() {
-        let p = skeleton("x.log", &target(6, 1), &[4, 4], fp()).unwrap();
+        let p = skeleton("x.log", &target(6, 1), &[4, 4], fp(), None).unwrap();
         assert_eq!(p.global_batch, 8);
         assert_eq!(p.logged_ranks, 2);
         // Unequal ranks (a straggler with twice the batch): the sum.
         assert_eq!(
-            skeleton("x.log", &target(2, 1), &[16, 32], fp())
+            skeleton("x.log", &target(2, 1), &[16, 32], fp(), None)
                 .unwrap()
                 .global_batch,
             48
         );
-        assert!(skeleton("x.log", &target(2, 1), &[], fp()).is_err());
+        assert!(skeleton("x.log", &target(2, 1), &[], fp(), None).is_err());
         let r3 = p.rows.iter().find(|r| r.ranks == 3).unwrap();
         assert_eq!(r3.per_rank_batch, None);
         assert_eq!(r3.invalid, ["global batch 8 not divisible by 3 ranks"]);
         assert_eq!(r3.memory_bytes_per_rank, None);
-        assert!(skeleton("x.log", &target(2, 1), &[u64::MAX, 2], fp()).is_err());
+        assert!(skeleton("x.log", &target(2, 1), &[u64::MAX, 2], fp(), None).is_err());
     }
 
     #[test]
     fn relative_throughput_of_valid_rows_only() {
-        let mut p = skeleton("x.log", &target(6, 1), &[8], fp()).unwrap();
+        let mut p = skeleton("x.log", &target(6, 1), &[8], fp(), None).unwrap();
         p.set_compute("1x6", 100.0);
         p.set_compute("2x3", 50.0);
         p.set_compute("3x2", 10.0); // invalid: 8 not divisible by 3
@@ -283,11 +316,48 @@ mod tests {
                 .unwrap()
                 .relative_throughput
         };
-        // Totals 100 and 50.2 ms: the best (2x3) is 1, 1x6 is 50.2/100.
+        // Totals 100 and 52 ms: the best (2x3) is 1, 1x6 is 52/100.
         assert_eq!(rel("2x3"), Some(1.0));
-        assert!((rel("1x6").unwrap() - 0.502).abs() < 1e-12);
+        assert!((rel("1x6").unwrap() - 0.52).abs() < 1e-12);
         assert_eq!(rel("3x2"), None);
         assert_eq!(rel("6x1"), None);
         assert!(p.replayed);
+    }
+
+    fn outside(ms: f64) -> Outside {
+        Outside {
+            logged_ms: ms,
+            logged_onednn_ms: None,
+            steady_iterations: 4,
+            logged_threads: 2,
+            logged_batch: 8,
+            logged_allreduce_ms: 0.0,
+        }
+    }
+
+    #[test]
+    fn total_adds_the_outside_time_and_the_all_reduce() {
+        // A 1-rank log at 2 threads, batch 8, 30 ms outside oneDNN; 2 cores.
+        let mut p = skeleton("x.log", &target(2, 1), &[8], fp(), Some(outside(30.0))).unwrap();
+        p.set_compute("1x2", 100.0);
+        p.set_compute("2x1", 90.0);
+        let r = |s: &str| p.rows.iter().find(|r| r.split == s).unwrap().clone();
+        // 4 samples per thread in both splits: 30 ms carried.
+        assert_eq!(r("1x2").outside_ms, Some(30.0));
+        assert_eq!(r("1x2").total_ms, Some(130.0));
+        // 2x1: 90 + 30 + 1 MB at 0.5 GB/s (2 ms).
+        assert_eq!(r("2x1").outside_ms, Some(30.0));
+        assert!((r("2x1").total_ms.unwrap() - 122.0).abs() < 1e-9);
+        // A 2-rank log: its own all-reduce (2 ms) comes out of the carried 30 ms.
+        let p = skeleton("x.log", &target(2, 1), &[4, 4], fp(), Some(outside(30.0))).unwrap();
+        let o = p.outside.as_ref().unwrap();
+        assert!((o.logged_allreduce_ms - 2.0).abs() < 1e-12);
+        // 1x2 at batch 8: 4 samples per thread against the logged 8/2: 28 ms.
+        let one = p.rows.iter().find(|r| r.split == "1x2").unwrap();
+        assert!((one.outside_ms.unwrap() - 28.0).abs() < 1e-9);
+        assert!(p
+            .assumptions
+            .iter()
+            .any(|a| a.contains("less their all-reduce")));
     }
 }

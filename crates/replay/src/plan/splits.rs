@@ -44,19 +44,12 @@ pub fn invalid(s: Split, cores: u64, sockets: u64, batch: u64) -> Vec<String> {
             s.ranks
         ));
     }
-    if sockets > 1 && cores.is_multiple_of(sockets) && s.threads > 0 {
-        let per_socket = cores / sockets;
-        let spans = (0..s.ranks).any(|r| {
-            let first = r * s.threads;
-            let last = first + s.threads - 1;
-            first / per_socket != last / per_socket
-        });
-        if spans {
-            why.push(format!(
-                "a rank of {} threads spans sockets ({per_socket} cores per socket)",
-                s.threads
-            ));
-        }
+    if profilednn_machine::placement::rank_spans_sockets(s.ranks, s.threads, cores, sockets) {
+        why.push(format!(
+            "a rank of {} threads spans sockets ({} cores per socket)",
+            s.threads,
+            cores / sockets
+        ));
     }
     why
 }

@@ -1,0 +1,139 @@
+//! What `plan` reads from a training log: the steady-state iteration it replays, every logged
+//! rank's mini-batch and thread count, and each rank's time outside oneDNN per iteration (from
+//! timestamps) — the same reading for the planned log and for `--allreduce-log`.
+
+use anyhow::{bail, Context, Result};
+use profilednn_analysis::ranks::iteration_times;
+use profilednn_replay::native::sequence::steady_iteration;
+use profilednn_replay::plan::{self, Outside};
+use profilednn_verbose::LogInput;
+use std::io::Read;
+use std::path::Path;
+
+/// One training log as the plan sees it.
+pub struct Logged {
+    /// The first rank's steady-state iteration (every rank runs the same model).
+    pub calls: plan::Calls,
+    pub from: String,
+    /// Each logged rank's mini-batch, in rank order (a straggler's larger batch counts).
+    pub rank_batches: Vec<u64>,
+    /// The first rank's thread count (header `nthr:`), when logged.
+    pub threads: Option<u64>,
+    /// Per rank, per iteration: time outside oneDNN (ms), from timestamps.
+    pub outside_per_rank: Vec<Vec<Option<f64>>>,
+    /// Per rank, per iteration: oneDNN time (ms) of the iterations whose wall time is known.
+    pub onednn_per_rank: Vec<Vec<Option<f64>>>,
+}
+
+impl Logged {
+    /// The ranks' steady time outside oneDNN, at the first rank's batch and `threads` (or
+    /// `default_threads` when the header does not say); none without timestamps.
+    pub fn outside(&self, default_threads: u64) -> Option<Outside> {
+        let (logged_ms, steady_iterations) = plan::outside::steady_median(&self.outside_per_rank)?;
+        Some(Outside {
+            logged_ms,
+            logged_onednn_ms: plan::outside::steady_median(&self.onednn_per_rank).map(|m| m.0),
+            steady_iterations,
+            logged_threads: self.threads.unwrap_or(default_threads),
+            logged_batch: *self.rank_batches.first()?,
+            logged_allreduce_ms: 0.0,
+        })
+    }
+}
+
+/// The whole (decompressed) log.
+fn read_all(path: &Path) -> Result<Vec<u8>> {
+    let cannot = || format!("{}: cannot read the log", path.display());
+    let mut bytes = Vec::new();
+    match LogInput::open(path).with_context(cannot)? {
+        LogInput::Mapped { map, .. } => bytes.extend_from_slice(&map),
+        LogInput::Empty { .. } => {}
+        LogInput::Stream { mut reader, .. } => {
+            reader.read_to_end(&mut bytes).with_context(cannot)?;
+        }
+    }
+    Ok(bytes)
+}
+
+fn stream(path: &Path, bytes: Vec<u8>) -> LogInput {
+    LogInput::Stream {
+        path: path.into(),
+        reader: Box::new(std::io::Cursor::new(bytes)),
+        compressed_len: None,
+    }
+}
+
+/// Per iteration: (time outside oneDNN, oneDNN time), both where the wall time is known.
+fn times_of(bytes: &[u8]) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
+    iteration_times(bytes)
+        .into_iter()
+        .map(|i| (i.outside_ms, i.wall_ms.map(|_| i.onednn_ms)))
+        .unzip()
+}
+
+/// A single-process log: its steady-state iteration, its mini-batch `log_ranks` times (one
+/// rank's log cut out of a run). A multi-rank log (launcher labels or a torchrun `--log-dir`
+/// tree): the first rank's iteration and each rank's own mini-batch.
+pub fn read(path: &Path, log_ranks: Option<u64>) -> Result<Logged> {
+    let Some(split) = crate::rank_logs::split(path)? else {
+        let profile = crate::load::profile(path, None, None, true)?;
+        let bytes = read_all(path)?;
+        let (outside, onednn) = times_of(&bytes);
+        let (calls, from) = steady_iteration(stream(path, bytes), &profile);
+        let mb = batch_of(&calls, &from, &path.display().to_string())?;
+        let k = usize::try_from(log_ranks.unwrap_or(1))?;
+        return Ok(Logged {
+            calls,
+            from,
+            rank_batches: vec![mb; k],
+            threads: profile.metadata.threads.map(u64::from),
+            outside_per_rank: vec![outside],
+            onednn_per_rank: vec![onednn],
+        });
+    };
+    let n = split.ranks.len() as u64;
+    if log_ranks.is_some_and(|k| k != n) {
+        bail!(
+            "{}: the log holds {n} ranks (labelled by {}); drop --log-ranks",
+            split.source,
+            split.launcher
+        );
+    }
+    let loaded = crate::load::logs_and_ranks(&[path.to_path_buf()], None, None, true)?;
+    let mut first = None;
+    let mut rank_batches = Vec::new();
+    let mut outside_per_rank = Vec::new();
+    let mut onednn_per_rank = Vec::new();
+    // The loader keeps the ranks' profiles in the split's order.
+    for (r, profile) in split.ranks.iter().zip(&loaded.profiles) {
+        let (outside, onednn) = times_of(&r.bytes);
+        outside_per_rank.push(outside);
+        onednn_per_rank.push(onednn);
+        let (calls, from) = steady_iteration(stream(path, r.bytes.clone()), profile);
+        let name = format!("{} [rank {}]", split.source, r.rank);
+        rank_batches.push(batch_of(&calls, &from, &name)?);
+        if first.is_none() {
+            let threads = profile.metadata.threads.map(u64::from);
+            first = Some((calls, format!("rank {}: {from}", r.rank), threads));
+        }
+    }
+    let Some((calls, from, threads)) = first else {
+        bail!("{}: a multi-rank log without a rank's lines", split.source);
+    };
+    Ok(Logged {
+        calls,
+        from,
+        rank_batches,
+        threads,
+        outside_per_rank,
+        onednn_per_rank,
+    })
+}
+
+fn batch_of(calls: &plan::Iteration, from: &str, source: &str) -> Result<u64> {
+    plan::logged_batch(calls).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{source}: no convolution, inner product or matmul with an `mb` in the steady-state iteration ({from}): the mini-batch, and so the global batch, is unknown"
+        )
+    })
+}

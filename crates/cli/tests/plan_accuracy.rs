@@ -1,0 +1,168 @@
+//! `profilednn plan` against real data-parallel runs (issue 15): ResNet-18 64×64 at global
+//! batch 16 under torchrun (Gloo), 1 rank × 2 threads and 2 ranks × 1 thread, timed without
+//! oneDNN's verbose output, against the plan of a verbose 1 × 2 run at `--cores 2` (default
+//! all-reduce rate). The projected order must equal the measured one and each projected
+//! iteration be within 20 % of the measured wall time. Timed, so `#[ignore]`: run by
+//! bench/accuracy.sh on a quiet machine, every figure printed. SKIPPED without torch,
+//! torchvision and torchrun (`PROFILEDNN_TORCH_PYTHON`, else `python3`), oneDNN, or 2 cores.
+
+mod common;
+use common::{dnnl_lib_or_skip, json_of, root, temp_dir};
+use std::path::Path;
+use std::process::Command;
+
+/// A Python that imports torch, torchvision and torch.distributed.run.
+fn python() -> Option<String> {
+    let py = std::env::var("PROFILEDNN_TORCH_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "python3".into());
+    let ok = Command::new(&py)
+        .args([
+            "-c",
+            "import torch, torchvision, torch.distributed.run, torch.distributed as d; assert d.is_gloo_available()",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some(py)
+}
+
+/// One torchrun run of the script: its stdout and each rank's median steady iteration (ms).
+/// A worker that dies inside PyTorch (seen once: exit -6 at start-up) is run again, up to 3
+/// times.
+fn torchrun(py: &str, dir: &Path, ranks: u32, threads: u32, verbose: bool) -> (Vec<u8>, Vec<f64>) {
+    let script = root().join("fixtures/multirank/train_ddp_even.py");
+    for attempt in 1..=3 {
+        let mut c = Command::new(py);
+        c.current_dir(dir)
+            .args(["-m", "torch.distributed.run", "--tee", "3"])
+            .arg(format!("--nproc-per-node={ranks}"))
+            .arg(&script)
+            .args(["--global-batch", "16"])
+            .env("OMP_NUM_THREADS", threads.to_string())
+            .env_remove("ONEDNN_VERBOSE");
+        if verbose {
+            c.env("ONEDNN_VERBOSE", "1")
+                .env("ONEDNN_VERBOSE_TIMESTAMP", "1");
+        }
+        let out = c.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let medians: Vec<f64> = text
+            .lines()
+            .filter_map(|l| l.split("median steady iteration ").nth(1))
+            .filter_map(|t| t.trim_end_matches(" ms").trim().parse().ok())
+            .collect();
+        if out.status.success() && medians.len() == ranks as usize {
+            return (out.stdout, medians);
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        println!(
+            "torchrun {ranks}x{threads} attempt {attempt} failed ({}): {}",
+            out.status,
+            err.lines().take(8).collect::<Vec<_>>().join(" | ")
+        );
+    }
+    panic!("torchrun {ranks}x{threads} failed 3 times");
+}
+
+#[test]
+#[ignore = "timed: run by bench/accuracy.sh on a quiet machine"]
+fn plan_against_real_torchrun_splits() {
+    let Some(lib) = dnnl_lib_or_skip() else {
+        return;
+    };
+    let Some(py) = python() else {
+        println!(
+            "SKIPPED: no Python with torch, torchvision and torchrun (set PROFILEDNN_TORCH_PYTHON)"
+        );
+        return;
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 {
+        println!("SKIPPED: {cores} core(s); the check splits 2");
+        return;
+    }
+    let dir = temp_dir();
+    println!("load before: {}", loadavg());
+    let (log, logged) = torchrun(&py, &dir, 1, 2, true);
+    let log_path = dir.join("even_1x2.log");
+    std::fs::write(&log_path, log).unwrap();
+    let (_, one) = torchrun(&py, &dir, 1, 2, false);
+    let (_, two) = torchrun(&py, &dir, 2, 1, false);
+    // Synchronous ranks share the iteration: the slowest rank's median is the run's.
+    let measured = [
+        ("1x2", one.iter().copied().fold(0.0, f64::max)),
+        ("2x1", two.iter().copied().fold(0.0, f64::max)),
+    ];
+    println!(
+        "real runs (global batch 16, no verbose): 1x2 {:.1} ms/it {one:?}; 2x1 {:.1} ms/it {two:?} (the verbose 1x2 run: {logged:?})",
+        measured[0].1, measured[1].1
+    );
+    let p = json_of(&[
+        "plan",
+        log_path.to_str().unwrap(),
+        "--cores",
+        "2",
+        "--dnnl-lib",
+        &lib,
+        "--format",
+        "json",
+    ]);
+    println!("load after: {}", loadavg());
+    println!(
+        "all-reduce {:.3} GB/s per rank ({})",
+        p["allreduce_gbps"],
+        p["allreduce_source"].as_str().unwrap_or("")
+    );
+    println!(
+        "the logged 1x2 run: oneDNN {:.1} + outside {:.1} ms per steady iteration",
+        p["outside"]["logged_onednn_ms"]
+            .as_f64()
+            .unwrap_or(f64::NAN),
+        p["outside"]["logged_ms"].as_f64().unwrap_or(f64::NAN)
+    );
+    let mut projected = Vec::new();
+    let mut missed = Vec::new();
+    for (split, real) in measured {
+        let r = p["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["split"] == split)
+            .unwrap();
+        let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+        let total = f("total_ms");
+        let err = (total - real) / real * 100.0;
+        let ok = err.abs() <= 20.0;
+        println!(
+            "{split}: projected {total:.1} ms/it (compute {:.1} + outside {:.1} + all-reduce {:.1}), real {real:.1}: {err:+.1} % {}",
+            f("compute_ms"),
+            f("outside_ms"),
+            f("allreduce_ms"),
+            if ok { "MET" } else { "MISSED (20 %)" }
+        );
+        if !ok {
+            missed.push(split);
+        }
+        projected.push((split, total));
+    }
+    let (pf, rf) = (faster(&projected), faster(&measured));
+    println!("faster: projected {pf}, real {rf}");
+    assert_eq!(pf, rf, "the plan's order differs from the real runs'");
+    assert!(missed.is_empty(), "outside the 20 % bound: {missed:?}");
+}
+
+/// The split with the shorter iteration of two.
+fn faster(v: &[(&'static str, f64)]) -> &'static str {
+    if v[0].1 <= v[1].1 {
+        v[0].0
+    } else {
+        v[1].0
+    }
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
