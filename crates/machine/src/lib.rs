@@ -11,5 +11,7 @@ pub mod measure;
 mod profile;
 mod roofline;
 
-pub use profile::{BandwidthPoint, ComputePeak, MachineProfile, ProfileError, SCHEMA};
-pub use roofline::{Bound, PeakChoice, Roofline};
+pub use profile::{
+    BandwidthPoint, ComputePeak, InvalidProfile, MachineProfile, ProfileError, SCHEMA,
+};
+pub use roofline::{Bound, NoPeak, PeakChoice, Roofline};
