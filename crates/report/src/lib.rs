@@ -1,4 +1,6 @@
-//! Renderers: they format [`profilednn_analysis::Summary`] and compute no figures of their own.
+//! Renderers of [`profilednn_analysis::Summary`] and of `profilednn_replay`'s replay and
+//! projection results. They format what those crates computed: the only arithmetic here is the
+//! presentation's (shares, ratios, the sum of a column).
 //!
 //! ```
 //! // The terminal report of a one-line log.
