@@ -1,6 +1,22 @@
 //! From findings to actions: rules over a profile, each finding with its evidence, an estimated
 //! gain and the concrete change to try.
 //!
+//! ```
+//! // A log whose convolution ran oneDNN's reference kernel, for 3 of its 3.5 ms.
+//! let mut tally = profilednn_analysis::Tally::default();
+//! tally.consume_chunk(0, b"onednn_verbose,v1,primitive,exec,cpu,convolution,ref:any,\
+//!     forward_training,src:f32::blocked:abcd::f0 wei:f32::blocked:abcd::f0 \
+//!     dst:f32::blocked:abcd::f0,,,mb2_ic16oc16_ih8oh8kh3ph1_iw8ow8kw3pw1,3.0
+//! onednn_verbose,v1,primitive,exec,cpu,eltwise,jit:avx2,forward_training,\
+//!     data:f32::blocked:abcd::f0,,alg:eltwise_relu,2x16x8x8,0.5\n", true);
+//! let profiles = [profilednn_analysis::Profile::from_tally("t.log".into(), &tally, &Default::default())];
+//! let merged = profilednn_analysis::Profile::merged(&profiles);
+//! let summary = profilednn_analysis::summarize_merged(&profiles, &merged, &Default::default());
+//! let evidence = profilednn_advice::Evidence::from_profiles(&profiles, &merged, &summary, None, None);
+//! let advice = profilednn_advice::advise(&evidence, &Default::default());
+//! assert_eq!(advice.findings[0].id, "reference-implementation");
+//! ```
+//!
 //! Every rule is one module in `rules/` with a stable id (`reorder-overhead`, …) and its
 //! thresholds in [`Thresholds`]. A rule either fires (a [`Finding`]) or says why it did not
 //! ([`RuleOutcome`]): "not applicable, the log has no creation lines" is information too.

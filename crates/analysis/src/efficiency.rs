@@ -103,7 +103,8 @@ fn row(
 ) -> Result<EfficiencyRow, String> {
     let c = e.cost.as_ref().map_err(|u| u.reason.clone())?;
     let precision = c.precision.as_str();
-    let peak = m.peak_choice(precision)?;
+    // The reason is a key of the uncosted table, so both kinds of reason become its text here.
+    let peak = m.peak_choice(precision).map_err(|e| e.to_string())?;
     if let Some(why) = peak.substitution {
         if !substitutions.contains(&why) {
             substitutions.push(why);

@@ -1,6 +1,5 @@
 //! `profilednn replay LOG`: re-create and time every unique primitive through oneDNN here.
 
-use crate::output::outln;
 use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -243,116 +242,16 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     };
     std::fs::write(&args.output, serde_json::to_string_pretty(&replay)? + "\n")
         .with_context(|| format!("{}: cannot write", args.output.display()))?;
-    let done: Vec<_> = replay
-        .results
-        .iter()
-        .filter(|r| r.measurement.is_some())
-        .collect();
-    let skipped: Vec<_> = replay
-        .results
-        .iter()
-        .filter(|r| r.skipped.is_some())
-        .collect();
-    let mismatched = done
-        .iter()
-        .filter(|r| r.implementation_matches == Some(false))
-        .count();
-    if let Some(w) = &replay.what_if {
-        outln!(
-            "What-if `{}`: {} calls per iteration logged, {} rewritten ({} removed, {} added)",
-            w.transform,
-            w.logged_calls,
-            w.calls,
-            w.removed,
-            w.added
-        );
-        for a in &w.assumptions {
-            outln!("  assumed: {a}");
-        }
-        let per_iteration: f64 = done
-            .iter()
-            .map(|r| r.measurement.as_ref().map_or(0.0, |m| m.median_ms) * r.calls as f64)
-            .sum();
-        outln!(
-            "  {} of {} problems replayed with oneDNN {}: {per_iteration:.3} ms per iteration here (`profilednn project LOG --replay {}` sets it against the log)",
-            done.len(),
-            replay.results.len(),
-            replay.onednn,
-            args.output.display()
-        );
-        if !skipped.is_empty() {
-            outln!("\nNot replayed ({}):", skipped.len());
-            for r in &skipped {
-                outln!(
-                    "  {} × {} {} {}: {}",
-                    r.calls,
-                    r.prim_kind,
-                    r.prop_kind,
-                    r.shapes,
-                    r.skipped
-                        .as_ref()
-                        .map(|s| s.to_string())
-                        .unwrap_or_default()
-                );
-            }
-        }
-        eprintln!(
-            "profilednn: replay results written to {}",
-            args.output.display()
-        );
+    let results_file = args.output.display().to_string();
+    let all_ms: Vec<f64> = all_problems.iter().map(|p| p.time_ms).collect();
+    crate::output::write(
+        None,
+        profilednn_report::replay_text::render(&replay, &all_ms, &results_file),
+    )?;
+    eprintln!("profilednn: replay results written to {results_file}");
+    if replay.what_if.is_some() {
         return Ok(ExitCode::SUCCESS);
     }
-    outln!(
-        "{}",
-        coverage_line(
-            &all_problems.iter().map(|p| p.time_ms).collect::<Vec<_>>(),
-            &replay.results,
-            &replay.onednn,
-            &replay.library
-        )
-    );
-    outln!(
-        "  {} picked another implementation than the log (listed in {})",
-        mismatched,
-        args.output.display()
-    );
-    outln!(
-        "\n{:>10} {:>10} {:>7}  problem",
-        "log ms",
-        "here ms",
-        "ratio"
-    );
-    for r in done.iter().take(12) {
-        let m = r.measurement.as_ref().unwrap();
-        let per_call = r.log_time_ms / r.calls.max(1) as f64;
-        outln!(
-            "{per_call:>10.3} {:>10.3} {:>6.2}x  {} {} {}{}",
-            m.median_ms,
-            per_call / m.median_ms.max(1e-9),
-            r.prim_kind,
-            r.prop_kind,
-            r.shapes,
-            if r.implementation_matches == Some(false) {
-                format!(
-                    "  [here {} vs log {}]",
-                    m.implementation,
-                    r.log_implementations.join(",")
-                )
-            } else {
-                String::new()
-            }
-        );
-    }
-    if !skipped.is_empty() {
-        outln!("\nNot replayed ({}):", skipped.len());
-        for (why, n) in SkipReason::tally(skipped.iter().filter_map(|r| r.skipped.as_ref())) {
-            outln!("  {n:>4} × {why}");
-        }
-    }
-    eprintln!(
-        "profilednn: replay results written to {}",
-        args.output.display()
-    );
     if profilednn_replay::native::STOP.load(std::sync::atomic::Ordering::Relaxed) {
         eprintln!(
             "profilednn: interrupted (Ctrl-C): {} holds the results measured before it; the rest are listed as \"{}\"",
@@ -363,29 +262,4 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The summary's first line: how many of the log's problems were measured, and their share of
-/// the whole log's oneDNN time (problems left out by `--top`, or skipped, count as not replayed).
-fn coverage_line(
-    all_ms: &[f64],
-    results: &[profilednn_replay::native::ReplayResult],
-    onednn: &str,
-    library: &str,
-) -> String {
-    let done: Vec<_> = results.iter().filter(|r| r.measurement.is_some()).collect();
-    let replayed_ms: f64 = done.iter().map(|r| r.log_time_ms).sum();
-    let total_ms: f64 = all_ms.iter().sum();
-    format!(
-        "Replayed {} of {} problems with oneDNN {onednn} ({library}): {:.1}% of the log's oneDNN time ({:.1} of {:.1} ms)",
-        done.len(),
-        all_ms.len(),
-        if total_ms > 0.0 {
-            replayed_ms / total_ms * 100.0
-        } else {
-            0.0
-        },
-        replayed_ms,
-        total_ms
-    )
 }

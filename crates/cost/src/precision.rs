@@ -18,8 +18,9 @@ pub enum MathPrecision {
 impl MathPrecision {
     pub fn of(p: &Primitive) -> MathPrecision {
         // Weights decide for compute primitives (a bf16 conv may write f32), else the source.
-        let md = crate::tensors::find(p, &["wei", "wei_layer", "diff_wei"])
-            .or_else(|| crate::tensors::find(p, &["src", "data", "src_layer", "diff_dst"]))
+        let md = p
+            .tensor(&["wei", "wei_layer", "diff_wei"])
+            .or_else(|| p.tensor(&["src", "data", "src_layer", "diff_dst"]))
             .or_else(|| p.mds.iter().find(|m| !m.is_absent()));
         let from_dt = match md.map(|m| &m.data_type) {
             Some(DataType::Bf16) => MathPrecision::Bf16,

@@ -5,16 +5,15 @@
 
 use profilednn_model::{MemoryDesc, Primitive};
 
-/// Finds the first present descriptor whose argument is one of `names`.
+/// Finds the first present descriptor whose argument is one of `names`: [`Primitive::tensor`],
+/// under the name the replay's kind modules use.
 pub fn find<'a>(p: &'a Primitive, names: &[&str]) -> Option<&'a MemoryDesc> {
-    p.mds
-        .iter()
-        .find(|md| names.contains(&md.arg.as_str()) && !md.is_absent())
+    p.tensor(names)
 }
 
 /// True when one of `names` is listed and not `undef`.
 pub fn present(p: &Primitive, names: &[&str]) -> bool {
-    find(p, names).is_some()
+    p.tensor(names).is_some()
 }
 
 /// The first data type the primitive lists: the fallback for roles a generation did not print
@@ -28,7 +27,7 @@ pub fn first_bits(p: &Primitive) -> Option<u32> {
 
 /// Bits per element of the role `names`, falling back to the first listed type.
 pub fn bits(p: &Primitive, names: &[&str]) -> Option<u32> {
-    find(p, names)
+    p.tensor(names)
         .and_then(|md| md.data_type.bits())
         .or_else(|| first_bits(p))
 }

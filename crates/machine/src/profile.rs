@@ -98,7 +98,21 @@ pub enum ProfileError {
         source: serde_json::Error,
     },
     #[error("machine profile {path}: {what}")]
-    Invalid { path: String, what: String },
+    Invalid { path: String, what: InvalidProfile },
+}
+
+/// What makes a profile that parses unusable for a roofline. Each message names the field to
+/// correct; `profilednn peak -o FILE` writes a profile with all of them.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum InvalidProfile {
+    #[error("schema '{0}' is not '{SCHEMA}'")]
+    Schema(String),
+    #[error("memory_gbps must be a positive number")]
+    MemoryBandwidth,
+    #[error("peak_gflops needs at least an \"f32\" entry")]
+    NoF32Peak,
+    #[error("peak_gflops.{0} must be a positive number")]
+    Peak(String),
 }
 
 impl MachineProfile {
@@ -125,19 +139,19 @@ impl MachineProfile {
         Ok(prof)
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidProfile> {
         if self.schema != SCHEMA {
-            return Err(format!("schema '{}' is not '{SCHEMA}'", self.schema));
+            return Err(InvalidProfile::Schema(self.schema.clone()));
         }
         if self.memory_gbps.is_nan() || self.memory_gbps <= 0.0 {
-            return Err("memory_gbps must be a positive number".into());
+            return Err(InvalidProfile::MemoryBandwidth);
         }
         if !self.peak_gflops.contains_key("f32") {
-            return Err("peak_gflops needs at least an \"f32\" entry".into());
+            return Err(InvalidProfile::NoF32Peak);
         }
         for (k, v) in &self.peak_gflops {
             if v.is_nan() || *v <= 0.0 {
-                return Err(format!("peak_gflops.{k} must be a positive number"));
+                return Err(InvalidProfile::Peak(k.clone()));
             }
         }
         Ok(())
@@ -241,6 +255,15 @@ mod tests {
         let bad: MachineProfile =
             serde_json::from_str(r#"{"name":"x","peak_gflops":{"bf16":1},"memory_gbps":0}"#)
                 .unwrap();
-        assert!(bad.validate().is_err());
+        assert_eq!(bad.validate(), Err(InvalidProfile::MemoryBandwidth));
+        let e = MachineProfile::from_json(
+            r#"{"name":"x","peak_gflops":{"bf16":1},"memory_gbps":5}"#,
+            "m.json",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"machine profile m.json: peak_gflops needs at least an "f32" entry"#
+        );
     }
 }

@@ -21,6 +21,14 @@ pub struct Roofline {
     pub bound: Bound,
 }
 
+/// A precision the machine profile has no applicable peak for: its primitives stay uncosted.
+/// The message is the uncosted reason the report prints, so it says what is missing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the machine profile has no {precision} peak")]
+pub struct NoPeak {
+    pub precision: String,
+}
+
 /// The compute ceiling that bounds a precision on a machine, and where it comes from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PeakChoice {
@@ -36,7 +44,7 @@ impl MachineProfile {
     /// CPU without bf16/f16 units by converting to f32 (`jit_bf16:avx512_core`,
     /// `brg*:avx512_core`) — the f32 peak, with the reason. Any other precision without a peak
     /// has no applicable ceiling: the error says so and the caller leaves it uncosted.
-    pub fn peak_choice(&self, precision: &str) -> Result<PeakChoice, String> {
+    pub fn peak_choice(&self, precision: &str) -> Result<PeakChoice, NoPeak> {
         if let Some(gflops) = self.peak_for(precision) {
             return Ok(PeakChoice {
                 peak_precision: precision.to_string(),
@@ -62,7 +70,9 @@ impl MachineProfile {
                     )),
                 })
             }
-            _ => Err(format!("the machine profile has no {precision} peak")),
+            _ => Err(NoPeak {
+                precision: precision.to_string(),
+            }),
         }
     }
 
@@ -123,10 +133,10 @@ mod tests {
         let c = spec.peak_choice("bf16").unwrap();
         assert_eq!((c.peak_precision.as_str(), c.gflops), ("f32", 100.0));
         assert!(c.substitution.unwrap().contains("no bf16 peak"));
-        assert!(spec
-            .peak_choice("int8")
-            .unwrap_err()
-            .contains("no int8 peak"));
+        assert_eq!(
+            spec.peak_choice("int8").unwrap_err().to_string(),
+            "the machine profile has no int8 peak"
+        );
         let mut measured = spec.clone();
         measured.isa = vec!["sse".into(), "avx2".into(), "avx512".into()];
         let why = measured.peak_choice("bf16").unwrap().substitution.unwrap();

@@ -1,5 +1,15 @@
 //! What a oneDNN primitive *is*, independent of how a log spelled it.
 //!
+//! ```
+//! use profilednn_model::{primitive::is_reference_impl, DataType};
+//! // Data types by the names every generation printed; sizes for traffic estimates.
+//! assert_eq!(DataType::parse("bf16").and_then(|t| t.bits()), Some(16));
+//! assert_eq!(DataType::parse("f8_e5m2").and_then(|t| t.bits()), Some(8));
+//! // oneDNN's slow fallbacks, recognised by their implementation names.
+//! assert!(is_reference_impl("ref:any"));
+//! assert!(!is_reference_impl("brg_conv_fwd:avx512_core"));
+//! ```
+//!
 //! Every generation of the verbose format (MKL-DNN 0.x to oneDNN 3.x) is parsed by
 //! `profilednn-verbose` into these types, so the layers above (aggregation, cost model, diff,
 //! replay, advice) never see format versions. Names a newer library prints that this crate does

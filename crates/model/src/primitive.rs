@@ -37,6 +37,21 @@ impl Primitive {
             .join(" ")
     }
 
+    /// The descriptor the log lists for `role` (`src`, `wei`, `dst`, `diff_src`, `bia`, …), as
+    /// listed: an `undef` one included, since "listed as undef" (a convolution without bias) and
+    /// "not listed" differ for a rebuilt problem. [`Primitive::tensor`] skips absent ones.
+    pub fn md(&self, role: &str) -> Option<&MemoryDesc> {
+        self.mds.iter().find(|m| m.arg == role)
+    }
+
+    /// The first present descriptor, in listing order, whose role is one of `roles`: the
+    /// spellings a tensor had across format generations (`src`/`data`, `wei`/`wei_layer`).
+    pub fn tensor(&self, roles: &[&str]) -> Option<&MemoryDesc> {
+        self.mds
+            .iter()
+            .find(|m| roles.contains(&m.arg.as_str()) && !m.is_absent())
+    }
+
     /// Attributes in the converter's order (its `exts` key).
     pub fn exts_string(&self) -> String {
         self.attrs.canonical_string()

@@ -59,10 +59,6 @@ fn dir(p: &Primitive) -> Option<&'static str> {
     })
 }
 
-fn md<'a>(p: &'a Primitive, arg: &str) -> Option<&'a MemoryDesc> {
-    p.mds.iter().find(|m| m.arg == arg)
-}
-
 /// `alg:binary_add` → `add` (the kind's name and `_` dropped).
 fn alg_without_kind(p: &Primitive) -> Option<String> {
     let alg = p.aux_value("alg")?;
@@ -75,14 +71,14 @@ fn alg_without_kind(p: &Primitive) -> Option<String> {
 
 /// `--dt=SRC:WEI:DST` (dst from `src_fused` with a fused depthwise post-op).
 fn dt_triplet(p: &Primitive) -> String {
-    let dst = if md(p, "src_fused").is_some() {
+    let dst = if p.md("src_fused").is_some() {
         "src_fused"
     } else {
         "dst"
     };
     let dts: Vec<String> = ["src", "wei", dst]
         .iter()
-        .filter_map(|a| md(p, a).map(|m| m.data_type.to_string()))
+        .filter_map(|a| p.md(a).map(|m| m.data_type.to_string()))
         .collect();
     format!("--dt={}", dts.join(":"))
 }
@@ -119,16 +115,16 @@ fn first_tag(p: &Primitive) -> String {
 }
 
 fn tag_triplet(p: &Primitive) -> String {
-    let dst = if md(p, "src_fused").is_some() {
+    let dst = if p.md("src_fused").is_some() {
         "src_fused"
     } else {
         "dst"
     };
     let mut out = Vec::new();
-    if let Some(m) = md(p, "src") {
+    if let Some(m) = p.md("src") {
         out.push(format!("--stag={}", any_tag(m)));
     }
-    if let Some(m) = md(p, "wei") {
+    if let Some(m) = p.md("wei") {
         // Weights with compensation flags: benchdnn must pick the layout itself.
         let t = if flags_value(m) != "f0" {
             "any"
@@ -137,7 +133,7 @@ fn tag_triplet(p: &Primitive) -> String {
         };
         out.push(format!("--wtag={t}"));
     }
-    if let Some(m) = md(p, dst) {
+    if let Some(m) = p.md(dst) {
         out.push(format!("--dtag={}", any_tag(m)));
     }
     out.join(" ")
@@ -148,7 +144,7 @@ fn tags_or_strides(p: &Primitive) -> String {
     let mut tags = Vec::new();
     let mut strides = Vec::new();
     for arg in ["src", "wei", "dst"] {
-        let Some(m) = md(p, arg) else { continue };
+        let Some(m) = p.md(arg) else { continue };
         let mut tag = any_tag(m).to_string();
         if arg == "wei" && flags_value(m) != "f0" {
             tag = "any".into();
@@ -414,7 +410,7 @@ fn rnn_parts(p: &Primitive) -> (Vec<String>, Vec<String>, Vec<String>) {
         },
         _ => args
             .iter()
-            .filter_map(|a| md(p, a))
+            .filter_map(|a| p.md(a))
             .filter(|m| !(m.arg == "src_iter_c" && m.data_type.as_str() == "f16"))
             .map(|m| m.data_type.to_string())
             .collect(),
@@ -504,14 +500,14 @@ fn kind_fields(p: &Primitive, kind: &PrimitiveKind, a: &mut Vec<String>) -> bool
                 a.push(format!("--alg={x}"));
             }
             a.push(dt_triplet(p));
-            if let Some(b) = md(p, "bia") {
+            if let Some(b) = p.md("bia") {
                 a.push(format!("--bia-dt={}", b.data_type));
             }
             a.push(tag_triplet(p));
         }
         K::InnerProduct => {
             a.push(dt_triplet(p));
-            if let Some(b) = md(p, "bia") {
+            if let Some(b) = p.md("bia") {
                 a.push(format!("--bia-dt={}", b.data_type));
             }
             a.push(tag_triplet(p));
@@ -618,13 +614,13 @@ fn matmul_fields(p: &Primitive, a: &mut Vec<String>) {
         "--runtime_dims_masks={}",
         p.aux_value("runtime_dims_masks").unwrap_or("")
     ));
-    if let Some(b) = md(p, "bia") {
+    if let Some(b) = p.md("bia") {
         if let Some((_, m)) = b.flags.split_once('_') {
             a.push(format!("--bia_mask={}", m.get(4..).unwrap_or("")));
         }
     }
     a.push(dt_triplet(p));
-    if let Some(b) = md(p, "bia") {
+    if let Some(b) = p.md("bia") {
         a.push(format!("--bia-dt={}", b.data_type));
     }
     a.push(tags_or_strides(p));
@@ -650,11 +646,11 @@ fn norm_fields(p: &Primitive, kind: &PrimitiveKind, a: &mut Vec<String>) {
     a.push(dts);
     let tags: Vec<&str> = ["src", "wei", "dst"]
         .iter()
-        .filter_map(|x| md(p, x).map(any_tag))
+        .filter_map(|x| p.md(x).map(any_tag))
         .collect();
     let mut t = format!("--tag={}", tags.join(":"));
     if *kind == K::LayerNormalization {
-        if let Some(m) = md(p, "stats") {
+        if let Some(m) = p.md("stats") {
             t.push_str(&format!(" --stat_tag={}", any_tag(m)));
         }
     }

@@ -1,4 +1,19 @@
-//! Renderers: they format [`profilednn_analysis::Summary`] and compute no figures of their own.
+//! Renderers of [`profilednn_analysis::Summary`] and of `profilednn_replay`'s replay and
+//! projection results. They format what those crates computed: the only arithmetic here is the
+//! presentation's (shares, ratios, the sum of a column).
+//!
+//! ```
+//! // The terminal report of a one-line log.
+//! let mut tally = profilednn_analysis::Tally::default();
+//! let line = "onednn_verbose,v1,primitive,exec,cpu,matmul,brg:avx512_core,undef,\
+//!     src:f32::blocked:ab::f0 wei:f32::blocked:ab::f0 dst:f32::blocked:ab::f0,,,64x256:256x128,0.25\n";
+//! tally.consume_chunk(0, line.as_bytes(), true);
+//! let profile = profilednn_analysis::Profile::from_tally("t.log".into(), &tally, &Default::default());
+//! let summary = profilednn_analysis::summarize(&[profile], &Default::default());
+//! let options = profilednn_report::terminal::TerminalOptions { rows: 15, width: Some(100) };
+//! let text = profilednn_report::terminal::render(&summary, &options);
+//! assert!(text.contains("matmul"), "{text}");
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod advice;
@@ -7,7 +22,9 @@ pub mod diff_text;
 pub mod html;
 pub mod json;
 pub mod machine;
+pub mod projection;
 pub mod ranks;
+pub mod replay_text;
 mod roofline;
 pub mod terminal;
 pub mod torch_view;

@@ -40,5 +40,6 @@ pub mod time;
 pub use header::{parse_info, InfoLine};
 pub use input::{LogInput, OpenError};
 pub use line::{classify, Component, Diagnostic, Line, Marker, SkipReason, VerboseLine};
+pub use memory::MemoryDescError;
 pub use primitive::{parse_primitive, PrimitiveError, Syntax};
 pub use time::{parse_ms_to_ps, PS_PER_MS};

@@ -7,8 +7,28 @@
 
 use profilednn_model::{DataType, FormatKind, MemoryDesc};
 
+/// A memory descriptor that none of the syntaxes reads. The messages name the item and the
+/// layout expected, so a reader can tell a torn line from a syntax this parser does not know yet.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemoryDescError {
+    /// Fewer `:`-separated sub-fields than the syntax has.
+    #[error("memory descriptor '{item}': expected {layout}")]
+    Layout { item: String, layout: &'static str },
+    /// The data-type sub-field names no data type.
+    #[error("memory descriptor '{item}': '{found}' is not a data type")]
+    DataType { item: String, found: String },
+}
+
+const LAYOUT_V1: &str = "ARG:DT:PROPS:FORMAT_KIND:TAG:STRIDES:FLAGS";
+const LAYOUT_LEGACY: &str = "ARG_DT:PROPS:FORMAT_KIND:TAG:FLAGS";
+const LAYOUT_LEGACY_ARG: &str = "ARG_DT (e.g. src_f32) before the first ':'";
+
 /// Parses a whole memory-descriptor field (space separated items).
-pub fn parse_mds(field: &str, v1_syntax: bool, legacy_v0: bool) -> Result<Vec<MemoryDesc>, String> {
+pub fn parse_mds(
+    field: &str,
+    v1_syntax: bool,
+    legacy_v0: bool,
+) -> Result<Vec<MemoryDesc>, MemoryDescError> {
     field
         .split_ascii_whitespace()
         .map(|item| {
@@ -32,18 +52,17 @@ fn default_flags(flags: String) -> String {
 }
 
 /// `src:f32::blocked:aBcd16b::f0`, `wei:s8:a:blocked:AcdB32a4b::f8:zpm1`.
-pub fn parse_v1(item: &str) -> Result<MemoryDesc, String> {
+pub fn parse_v1(item: &str) -> Result<MemoryDesc, MemoryDescError> {
     let parts: Vec<&str> = item.split(':').collect();
     if parts.len() < 4 {
-        return Err(format!(
-            "memory descriptor '{item}': expected ARG:DT:PROPS:FORMAT_KIND:TAG:STRIDES:FLAGS"
-        ));
+        return Err(MemoryDescError::Layout {
+            item: item.to_string(),
+            layout: LAYOUT_V1,
+        });
     }
-    let data_type = DataType::parse(parts[1]).ok_or_else(|| {
-        format!(
-            "memory descriptor '{item}': '{}' is not a data type",
-            parts[1]
-        )
+    let data_type = DataType::parse(parts[1]).ok_or_else(|| MemoryDescError::DataType {
+        item: item.to_string(),
+        found: parts[1].to_string(),
     })?;
     let format_kind = FormatKind::parse(parts[3]);
     let mut tag = parts.get(4).copied().unwrap_or("").to_string();
@@ -71,7 +90,7 @@ pub fn parse_v1(item: &str) -> Result<MemoryDesc, String> {
 }
 
 /// `src_f32::blocked:abcd:f0` (v1.0–v3.1) and `src_f32:a:blocked:abcd::f0` (v3.2–v3.5).
-pub fn parse_legacy(item: &str) -> Result<MemoryDesc, String> {
+pub fn parse_legacy(item: &str) -> Result<MemoryDesc, MemoryDescError> {
     let parts: Vec<&str> = item.split(':').collect();
     let arg_dt = parts[0];
     // Argument names contain '_' (diff_src, src_iter_c), data types too (f8_e5m2): take the
@@ -79,15 +98,15 @@ pub fn parse_legacy(item: &str) -> Result<MemoryDesc, String> {
     let (arg, data_type) = arg_dt
         .match_indices('_')
         .find_map(|(i, _)| DataType::parse(&arg_dt[i + 1..]).map(|dt| (&arg_dt[..i], dt)))
-        .ok_or_else(|| {
-            format!(
-                "memory descriptor '{item}': expected ARG_DT (e.g. src_f32) before the first ':'"
-            )
+        .ok_or_else(|| MemoryDescError::Layout {
+            item: item.to_string(),
+            layout: LAYOUT_LEGACY_ARG,
         })?;
     if parts.len() < 3 {
-        return Err(format!(
-            "memory descriptor '{item}': expected ARG_DT:PROPS:FORMAT_KIND:TAG:FLAGS"
-        ));
+        return Err(MemoryDescError::Layout {
+            item: item.to_string(),
+            layout: LAYOUT_LEGACY,
+        });
     }
     let properties = parts[1].to_string();
     let format_kind = FormatKind::parse(parts[2]);
@@ -157,7 +176,7 @@ pub fn parse_v0(item: &str) -> MemoryDesc {
 mod tests {
     use super::*;
 
-    fn s(r: Result<MemoryDesc, String>) -> String {
+    fn s(r: Result<MemoryDesc, MemoryDescError>) -> String {
         r.unwrap().to_string()
     }
 
@@ -180,7 +199,12 @@ mod tests {
             s(parse_v1("src:f32::sparse:grouped:0:4::f0")),
             "src:f32::sparse:grouped:0:4::f0"
         );
-        assert!(parse_v1("src:f99x::blocked:ab::f0").is_err());
+        assert_eq!(
+            parse_v1("src:f99x::blocked:ab::f0")
+                .unwrap_err()
+                .to_string(),
+            "memory descriptor 'src:f99x::blocked:ab::f0': 'f99x' is not a data type"
+        );
         let md = parse_v1("bia:undef::undef:::").unwrap();
         assert!(md.is_absent());
     }
@@ -219,7 +243,10 @@ mod tests {
             s(parse_legacy("src_f8_e5m2::blocked:ab::f0")),
             "src:f8_e5m2::blocked:ab::f0"
         );
-        assert!(parse_legacy("nodatatype::blocked:ab:f0").is_err());
+        assert_eq!(
+            parse_legacy("nodatatype::blocked:ab:f0").unwrap_err().to_string(),
+            "memory descriptor 'nodatatype::blocked:ab:f0': expected ARG_DT (e.g. src_f32) before the first ':'"
+        );
     }
 
     #[test]

@@ -27,8 +27,8 @@ pub enum PrimitiveError {
     },
     #[error("expected the execution time (a number of ms) as the last field, found '{0}'")]
     Time(String),
-    #[error("{0}")]
-    MemoryDescriptor(String),
+    #[error(transparent)]
+    MemoryDescriptor(#[from] crate::memory::MemoryDescError),
     #[error("empty primitive kind field")]
     EmptyKind,
 }
@@ -213,6 +213,24 @@ mod tests {
         assert_eq!(p.algorithm(), Some("convolution_direct"));
         assert_eq!(p.dtype_summary(), "u8:s8:f32");
         assert_eq!(p.attrs.items.len(), 2);
+    }
+
+    /// `md` is the listed descriptor (an `undef` bias included), `tensor` the first present one
+    /// among a role's spellings, in listing order.
+    #[test]
+    fn descriptors_by_role() {
+        let p = parse_primitive(
+            "cpu,convolution,jit:avx512_core,backward_data,diff_src:f32::blocked:aBcd16b::f0 wei:f32::blocked:ABcd16b16a::f0 bia:undef::undef::: diff_dst:f32::blocked:aBcd16b::f0,,alg:convolution_direct,mb2_ic16oc16_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1",
+            V1,
+            true,
+        )
+        .unwrap();
+        assert_eq!(p.md("wei").unwrap().tag, "ABcd16b16a");
+        assert!(p.md("bia").unwrap().is_absent());
+        assert!(p.md("src").is_none());
+        assert!(p.tensor(&["bia"]).is_none());
+        // Listing order decides between spellings, not the order of `roles`.
+        assert_eq!(p.tensor(&["diff_dst", "diff_src"]).unwrap().arg, "diff_src");
     }
 
     #[test]

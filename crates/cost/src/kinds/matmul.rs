@@ -3,7 +3,7 @@
 use super::{broadcast, dims_list};
 use crate::count::N;
 use crate::descriptor::{product, Descriptor};
-use crate::tensors::{bits_or_unknown, find, traffic, F32_BITS};
+use crate::tensors::{bits_or_unknown, traffic, F32_BITS};
 use crate::{unknown, KindCost, Unknown};
 use profilednn_model::{DataType, Primitive};
 use serde::Serialize;
@@ -85,7 +85,7 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
         + traffic(product(&prb.wei), bits_or_unknown(p, &["wei"])?)
         + traffic(dst_elems, dst_bits);
     let mut bias_flops = N::ZERO;
-    if let Some(bia) = find(p, &["bia"]) {
+    if let Some(bia) = p.tensor(&["bia"]) {
         // The bias mask (`f0_mask2`) names the destination dims the bias spans; without one
         // (older versions) the common per-N bias is assumed.
         let mask = bia

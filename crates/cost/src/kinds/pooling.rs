@@ -3,7 +3,7 @@
 use super::conv::SpatialDim;
 use crate::count::N;
 use crate::descriptor::Descriptor;
-use crate::tensors::{bits, bits_or_unknown, find, traffic};
+use crate::tensors::{bits, bits_or_unknown, traffic};
 use crate::{unknown, KindCost, Unknown};
 use profilednn_model::{Primitive, PropKind};
 
@@ -72,7 +72,8 @@ pub fn cost(p: &Primitive) -> Result<KindCost, Unknown> {
     let is_max = p.algorithm().unwrap_or("").contains("max");
     let src_bits = bits_or_unknown(p, &["src", "diff_src"])?;
     let dst_bits = bits(p, &["dst", "diff_dst"]).unwrap_or(src_bits);
-    let ws = find(p, &["ws"])
+    let ws = p
+        .tensor(&["ws"])
         .and_then(|m| m.data_type.bits())
         .filter(|_| is_max)
         .map_or(N::ZERO, |b| traffic(dst_n, b));

@@ -17,6 +17,22 @@ use std::sync::Arc;
 
 const NAME: &str = "--batch";
 
+/// A problem whose mini-batch cannot be rescaled. The messages end up in the transform's error
+/// (which names the call), so they say what in the problem text stopped the rescale.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScaleError {
+    #[error("mini-batch {n}: dimension {d} × {n} overflows 64 bits")]
+    Overflow { d: u64, n: u64 },
+    #[error("dimension not a number")]
+    NotANumber,
+    #[error("no dimension of '{problem}' is a multiple of the logged mini-batch {from}")]
+    NoMultiple { problem: String, from: u64 },
+    #[error("mini-batch '{0}' is not a 64-bit number")]
+    MbNotANumber(String),
+    #[error("mini-batch {v} is not a multiple of the logged {from}")]
+    MbNotMultiple { v: u64, from: u64 },
+}
+
 /// The mini-batch the iteration was logged with.
 pub fn logged_batch(calls: &[&Primitive]) -> Option<u64> {
     let mut n: BTreeMap<u64, usize> = BTreeMap::new();
@@ -58,7 +74,7 @@ pub fn apply(t: &mut Transformed, n: u64) -> Result<(), TransformError> {
         let problem = if weights[i] {
             p.problem.clone()
         } else {
-            scale_problem(p, from, n).map_err(|e| TransformError::at(NAME, i, p, e))?
+            scale_problem(p, from, n).map_err(|e| TransformError::at(NAME, i, p, e.to_string()))?
         };
         let mut q = (**p).clone();
         q.problem = problem;
@@ -75,14 +91,14 @@ pub fn apply(t: &mut Transformed, n: u64) -> Result<(), TransformError> {
 }
 
 /// `d × n / from`, checked.
-fn scale(d: u64, from: u64, n: u64) -> Result<u64, String> {
+fn scale(d: u64, from: u64, n: u64) -> Result<u64, ScaleError> {
     d.checked_mul(n)
         .map(|x| x / from)
-        .ok_or_else(|| format!("mini-batch {n}: dimension {d} × {n} overflows 64 bits"))
+        .ok_or(ScaleError::Overflow { d, n })
 }
 
 /// The problem text of `p` with the mini-batch `from` replaced by `n`.
-pub fn scale_problem(p: &Primitive, from: u64, n: u64) -> Result<String, String> {
+pub fn scale_problem(p: &Primitive, from: u64, n: u64) -> Result<String, ScaleError> {
     let s = &p.problem;
     if Descriptor::parse(s).is_some_and(|d| d.has("mb")) {
         return replace_mb(s, from, n);
@@ -102,8 +118,8 @@ pub fn scale_problem(p: &Primitive, from: u64, n: u64) -> Result<String, String>
         let k = at(0, sr.checked_sub(1));
         let wk = at(1, wr.checked_sub(2));
         let dst_rank = tensors.get(2).map(|t| t.len());
-        let mut scale_at = |t: usize, i: usize| -> Result<(), String> {
-            let v = num(&tensors[t][i]).ok_or("dimension not a number")?;
+        let mut scale_at = |t: usize, i: usize| -> Result<(), ScaleError> {
+            let v = num(&tensors[t][i]).ok_or(ScaleError::NotANumber)?;
             tensors[t][i] = scale(v, from, n)?.to_string();
             Ok(())
         };
@@ -118,9 +134,10 @@ pub fn scale_problem(p: &Primitive, from: u64, n: u64) -> Result<String, String>
                 scale_at(2, d - 2)?;
             }
         } else {
-            return Err(format!(
-                "no dimension of '{s}' is a multiple of the logged mini-batch {from}"
-            ));
+            return Err(ScaleError::NoMultiple {
+                problem: s.to_string(),
+                from,
+            });
         }
     } else {
         for t in tensors.iter_mut() {
@@ -143,7 +160,7 @@ pub fn scale_problem(p: &Primitive, from: u64, n: u64) -> Result<String, String>
 }
 
 /// `mbFROM` → `mbN` in a letter-style descriptor (any scaled multiple of `from` likewise).
-fn replace_mb(s: &str, from: u64, n: u64) -> Result<String, String> {
+fn replace_mb(s: &str, from: u64, n: u64) -> Result<String, ScaleError> {
     let b = s.as_bytes();
     let mut out = String::with_capacity(s.len() + 4);
     let mut i = 0;
@@ -158,11 +175,9 @@ fn replace_mb(s: &str, from: u64, n: u64) -> Result<String, String> {
             }
             let v: u64 = s[i + 2..j]
                 .parse()
-                .map_err(|_| format!("mini-batch '{}' is not a 64-bit number", &s[i + 2..j]))?;
+                .map_err(|_| ScaleError::MbNotANumber(s[i + 2..j].to_string()))?;
             if !v.is_multiple_of(from) {
-                return Err(format!(
-                    "mini-batch {v} is not a multiple of the logged {from}"
-                ));
+                return Err(ScaleError::MbNotMultiple { v, from });
             }
             out.push_str("mb");
             out.push_str(&scale(v, from, n)?.to_string());
@@ -235,6 +250,17 @@ mod tests {
         assert_eq!(e.position, 0);
         assert!(e.what.contains("overflows"), "{e}");
         assert!(e.to_string().contains("mb8_ic64"), "{e}");
+    }
+
+    #[test]
+    fn a_mini_batch_that_is_not_a_multiple_is_a_typed_error() {
+        let conv = prim("cpu,convolution,jit:avx512_core,forward_training,src:f32::blocked:abcd::f0 wei:f32::blocked:abcd::f0 bia:undef::undef::: dst:f32::blocked:abcd::f0,,alg:convolution_direct,mb6_ic64oc64_ih16oh16kh3sh1dh0ph1_iw16ow16kw3sw1dw0pw1");
+        let e = scale_problem(&conv, 4, 8).unwrap_err();
+        assert_eq!(e, ScaleError::MbNotMultiple { v: 6, from: 4 });
+        assert_eq!(
+            e.to_string(),
+            "mini-batch 6 is not a multiple of the logged 4"
+        );
     }
 
     #[test]

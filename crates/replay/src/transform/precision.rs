@@ -70,16 +70,13 @@ fn cast(dims: &[u64], from: DataType, to: DataType, tag: &str) -> Call {
 }
 
 fn arg<'a>(p: &'a Primitive, names: &[&str]) -> Option<&'a MemoryDesc> {
-    p.mds
-        .iter()
-        .find(|m| names.contains(&m.arg.as_str()) && !m.is_absent())
+    p.tensor(names)
 }
 
-pub fn to_bf16(t: &mut Transformed) {
-    let refs: Vec<&Primitive> = t.calls.iter().map(|c| &*c.primitive).collect();
-    let n = refs.len();
-    // 1. Which calls run in bf16: compute calls with f32 data, and the reorders serving them.
-    let mut bf16 = vec![false; n];
+/// Step 1 of [`to_bf16`]: which calls run in bf16 — compute calls with f32 data, and the
+/// logged reorders serving them (of their weights or activations).
+fn runs_in_bf16(t: &Transformed, refs: &[&Primitive]) -> Vec<bool> {
+    let mut bf16 = vec![false; refs.len()];
     for (i, p) in refs.iter().enumerate() {
         if is_compute(p) && p.mds.iter().any(|m| m.data_type == DataType::F32) {
             bf16[i] = true;
@@ -89,7 +86,7 @@ pub fn to_bf16(t: &mut Transformed) {
         if p.kind.family() != K::Reorder || t.calls[i].origin != Origin::Logged {
             continue;
         }
-        let Some(c) = neighbour_compute(&refs, i).filter(|&c| bf16[c]) else {
+        let Some(c) = neighbour_compute(refs, i).filter(|&c| bf16[c]) else {
             continue;
         };
         let dims = profilednn_cost::data_dims(p);
@@ -98,6 +95,34 @@ pub fn to_bf16(t: &mut Transformed) {
             dims.is_some() && (dims == weights_dims(refs[c]) || dims == a_in || dims == a_out);
         bf16[i] = serves;
     }
+    bf16
+}
+
+/// The last step of [`to_bf16`]: a gradient cast pushed right after its call must follow the
+/// reorder it reads from.
+fn gradient_casts_after_their_reorders(out: &mut [Call]) {
+    let mut k = 0;
+    while k + 1 < out.len() {
+        let (a, b) = (&out[k], &out[k + 1]);
+        if a.origin == Origin::AutocastCast
+            && a.primitive.mds[0].data_type == DataType::Bf16
+            && b.origin == Origin::Logged
+            && b.primitive.kind.family() == K::Reorder
+            && b.primitive.problem == a.primitive.problem
+        {
+            out.swap(k, k + 1);
+            k += 2;
+        } else {
+            k += 1;
+        }
+    }
+}
+
+pub fn to_bf16(t: &mut Transformed) {
+    let refs: Vec<&Primitive> = t.calls.iter().map(|c| &*c.primitive).collect();
+    let n = refs.len();
+    // 1. Which calls run in bf16.
+    let bf16 = runs_in_bf16(t, &refs);
     // 2. Rewrite, adding the casts.
     let mut out: Vec<Call> = Vec::with_capacity(n + n / 2);
     // Latest producer of each activation shape: its data type once rewritten.
@@ -205,22 +230,7 @@ pub fn to_bf16(t: &mut Transformed) {
             gradient_casts += 1;
         }
     }
-    // A gradient cast pushed right after its call must follow the reorder it reads from.
-    let mut k = 0;
-    while k + 1 < out.len() {
-        let (a, b) = (&out[k], &out[k + 1]);
-        if a.origin == Origin::AutocastCast
-            && a.primitive.mds[0].data_type == DataType::Bf16
-            && b.origin == Origin::Logged
-            && b.primitive.kind.family() == K::Reorder
-            && b.primitive.problem == a.primitive.problem
-        {
-            out.swap(k, k + 1);
-            k += 2;
-        } else {
-            k += 1;
-        }
-    }
+    gradient_casts_after_their_reorders(&mut out);
     added += weight_casts + activation_casts + gradient_casts;
     t.added += added;
     t.calls = out;

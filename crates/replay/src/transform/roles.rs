@@ -153,7 +153,7 @@ pub fn is_activation_md(m: &MemoryDesc) -> bool {
 /// attribute but the scratchpad mode. A transform that makes one removes it — training would
 /// not run it.
 pub fn is_copy(p: &Primitive) -> bool {
-    let side = |name: &str| p.mds.iter().find(|m| m.arg == name && !m.is_absent());
+    let side = |name: &str| p.tensor(&[name]);
     p.kind.family() == K::Reorder
         && p.attrs
             .items

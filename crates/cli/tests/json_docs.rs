@@ -1,0 +1,113 @@
+//! The JSON outputs of `replay` and `project` documented key by key: `docs/replay-json.md` and
+//! `docs/project-json.md` list every key a real run emits, and no key it does not. The keys are
+//! read from the documents' tables and from the runs' JSON, independently of the code's structs.
+//!
+//! Without oneDNN the replay side is the committed results file of a real replay
+//! (`fixtures/replay`); the what-if keys need a what-if replay, so that test needs
+//! `PROFILEDNN_DNNL_LIB` (else SKIPPED, unless PROFILEDNN_REQUIRE_ONEDNN=1).
+
+mod common;
+use common::{bin, dnnl_lib_or_skip, json_of, root, succeeded, temp_dir};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// Objects whose keys are data (method names, problem keys), not fields.
+const MAPS: &[&str] = &["coverage", "methods", "rewritten_from"];
+
+const LOG: &str = "fixtures/advice/bf16_without_bf16_units.log";
+const REPLAY: &str = "fixtures/replay/bf16_without_bf16_units.replay.json";
+
+/// The names in the first column of the document's tables (`a`, `b` rows name two), as
+/// (the keys outside the `what_if` section, the keys of that section).
+fn documented(doc: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let text = std::fs::read_to_string(root().join("docs").join(doc)).unwrap();
+    let (mut main, mut what_if) = (BTreeSet::new(), BTreeSet::new());
+    let mut in_what_if = false;
+    for line in text.lines() {
+        if let Some(h) = line.strip_prefix("## ") {
+            in_what_if = h.contains("`what_if`");
+            continue;
+        }
+        let Some(row) = line.strip_prefix("| `") else {
+            continue;
+        };
+        let first = row.split('|').next().unwrap();
+        let names = format!("`{first}")
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect::<Vec<_>>();
+        assert!(!names.is_empty(), "{doc}: a row without a key: {line}");
+        if in_what_if { &mut what_if } else { &mut main }.extend(names);
+    }
+    (main, what_if)
+}
+
+/// Every object key in `v`, not descending into the objects of [`MAPS`].
+fn emitted(v: &Value, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                out.insert(k.clone());
+                if !MAPS.contains(&k.as_str()) {
+                    emitted(x, out);
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| emitted(x, out)),
+        _ => {}
+    }
+}
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    emitted(v, &mut out);
+    out
+}
+
+#[test]
+fn replay_results_file_keys_are_the_documented_ones() {
+    let text = std::fs::read_to_string(root().join(REPLAY)).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(keys(&v), documented("replay-json.md").0);
+}
+
+#[test]
+fn project_json_keys_are_the_documented_ones() {
+    let log = root().join(LOG).display().to_string();
+    let replay = root().join(REPLAY).display().to_string();
+    let v = json_of(&["project", &log, "--replay", &replay, "--json"]);
+    assert_eq!(keys(&v), documented("project-json.md").0);
+}
+
+#[test]
+fn what_if_keys_of_replay_and_project_are_the_documented_ones() {
+    let Some(lib) = dnnl_lib_or_skip() else {
+        return;
+    };
+    let dir = temp_dir();
+    let results = dir.join("r.json").display().to_string();
+    let log = root().join(LOG).display().to_string();
+    succeeded(
+        bin()
+            .args([
+                "replay",
+                &log,
+                "--as",
+                "bf16",
+                "--no-progress",
+                "--warmup",
+                "1",
+            ])
+            .args(["--dnnl-lib", &lib, "-o", &results])
+            .output()
+            .unwrap(),
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+    let (main, what_if) = documented("replay-json.md");
+    assert_eq!(keys(&v), &main | &what_if);
+    let v = json_of(&["project", &log, "--replay", &results, "--json"]);
+    let (main, what_if) = documented("project-json.md");
+    assert_eq!(keys(&v), &main | &what_if);
+}

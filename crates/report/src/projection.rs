@@ -1,0 +1,97 @@
+//! `profilednn project`'s terminal view of a [`Projection`]: the totals, the what-if's
+//! assumptions and a table by kind and propagation. The JSON view is the [`Projection`] itself
+//! (`docs/project-json.md`).
+
+use profilednn_replay::project::Projection;
+use std::fmt::Write;
+
+/// The projection as text, one line per figure and a row per kind and propagation.
+pub fn render(pr: &Projection) -> String {
+    let mut out = String::new();
+    let unit = if pr.scale == "per_iteration" {
+        "ms per iteration"
+    } else {
+        "ms in all"
+    };
+    let _ = writeln!(out, "Projection of {} onto {}", pr.source, pr.target);
+    if let Some(v) = &pr.replay_onednn {
+        let log = if pr.log_onednn.is_empty() {
+            "an unknown oneDNN (no version line in the log)".to_string()
+        } else {
+            pr.log_onednn.join(", ")
+        };
+        let changed: usize = pr.groups.iter().map(|g| g.implementation_changed).sum();
+        let _ = writeln!(
+            out,
+            "  log recorded with {log}; replayed with oneDNN {v} ({} replay); {changed} problem(s) ran another implementation here{}",
+            pr.replay_mode.as_deref().unwrap_or("isolated"),
+            if changed > 0 { " (per group below)" } else { "" }
+        );
+    }
+    if let Some(w) = &pr.what_if {
+        let _ = writeln!(out, "  what-if: {}", w.transform);
+        for a in &w.assumptions {
+            let _ = writeln!(out, "    assumed: {a}");
+        }
+        let _ = writeln!(
+            out,
+            "    calls per iteration: {} logged → {} ({} removed, {} added); autocast casts {:.3} {unit} (outside oneDNN in PyTorch)",
+            w.logged_calls_per_iteration,
+            w.projected_calls_per_iteration,
+            w.removed_calls,
+            w.added_calls,
+            w.autocast_casts_ms
+        );
+        for n in &w.not_replayed {
+            let _ = writeln!(
+                out,
+                "    not replayed (logged time of the same problem, else 0): {n}"
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  oneDNN: {:.3} → {:.3} {unit} ({:+.1}%)",
+        pr.logged_onednn_ms,
+        pr.projected_onednn_ms,
+        (pr.projected_onednn_ms / pr.logged_onednn_ms.max(1e-12) - 1.0) * 100.0
+    );
+    let _ = writeln!(
+        out,
+        "  (logged oneDNN time with cold starts: {:.3} {unit})",
+        pr.logged_onednn_raw_ms
+    );
+    if let (Some(r), Some(l), Some(p)) = (pr.residual_ms, pr.logged_total_ms, pr.projected_total_ms)
+    {
+        let _ = writeln!(out, "  outside oneDNN (carried over): {r:.3} {unit}");
+        let _ = writeln!(out, "  training step: {l:.3} → {p:.3} {unit}");
+    }
+    let cov: Vec<String> = pr
+        .coverage
+        .iter()
+        .map(|(k, v)| format!("{k} {:.1}%", v * 100.0))
+        .collect();
+    let _ = writeln!(out, "  logged oneDNN time by method: {}", cov.join(", "));
+    let _ = writeln!(
+        out,
+        "\n{:<24} {:<18} {:>12} {:>12} {:>8} {:>13}",
+        "kind", "prop", "logged", "projected", "change", "impl changed"
+    );
+    for g in &pr.groups {
+        // A group only the what-if has (autocast's casts, removed reorders) has no ratio.
+        let change = if g.logged_ms > 0.0 && g.projected_ms > 0.0 {
+            format!("{:>+7.1}%", (g.projected_ms / g.logged_ms - 1.0) * 100.0)
+        } else if g.logged_ms > 0.0 {
+            "removed".into()
+        } else {
+            "added".into()
+        };
+        let _ = writeln!(
+            out,
+            "{:<24} {:<18} {:>12.3} {:>12.3} {:>8} {:>13}",
+            g.prim_kind, g.prop_kind, g.logged_ms, g.projected_ms, change, g.implementation_changed
+        );
+    }
+    let _ = writeln!(out, "\nMethod: {}", pr.method);
+    out
+}
