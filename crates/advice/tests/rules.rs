@@ -44,6 +44,7 @@ fn run(rels: &[&str], cores: Option<usize>, machine: Option<MachineProfile>) -> 
             ranks: profiles.len(),
             cores,
             torch: None,
+            projections: &[],
         },
         &Thresholds::default(),
     )
@@ -379,6 +380,7 @@ fn run_torch(variant: &str) -> Advice {
             ranks: 1,
             cores: None,
             torch: Some(&j),
+            projections: &[],
         },
         &Thresholds::default(),
     )

@@ -10,3 +10,4 @@ pub mod plan;
 pub mod project;
 pub mod project_what_if;
 pub mod transform;
+pub mod what_if_run;

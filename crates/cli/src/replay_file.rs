@@ -1,0 +1,74 @@
+//! Replay results files (`profilednn replay -o R.json`) read back and projected onto their log:
+//! shared by `project`, and by `advise`/`report --replay`, so that advice states the figures
+//! `project` prints for the same files.
+
+use anyhow::{bail, Context, Result};
+use profilednn_analysis::Profile;
+use profilednn_replay::native::Replay;
+use profilednn_replay::project::{project, Projection, ReplayMatch};
+use std::path::Path;
+
+/// A `profilednn replay` result.
+pub fn load(path: &Path) -> Result<Replay> {
+    serde_json::from_str(
+        &std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?,
+    )
+    .with_context(|| {
+        format!(
+            "{}: not a `profilednn replay` result (profilednn.replay.v1)",
+            path.display()
+        )
+    })
+}
+
+/// Projects `log` (read into `profile`) with `replay` and `machine`, as `project` does: logged
+/// times are the medians of a second pass over the log (not for stdin). A replay of another
+/// log is an error unless `allow_mismatch`, and a warning when it matches little of the log's
+/// time (`rest` says what happens to the unmatched time).
+pub fn projection(
+    log: &Path,
+    profile: &Profile,
+    replay: Option<&Replay>,
+    machine: Option<&profilednn_machine::MachineProfile>,
+    allow_mismatch: bool,
+) -> Result<Projection> {
+    let medians = if log.as_os_str() == "-" {
+        None
+    } else {
+        profilednn_verbose::LogInput::open(log)
+            .ok()
+            .map(profilednn_replay::project::logged_medians)
+    };
+    let pr = project(profile, replay, machine, medians.as_ref());
+    if let Some(m) = &pr.replay_match {
+        let what = format!(
+            "{} of the log's {} problems ({:.1}% of its oneDNN time) have a result in the replay \
+             ({} problems); log: {}; replay made from: {}",
+            m.matched_problems,
+            m.log_problems,
+            m.matched_time_share * 100.0,
+            m.replay_problems,
+            pr.source,
+            m.replay_source
+        );
+        if m.matched_problems == 0 && !allow_mismatch {
+            bail!(
+                "the replay results are not of this log: {what}. Replay this log \
+                 (`profilednn replay LOG`), or pass --allow-mismatch to project anyway"
+            );
+        }
+        if m.matched_time_share < ReplayMatch::FEW {
+            eprintln!(
+                "profilednn: WARNING: the replay results may be of another log: {what}; \
+                 the rest is {}",
+                if machine.is_some() {
+                    "projected with the machine profile's roofline"
+                } else {
+                    "carried over unchanged"
+                }
+            );
+        }
+    }
+    Ok(pr)
+}
