@@ -46,7 +46,13 @@ pub fn one_log<'a>(
 
 /// The projection of `log` with `replay` (named `name` in the advice), as `project` computes it.
 pub fn of(log: &Path, profile: &Profile, replay: &Replay, name: &str) -> Result<Projected> {
-    let pr = crate::replay_file::projection(log, profile, Some(replay), None, false)?;
+    let pr = crate::replay_file::projection(
+        log,
+        profile,
+        Some(replay),
+        None,
+        crate::replay_file::Mismatch::RefuseFew,
+    )?;
     let reorder = |f: fn(&profilednn_replay::project::GroupProjection) -> f64| {
         pr.groups
             .iter()

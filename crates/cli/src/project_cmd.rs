@@ -49,7 +49,11 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         &profile,
         replay.as_ref(),
         machine.as_ref(),
-        args.allow_mismatch,
+        if args.allow_mismatch {
+            crate::replay_file::Mismatch::Allow
+        } else {
+            crate::replay_file::Mismatch::RefuseNone
+        },
     )?;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&pr)?);

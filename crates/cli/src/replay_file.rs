@@ -22,16 +22,27 @@ pub fn load(path: &Path) -> Result<Replay> {
     })
 }
 
+/// What to do with replay results that may be of another log.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mismatch {
+    /// `project`: an error when no problem matches, a warning when few do.
+    RefuseNone,
+    /// `project --allow-mismatch`: a warning when few match.
+    Allow,
+    /// Advice: an error when few match (a projection mostly of another log's problems would
+    /// state a gain that is not this log's).
+    RefuseFew,
+}
+
 /// Projects `log` (read into `profile`) with `replay` and `machine`, as `project` does: logged
 /// times are the medians of a second pass over the log (not for stdin). A replay of another
-/// log is an error unless `allow_mismatch`, and a warning when it matches little of the log's
-/// time (`rest` says what happens to the unmatched time).
+/// log is handled as `mismatch` says.
 pub fn projection(
     log: &Path,
     profile: &Profile,
     replay: Option<&Replay>,
     machine: Option<&profilednn_machine::MachineProfile>,
-    allow_mismatch: bool,
+    mismatch: Mismatch,
 ) -> Result<Projection> {
     let medians = if log.as_os_str() == "-" {
         None
@@ -52,10 +63,20 @@ pub fn projection(
             pr.source,
             m.replay_source
         );
-        if m.matched_problems == 0 && !allow_mismatch {
+        let refuse = match mismatch {
+            Mismatch::RefuseNone => m.matched_problems == 0,
+            Mismatch::Allow => false,
+            Mismatch::RefuseFew => m.matched_time_share < ReplayMatch::FEW,
+        };
+        if refuse {
             bail!(
                 "the replay results are not of this log: {what}. Replay this log \
-                 (`profilednn replay LOG`), or pass --allow-mismatch to project anyway"
+                 (`profilednn replay LOG`){}",
+                if mismatch == Mismatch::RefuseNone {
+                    ", or pass --allow-mismatch to project anyway"
+                } else {
+                    ""
+                }
             );
         }
         if m.matched_time_share < ReplayMatch::FEW {
