@@ -1,6 +1,6 @@
 //! What advice looks like: findings with evidence, gain and action; and which rules were quiet.
 
-use crate::Thresholds;
+use crate::{NotRecommended, Projected, Thresholds};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -22,6 +22,14 @@ pub struct Finding {
     pub gain_basis: String,
     /// The concrete change to try.
     pub action: String,
+    /// The what-if projection the finding's gain stands on, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projection: Option<Projected>,
+    /// Set by a rule whose change is projected slower on this machine: why it is not
+    /// recommended. [`crate::advise`] then lists it in [`Advice::not_recommended`], not as a
+    /// finding.
+    #[serde(skip)]
+    pub not_recommended: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -42,6 +50,12 @@ pub struct Advice {
     pub findings: Vec<Finding>,
     /// Every rule, fired or not.
     pub rules: Vec<RuleOutcome>,
+    /// The what-if projections given (`--replay`, `--project`); absent without any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub projections: Vec<Projected>,
+    /// Rules that stayed quiet because their change is projected slower on this machine.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_recommended: Vec<NotRecommended>,
 }
 
 impl Advice {

@@ -23,9 +23,11 @@
 #![forbid(unsafe_code)]
 
 mod finding;
+mod projection;
 mod rules;
 
 pub use finding::{Advice, Finding, RuleOutcome, SCHEMA};
+pub use projection::{Change, Layout, NotRecommended, Projected};
 
 use profilednn_analysis::{Profile, Summary};
 use serde::Serialize;
@@ -114,6 +116,9 @@ pub struct Evidence<'a> {
     pub sockets: Option<usize>,
     /// The PyTorch view of the same run, when a profiler trace was given.
     pub torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
+    /// What-if projections of this log onto this machine (empty: the rules use their rules of
+    /// thumb).
+    pub projections: &'a [Projected],
 }
 
 impl<'a> Evidence<'a> {
@@ -134,6 +139,15 @@ impl<'a> Evidence<'a> {
             cores,
             sockets: None,
             torch,
+            projections: &[],
+        }
+    }
+
+    /// The same evidence with what-if projections (from `--replay` or `--project`).
+    pub fn with_projections(self, projections: &'a [Projected]) -> Evidence<'a> {
+        Evidence {
+            projections,
+            ..self
         }
     }
 
@@ -143,12 +157,55 @@ impl<'a> Evidence<'a> {
     }
 }
 
+/// A what-if replay a rule would use, and the rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WantedWhatIf {
+    pub rule: &'static str,
+    pub change: Change,
+}
+
+/// The what-if replays whose projection the rules would use on this evidence: those of rules
+/// that fire, or would fire but for a CPU without bf16 units (the projection is what shows
+/// the slow-down there). `advise --project` runs them.
+pub fn wanted_what_ifs(ev: &Evidence, t: &Thresholds) -> Vec<WantedWhatIf> {
+    let mut v = rules::wanted(ev, t);
+    // The like-for-like baseline: the log's own oneDNN (PyTorch bundles its own) may differ
+    // from the replaying one for reasons that are not the change's.
+    if !v.is_empty() {
+        v.push(WantedWhatIf {
+            rule: AS_LOGGED_BASELINE,
+            change: Change::default(),
+        });
+    }
+    v
+}
+
+/// What `advise --project` runs the as-logged replay for.
+pub const AS_LOGGED_BASELINE: &str = "the as-logged baseline";
+
 /// Runs every rule.
 pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {
     let mut findings = Vec::new();
     let mut outcomes = Vec::new();
+    let mut not_recommended = Vec::new();
     for rule in rules::ALL {
         match (rule.check)(ev, t) {
+            Ok(Finding {
+                not_recommended: Some(why),
+                projection: Some(projection),
+                ..
+            }) => {
+                outcomes.push(RuleOutcome {
+                    id: rule.id,
+                    fired: false,
+                    why_not: Some(why.clone()),
+                });
+                not_recommended.push(NotRecommended {
+                    id: rule.id,
+                    why,
+                    projection,
+                });
+            }
             Ok(f) => {
                 outcomes.push(RuleOutcome {
                     id: rule.id,
@@ -176,5 +233,7 @@ pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {
         thresholds: t.clone(),
         findings,
         rules: outcomes,
+        projections: ev.projections.to_vec(),
+        not_recommended,
     }
 }

@@ -1,27 +1,13 @@
 //! Every rule on a real (or, for one rule, documented synthetic) log where it fires and one
 //! where it does not; evidence checked against figures computed naively from the log text.
 
+mod common;
+use common::{fixture, profile};
 use profilednn_advice::{advise, Advice, Evidence, Thresholds};
-use profilednn_analysis::profile::ProfileOptions;
-use profilednn_analysis::{scan, summarize, Profile, ScanOptions, SummaryOptions};
+use profilednn_analysis::{summarize, Profile, SummaryOptions};
 use profilednn_machine::MachineProfile;
 use profilednn_verbose::LogInput;
 use std::io::Read;
-use std::path::PathBuf;
-
-fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(rel)
-}
-
-fn profile(rel: &str) -> Profile {
-    let out = scan(
-        LogInput::open(&fixture(rel)).unwrap(),
-        &ScanOptions::default(),
-    );
-    Profile::from_scan(rel, out, &ProfileOptions::default())
-}
 
 fn run(rels: &[&str], cores: Option<usize>, machine: Option<MachineProfile>) -> Advice {
     let profiles: Vec<Profile> = rels.iter().map(|r| profile(r)).collect();
@@ -45,6 +31,7 @@ fn run(rels: &[&str], cores: Option<usize>, machine: Option<MachineProfile>) -> 
             cores,
             sockets: None,
             torch: None,
+            projections: &[],
         },
         &Thresholds::default(),
     )
@@ -381,6 +368,7 @@ fn run_torch(variant: &str) -> Advice {
             cores: None,
             sockets: None,
             torch: Some(&j),
+            projections: &[],
         },
         &Thresholds::default(),
     )

@@ -39,6 +39,19 @@ pub struct AdviseArgs {
     /// PyTorch profiler trace of the same run (enables the PyTorch-view rules).
     #[arg(long, value_name = "TRACE.json")]
     torch_trace: Option<PathBuf>,
+    /// What-if replay results of this log (`profilednn replay LOG --as bf16 … -o R.json`, as
+    /// many as wanted): the rules state the projected change on this machine instead of a rule
+    /// of thumb, and do not recommend a change projected slower.
+    #[arg(long, value_name = "R.json")]
+    replay: Vec<PathBuf>,
+    /// Run the what-if replays the rules need (bf16 + channels-last, channels-last) through
+    /// oneDNN here, in process, and use them as with --replay.
+    #[arg(long)]
+    project: bool,
+    /// oneDNN library for --project (default: $PROFILEDNN_DNNL_LIB, a pip-installed
+    /// onednn-cpu-gomp, then the system library path).
+    #[arg(long, value_name = "PATH", requires = "project")]
+    dnnl_lib: Option<PathBuf>,
     /// Threads for reading the log(s) (default: every core).
     #[arg(long, short = 'j')]
     threads: Option<usize>,
@@ -157,11 +170,22 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
         },
     );
     let torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
-    let advice = advise(
-        &Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
-            .with_sockets(sockets),
-        &args.thresholds.thresholds(),
-    );
+    let thresholds = args.thresholds.thresholds();
+    let evidence = Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
+        .with_sockets(sockets);
+    let mut projections =
+        crate::advice_projections::from_files(&args.logs, &profiles, &args.replay)?;
+    if args.project {
+        let wanted = profilednn_advice::wanted_what_ifs(&evidence, &thresholds);
+        projections.extend(crate::whatif_run::project(
+            &args.logs,
+            &profiles,
+            &wanted,
+            args.dnnl_lib.as_deref(),
+            args.no_progress,
+        )?);
+    }
+    let advice = advise(&evidence.with_projections(&projections), &thresholds);
     let text = match args.format {
         Format::Table => profilednn_report::advice::render(&advice, false),
         Format::Json => serde_json::to_string_pretty(&advice)? + "\n",

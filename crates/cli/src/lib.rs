@@ -4,6 +4,7 @@
 //! calls it with the process arguments, and the Python package calls it from its
 //! `profilednn` console script (`pip install ./python` installs kernels and command at once).
 
+mod advice_projections;
 mod advise_cmd;
 mod benchdnn_cmd;
 mod diff_cmd;
@@ -18,8 +19,10 @@ mod rank_logs;
 mod record_cmd;
 mod record_ranks;
 mod replay_cmd;
+mod replay_file;
 mod report_cmd;
 mod trace_cmd;
+mod whatif_run;
 
 use clap::{Parser, Subcommand};
 /// A command's exit status. `std::process::ExitCode` hides its number, which the Python console

@@ -2,11 +2,10 @@
 
 use crate::output::outln;
 use crate::ExitCode;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use profilednn_machine::MachineProfile;
 use profilednn_replay::native::Replay;
-use profilednn_replay::project::{project, ReplayMatch};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -37,18 +36,7 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         bail!("give the target: --replay RESULTS.json (from `profilednn replay`) and/or --machine PROFILE.json");
     }
     let replay: Option<Replay> = match &args.replay {
-        Some(p) => Some(
-            serde_json::from_str(
-                &std::fs::read_to_string(p)
-                    .with_context(|| format!("{}: cannot read", p.display()))?,
-            )
-            .with_context(|| {
-                format!(
-                    "{}: not a `profilednn replay` result (profilednn.replay.v1)",
-                    p.display()
-                )
-            })?,
-        ),
+        Some(p) => Some(crate::replay_file::load(p)?),
         None => None,
     };
     let machine = match &args.machine {
@@ -56,49 +44,17 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         None => None,
     };
     let profile = crate::load::profile(&args.log, None, args.iterations, true)?;
-    // Steady-state logged times: per-problem medians from a second pass (not for stdin).
-    let medians = if args.log.as_os_str() == "-" {
-        None
-    } else {
-        profilednn_verbose::LogInput::open(&args.log)
-            .ok()
-            .map(profilednn_replay::project::logged_medians)
-    };
-    let pr = project(
+    let pr = crate::replay_file::projection(
+        &args.log,
         &profile,
         replay.as_ref(),
         machine.as_ref(),
-        medians.as_ref(),
-    );
-    if let Some(m) = &pr.replay_match {
-        let what = format!(
-            "{} of the log's {} problems ({:.1}% of its oneDNN time) have a result in the replay \
-             ({} problems); log: {}; replay made from: {}",
-            m.matched_problems,
-            m.log_problems,
-            m.matched_time_share * 100.0,
-            m.replay_problems,
-            pr.source,
-            m.replay_source
-        );
-        if m.matched_problems == 0 && !args.allow_mismatch {
-            bail!(
-                "the replay results are not of this log: {what}. Replay this log \
-                 (`profilednn replay LOG`), or pass --allow-mismatch to project anyway"
-            );
-        }
-        if m.matched_time_share < ReplayMatch::FEW {
-            eprintln!(
-                "profilednn: WARNING: the replay results may be of another log: {what}; \
-                 the rest is {}",
-                if args.machine.is_some() {
-                    "projected with the machine profile's roofline"
-                } else {
-                    "carried over unchanged"
-                }
-            );
-        }
-    }
+        if args.allow_mismatch {
+            crate::replay_file::Mismatch::Allow
+        } else {
+            crate::replay_file::Mismatch::RefuseNone
+        },
+    )?;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&pr)?);
         return Ok(ExitCode::SUCCESS);

@@ -3,10 +3,8 @@
 use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use profilednn_replay::native::run::Timing;
-use profilednn_replay::native::{replay_profile, sequence, Replay, Session, SkipReason, SCHEMA};
-use std::io::IsTerminal;
+use profilednn_replay::native::{replay_profile, sequence, Session, SkipReason};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -149,14 +147,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         max_runs: args.max_runs,
         min_time_ms: args.min_time_ms,
     };
-    let bar = (!args.no_progress && std::io::stderr().is_terminal()).then(|| {
-        let b = ProgressBar::new(0);
-        b.set_style(
-            ProgressStyle::with_template("{msg:40!} [{bar:30}] {pos}/{len} eta {eta}")
-                .expect("template"),
-        );
-        b
-    });
+    let bar = crate::whatif_run::bar(args.no_progress);
     // Ctrl-C stops the replay between problems (or iterations): the results measured so far
     // are written, and the rest are listed as interrupted.
     #[cfg(unix)]
@@ -204,18 +195,12 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                     progress,
                 ),
                 Some(w) => {
-                    let t = profilednn_replay::transform::apply(w, &calls)
-                        .with_context(|| format!("{}", args.log.display()))?;
-                    record = Some(profilednn_replay::transform::Record::new(w, &calls, &t));
-                    let rewritten: Vec<_> = t.calls.iter().map(|c| c.primitive.clone()).collect();
-                    sequence::replay_sequence(
-                        &session,
-                        sequence::ResultsFor::Rewritten,
-                        &rewritten,
-                        from,
-                        &st,
-                        progress,
+                    let run = profilednn_replay::what_if_run::run(
+                        &session, &calls, from, w, &st, progress,
                     )
+                    .with_context(|| format!("{}", args.log.display()))?;
+                    record = Some(run.record);
+                    (run.results, run.sequence)
                 }
             };
             (r, Some(summary))
@@ -224,22 +209,17 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let replay = Replay {
-        schema: SCHEMA.into(),
-        source: args.log.display().to_string(),
-        onednn: session.dnnl.version.clone(),
-        library: session.dnnl.api.path.display().to_string(),
-        cpu: profilednn_machine::cpu::model_name(),
-        threads: std::env::var("OMP_NUM_THREADS").ok(),
-        binding: std::env::var("OMP_PROC_BIND").ok(),
-        mode: match args.mode {
-            Mode::Sequence => "sequence".into(),
-            Mode::Isolated => "isolated".into(),
+    let replay = profilednn_replay::what_if_run::replay_record(
+        &session,
+        args.log.display().to_string(),
+        match args.mode {
+            Mode::Sequence => "sequence",
+            Mode::Isolated => "isolated",
         },
         sequence,
-        what_if: record,
+        record,
         results,
-    };
+    );
     std::fs::write(&args.output, serde_json::to_string_pretty(&replay)? + "\n")
         .with_context(|| format!("{}: cannot write", args.output.display()))?;
     let results_file = args.output.display().to_string();

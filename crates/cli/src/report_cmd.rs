@@ -57,6 +57,10 @@ pub struct ReportArgs {
     /// primitive to the framework op around it and shows time outside oneDNN.
     #[arg(long, value_name = "TRACE.json")]
     torch_trace: Option<PathBuf>,
+    /// What-if replay results of this log (`profilednn replay LOG --as bf16 … -o R.json`): the
+    /// advice states the projected change on this machine (see `profilednn advise --replay`).
+    #[arg(long, value_name = "R.json", conflicts_with = "no_advice")]
+    replay: Vec<PathBuf>,
     /// Leave out the advice section (`profilednn advise` shows it in full).
     #[arg(long)]
     no_advice: bool,
@@ -86,6 +90,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     };
     // The machine profile's hardware threads, for the thread-oversubscription rule.
     let cores = machine.as_ref().and_then(|m| m.threads);
+    // …and its sockets, for ranks spanning sockets (as `advise` without `--sockets`).
+    let sockets = machine.as_ref().and_then(|m| m.sockets);
     // Merged once: the summary, the advice and the HTML page are all of this view.
     let merged = Profile::merged(&profiles);
     let summary = summarize_merged(
@@ -98,12 +104,15 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         },
     );
     let torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
+    let projections = crate::advice_projections::from_files(&args.logs, &profiles, &args.replay)?;
     // Computed at most once, for the HTML page and the terminal or JSON output alike.
     let advice_once = std::cell::OnceCell::new();
     let advice = || {
         advice_once.get_or_init(|| {
             advise(
-                &Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref()),
+                &Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
+                    .with_sockets(sockets)
+                    .with_projections(&projections),
                 &Default::default(),
             )
         })

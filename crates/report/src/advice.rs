@@ -24,6 +24,25 @@ fn evidence_line(k: &str, v: &Value) -> Option<String> {
 /// `short`: titles, gains and actions only (the section at the end of `report`).
 pub fn render(a: &Advice, short: bool) -> String {
     let mut out = String::new();
+    if !a.projections.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nWhat-if projections on this machine (the gains below use them):"
+        );
+        for p in &a.projections {
+            let _ = writeln!(
+                out,
+                "  `{}` ({}): oneDNN {:.3} → {:.3} {} ({}), replayed with {}",
+                p.transform,
+                p.replay,
+                p.logged_onednn_ms,
+                p.projected_onednn_ms,
+                p.unit(),
+                profilednn_advice::Projected::factor(p.speedup),
+                p.replayed_with
+            );
+        }
+    }
     if a.findings.is_empty() {
         let _ = writeln!(out, "\nAdvice: no rule fired ({} checked).", a.rules.len());
     } else {
@@ -65,11 +84,17 @@ pub fn render(a: &Advice, short: bool) -> String {
         let _ = writeln!(out, "   gain: {gain} — {}", f.gain_basis);
         let _ = writeln!(out, "   try: {}", f.action);
     }
+    if !a.not_recommended.is_empty() {
+        let _ = writeln!(out, "\nNot recommended (projected slower on this machine):");
+        for n in &a.not_recommended {
+            let _ = writeln!(out, "  [{}] {}", n.id, n.why);
+        }
+    }
     if !short {
         let quiet: Vec<String> = a
             .rules
             .iter()
-            .filter(|r| !r.fired)
+            .filter(|r| !r.fired && !a.not_recommended.iter().any(|n| n.id == r.id))
             .map(|r| format!("  {}: {}", r.id, r.why_not.as_deref().unwrap_or("")))
             .collect();
         if !quiet.is_empty() {

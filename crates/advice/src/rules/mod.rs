@@ -6,6 +6,7 @@ mod bf16_emulated;
 mod cache;
 mod fusion;
 mod outside;
+mod projected;
 mod rank_imbalance;
 mod rank_placement;
 mod reference_impl;
@@ -94,6 +95,14 @@ pub const ALL: &[Rule] = &[
         check: rank_placement::check,
     },
 ];
+
+/// The what-ifs the projection-aware rules would use here (see [`crate::wanted_what_ifs`]).
+pub fn wanted(ev: &Evidence, t: &Thresholds) -> Vec<crate::WantedWhatIf> {
+    [bf16::wanted(ev, t), reorder::wanted(ev, t)]
+        .into_iter()
+        .flatten()
+        .collect()
+}
 
 pub fn exec<'a>(ev: &'a Evidence) -> impl Iterator<Item = &'a Entry> + 'a {
     ev.profile
@@ -191,6 +200,8 @@ pub fn finding(
         },
         gain_basis: gain_basis.to_string(),
         action: action.to_string(),
+        projection: None,
+        not_recommended: None,
     }
 }
 

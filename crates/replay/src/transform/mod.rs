@@ -28,14 +28,7 @@ pub enum Precision {
 }
 
 /// Activation layout (`--layout`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Layout {
-    #[default]
-    AsLogged,
-    ChannelsLast,
-    Plain,
-}
+pub use profilednn_model::ActivationLayout as Layout;
 
 /// The what-if the user asked for.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,102 @@
+//! What-if replays turned into the plain projection figures the advice rules take
+//! ([`profilednn_advice::Projected`]): the figures `project` prints for the same log and
+//! replay, so that `advise --replay R.json` and `project --replay R.json` agree.
+
+use anyhow::{bail, Result};
+use profilednn_advice::{Change, Projected};
+use profilednn_analysis::Profile;
+use profilednn_replay::native::Replay;
+use profilednn_replay::transform::Precision;
+use std::path::{Path, PathBuf};
+
+/// The projection of `log` with each replay file, in order.
+pub fn from_files(
+    logs: &[PathBuf],
+    profiles: &[Profile],
+    files: &[PathBuf],
+) -> Result<Vec<Projected>> {
+    if files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (log, profile) = one_log(logs, profiles, "--replay")?;
+    files
+        .iter()
+        .map(|f| {
+            let replay = crate::replay_file::load(f)?;
+            of(log, profile, &replay, &f.display().to_string())
+        })
+        .collect()
+}
+
+/// The one log a projection is of: what-if replays rewrite one process's iteration.
+pub fn one_log<'a>(
+    logs: &'a [PathBuf],
+    profiles: &'a [Profile],
+    option: &str,
+) -> Result<(&'a Path, &'a Profile)> {
+    match (logs, profiles) {
+        ([log], [profile]) => Ok((log, profile)),
+        _ => bail!(
+            "{option} projects one process's log: give one LOG (one rank's log of a multi-rank \
+             run), not {} logs or ranks",
+            profiles.len().max(logs.len())
+        ),
+    }
+}
+
+/// The projection of `log` with `replay` (named `name` in the advice), as `project` computes it.
+pub fn of(log: &Path, profile: &Profile, replay: &Replay, name: &str) -> Result<Projected> {
+    let pr = crate::replay_file::projection(
+        log,
+        profile,
+        Some(replay),
+        None,
+        crate::replay_file::Mismatch::RefuseFew,
+    )?;
+    let reorder = |f: fn(&profilednn_replay::project::GroupProjection) -> f64| {
+        pr.groups
+            .iter()
+            .filter(|g| g.prim_kind == "reorder")
+            .map(f)
+            .sum::<f64>()
+    };
+    let what_if = replay.what_if.as_ref().map(|w| &w.what_if);
+    // A thread count other than the log's changes the resources, not the work.
+    let threads_changed = match (&replay.threads, profile.metadata.threads) {
+        (Some(t), Some(n)) => t.trim() != n.to_string(),
+        _ => false,
+    };
+    let change = Change {
+        bf16: what_if.is_some_and(|w| w.precision == Some(Precision::Bf16)),
+        layout: what_if.map(|w| w.layout).unwrap_or_default(),
+        // An isolated replay (benchdnn's view) is not comparable with a what-if's sequence.
+        other: threads_changed
+            || replay.mode != "sequence"
+            || what_if.is_some_and(|w| w.batch.is_some() || w.precision == Some(Precision::F32)),
+    };
+    let transform = match &pr.what_if {
+        Some(w) => w.transform.clone(),
+        None => match &replay.threads {
+            Some(t) => format!("--threads {t}"),
+            None => "as logged".into(),
+        },
+    };
+    Ok(Projected {
+        transform,
+        change,
+        replay: name.to_string(),
+        per_iteration: pr.scale == "per_iteration",
+        logged_onednn_ms: pr.logged_onednn_ms,
+        projected_onednn_ms: pr.projected_onednn_ms,
+        speedup: Projected::speedup_of(pr.logged_onednn_ms, pr.projected_onednn_ms),
+        logged_reorder_ms: reorder(|g| g.logged_ms),
+        projected_reorder_ms: reorder(|g| g.projected_ms),
+        replayed_with: format!(
+            "oneDNN {} on {}",
+            replay.onednn,
+            replay.cpu.as_deref().unwrap_or("an unknown CPU")
+        ),
+        as_logged_replay_ms: None,
+        speedup_vs_as_logged_replay: None,
+    })
+}

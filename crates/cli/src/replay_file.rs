@@ -1,0 +1,95 @@
+//! Replay results files (`profilednn replay -o R.json`) read back and projected onto their log:
+//! shared by `project`, and by `advise`/`report --replay`, so that advice states the figures
+//! `project` prints for the same files.
+
+use anyhow::{bail, Context, Result};
+use profilednn_analysis::Profile;
+use profilednn_replay::native::Replay;
+use profilednn_replay::project::{project, Projection, ReplayMatch};
+use std::path::Path;
+
+/// A `profilednn replay` result.
+pub fn load(path: &Path) -> Result<Replay> {
+    serde_json::from_str(
+        &std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?,
+    )
+    .with_context(|| {
+        format!(
+            "{}: not a `profilednn replay` result (profilednn.replay.v1)",
+            path.display()
+        )
+    })
+}
+
+/// What to do with replay results that may be of another log.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mismatch {
+    /// `project`: an error when no problem matches, a warning when few do.
+    RefuseNone,
+    /// `project --allow-mismatch`: a warning when few match.
+    Allow,
+    /// Advice: an error when few match (a projection mostly of another log's problems would
+    /// state a gain that is not this log's).
+    RefuseFew,
+}
+
+/// Projects `log` (read into `profile`) with `replay` and `machine`, as `project` does: logged
+/// times are the medians of a second pass over the log (not for stdin). A replay of another
+/// log is handled as `mismatch` says.
+pub fn projection(
+    log: &Path,
+    profile: &Profile,
+    replay: Option<&Replay>,
+    machine: Option<&profilednn_machine::MachineProfile>,
+    mismatch: Mismatch,
+) -> Result<Projection> {
+    let medians = if log.as_os_str() == "-" {
+        None
+    } else {
+        profilednn_verbose::LogInput::open(log)
+            .ok()
+            .map(profilednn_replay::project::logged_medians)
+    };
+    let pr = project(profile, replay, machine, medians.as_ref());
+    if let Some(m) = &pr.replay_match {
+        let what = format!(
+            "{} of the log's {} problems ({:.1}% of its oneDNN time) have a result in the replay \
+             ({} problems); log: {}; replay made from: {}",
+            m.matched_problems,
+            m.log_problems,
+            m.matched_time_share * 100.0,
+            m.replay_problems,
+            pr.source,
+            m.replay_source
+        );
+        let refuse = match mismatch {
+            Mismatch::RefuseNone => m.matched_problems == 0,
+            Mismatch::Allow => false,
+            Mismatch::RefuseFew => m.matched_time_share < ReplayMatch::FEW,
+        };
+        if refuse {
+            bail!(
+                "the replay results are not of this log: {what}. Replay this log \
+                 (`profilednn replay LOG`){}",
+                if mismatch == Mismatch::RefuseNone {
+                    ", or pass --allow-mismatch to project anyway"
+                } else {
+                    ""
+                }
+            );
+        }
+        if m.matched_time_share < ReplayMatch::FEW {
+            eprintln!(
+                "profilednn: WARNING: the replay results may be of another log: {what}; \
+                 the rest is {}",
+                if machine.is_some() {
+                    "projected with the machine profile's roofline"
+                } else {
+                    "carried over unchanged"
+                }
+            );
+        }
+    }
+    Ok(pr)
+}

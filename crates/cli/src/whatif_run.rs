@@ -1,0 +1,123 @@
+//! `advise --project`: the what-if replays the rules need, run in process through oneDNN (as
+//! `replay --as/--layout` runs them), then projected as `project` does.
+
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use profilednn_advice::{Change, Projected, WantedWhatIf};
+use profilednn_analysis::Profile;
+use profilednn_replay::native::sequence::{steady_iteration, SequenceTiming};
+use profilednn_replay::native::Session;
+use profilednn_replay::transform::{Precision, WhatIf};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// A progress bar on a terminal (`{msg} [bar] i/n eta`), none otherwise or with `no_progress`.
+pub fn bar(no_progress: bool) -> Option<ProgressBar> {
+    (!no_progress && std::io::stderr().is_terminal()).then(|| {
+        let b = ProgressBar::new(0);
+        b.set_style(
+            ProgressStyle::with_template("{msg:40!} [{bar:30}] {pos}/{len} eta {eta}")
+                .expect("template"),
+        );
+        b
+    })
+}
+
+/// The replay options of an advice what-if.
+fn what_if(c: &Change) -> WhatIf {
+    WhatIf {
+        precision: c.bf16.then_some(Precision::Bf16),
+        layout: c.layout,
+        batch: None,
+    }
+}
+
+/// Runs each distinct what-if of `wanted` on the one log and projects it; says on stderr which
+/// replays ran, for which rule, and how long they took.
+pub fn project(
+    logs: &[PathBuf],
+    profiles: &[Profile],
+    wanted: &[WantedWhatIf],
+    dnnl_lib: Option<&Path>,
+    no_progress: bool,
+) -> Result<Vec<Projected>> {
+    let (log, profile) = crate::advice_projections::one_log(logs, profiles, "--project")?;
+    if log.as_os_str() == "-" {
+        bail!("--project replays the log's steady-state iteration, which reads the log again: save the log to a file");
+    }
+    let mut todo: Vec<(Change, Vec<&str>)> = Vec::new();
+    for w in wanted {
+        match todo.iter_mut().find(|(c, _)| *c == w.change) {
+            Some((_, rules)) => rules.push(w.rule),
+            None => todo.push((w.change, vec![w.rule])),
+        }
+    }
+    if todo.is_empty() {
+        eprintln!(
+            "profilednn: --project: no rule needs a what-if replay on this log (none of the \
+             projection-aware rules is over its threshold)"
+        );
+        return Ok(Vec::new());
+    }
+    // The log's thread count, unless the user set one: OpenMP reads it when oneDNN loads.
+    if let (Err(_), Some(n)) = (std::env::var("OMP_NUM_THREADS"), profile.metadata.threads) {
+        std::env::set_var("OMP_NUM_THREADS", n.to_string());
+    }
+    let session = Session::open(dnnl_lib).map_err(|e| {
+        anyhow::anyhow!(
+            "--project replays through oneDNN, which could not be loaded: {e}. Give --dnnl-lib \
+             PATH (or set PROFILEDNN_DNNL_LIB), or run `profilednn replay LOG --as bf16 … -o R.json` \
+             where oneDNN is and pass --replay R.json"
+        )
+    })?;
+    let input = profilednn_verbose::LogInput::open(log)
+        .with_context(|| format!("{}: cannot read the log", log.display()))?;
+    let (calls, from) = steady_iteration(input, profile);
+    let mut out = Vec::new();
+    for (change, rules) in todo {
+        let w = what_if(&change);
+        let bar = bar(no_progress);
+        let started = std::time::Instant::now();
+        let run = profilednn_replay::what_if_run::run(
+            &session,
+            &calls,
+            from.clone(),
+            &w,
+            &SequenceTiming::default(),
+            |i, n, what| {
+                if let Some(b) = &bar {
+                    b.set_length(n as u64);
+                    b.set_position(i as u64);
+                    b.set_message(format!("{}: {what}", w.describe()));
+                }
+                true
+            },
+        )
+        .with_context(|| format!("{}", log.display()))?;
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        let replay = profilednn_replay::what_if_run::replay_record(
+            &session,
+            log.display().to_string(),
+            "sequence",
+            Some(run.sequence),
+            Some(run.record),
+            run.results,
+        );
+        let p = crate::advice_projections::of(log, profile, &replay, "advise --project")?;
+        eprintln!(
+            "profilednn: replayed `{}` for {} in {:.1} s ({} problems, oneDNN {}): {:.3} → {:.3} {}",
+            p.transform,
+            rules.join(", "),
+            started.elapsed().as_secs_f64(),
+            replay.results.len(),
+            replay.onednn,
+            p.logged_onednn_ms,
+            p.projected_onednn_ms,
+            p.unit()
+        );
+        out.push(p);
+    }
+    Ok(out)
+}
