@@ -91,7 +91,10 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     // The machine profile's hardware threads, for the thread-oversubscription rule.
     let cores = machine.as_ref().and_then(|m| m.threads);
     // …and its sockets, for ranks spanning sockets (as `advise` without `--sockets`).
-    let sockets = machine.as_ref().and_then(|m| m.sockets);
+    let sockets = machine
+        .as_ref()
+        .and_then(|m| m.sockets)
+        .and_then(|s| usize::try_from(s).ok());
     // Merged once: the summary, the advice and the HTML page are all of this view.
     let merged = Profile::merged(&profiles);
     let summary = summarize_merged(
