@@ -13,6 +13,7 @@ pub mod kind;
 pub mod memory;
 pub mod primitive;
 pub mod prop_kind;
+pub mod quant_spec;
 
 pub use attr::{Attribute, Attributes, PostOp, PostOpKind, QuantArg};
 pub use data_type::DataType;
@@ -21,3 +22,4 @@ pub use kind::PrimitiveKind;
 pub use memory::{FormatKind, MemoryDesc};
 pub use primitive::{AuxItem, Primitive};
 pub use prop_kind::PropKind;
+pub use quant_spec::QuantSpec;
