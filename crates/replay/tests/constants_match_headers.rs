@@ -134,6 +134,8 @@ fn named_constants_are_the_header_values() {
         ("DNNL_ARG_DIFF_SCALE", arg::DIFF_SCALE.into()),
         ("DNNL_ARG_DIFF_SHIFT", arg::DIFF_SHIFT.into()),
         ("DNNL_ARG_MULTIPLE_SRC", arg::MULTIPLE_SRC.into()),
+        ("DNNL_ARG_ATTR_SCALES", arg::ATTR_SCALES.into()),
+        ("DNNL_ARG_ATTR_ZERO_POINTS", arg::ATTR_ZERO_POINTS.into()),
         (
             "DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE",
             arg::ATTR_MULTIPLE_POST_OP_BASE.into(),
@@ -152,6 +154,8 @@ fn named_constants_are_the_header_values() {
         ("dnnl_fpmath_mode_tf32", fpmath::TF32.into()),
         ("dnnl_query_impl_info_str", query::IMPL_INFO_STR.into()),
         ("dnnl_query_exec_arg_md", query::EXEC_ARG_MD.into()),
+        ("dnnl_query_ndims_s32", query::NDIMS_S32.into()),
+        ("dnnl_query_dims", query::DIMS.into()),
         ("dnnl_use_global_stats", norm_flags::USE_GLOBAL_STATS.into()),
         ("dnnl_use_scale", norm_flags::USE_SCALE.into()),
         ("dnnl_use_shift", norm_flags::USE_SHIFT.into()),

@@ -83,6 +83,10 @@ pub mod arg {
     pub const DIFF_SHIFT: c_int = 256;
     /// `DNNL_ARG_MULTIPLE_SRC`: the `i`-th source of sum/concat is this plus `i`.
     pub const MULTIPLE_SRC: c_int = 1024;
+    /// `DNNL_ARG_ATTR_SCALES`: or-ed with an argument, the scales of that argument.
+    pub const ATTR_SCALES: c_int = 4096;
+    /// `DNNL_ARG_ATTR_ZERO_POINTS`: or-ed with an argument, its zero-points.
+    pub const ATTR_ZERO_POINTS: c_int = 8192;
     /// `DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE`
     pub const ATTR_MULTIPLE_POST_OP_BASE: c_int = 32768;
 
@@ -125,6 +129,10 @@ pub mod query {
     pub const IMPL_INFO_STR: c_int = 8;
     /// `dnnl_query_exec_arg_md`: the memory descriptor of an execution argument.
     pub const EXEC_ARG_MD: c_int = 255;
+    /// `dnnl_query_ndims_s32`: a memory descriptor's number of dimensions.
+    pub const NDIMS_S32: c_int = 256;
+    /// `dnnl_query_dims`: a memory descriptor's dimensions (a pointer to its array).
+    pub const DIMS: c_int = 257;
 }
 
 /// `dnnl_normalization_flags_t`, the flags batch and layer normalization take.
@@ -160,13 +168,16 @@ pub struct ExecArg {
 }
 
 macro_rules! api {
-    ($($name:ident : fn($($arg:ty),*) -> $ret:ty;)*) => {
-        /// The entry points ProfileDNN uses.
+    (required { $($name:ident : fn($($arg:ty),*) -> $ret:ty;)* }
+     optional { $($oname:ident : fn($($oarg:ty),*) -> $oret:ty;)* }) => {
+        /// The entry points ProfileDNN uses; the optional ones are those of later oneDNN
+        /// versions than the oldest supported (3.2), `None` in a library without them.
         #[allow(non_snake_case)]
         pub struct Api {
             _lib: Library,
             pub path: PathBuf,
             $(pub $name: unsafe extern "C" fn($($arg),*) -> $ret,)*
+            $(pub $oname: Option<unsafe extern "C" fn($($oarg),*) -> $oret>,)*
         }
         impl Api {
             fn load(path: &Path) -> Result<Api, String> {
@@ -177,7 +188,11 @@ macro_rules! api {
                     $(let $name = *lib
                         .get::<unsafe extern "C" fn($($arg),*) -> $ret>(concat!(stringify!($name), "\0").as_bytes())
                         .map_err(|e| format!("{}: {e} (is this oneDNN 3.x?)", stringify!($name)))?;)*
-                    Ok(Api { _lib: lib, path: path.to_path_buf(), $($name,)* })
+                    $(let $oname = lib
+                        .get::<unsafe extern "C" fn($($oarg),*) -> $oret>(concat!(stringify!($oname), "\0").as_bytes())
+                        .ok()
+                        .map(|f| *f);)*
+                    Ok(Api { _lib: lib, path: path.to_path_buf(), $($name,)* $($oname,)* })
                 }
             }
         }
@@ -185,6 +200,7 @@ macro_rules! api {
 }
 
 api! {
+    required {
     dnnl_version: fn() -> *const Version;
     dnnl_engine_create: fn(*mut Handle, c_int, usize) -> Status;
     dnnl_stream_create: fn(*mut Handle, Handle, c_uint) -> Status;
@@ -201,6 +217,9 @@ api! {
     dnnl_primitive_attr_set_scratchpad_mode: fn(Handle, c_int) -> Status;
     dnnl_primitive_attr_set_fpmath_mode: fn(Handle, c_int) -> Status;
     dnnl_primitive_attr_set_post_ops: fn(Handle, Handle) -> Status;
+    dnnl_primitive_attr_set_scales_mask: fn(Handle, c_int, c_int) -> Status;
+    dnnl_primitive_attr_set_zero_points_mask: fn(Handle, c_int, c_int) -> Status;
+    dnnl_memory_desc_query: fn(Handle, c_int, *mut c_void) -> Status;
     dnnl_post_ops_create: fn(*mut Handle) -> Status;
     dnnl_post_ops_destroy: fn(Handle) -> Status;
     dnnl_post_ops_append_eltwise: fn(Handle, c_int, f32, f32) -> Status;
@@ -232,16 +251,34 @@ api! {
     dnnl_sum_primitive_desc_create: fn(*mut Handle, Handle, Handle, c_int, *const f32, *const Handle, Handle) -> Status;
     dnnl_layer_normalization_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, f32, c_uint, Handle) -> Status;
     dnnl_layer_normalization_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, Handle, f32, c_uint, Handle, Handle) -> Status;
+    dnnl_concat_primitive_desc_create: fn(*mut Handle, Handle, Handle, c_int, c_int, *const Handle, Handle) -> Status;
+    dnnl_shuffle_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, c_int, i64, Handle) -> Status;
+    dnnl_shuffle_backward_primitive_desc_create: fn(*mut Handle, Handle, Handle, Handle, c_int, i64, Handle, Handle) -> Status;
+    dnnl_prelu_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, Handle) -> Status;
+    dnnl_prelu_backward_primitive_desc_create: fn(*mut Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle) -> Status;
+    dnnl_lrn_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, i64, f32, f32, f32, Handle) -> Status;
+    dnnl_lrn_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, i64, f32, f32, f32, Handle, Handle) -> Status;
+    dnnl_resampling_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, *const f32, Handle, Handle, Handle) -> Status;
+    dnnl_resampling_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, *const f32, Handle, Handle, Handle, Handle) -> Status;
+    dnnl_reduction_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, f32, f32, Handle) -> Status;
     dnnl_fmt_tag2str: fn(c_int) -> *const c_char;
     dnnl_alg_kind2str: fn(c_int) -> *const c_char;
     dnnl_prop_kind2str: fn(c_int) -> *const c_char;
     dnnl_dt2str: fn(c_int) -> *const c_char;
+    }
+    optional {
+        // oneDNN 3.4+: scales and zero-points with a data type and groups.
+        dnnl_primitive_attr_set_scales: fn(Handle, c_int, c_int, c_int, *const i64, c_int) -> Status;
+        dnnl_primitive_attr_set_zero_points: fn(Handle, c_int, c_int, c_int, *const i64, c_int) -> Status;
+    }
 }
 
 /// The library plus name → value tables for its enums.
 pub struct Dnnl {
     pub api: Api,
     pub version: String,
+    /// Major, minor: what decides the features a log needs that this library may lack.
+    pub release: (i32, i32),
     pub tags: HashMap<String, c_int>,
     pub algs: HashMap<String, c_int>,
     pub props: HashMap<String, c_int>,
@@ -334,7 +371,9 @@ impl Dnnl {
                 .into_owned()
         };
         let version = format!("{}.{}.{} ({hash})", v.major, v.minor, v.patch);
+        let release = (v.major, v.minor);
         Dnnl {
+            release,
             tags: names(api.dnnl_fmt_tag2str, 0..4096),
             algs: names(api.dnnl_alg_kind2str, 0..0x40000),
             props: names(api.dnnl_prop_kind2str, 0..512),

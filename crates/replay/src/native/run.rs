@@ -2,7 +2,7 @@
 //! data, warm-up runs, then timed runs until enough time and runs are collected.
 
 use super::api::{arg, query, Dnnl, ExecArg, Handle};
-use super::build::Built;
+use super::build::{Built, Quant};
 use super::SkipReason;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr::null_mut;
@@ -72,6 +72,8 @@ const ARGS: &[c_int] = &[
 struct Memories<'a> {
     d: &'a Dnnl,
     mems: Vec<Handle>,
+    /// Descriptors created here (not owned by a primitive descriptor).
+    mds: Vec<Handle>,
 }
 
 impl Drop for Memories<'_> {
@@ -80,7 +82,46 @@ impl Drop for Memories<'_> {
             // SAFETY: created by dnnl_memory_create, destroyed once.
             unsafe { (self.d.api.dnnl_memory_destroy)(*m) };
         }
+        for m in &self.mds {
+            // SAFETY: created by dnnl_memory_desc_create_with_tag, destroyed once.
+            unsafe { (self.d.api.dnnl_memory_desc_destroy)(*m) };
+        }
     }
+}
+
+/// Logical dims of a memory descriptor.
+fn md_dims(d: &Dnnl, md: Handle) -> Vec<i64> {
+    let mut nd: c_int = 0;
+    let mut dims: *const i64 = std::ptr::null();
+    // SAFETY: queries of a live descriptor into live locals; `dims` then points at the
+    // descriptor's own array of `nd` entries.
+    unsafe {
+        (d.api.dnnl_memory_desc_query)(md, query::NDIMS_S32, &mut nd as *mut c_int as *mut c_void);
+        (d.api.dnnl_memory_desc_query)(
+            md,
+            query::DIMS,
+            &mut dims as *mut *const i64 as *mut c_void,
+        );
+        if dims.is_null() || nd <= 0 {
+            return Vec::new();
+        }
+        std::slice::from_raw_parts(dims, nd as usize).to_vec()
+    }
+}
+
+/// How many values a scale or zero-point argument holds: the masked dims of its tensor, the
+/// last two divided by the group sizes.
+fn quant_count(q: &Quant, dims: &[i64]) -> i64 {
+    let mut per: Vec<i64> = dims
+        .iter()
+        .enumerate()
+        .map(|(i, x)| if q.mask & (1 << i) != 0 { *x } else { 1 })
+        .collect();
+    if let (Some((g0, g1)), n @ 2..) = (q.groups, per.len()) {
+        per[n - 2] = (per[n - 2] + g0 - 1) / g0.max(1);
+        per[n - 1] = (per[n - 1] + g1 - 1) / g1.max(1);
+    }
+    per.iter().product::<i64>().max(1)
 }
 
 pub(crate) fn implementation(d: &Dnnl, pd: Handle) -> String {
@@ -154,6 +195,7 @@ pub(crate) fn prepare<'a>(
     let mut mems = Memories {
         d,
         mems: Vec::new(),
+        mds: Vec::new(),
     };
     let mut args: Vec<ExecArg> = Vec::new();
     let mut buffers = Vec::new();
@@ -199,6 +241,60 @@ pub(crate) fn prepare<'a>(
         }
         args.push(ExecArg {
             arg: index,
+            memory: mem,
+        });
+        buffers.push((md, size, ptr));
+    }
+    for q in &b.quant {
+        // SAFETY: querying a descriptor we own.
+        let base = unsafe { (api.dnnl_primitive_desc_query_md)(b.pd, query::EXEC_ARG_MD, q.base) };
+        let dims = if base.is_null() {
+            Vec::new()
+        } else {
+            md_dims(d, base)
+        };
+        let count = super::build::dims12(&[quant_count(q, &dims)]);
+        let tag = d
+            .tags
+            .get("a")
+            .copied()
+            .unwrap_or(super::api::FORMAT_TAG_ANY);
+        let mut md: Handle = null_mut();
+        // SAFETY: a 12-entry dims array and a live out-pointer; the descriptor is kept in
+        // `mems` until the memories are destroyed.
+        let st = unsafe {
+            (api.dnnl_memory_desc_create_with_tag)(&mut md, 1, count.as_ptr(), q.dt, tag)
+        };
+        SkipReason::check(st, "quantization memory descriptor")?;
+        mems.mds.push(md);
+        // SAFETY: as above.
+        let size = unsafe { (api.dnnl_memory_desc_get_size)(md) };
+        let mut mem: Handle = null_mut();
+        // SAFETY: a memory of the descriptor just created, with a library-allocated buffer.
+        let st =
+            unsafe { (api.dnnl_memory_create)(&mut mem, md, engine, usize::MAX as *mut c_void) };
+        if st != super::api::status::SUCCESS {
+            return Err(SkipReason::Allocation {
+                arg: q.exec_arg,
+                bytes: size,
+            });
+        }
+        mems.mems.push(mem);
+        let mut ptr: *mut c_void = null_mut();
+        // SAFETY: the memory was just created; `size` bytes are valid at its handle.
+        unsafe { (api.dnnl_memory_get_data_handle)(mem, &mut ptr) };
+        if !ptr.is_null() {
+            // Scales 0x3e bytes (0.19 in f32 and bf16); zero-points 0.
+            let fill = if q.exec_arg & arg::ATTR_ZERO_POINTS != 0 {
+                0
+            } else {
+                0x3e
+            };
+            // SAFETY: `size` bytes are valid at `ptr`.
+            unsafe { std::ptr::write_bytes(ptr as *mut u8, fill, size) };
+        }
+        args.push(ExecArg {
+            arg: q.exec_arg,
             memory: mem,
         });
         buffers.push((md, size, ptr));

@@ -4,6 +4,9 @@
 
 mod attr;
 mod memory;
+mod quant;
+
+pub(crate) use quant::Quant;
 
 use super::api::{arg, Dnnl, Handle};
 use super::kinds;
@@ -35,6 +38,8 @@ pub struct Built<'a> {
     pub(crate) dt: String,
     /// `forward_training` in this library, the propagation of every backward hint.
     pub(crate) fwd_training: c_int,
+    /// The scales and zero-points the attributes ask for, allocated by the run.
+    pub(crate) quant: Vec<Quant>,
 }
 
 impl Drop for Built<'_> {
@@ -99,6 +104,11 @@ pub(crate) fn alg(d: &Dnnl, name: &str) -> Result<c_int, SkipReason> {
         .ok_or_else(|| SkipReason::UnknownAlgorithm(name.to_string()))
 }
 
+/// The value in this library of the algorithm the log names for `p` (`alg:…`).
+pub(crate) fn logged_alg(d: &Dnnl, p: &Primitive) -> Result<c_int, SkipReason> {
+    alg(d, p.algorithm().ok_or(SkipReason::Missing("algorithm"))?)
+}
+
 /// Builds the primitive descriptor for `p`; `Err` says why it cannot be rebuilt.
 pub(crate) fn build<'a>(
     d: &'a Dnnl,
@@ -123,6 +133,7 @@ pub(crate) fn build<'a>(
         skip_args: Vec::new(),
         dt: data_dt(p),
         fwd_training,
+        quant: Vec::new(),
     };
     if p.prop_kind.is_backward() {
         b.skip_args.push(arg::SHIFT);
