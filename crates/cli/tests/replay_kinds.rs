@@ -1,6 +1,7 @@
 //! Every primitive kind of oneDNN's CPU engine replayed through real oneDNN, on real log lines:
-//! the corpus' benchdnn primitives log (`fixtures/corpus/onednn/v3_14_benchdnn_primitives`)
-//! and PyTorch's quantized and fused lines (`crates/replay/tests/data/quantized`).
+//! the corpus' benchdnn primitives log (`fixtures/corpus/onednn/v3_14_benchdnn_primitives`),
+//! PyTorch's quantized and fused lines (`crates/replay/tests/data/quantized`) and its
+//! deconvolutions (`crates/replay/tests/data/deconvolution`).
 //!
 //! The reference is oneDNN itself: the replay runs with `ONEDNN_VERBOSE=1`, so the library
 //! prints what it executed, and every logged problem of a kind must come back from it with the
@@ -76,13 +77,14 @@ fn replay(lib: &str, log: &Path) -> (Value, String) {
     (results, String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Every logged problem of `kind` replayed, and executed by oneDNN as the log describes it.
-fn kind_replays_as_logged(kind: &str) {
+/// Every problem of `kind` logged in `source` replayed, and executed by oneDNN as the log
+/// describes it.
+fn kind_replays_as_logged(source: &Path, kind: &str) {
     let Some(lib) = dnnl_lib_or_skip() else {
         return;
     };
     let needle = format!(",exec,cpu,{kind},");
-    let log = subset(&corpus_log(), |l| l.contains(&needle));
+    let log = subset(source, |l| l.contains(&needle));
     let logged: BTreeSet<Executed> = exec_lines(&std::fs::read_to_string(&log).unwrap())
         .into_iter()
         .map(|(e, _)| e)
@@ -110,32 +112,40 @@ fn kind_replays_as_logged(kind: &str) {
 
 #[test]
 fn concat_replays_as_logged() {
-    kind_replays_as_logged("concat");
+    kind_replays_as_logged(&corpus_log(), "concat");
 }
 
 #[test]
 fn shuffle_replays_as_logged() {
-    kind_replays_as_logged("shuffle");
+    kind_replays_as_logged(&corpus_log(), "shuffle");
 }
 
 #[test]
 fn resampling_replays_as_logged() {
-    kind_replays_as_logged("resampling");
+    kind_replays_as_logged(&corpus_log(), "resampling");
 }
 
 #[test]
 fn reduction_replays_as_logged() {
-    kind_replays_as_logged("reduction");
+    kind_replays_as_logged(&corpus_log(), "reduction");
 }
 
 #[test]
 fn prelu_replays_as_logged() {
-    kind_replays_as_logged("prelu");
+    kind_replays_as_logged(&corpus_log(), "prelu");
 }
 
 #[test]
 fn lrn_replays_as_logged() {
-    kind_replays_as_logged("lrn");
+    kind_replays_as_logged(&corpus_log(), "lrn");
+}
+
+/// PyTorch's ConvTranspose2d, forward, backward data and backward weights, plain and grouped
+/// (`crates/replay/tests/data/deconvolution`).
+#[test]
+fn deconvolution_replays_as_logged() {
+    let log = root().join("crates/replay/tests/data/deconvolution/torch_deconv.log");
+    kind_replays_as_logged(&log, "deconvolution");
 }
 
 /// `attr-scales:src0:0:f32+wei:2:f32` (3.x) and `attr-scales:src0:0+wei:2` (3.2) alike: the

@@ -91,14 +91,20 @@ fn benchdnn_lines_equal_the_converters() {
     eprintln!("{checked} distinct benchdnn lines equal to verbose_converter's");
 }
 
-/// Quantization attributes and binary post-ops, which no corpus log has: grouped scales and
-/// zero-points (`wei:3:bf16:32x1`), per-channel masks, binary post-ops with and without a
-/// tag or strides. The references were produced by oneDNN's converter itself, at the corpus'
-/// commit (see `tests/data/quantized/README.md`), never by this code.
+/// What no corpus log has: quantization attributes and binary post-ops (`quantized`: grouped
+/// scales and zero-points `wei:3:bf16:32x1`, per-channel masks, binary post-ops with and without
+/// a tag or strides) and deconvolution (`deconvolution`: PyTorch's ConvTranspose2d, forward and
+/// backward, grouped). The references were produced by oneDNN's converter itself, at the corpus'
+/// commit (see each directory's README.md), never by this code.
 #[test]
-fn quantized_and_binary_post_op_lines_equal_the_converters() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/quantized");
-    let (checked, failures) = compare_dir(&dir);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(checked >= 7, "only {checked} reference lines found");
+fn quantized_fused_and_deconvolution_lines_equal_the_converters() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    for (dir, least) in [("quantized", 7), ("deconvolution", 6)] {
+        let (checked, failures) = compare_dir(&data.join(dir));
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert!(
+            checked >= least,
+            "{dir}: only {checked} reference lines found"
+        );
+    }
 }

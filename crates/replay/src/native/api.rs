@@ -234,6 +234,9 @@ api! {
     dnnl_convolution_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, *const i64, *const i64, *const i64, *const i64, Handle) -> Status;
     dnnl_convolution_backward_data_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, *const i64, *const i64, *const i64, *const i64, Handle, Handle) -> Status;
     dnnl_convolution_backward_weights_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, Handle, *const i64, *const i64, *const i64, *const i64, Handle, Handle) -> Status;
+    dnnl_deconvolution_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, *const i64, *const i64, *const i64, *const i64, Handle) -> Status;
+    dnnl_deconvolution_backward_data_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, *const i64, *const i64, *const i64, *const i64, Handle, Handle) -> Status;
+    dnnl_deconvolution_backward_weights_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, Handle, *const i64, *const i64, *const i64, *const i64, Handle, Handle) -> Status;
     dnnl_inner_product_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, Handle, Handle) -> Status;
     dnnl_inner_product_backward_data_primitive_desc_create: fn(*mut Handle, Handle, Handle, Handle, Handle, Handle, Handle) -> Status;
     dnnl_inner_product_backward_weights_primitive_desc_create: fn(*mut Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle) -> Status;

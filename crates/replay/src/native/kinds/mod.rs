@@ -37,6 +37,7 @@ pub(crate) type Rebuild = fn(&mut Built, &Primitive) -> Result<(), SkipReason>;
 pub(crate) fn of(family: &K) -> Option<Rebuild> {
     Some(match family {
         K::Convolution => conv::rebuild,
+        K::Deconvolution => conv::rebuild_deconvolution,
         K::InnerProduct => inner_product::rebuild,
         K::Matmul => matmul::rebuild,
         K::Eltwise => eltwise::rebuild,
