@@ -80,11 +80,16 @@ fn replay(lib: &str, log: &Path) -> (Value, String) {
 /// Every problem of `kind` logged in `source` replayed, and executed by oneDNN as the log
 /// describes it.
 fn kind_replays_as_logged(source: &Path, kind: &str) {
+    lines_replay_as_logged(source, kind, |_| true)
+}
+
+/// As [`kind_replays_as_logged`], for the lines of `kind` that `keep` accepts.
+fn lines_replay_as_logged(source: &Path, kind: &str, keep: impl Fn(&str) -> bool) {
     let Some(lib) = dnnl_lib_or_skip() else {
         return;
     };
     let needle = format!(",exec,cpu,{kind},");
-    let log = subset(source, |l| l.contains(&needle));
+    let log = subset(source, |l| l.contains(&needle) && keep(l));
     let logged: BTreeSet<Executed> = exec_lines(&std::fs::read_to_string(&log).unwrap())
         .into_iter()
         .map(|(e, _)| e)
@@ -146,6 +151,17 @@ fn lrn_replays_as_logged() {
 fn deconvolution_replays_as_logged() {
     let log = root().join("crates/replay/tests/data/deconvolution/torch_deconv.log");
     kind_replays_as_logged(&log, "deconvolution");
+}
+
+/// The corpus' RNN log (`fixtures/corpus/onednn/v3_14_benchdnn_rnn`): vanilla RNN
+/// (bidirectional, concatenated), LSTM (with projection), GRU and LBR-GRU, forward and backward,
+/// f32. (Its bf16 LSTM with peephole is left out: with oneDNN 3.2 on this project's Ice Lake
+/// Xeon the reference implementation it gets fails to execute, status 1, cause not
+/// established; the replay reports it as "execution failed (status 1)".)
+#[test]
+fn rnn_replays_as_logged() {
+    let log = root().join("fixtures/corpus/onednn/v3_14_benchdnn_rnn/rnn.log");
+    lines_replay_as_logged(&log, "rnn", |l| !l.contains(":bf16:"));
 }
 
 /// `attr-scales:src0:0:f32+wei:2:f32` (3.x) and `attr-scales:src0:0+wei:2` (3.2) alike: the

@@ -3,7 +3,7 @@
 //! reference, read by a small parser of `#define` and `enum` here rather than copied.
 //! Without the headers the test says SKIPPED, unless PROFILEDNN_REQUIRE_ONEDNN is set.
 
-use profilednn_replay::native::api::{self, arg, fpmath, norm_flags, query, status};
+use profilednn_replay::native::api::{self, arg, fpmath, norm_flags, query, rnn_direction, status};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -113,6 +113,31 @@ fn named_constants_are_the_header_values() {
         ("DNNL_ARG_SRC", arg::SRC.into()),
         ("DNNL_ARG_SRC_1", arg::SRC_1.into()),
         ("DNNL_ARG_SRC_2", arg::SRC_2.into()),
+        ("DNNL_ARG_SRC_3", arg::SRC_3.into()),
+        ("DNNL_ARG_WEIGHTS_2", arg::WEIGHTS_2.into()),
+        ("DNNL_ARG_WEIGHTS_3", arg::WEIGHTS_3.into()),
+        ("DNNL_ARG_DIFF_SRC_2", arg::DIFF_SRC_2.into()),
+        ("DNNL_ARG_DIFF_SRC_3", arg::DIFF_SRC_3.into()),
+        ("DNNL_ARG_DIFF_DST_2", arg::DIFF_DST_2.into()),
+        ("DNNL_ARG_DIFF_WEIGHTS_1", arg::DIFF_WEIGHTS_1.into()),
+        ("DNNL_ARG_DIFF_WEIGHTS_2", arg::DIFF_WEIGHTS_2.into()),
+        ("DNNL_ARG_DIFF_WEIGHTS_3", arg::DIFF_WEIGHTS_3.into()),
+        (
+            "dnnl_unidirectional_left2right",
+            rnn_direction::LEFT2RIGHT.into(),
+        ),
+        (
+            "dnnl_unidirectional_right2left",
+            rnn_direction::RIGHT2LEFT.into(),
+        ),
+        (
+            "dnnl_bidirectional_concat",
+            rnn_direction::BIDIRECTIONAL_CONCAT.into(),
+        ),
+        (
+            "dnnl_bidirectional_sum",
+            rnn_direction::BIDIRECTIONAL_SUM.into(),
+        ),
         ("DNNL_ARG_DST", arg::DST.into()),
         ("DNNL_ARG_DST_1", arg::DST_1.into()),
         ("DNNL_ARG_DST_2", arg::DST_2.into()),

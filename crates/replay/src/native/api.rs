@@ -41,6 +41,8 @@ pub mod arg {
     pub const SRC_1: c_int = 2;
     /// `DNNL_ARG_SRC_2`
     pub const SRC_2: c_int = 3;
+    /// `DNNL_ARG_SRC_3` (an AUGRU's attention)
+    pub const SRC_3: c_int = 4;
     /// `DNNL_ARG_DST` (`DNNL_ARG_DST_0`)
     pub const DST: c_int = 17;
     /// `DNNL_ARG_DST_1`
@@ -51,6 +53,10 @@ pub mod arg {
     pub const WEIGHTS: c_int = 33;
     /// `DNNL_ARG_WEIGHTS_1`
     pub const WEIGHTS_1: c_int = 34;
+    /// `DNNL_ARG_WEIGHTS_2` (an LSTM's peephole weights)
+    pub const WEIGHTS_2: c_int = 35;
+    /// `DNNL_ARG_WEIGHTS_3` (an LSTM's projection weights)
+    pub const WEIGHTS_3: c_int = 36;
     /// `DNNL_ARG_BIAS`
     pub const BIAS: c_int = 41;
     /// `DNNL_ARG_MEAN`
@@ -69,12 +75,24 @@ pub mod arg {
     pub const DIFF_SRC: c_int = 129;
     /// `DNNL_ARG_DIFF_SRC_1`
     pub const DIFF_SRC_1: c_int = 130;
+    /// `DNNL_ARG_DIFF_SRC_2`
+    pub const DIFF_SRC_2: c_int = 131;
+    /// `DNNL_ARG_DIFF_SRC_3`
+    pub const DIFF_SRC_3: c_int = 132;
     /// `DNNL_ARG_DIFF_DST` (`DNNL_ARG_DIFF_DST_0`)
     pub const DIFF_DST: c_int = 145;
     /// `DNNL_ARG_DIFF_DST_1`
     pub const DIFF_DST_1: c_int = 146;
+    /// `DNNL_ARG_DIFF_DST_2`
+    pub const DIFF_DST_2: c_int = 147;
     /// `DNNL_ARG_DIFF_WEIGHTS` (`DNNL_ARG_DIFF_WEIGHTS_0`)
     pub const DIFF_WEIGHTS: c_int = 161;
+    /// `DNNL_ARG_DIFF_WEIGHTS_1`
+    pub const DIFF_WEIGHTS_1: c_int = 162;
+    /// `DNNL_ARG_DIFF_WEIGHTS_2`
+    pub const DIFF_WEIGHTS_2: c_int = 163;
+    /// `DNNL_ARG_DIFF_WEIGHTS_3`
+    pub const DIFF_WEIGHTS_3: c_int = 164;
     /// `DNNL_ARG_DIFF_BIAS`
     pub const DIFF_BIAS: c_int = 169;
     /// `DNNL_ARG_DIFF_SCALE`
@@ -106,6 +124,19 @@ pub const STREAM_IN_ORDER: c_uint = 1;
 /// `dnnl_scratchpad_mode_user`: the caller passes the scratchpad, so a timed execution
 /// allocates nothing.
 pub const SCRATCHPAD_MODE_USER: c_int = 1;
+
+/// `dnnl_rnn_direction_t`: which way an RNN runs over time.
+pub mod rnn_direction {
+    use std::ffi::c_int;
+    /// `dnnl_unidirectional_left2right`
+    pub const LEFT2RIGHT: c_int = 1;
+    /// `dnnl_unidirectional_right2left`
+    pub const RIGHT2LEFT: c_int = 2;
+    /// `dnnl_bidirectional_concat`
+    pub const BIDIRECTIONAL_CONCAT: c_int = 3;
+    /// `dnnl_bidirectional_sum`
+    pub const BIDIRECTIONAL_SUM: c_int = 4;
+}
 
 /// `dnnl_fpmath_mode_t`: how far the implementation may lower f32 arithmetic.
 pub mod fpmath {
@@ -264,6 +295,14 @@ api! {
     dnnl_resampling_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, *const f32, Handle, Handle, Handle) -> Status;
     dnnl_resampling_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, *const f32, Handle, Handle, Handle, Handle) -> Status;
     dnnl_reduction_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, f32, f32, Handle) -> Status;
+    dnnl_vanilla_rnn_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, f32, f32, Handle) -> Status;
+    dnnl_vanilla_rnn_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, f32, f32, Handle, Handle) -> Status;
+    dnnl_lstm_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, Handle) -> Status;
+    dnnl_lstm_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, Handle, Handle) -> Status;
+    dnnl_gru_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, Handle) -> Status;
+    dnnl_gru_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, Handle, Handle) -> Status;
+    dnnl_lbr_gru_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, Handle) -> Status;
+    dnnl_lbr_gru_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, Handle, Handle) -> Status;
     dnnl_fmt_tag2str: fn(c_int) -> *const c_char;
     dnnl_alg_kind2str: fn(c_int) -> *const c_char;
     dnnl_prop_kind2str: fn(c_int) -> *const c_char;

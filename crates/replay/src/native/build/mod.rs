@@ -28,7 +28,8 @@ pub struct Built<'a> {
     post_ops: Handle,
     /// Logged layout tags this oneDNN does not know (replaced by `any`).
     pub(crate) unknown_tags: Vec<String>,
-    /// Only convolution, inner product and matmul accept `any` layouts; the other kinds get
+    /// Only convolution, deconvolution, inner product, matmul and RNN accept `any` layouts;
+    /// the other kinds get
     /// the layout the log printed even where the framework had asked for `any`.
     allow_any: bool,
     /// Arguments the descriptor reports but the primitive must not receive (oneDNN counts
@@ -129,7 +130,10 @@ pub(crate) fn build<'a>(
         attr: null_mut(),
         post_ops: null_mut(),
         unknown_tags: Vec::new(),
-        allow_any: matches!(family, K::Convolution | K::InnerProduct | K::Matmul),
+        allow_any: matches!(
+            family,
+            K::Convolution | K::Deconvolution | K::InnerProduct | K::Matmul | K::Rnn
+        ),
         skip_args: Vec::new(),
         dt: data_dt(p),
         fwd_training,

@@ -18,6 +18,7 @@ mod prelu;
 mod reduction;
 mod reorder;
 mod resampling;
+mod rnn;
 mod shuffle;
 mod softmax;
 mod sum;
@@ -55,6 +56,7 @@ pub(crate) fn of(family: &K) -> Option<Rebuild> {
         K::Reduction => reduction::rebuild,
         K::Prelu => prelu::rebuild,
         K::Lrn => lrn::rebuild,
+        K::Rnn => rnn::rebuild,
         _ => return None,
     })
 }
