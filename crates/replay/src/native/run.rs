@@ -127,8 +127,9 @@ fn quant_count(q: &Quant, dims: &[i64]) -> i64 {
         .map(|(i, x)| if q.mask & (1 << i) != 0 { *x } else { 1 })
         .collect();
     if let (Some((g0, g1)), n @ 2..) = (q.groups, per.len()) {
-        per[n - 2] = (per[n - 2] + g0 - 1) / g0.max(1);
-        per[n - 1] = (per[n - 1] + g1 - 1) / g1.max(1);
+        let groups = |x: i64, g: i64| (x + g.max(1) - 1) / g.max(1);
+        per[n - 2] = groups(per[n - 2], g0);
+        per[n - 1] = groups(per[n - 1], g1);
     }
     per.iter().product::<i64>().max(1)
 }
@@ -361,4 +362,31 @@ pub(crate) fn measure(
         times.push(ms);
     }
     Ok(summarize(p.implementation.clone(), times))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts derived by hand from oneDNN's definitions: a mask keeps a dimension, groups of
+    /// `AxB` over the last two dimensions share one value.
+    #[test]
+    fn scale_counts_follow_mask_and_groups() {
+        let q = |mask, groups| Quant {
+            base: arg::WEIGHTS,
+            exec_arg: arg::ATTR_SCALES | arg::WEIGHTS,
+            mask,
+            groups,
+            dt: 0,
+        };
+        let wei = [256, 128];
+        assert_eq!(quant_count(&q(0, None), &wei), 1, "common");
+        assert_eq!(quant_count(&q(2, None), &wei), 128, "per output channel");
+        assert_eq!(quant_count(&q(3, None), &wei), 256 * 128);
+        // wei:3:bf16:32x1: one value per 32 rows of K, per column.
+        assert_eq!(quant_count(&q(3, Some((32, 1))), &wei), 8 * 128);
+        // A group that does not divide its dimension still gets a value for the rest.
+        assert_eq!(quant_count(&q(3, Some((100, 1))), &wei), 3 * 128);
+        assert_eq!(quant_count(&q(2, None), &[2, 64, 56, 56]), 64);
+    }
 }
