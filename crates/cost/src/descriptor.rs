@@ -57,6 +57,11 @@ impl Descriptor {
         (f >= 0.0 && f.fract() == 0.0 && f < 9007199254740992.0).then_some(f as u64)
     }
 
+    /// A field as a real number (`beta0.75`).
+    pub fn number(&self, name: &str) -> Option<f64> {
+        self.pairs.iter().find(|(n, _)| n == name)?.1.parse().ok()
+    }
+
     pub fn get_or(&self, name: &str, default: u64) -> u64 {
         self.get(name).unwrap_or(default)
     }

@@ -172,6 +172,10 @@ impl QuantArg {
     pub fn data_type(&self) -> Option<DataType> {
         self.spec.split(':').nth(1).and_then(DataType::parse)
     }
+    /// Every field of the spec (groups, host scalar, mode included).
+    pub fn parsed(&self) -> crate::QuantSpec {
+        crate::QuantSpec::parse(&self.spec)
+    }
 }
 
 /// One post-op of a fused primitive.

@@ -24,6 +24,7 @@ pub mod layout;
 pub mod memory;
 pub mod primitive;
 pub mod prop_kind;
+pub mod quant_spec;
 
 pub use attr::{Attribute, Attributes, PostOp, PostOpKind, QuantArg};
 pub use data_type::DataType;
@@ -33,3 +34,4 @@ pub use layout::ActivationLayout;
 pub use memory::{FormatKind, MemoryDesc};
 pub use primitive::{AuxItem, Primitive};
 pub use prop_kind::PropKind;
+pub use quant_spec::QuantSpec;

@@ -237,6 +237,7 @@ fn post_ops(p: &Primitive) -> Option<String> {
             match &po.kind {
                 PostOpKind::Eltwise { .. } => trim_defaults(head, &rest, &[0.0, 0.0, 1.0]),
                 PostOpKind::Sum => trim_defaults(head, &rest, &[1.0, 0.0]),
+                PostOpKind::Binary { .. } if head != "binary_select" => binary_post_op(&po.raw),
                 _ => po.raw.clone(),
             }
         })
@@ -244,25 +245,59 @@ fn post_ops(p: &Primitive) -> Option<String> {
     Some(format!("--attr-post-ops={}", items.join("+")))
 }
 
-/// Scales or zero points as benchdnn spells them: `arg:mask[:value][:dt]+…`, with a value for a
-/// common (mask 0) quantity and the data type when it is not the default.
+/// Scales or zero points as the converter spells them: `arg:POLICY_OR_MASK[:VALUE][:DT][:GROUPS]`,
+/// with a made-up value for a common (mask 0) or host-scalar quantity, the data type when it
+/// is not the default or groups follow, and the groups (without them `wei:3:bf16` is another
+/// problem: one value per row instead of one per 32 rows).
 fn quant_args(args: &[QuantArg], common_value: &str, default_dt: &str) -> String {
     let v: Vec<String> = args
         .iter()
         .map(|q| {
-            let mask = q.mask().unwrap_or(0);
-            let mut s = format!("{}:{mask}", q.arg);
-            if mask == 0 {
+            let spec = q.parsed();
+            let mask = spec.mask.unwrap_or(0);
+            let policy = if spec.host_scalar {
+                Some("host_scalar")
+            } else {
+                match spec.mode.as_deref() {
+                    Some("dynamic_mx") => Some("mx"),
+                    Some("dynamic_fp") => Some("dynamic_fp"),
+                    _ => None,
+                }
+            };
+            let mut s = match policy {
+                Some(p) => format!("{}:{p}", q.arg),
+                None => format!("{}:{mask}", q.arg),
+            };
+            if mask == 0 || spec.host_scalar {
                 s.push(':');
                 s.push_str(common_value);
             }
-            if let Some(dt) = q.data_type().filter(|d| d.as_str() != default_dt) {
+            let groups = spec.groups_string();
+            let dt = spec.data_type.as_deref().unwrap_or(default_dt);
+            if dt != default_dt || groups.is_some() {
                 s.push_str(&format!(":{dt}"));
+            }
+            if let Some(g) = groups {
+                s.push_str(&format!(":{g}"));
             }
             s
         })
         .collect();
     v.join("+")
+}
+
+/// A binary post-op as the converter spells it: `ALG:DT:MASK`, then the tag unless it is `any`
+/// (oneDNN prints `:any` for a library-chosen layout; benchdnn's default), or tag and strides.
+fn binary_post_op(raw: &str) -> String {
+    let f: Vec<&str> = raw.split(':').collect();
+    let (head, dt) = (f[0], f.get(1).copied().unwrap_or(""));
+    let mask = f.get(2).copied().unwrap_or("0");
+    let tag = f.get(3).copied().unwrap_or("any");
+    match f.get(4) {
+        Some(strides) if !strides.is_empty() => format!("{head}:{dt}:{mask}:{tag}:{strides}"),
+        _ if tag != "any" => format!("{head}:{dt}:{mask}:{tag}"),
+        _ => format!("{head}:{dt}:{mask}"),
+    }
 }
 
 fn attrs(p: &Primitive) -> Vec<String> {

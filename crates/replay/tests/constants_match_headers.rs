@@ -3,7 +3,7 @@
 //! reference, read by a small parser of `#define` and `enum` here rather than copied.
 //! Without the headers the test says SKIPPED, unless PROFILEDNN_REQUIRE_ONEDNN is set.
 
-use profilednn_replay::native::api::{self, arg, fpmath, norm_flags, query, status};
+use profilednn_replay::native::api::{self, arg, fpmath, norm_flags, query, rnn_direction, status};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -113,6 +113,31 @@ fn named_constants_are_the_header_values() {
         ("DNNL_ARG_SRC", arg::SRC.into()),
         ("DNNL_ARG_SRC_1", arg::SRC_1.into()),
         ("DNNL_ARG_SRC_2", arg::SRC_2.into()),
+        ("DNNL_ARG_SRC_3", arg::SRC_3.into()),
+        ("DNNL_ARG_WEIGHTS_2", arg::WEIGHTS_2.into()),
+        ("DNNL_ARG_WEIGHTS_3", arg::WEIGHTS_3.into()),
+        ("DNNL_ARG_DIFF_SRC_2", arg::DIFF_SRC_2.into()),
+        ("DNNL_ARG_DIFF_SRC_3", arg::DIFF_SRC_3.into()),
+        ("DNNL_ARG_DIFF_DST_2", arg::DIFF_DST_2.into()),
+        ("DNNL_ARG_DIFF_WEIGHTS_1", arg::DIFF_WEIGHTS_1.into()),
+        ("DNNL_ARG_DIFF_WEIGHTS_2", arg::DIFF_WEIGHTS_2.into()),
+        ("DNNL_ARG_DIFF_WEIGHTS_3", arg::DIFF_WEIGHTS_3.into()),
+        (
+            "dnnl_unidirectional_left2right",
+            rnn_direction::LEFT2RIGHT.into(),
+        ),
+        (
+            "dnnl_unidirectional_right2left",
+            rnn_direction::RIGHT2LEFT.into(),
+        ),
+        (
+            "dnnl_bidirectional_concat",
+            rnn_direction::BIDIRECTIONAL_CONCAT.into(),
+        ),
+        (
+            "dnnl_bidirectional_sum",
+            rnn_direction::BIDIRECTIONAL_SUM.into(),
+        ),
         ("DNNL_ARG_DST", arg::DST.into()),
         ("DNNL_ARG_DST_1", arg::DST_1.into()),
         ("DNNL_ARG_DST_2", arg::DST_2.into()),
@@ -134,6 +159,8 @@ fn named_constants_are_the_header_values() {
         ("DNNL_ARG_DIFF_SCALE", arg::DIFF_SCALE.into()),
         ("DNNL_ARG_DIFF_SHIFT", arg::DIFF_SHIFT.into()),
         ("DNNL_ARG_MULTIPLE_SRC", arg::MULTIPLE_SRC.into()),
+        ("DNNL_ARG_ATTR_SCALES", arg::ATTR_SCALES.into()),
+        ("DNNL_ARG_ATTR_ZERO_POINTS", arg::ATTR_ZERO_POINTS.into()),
         (
             "DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE",
             arg::ATTR_MULTIPLE_POST_OP_BASE.into(),
@@ -152,6 +179,8 @@ fn named_constants_are_the_header_values() {
         ("dnnl_fpmath_mode_tf32", fpmath::TF32.into()),
         ("dnnl_query_impl_info_str", query::IMPL_INFO_STR.into()),
         ("dnnl_query_exec_arg_md", query::EXEC_ARG_MD.into()),
+        ("dnnl_query_ndims_s32", query::NDIMS_S32.into()),
+        ("dnnl_query_dims", query::DIMS.into()),
         ("dnnl_use_global_stats", norm_flags::USE_GLOBAL_STATS.into()),
         ("dnnl_use_scale", norm_flags::USE_SCALE.into()),
         ("dnnl_use_shift", norm_flags::USE_SHIFT.into()),

@@ -41,6 +41,8 @@ pub mod arg {
     pub const SRC_1: c_int = 2;
     /// `DNNL_ARG_SRC_2`
     pub const SRC_2: c_int = 3;
+    /// `DNNL_ARG_SRC_3` (an AUGRU's attention)
+    pub const SRC_3: c_int = 4;
     /// `DNNL_ARG_DST` (`DNNL_ARG_DST_0`)
     pub const DST: c_int = 17;
     /// `DNNL_ARG_DST_1`
@@ -51,6 +53,10 @@ pub mod arg {
     pub const WEIGHTS: c_int = 33;
     /// `DNNL_ARG_WEIGHTS_1`
     pub const WEIGHTS_1: c_int = 34;
+    /// `DNNL_ARG_WEIGHTS_2` (an LSTM's peephole weights)
+    pub const WEIGHTS_2: c_int = 35;
+    /// `DNNL_ARG_WEIGHTS_3` (an LSTM's projection weights)
+    pub const WEIGHTS_3: c_int = 36;
     /// `DNNL_ARG_BIAS`
     pub const BIAS: c_int = 41;
     /// `DNNL_ARG_MEAN`
@@ -69,12 +75,24 @@ pub mod arg {
     pub const DIFF_SRC: c_int = 129;
     /// `DNNL_ARG_DIFF_SRC_1`
     pub const DIFF_SRC_1: c_int = 130;
+    /// `DNNL_ARG_DIFF_SRC_2`
+    pub const DIFF_SRC_2: c_int = 131;
+    /// `DNNL_ARG_DIFF_SRC_3`
+    pub const DIFF_SRC_3: c_int = 132;
     /// `DNNL_ARG_DIFF_DST` (`DNNL_ARG_DIFF_DST_0`)
     pub const DIFF_DST: c_int = 145;
     /// `DNNL_ARG_DIFF_DST_1`
     pub const DIFF_DST_1: c_int = 146;
+    /// `DNNL_ARG_DIFF_DST_2`
+    pub const DIFF_DST_2: c_int = 147;
     /// `DNNL_ARG_DIFF_WEIGHTS` (`DNNL_ARG_DIFF_WEIGHTS_0`)
     pub const DIFF_WEIGHTS: c_int = 161;
+    /// `DNNL_ARG_DIFF_WEIGHTS_1`
+    pub const DIFF_WEIGHTS_1: c_int = 162;
+    /// `DNNL_ARG_DIFF_WEIGHTS_2`
+    pub const DIFF_WEIGHTS_2: c_int = 163;
+    /// `DNNL_ARG_DIFF_WEIGHTS_3`
+    pub const DIFF_WEIGHTS_3: c_int = 164;
     /// `DNNL_ARG_DIFF_BIAS`
     pub const DIFF_BIAS: c_int = 169;
     /// `DNNL_ARG_DIFF_SCALE`
@@ -83,6 +101,10 @@ pub mod arg {
     pub const DIFF_SHIFT: c_int = 256;
     /// `DNNL_ARG_MULTIPLE_SRC`: the `i`-th source of sum/concat is this plus `i`.
     pub const MULTIPLE_SRC: c_int = 1024;
+    /// `DNNL_ARG_ATTR_SCALES`: or-ed with an argument, the scales of that argument.
+    pub const ATTR_SCALES: c_int = 4096;
+    /// `DNNL_ARG_ATTR_ZERO_POINTS`: or-ed with an argument, its zero-points.
+    pub const ATTR_ZERO_POINTS: c_int = 8192;
     /// `DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE`
     pub const ATTR_MULTIPLE_POST_OP_BASE: c_int = 32768;
 
@@ -102,6 +124,19 @@ pub const STREAM_IN_ORDER: c_uint = 1;
 /// `dnnl_scratchpad_mode_user`: the caller passes the scratchpad, so a timed execution
 /// allocates nothing.
 pub const SCRATCHPAD_MODE_USER: c_int = 1;
+
+/// `dnnl_rnn_direction_t`: which way an RNN runs over time.
+pub mod rnn_direction {
+    use std::ffi::c_int;
+    /// `dnnl_unidirectional_left2right`
+    pub const LEFT2RIGHT: c_int = 1;
+    /// `dnnl_unidirectional_right2left`
+    pub const RIGHT2LEFT: c_int = 2;
+    /// `dnnl_bidirectional_concat`
+    pub const BIDIRECTIONAL_CONCAT: c_int = 3;
+    /// `dnnl_bidirectional_sum`
+    pub const BIDIRECTIONAL_SUM: c_int = 4;
+}
 
 /// `dnnl_fpmath_mode_t`: how far the implementation may lower f32 arithmetic.
 pub mod fpmath {
@@ -125,6 +160,10 @@ pub mod query {
     pub const IMPL_INFO_STR: c_int = 8;
     /// `dnnl_query_exec_arg_md`: the memory descriptor of an execution argument.
     pub const EXEC_ARG_MD: c_int = 255;
+    /// `dnnl_query_ndims_s32`: a memory descriptor's number of dimensions.
+    pub const NDIMS_S32: c_int = 256;
+    /// `dnnl_query_dims`: a memory descriptor's dimensions (a pointer to its array).
+    pub const DIMS: c_int = 257;
 }
 
 /// `dnnl_normalization_flags_t`, the flags batch and layer normalization take.
@@ -160,13 +199,16 @@ pub struct ExecArg {
 }
 
 macro_rules! api {
-    ($($name:ident : fn($($arg:ty),*) -> $ret:ty;)*) => {
-        /// The entry points ProfileDNN uses.
+    (required { $($name:ident : fn($($arg:ty),*) -> $ret:ty;)* }
+     optional { $($oname:ident : fn($($oarg:ty),*) -> $oret:ty;)* }) => {
+        /// The entry points ProfileDNN uses; the optional ones are those of later oneDNN
+        /// versions than the oldest supported (3.2), `None` in a library without them.
         #[allow(non_snake_case)]
         pub struct Api {
             _lib: Library,
             pub path: PathBuf,
             $(pub $name: unsafe extern "C" fn($($arg),*) -> $ret,)*
+            $(pub $oname: Option<unsafe extern "C" fn($($oarg),*) -> $oret>,)*
         }
         impl Api {
             fn load(path: &Path) -> Result<Api, String> {
@@ -177,7 +219,11 @@ macro_rules! api {
                     $(let $name = *lib
                         .get::<unsafe extern "C" fn($($arg),*) -> $ret>(concat!(stringify!($name), "\0").as_bytes())
                         .map_err(|e| format!("{}: {e} (is this oneDNN 3.x?)", stringify!($name)))?;)*
-                    Ok(Api { _lib: lib, path: path.to_path_buf(), $($name,)* })
+                    $(let $oname = lib
+                        .get::<unsafe extern "C" fn($($oarg),*) -> $oret>(concat!(stringify!($oname), "\0").as_bytes())
+                        .ok()
+                        .map(|f| *f);)*
+                    Ok(Api { _lib: lib, path: path.to_path_buf(), $($name,)* $($oname,)* })
                 }
             }
         }
@@ -185,6 +231,7 @@ macro_rules! api {
 }
 
 api! {
+    required {
     dnnl_version: fn() -> *const Version;
     dnnl_engine_create: fn(*mut Handle, c_int, usize) -> Status;
     dnnl_stream_create: fn(*mut Handle, Handle, c_uint) -> Status;
@@ -201,6 +248,9 @@ api! {
     dnnl_primitive_attr_set_scratchpad_mode: fn(Handle, c_int) -> Status;
     dnnl_primitive_attr_set_fpmath_mode: fn(Handle, c_int) -> Status;
     dnnl_primitive_attr_set_post_ops: fn(Handle, Handle) -> Status;
+    dnnl_primitive_attr_set_scales_mask: fn(Handle, c_int, c_int) -> Status;
+    dnnl_primitive_attr_set_zero_points_mask: fn(Handle, c_int, c_int) -> Status;
+    dnnl_memory_desc_query: fn(Handle, c_int, *mut c_void) -> Status;
     dnnl_post_ops_create: fn(*mut Handle) -> Status;
     dnnl_post_ops_destroy: fn(Handle) -> Status;
     dnnl_post_ops_append_eltwise: fn(Handle, c_int, f32, f32) -> Status;
@@ -215,6 +265,9 @@ api! {
     dnnl_convolution_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, *const i64, *const i64, *const i64, *const i64, Handle) -> Status;
     dnnl_convolution_backward_data_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, *const i64, *const i64, *const i64, *const i64, Handle, Handle) -> Status;
     dnnl_convolution_backward_weights_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, Handle, *const i64, *const i64, *const i64, *const i64, Handle, Handle) -> Status;
+    dnnl_deconvolution_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, *const i64, *const i64, *const i64, *const i64, Handle) -> Status;
+    dnnl_deconvolution_backward_data_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, *const i64, *const i64, *const i64, *const i64, Handle, Handle) -> Status;
+    dnnl_deconvolution_backward_weights_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, Handle, *const i64, *const i64, *const i64, *const i64, Handle, Handle) -> Status;
     dnnl_inner_product_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, Handle, Handle) -> Status;
     dnnl_inner_product_backward_data_primitive_desc_create: fn(*mut Handle, Handle, Handle, Handle, Handle, Handle, Handle) -> Status;
     dnnl_inner_product_backward_weights_primitive_desc_create: fn(*mut Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle) -> Status;
@@ -232,16 +285,42 @@ api! {
     dnnl_sum_primitive_desc_create: fn(*mut Handle, Handle, Handle, c_int, *const f32, *const Handle, Handle) -> Status;
     dnnl_layer_normalization_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, f32, c_uint, Handle) -> Status;
     dnnl_layer_normalization_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, Handle, f32, c_uint, Handle, Handle) -> Status;
+    dnnl_concat_primitive_desc_create: fn(*mut Handle, Handle, Handle, c_int, c_int, *const Handle, Handle) -> Status;
+    dnnl_shuffle_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, c_int, i64, Handle) -> Status;
+    dnnl_shuffle_backward_primitive_desc_create: fn(*mut Handle, Handle, Handle, Handle, c_int, i64, Handle, Handle) -> Status;
+    dnnl_prelu_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, Handle) -> Status;
+    dnnl_prelu_backward_primitive_desc_create: fn(*mut Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle) -> Status;
+    dnnl_lrn_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, i64, f32, f32, f32, Handle) -> Status;
+    dnnl_lrn_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, i64, f32, f32, f32, Handle, Handle) -> Status;
+    dnnl_resampling_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, *const f32, Handle, Handle, Handle) -> Status;
+    dnnl_resampling_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, *const f32, Handle, Handle, Handle, Handle) -> Status;
+    dnnl_reduction_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, f32, f32, Handle) -> Status;
+    dnnl_vanilla_rnn_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, f32, f32, Handle) -> Status;
+    dnnl_vanilla_rnn_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, f32, f32, Handle, Handle) -> Status;
+    dnnl_lstm_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, Handle) -> Status;
+    dnnl_lstm_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, Handle, Handle) -> Status;
+    dnnl_gru_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, Handle) -> Status;
+    dnnl_gru_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, Handle, Handle) -> Status;
+    dnnl_lbr_gru_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, Handle) -> Status;
+    dnnl_lbr_gru_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, c_int, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_uint, Handle, Handle) -> Status;
     dnnl_fmt_tag2str: fn(c_int) -> *const c_char;
     dnnl_alg_kind2str: fn(c_int) -> *const c_char;
     dnnl_prop_kind2str: fn(c_int) -> *const c_char;
     dnnl_dt2str: fn(c_int) -> *const c_char;
+    }
+    optional {
+        // oneDNN 3.4+: scales and zero-points with a data type and groups.
+        dnnl_primitive_attr_set_scales: fn(Handle, c_int, c_int, c_int, *const i64, c_int) -> Status;
+        dnnl_primitive_attr_set_zero_points: fn(Handle, c_int, c_int, c_int, *const i64, c_int) -> Status;
+    }
 }
 
 /// The library plus name → value tables for its enums.
 pub struct Dnnl {
     pub api: Api,
     pub version: String,
+    /// Major, minor: what decides the features a log needs that this library may lack.
+    pub release: (i32, i32),
     pub tags: HashMap<String, c_int>,
     pub algs: HashMap<String, c_int>,
     pub props: HashMap<String, c_int>,
@@ -334,7 +413,9 @@ impl Dnnl {
                 .into_owned()
         };
         let version = format!("{}.{}.{} ({hash})", v.major, v.minor, v.patch);
+        let release = (v.major, v.minor);
         Dnnl {
+            release,
             tags: names(api.dnnl_fmt_tag2str, 0..4096),
             algs: names(api.dnnl_alg_kind2str, 0..0x40000),
             props: names(api.dnnl_prop_kind2str, 0..512),

@@ -2,7 +2,7 @@
 //! data, warm-up runs, then timed runs until enough time and runs are collected.
 
 use super::api::{arg, query, Dnnl, ExecArg, Handle};
-use super::build::Built;
+use super::build::{Built, Quant};
 use super::SkipReason;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr::null_mut;
@@ -47,11 +47,14 @@ const ARGS: &[c_int] = &[
     arg::SRC,
     arg::SRC_1,
     arg::SRC_2,
+    arg::SRC_3,
     arg::DST,
     arg::DST_1,
     arg::DST_2,
     arg::WEIGHTS,
     arg::WEIGHTS_1,
+    arg::WEIGHTS_2,
+    arg::WEIGHTS_3,
     arg::BIAS,
     arg::MEAN,
     arg::VARIANCE,
@@ -61,9 +64,15 @@ const ARGS: &[c_int] = &[
     arg::SCRATCHPAD,
     arg::DIFF_SRC,
     arg::DIFF_SRC_1,
+    arg::DIFF_SRC_2,
+    arg::DIFF_SRC_3,
     arg::DIFF_DST,
     arg::DIFF_DST_1,
+    arg::DIFF_DST_2,
     arg::DIFF_WEIGHTS,
+    arg::DIFF_WEIGHTS_1,
+    arg::DIFF_WEIGHTS_2,
+    arg::DIFF_WEIGHTS_3,
     arg::DIFF_BIAS,
     arg::DIFF_SCALE,
     arg::DIFF_SHIFT,
@@ -72,6 +81,8 @@ const ARGS: &[c_int] = &[
 struct Memories<'a> {
     d: &'a Dnnl,
     mems: Vec<Handle>,
+    /// Descriptors created here (not owned by a primitive descriptor).
+    mds: Vec<Handle>,
 }
 
 impl Drop for Memories<'_> {
@@ -80,7 +91,47 @@ impl Drop for Memories<'_> {
             // SAFETY: created by dnnl_memory_create, destroyed once.
             unsafe { (self.d.api.dnnl_memory_destroy)(*m) };
         }
+        for m in &self.mds {
+            // SAFETY: created by dnnl_memory_desc_create_with_tag, destroyed once.
+            unsafe { (self.d.api.dnnl_memory_desc_destroy)(*m) };
+        }
     }
+}
+
+/// Logical dims of a memory descriptor.
+fn md_dims(d: &Dnnl, md: Handle) -> Vec<i64> {
+    let mut nd: c_int = 0;
+    let mut dims: *const i64 = std::ptr::null();
+    // SAFETY: queries of a live descriptor into live locals; `dims` then points at the
+    // descriptor's own array of `nd` entries.
+    unsafe {
+        (d.api.dnnl_memory_desc_query)(md, query::NDIMS_S32, &mut nd as *mut c_int as *mut c_void);
+        (d.api.dnnl_memory_desc_query)(
+            md,
+            query::DIMS,
+            &mut dims as *mut *const i64 as *mut c_void,
+        );
+        if dims.is_null() || nd <= 0 {
+            return Vec::new();
+        }
+        std::slice::from_raw_parts(dims, nd as usize).to_vec()
+    }
+}
+
+/// How many values a scale or zero-point argument holds: the masked dims of its tensor, the
+/// last two divided by the group sizes.
+fn quant_count(q: &Quant, dims: &[i64]) -> i64 {
+    let mut per: Vec<i64> = dims
+        .iter()
+        .enumerate()
+        .map(|(i, x)| if q.mask & (1 << i) != 0 { *x } else { 1 })
+        .collect();
+    if let (Some((g0, g1)), n @ 2..) = (q.groups, per.len()) {
+        let groups = |x: i64, g: i64| (x + g.max(1) - 1) / g.max(1);
+        per[n - 2] = groups(per[n - 2], g0);
+        per[n - 1] = groups(per[n - 1], g1);
+    }
+    per.iter().product::<i64>().max(1)
 }
 
 pub(crate) fn implementation(d: &Dnnl, pd: Handle) -> String {
@@ -154,6 +205,7 @@ pub(crate) fn prepare<'a>(
     let mut mems = Memories {
         d,
         mems: Vec::new(),
+        mds: Vec::new(),
     };
     let mut args: Vec<ExecArg> = Vec::new();
     let mut buffers = Vec::new();
@@ -199,6 +251,60 @@ pub(crate) fn prepare<'a>(
         }
         args.push(ExecArg {
             arg: index,
+            memory: mem,
+        });
+        buffers.push((md, size, ptr));
+    }
+    for q in &b.quant {
+        // SAFETY: querying a descriptor we own.
+        let base = unsafe { (api.dnnl_primitive_desc_query_md)(b.pd, query::EXEC_ARG_MD, q.base) };
+        let dims = if base.is_null() {
+            Vec::new()
+        } else {
+            md_dims(d, base)
+        };
+        let count = super::build::dims12(&[quant_count(q, &dims)]);
+        let tag = d
+            .tags
+            .get("a")
+            .copied()
+            .unwrap_or(super::api::FORMAT_TAG_ANY);
+        let mut md: Handle = null_mut();
+        // SAFETY: a 12-entry dims array and a live out-pointer; the descriptor is kept in
+        // `mems` until the memories are destroyed.
+        let st = unsafe {
+            (api.dnnl_memory_desc_create_with_tag)(&mut md, 1, count.as_ptr(), q.dt, tag)
+        };
+        SkipReason::check(st, "quantization memory descriptor")?;
+        mems.mds.push(md);
+        // SAFETY: as above.
+        let size = unsafe { (api.dnnl_memory_desc_get_size)(md) };
+        let mut mem: Handle = null_mut();
+        // SAFETY: a memory of the descriptor just created, with a library-allocated buffer.
+        let st =
+            unsafe { (api.dnnl_memory_create)(&mut mem, md, engine, usize::MAX as *mut c_void) };
+        if st != super::api::status::SUCCESS {
+            return Err(SkipReason::Allocation {
+                arg: q.exec_arg,
+                bytes: size,
+            });
+        }
+        mems.mems.push(mem);
+        let mut ptr: *mut c_void = null_mut();
+        // SAFETY: the memory was just created; `size` bytes are valid at its handle.
+        unsafe { (api.dnnl_memory_get_data_handle)(mem, &mut ptr) };
+        if !ptr.is_null() {
+            // Scales 0x3e bytes (0.19 in f32 and bf16); zero-points 0.
+            let fill = if q.exec_arg & arg::ATTR_ZERO_POINTS != 0 {
+                0
+            } else {
+                0x3e
+            };
+            // SAFETY: `size` bytes are valid at `ptr`.
+            unsafe { std::ptr::write_bytes(ptr as *mut u8, fill, size) };
+        }
+        args.push(ExecArg {
+            arg: q.exec_arg,
             memory: mem,
         });
         buffers.push((md, size, ptr));
@@ -256,4 +362,31 @@ pub(crate) fn measure(
         times.push(ms);
     }
     Ok(summarize(p.implementation.clone(), times))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts derived by hand from oneDNN's definitions: a mask keeps a dimension, groups of
+    /// `AxB` over the last two dimensions share one value.
+    #[test]
+    fn scale_counts_follow_mask_and_groups() {
+        let q = |mask, groups| Quant {
+            base: arg::WEIGHTS,
+            exec_arg: arg::ATTR_SCALES | arg::WEIGHTS,
+            mask,
+            groups,
+            dt: 0,
+        };
+        let wei = [256, 128];
+        assert_eq!(quant_count(&q(0, None), &wei), 1, "common");
+        assert_eq!(quant_count(&q(2, None), &wei), 128, "per output channel");
+        assert_eq!(quant_count(&q(3, None), &wei), 256 * 128);
+        // wei:3:bf16:32x1: one value per 32 rows of K, per column.
+        assert_eq!(quant_count(&q(3, Some((32, 1))), &wei), 8 * 128);
+        // A group that does not divide its dimension still gets a value for the rest.
+        assert_eq!(quant_count(&q(3, Some((100, 1))), &wei), 3 * 128);
+        assert_eq!(quant_count(&q(2, None), &[2, 64, 56, 56]), 64);
+    }
 }

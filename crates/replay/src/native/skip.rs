@@ -100,6 +100,18 @@ pub enum SkipReason {
     PostOpNotReplayed(String),
     #[error("RMS normalization (flags M) is not replayed")]
     RmsNorm,
+    /// The problem uses what the loaded oneDNN predates: group normalization (3.3), scales and
+    /// zero-points with a data type or groups (3.4), RMS normalization (3.9).
+    #[error(
+        "{what} needs oneDNN {version} or newer: point --dnnl-lib (or PROFILEDNN_DNNL_LIB) at one"
+    )]
+    NeedsOneDnn {
+        what: &'static str,
+        version: &'static str,
+    },
+    /// A scale or zero-point of an argument the replay cannot name to oneDNN.
+    #[error("quantization of argument '{0}' is not replayed")]
+    QuantArgument(String),
 
     // Running the rebuilt primitive.
     #[error("cannot allocate argument {arg} ({bytes} bytes)")]
@@ -221,6 +233,11 @@ mod tests {
                 "strides '1x2' do not match 3 dims",
             ),
             (SkipReason::Missing("algorithm"), "no algorithm"),
+            (
+                SkipReason::NeedsOneDnn { what: "group normalization", version: "3.3" },
+                "group normalization needs oneDNN 3.3 or newer: point --dnnl-lib (or PROFILEDNN_DNNL_LIB) at one",
+            ),
+            (SkipReason::QuantArgument("msrc0".into()), "quantization of argument 'msrc0' is not replayed"),
             (SkipReason::Unrecognised("binary"), "binary descriptor not recognised"),
             (
                 SkipReason::PropagationNotReplayed { family: "inner-product", prop: "backward".into() },

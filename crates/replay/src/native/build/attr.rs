@@ -1,5 +1,5 @@
 //! Primitive attributes as the log printed them: a user scratchpad (so a timed run allocates
-//! nothing), the fpmath mode, and the post-ops; quantization is not replayed yet.
+//! nothing), the fpmath mode, scales and zero-points (`quant`), and the post-ops.
 
 use super::memory::plain_tag;
 use super::Built;
@@ -50,8 +50,15 @@ impl Built<'_> {
                         "fpmath",
                     )?;
                 }
-                Attribute::Scales(_) | Attribute::ZeroPoints(_) => {
-                    return Err(SkipReason::Quantization)
+                Attribute::Scales(args) => {
+                    for q in args {
+                        self.quantization(q, false)?;
+                    }
+                }
+                Attribute::ZeroPoints(args) => {
+                    for q in args {
+                        self.quantization(q, true)?;
+                    }
                 }
                 _ => {}
             }

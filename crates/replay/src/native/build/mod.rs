@@ -4,6 +4,9 @@
 
 mod attr;
 mod memory;
+mod quant;
+
+pub(crate) use quant::Quant;
 
 use super::api::{arg, Dnnl, Handle};
 use super::kinds;
@@ -25,7 +28,8 @@ pub struct Built<'a> {
     post_ops: Handle,
     /// Logged layout tags this oneDNN does not know (replaced by `any`).
     pub(crate) unknown_tags: Vec<String>,
-    /// Only convolution, inner product and matmul accept `any` layouts; the other kinds get
+    /// Only convolution, deconvolution, inner product, matmul and RNN accept `any` layouts;
+    /// the other kinds get
     /// the layout the log printed even where the framework had asked for `any`.
     allow_any: bool,
     /// Arguments the descriptor reports but the primitive must not receive (oneDNN counts
@@ -35,6 +39,8 @@ pub struct Built<'a> {
     pub(crate) dt: String,
     /// `forward_training` in this library, the propagation of every backward hint.
     pub(crate) fwd_training: c_int,
+    /// The scales and zero-points the attributes ask for, allocated by the run.
+    pub(crate) quant: Vec<Quant>,
 }
 
 impl Drop for Built<'_> {
@@ -99,6 +105,11 @@ pub(crate) fn alg(d: &Dnnl, name: &str) -> Result<c_int, SkipReason> {
         .ok_or_else(|| SkipReason::UnknownAlgorithm(name.to_string()))
 }
 
+/// The value in this library of the algorithm the log names for `p` (`alg:…`).
+pub(crate) fn logged_alg(d: &Dnnl, p: &Primitive) -> Result<c_int, SkipReason> {
+    alg(d, p.algorithm().ok_or(SkipReason::Missing("algorithm"))?)
+}
+
 /// Builds the primitive descriptor for `p`; `Err` says why it cannot be rebuilt.
 pub(crate) fn build<'a>(
     d: &'a Dnnl,
@@ -119,10 +130,14 @@ pub(crate) fn build<'a>(
         attr: null_mut(),
         post_ops: null_mut(),
         unknown_tags: Vec::new(),
-        allow_any: matches!(family, K::Convolution | K::InnerProduct | K::Matmul),
+        allow_any: matches!(
+            family,
+            K::Convolution | K::Deconvolution | K::InnerProduct | K::Matmul | K::Rnn
+        ),
         skip_args: Vec::new(),
         dt: data_dt(p),
         fwd_training,
+        quant: Vec::new(),
     };
     if p.prop_kind.is_backward() {
         b.skip_args.push(arg::SHIFT);

@@ -1,7 +1,7 @@
 //! Binary: two sources as the problem lists them (`8x64x1x1:8x64x56x56`), the destination
 //! their broadcast; the sources keep their listed layouts in order.
 
-use crate::native::build::{alg, find, i64s, Built};
+use crate::native::build::{find, i64s, logged_alg, Built};
 use crate::native::SkipReason;
 use profilednn_model::{MemoryDesc, Primitive};
 
@@ -19,7 +19,7 @@ pub(crate) fn rebuild(b: &mut Built, p: &Primitive) -> Result<(), SkipReason> {
     let s1 = b.md(&s1d, listed.get(1).copied(), &dt)?;
     let dst = b.md(&dst_d, find(p, &["dst"]), &dt)?;
     let (d, engine) = (b.d, b.engine);
-    let a = alg(d, p.algorithm().ok_or(SkipReason::Missing("algorithm"))?)?;
+    let a = logged_alg(d, p)?;
     let attr = b.attr(p, &dst_d)?;
     SkipReason::check(
         // SAFETY: a oneDNN C API call on descriptor and attribute handles this builder created

@@ -1,17 +1,62 @@
-//! Convolution, forward and backward (data, weights): grouped weights get their group
-//! dimension, bias is f32 unless the log types it.
+//! Convolution and deconvolution, forward and backward (data, weights): grouped weights get
+//! their group dimension, bias is f32 unless the log types it. The two families share their
+//! problem descriptor, tensors and C signatures; a deconvolution runs a convolution's data flow
+//! backwards, so its right padding follows from the sizes with input and output swapped.
 
 use super::spatial;
 use crate::native::api::Handle;
 use crate::native::build::{alg, find, i64s, prop, Built};
 use crate::native::SkipReason;
-use profilednn_cost::{ConvProblem, Descriptor};
+use profilednn_cost::{ConvProblem, Descriptor, SpatialDim};
 use profilednn_model::{Primitive, PropKind};
 use std::ffi::c_int;
 use std::ptr::null_mut;
 
+/// What tells the two families apart: names (in skip reasons and the default algorithm) and
+/// whether input and output sizes swap roles.
+struct Family {
+    name: &'static str,
+    default_alg: &'static str,
+    /// Forward, forward hint, backward data, backward weights.
+    steps: [&'static str; 4],
+    deconv: bool,
+}
+
+const CONVOLUTION: Family = Family {
+    name: "convolution",
+    default_alg: "convolution_direct",
+    steps: [
+        "convolution forward",
+        "convolution forward hint",
+        "convolution backward data",
+        "convolution backward weights",
+    ],
+    deconv: false,
+};
+
+const DECONVOLUTION: Family = Family {
+    name: "deconvolution",
+    default_alg: "deconvolution_direct",
+    steps: [
+        "deconvolution forward",
+        "deconvolution forward hint",
+        "deconvolution backward data",
+        "deconvolution backward weights",
+    ],
+    deconv: true,
+};
+
 pub(crate) fn rebuild(b: &mut Built, p: &Primitive) -> Result<(), SkipReason> {
-    let prb = ConvProblem::parse(&p.problem, false).map_err(|e| SkipReason::Problem(e.reason))?;
+    rebuild_family(b, p, &CONVOLUTION)
+}
+
+pub(crate) fn rebuild_deconvolution(b: &mut Built, p: &Primitive) -> Result<(), SkipReason> {
+    rebuild_family(b, p, &DECONVOLUTION)
+}
+
+fn rebuild_family(b: &mut Built, p: &Primitive, f: &Family) -> Result<(), SkipReason> {
+    let prb =
+        ConvProblem::parse(&p.problem, f.deconv).map_err(|e| SkipReason::Problem(e.reason))?;
     let grouped = Descriptor::parse(&p.problem).is_some_and(|x| x.has("g"));
     let src_d = i64s(&prb.src_dims());
     let dst_d = i64s(&prb.dst_dims());
@@ -35,8 +80,31 @@ pub(crate) fn rebuild(b: &mut Built, p: &Primitive) -> Result<(), SkipReason> {
     };
     let (d, engine) = (b.d, b.engine);
     let api = &d.api;
-    let a = alg(d, p.algorithm().unwrap_or("convolution_direct"))?;
-    let (s, dl, pl, pr, _) = spatial(&prb.spatial);
+    let a = alg(d, p.algorithm().unwrap_or(f.default_alg))?;
+    let dims: Vec<SpatialDim> = if f.deconv {
+        let swap = |x: &SpatialDim| SpatialDim {
+            i: x.o,
+            o: x.i,
+            ..*x
+        };
+        prb.spatial.iter().map(swap).collect()
+    } else {
+        prb.spatial.clone()
+    };
+    let (s, dl, pl, pr, _) = spatial(&dims);
+    let (fwd, bwd_data, bwd_weights) = if f.deconv {
+        (
+            api.dnnl_deconvolution_forward_primitive_desc_create,
+            api.dnnl_deconvolution_backward_data_primitive_desc_create,
+            api.dnnl_deconvolution_backward_weights_primitive_desc_create,
+        )
+    } else {
+        (
+            api.dnnl_convolution_forward_primitive_desc_create,
+            api.dnnl_convolution_backward_data_primitive_desc_create,
+            api.dnnl_convolution_backward_weights_primitive_desc_create,
+        )
+    };
     let attr = b.attr(p, &dst_d)?;
     let check = SkipReason::check;
     // The forward descriptor, also the hint a backward one is created from.
@@ -46,7 +114,7 @@ pub(crate) fn rebuild(b: &mut Built, p: &Primitive) -> Result<(), SkipReason> {
             // created and owns until drop; `pd` is a live field and the 12-entry arrays
             // outlive the call.
             unsafe {
-                (api.dnnl_convolution_forward_primitive_desc_create)(
+                fwd(
                     pd,
                     engine,
                     prop,
@@ -66,24 +134,16 @@ pub(crate) fn rebuild(b: &mut Built, p: &Primitive) -> Result<(), SkipReason> {
         )
     };
     match p.prop_kind {
-        PropKind::ForwardTraining | PropKind::ForwardInference => forward(
-            &mut b.pd,
-            prop(d, &p.prop_kind)?,
-            attr,
-            "convolution forward",
-        ),
+        PropKind::ForwardTraining | PropKind::ForwardInference => {
+            forward(&mut b.pd, prop(d, &p.prop_kind)?, attr, f.steps[0])
+        }
         PropKind::BackwardData | PropKind::BackwardWeights => {
-            forward(
-                &mut b.hint,
-                b.fwd_training,
-                null_mut(),
-                "convolution forward hint",
-            )?;
+            forward(&mut b.hint, b.fwd_training, null_mut(), f.steps[1])?;
             // SAFETY: as above; the hint was created just before and is owned until drop.
             unsafe {
                 if p.prop_kind == PropKind::BackwardData {
                     check(
-                        (api.dnnl_convolution_backward_data_primitive_desc_create)(
+                        bwd_data(
                             &mut b.pd,
                             engine,
                             a,
@@ -97,11 +157,11 @@ pub(crate) fn rebuild(b: &mut Built, p: &Primitive) -> Result<(), SkipReason> {
                             b.hint,
                             attr,
                         ),
-                        "convolution backward data",
+                        f.steps[2],
                     )
                 } else {
                     check(
-                        (api.dnnl_convolution_backward_weights_primitive_desc_create)(
+                        bwd_weights(
                             &mut b.pd,
                             engine,
                             a,
@@ -116,13 +176,13 @@ pub(crate) fn rebuild(b: &mut Built, p: &Primitive) -> Result<(), SkipReason> {
                             b.hint,
                             attr,
                         ),
-                        "convolution backward weights",
+                        f.steps[3],
                     )
                 }
             }
         }
         ref o => Err(SkipReason::PropagationNotReplayed {
-            family: "convolution",
+            family: f.name,
             prop: o.to_string(),
         }),
     }

@@ -5,20 +5,31 @@
 
 mod batch_norm;
 mod binary;
+mod concat;
 mod conv;
 mod eltwise;
+mod group_norm;
 mod inner_product;
 mod layer_norm;
+mod lrn;
 mod matmul;
 mod pooling;
+mod prelu;
+mod reduction;
 mod reorder;
+mod resampling;
+mod rnn;
+mod shuffle;
 mod softmax;
 mod sum;
 
-use super::build::{dims12, Built};
+use super::api::{Handle, Status};
+use super::build::{dims12, i64s, prop, Built};
 use super::SkipReason;
 use profilednn_cost::SpatialDim;
 use profilednn_model::{Primitive, PrimitiveKind as K};
+use std::ffi::c_int;
+use std::ptr::null_mut;
 
 /// Creates `b.pd` (and `b.hint`) for `p`, or says why it cannot.
 pub(crate) type Rebuild = fn(&mut Built, &Primitive) -> Result<(), SkipReason>;
@@ -27,6 +38,7 @@ pub(crate) type Rebuild = fn(&mut Built, &Primitive) -> Result<(), SkipReason>;
 pub(crate) fn of(family: &K) -> Option<Rebuild> {
     Some(match family {
         K::Convolution => conv::rebuild,
+        K::Deconvolution => conv::rebuild_deconvolution,
         K::InnerProduct => inner_product::rebuild,
         K::Matmul => matmul::rebuild,
         K::Eltwise => eltwise::rebuild,
@@ -37,6 +49,14 @@ pub(crate) fn of(family: &K) -> Option<Rebuild> {
         K::Reorder => reorder::rebuild,
         K::Sum => sum::rebuild,
         K::LayerNormalization => layer_norm::rebuild,
+        K::GroupNormalization => group_norm::rebuild,
+        K::Concat => concat::rebuild,
+        K::Shuffle => shuffle::rebuild,
+        K::Resampling => resampling::rebuild,
+        K::Reduction => reduction::rebuild,
+        K::Prelu => prelu::rebuild,
+        K::Lrn => lrn::rebuild,
+        K::Rnn => rnn::rebuild,
         _ => return None,
     })
 }
@@ -89,4 +109,37 @@ fn norm_flags(p: &Primitive, letters: &[(char, std::ffi::c_uint)]) -> std::ffi::
         .iter()
         .filter(|(c, _)| f.contains(*c))
         .fold(0, |flags, (_, v)| flags | v)
+}
+
+/// The step names of a family with a backward pass, as its skip reasons say them: the forward
+/// descriptor, the backward's forward hint, the backward descriptor.
+type Steps = [&'static str; 3];
+
+/// The forward descriptor of `p` (`forward(pd, prop, attr)` returns oneDNN's status), or for a
+/// backward propagation a `forward_training` hint and then the backward descriptor
+/// (`backward(pd, hint)`): every family with a backward pass is created this way.
+fn forward_or_backward(
+    b: &mut Built,
+    p: &Primitive,
+    attr: Handle,
+    steps: Steps,
+    forward: impl Fn(&mut Handle, c_int, Handle) -> Status,
+    backward: impl FnOnce(&mut Handle, Handle) -> Status,
+) -> Result<(), SkipReason> {
+    if p.prop_kind.is_forward() {
+        let pk = prop(b.d, &p.prop_kind)?;
+        return SkipReason::check(forward(&mut b.pd, pk, attr), steps[0]);
+    }
+    SkipReason::check(forward(&mut b.hint, b.fwd_training, null_mut()), steps[1])?;
+    let hint = b.hint;
+    SkipReason::check(backward(&mut b.pd, hint), steps[2])
+}
+
+/// The first two tensors of a dims-list problem (`2x16x8x8:1x16x1x1`): source and
+/// destination of a reduction, data and weights of PReLU.
+fn two_tensors(p: &Primitive, kind: &'static str) -> Result<(Vec<i64>, Vec<i64>), SkipReason> {
+    match profilednn_cost::parse_dims_list(&p.problem) {
+        Some((t, _)) if t.len() >= 2 => Ok((i64s(&t[0]), i64s(&t[1]))),
+        _ => Err(SkipReason::Unrecognised(kind)),
+    }
 }
