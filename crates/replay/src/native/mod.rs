@@ -7,6 +7,7 @@ mod kinds;
 pub mod run;
 pub mod sequence;
 mod skip;
+pub mod stability;
 
 pub use error::ReplayError;
 pub use skip::{SkipReason, Status};
