@@ -3,6 +3,7 @@
 pub mod api;
 pub mod build;
 mod error;
+mod fresh;
 mod kinds;
 pub mod run;
 pub mod sequence;

@@ -264,26 +264,27 @@ pub fn replay_sequence(
             Err(e) => Err(e.clone()),
         })
         .collect();
+    let backward: Vec<bool> = calls
+        .firsts
+        .iter()
+        .map(|p| {
+            use profilednn_model::PropKind as P;
+            matches!(
+                p.prop_kind,
+                P::Backward | P::BackwardData | P::BackwardWeights | P::BackwardBias
+            )
+        })
+        .collect();
     let flow = if std::env::var_os("PROFILEDNN_REPLAY_NO_FLOW").is_some() {
         Flow::default()
     } else {
-        let backward: Vec<bool> = calls
-            .firsts
-            .iter()
-            .map(|p| {
-                use profilednn_model::PropKind as P;
-                matches!(
-                    p.prop_kind,
-                    P::Backward | P::BackwardData | P::BackwardWeights | P::BackwardBias
-                )
-            })
-            .collect();
         Flow::bind(s, &prepared, &backward, &calls.order)
     };
+    let fresh = super::fresh::Fresh::of(&prepared, &backward);
     let timed = run_iterations(
         s,
         &prepared,
-        &flow,
+        (&flow, &fresh),
         &calls.order,
         t,
         &mut going,
@@ -324,7 +325,7 @@ fn per_iteration_counts(order: &[usize], n: usize) -> Vec<usize> {
 fn run_iterations(
     s: &Session,
     prepared: &[Result<Prepared, SkipReason>],
-    flow: &Flow,
+    (flow, fresh): (&Flow, &super::fresh::Fresh),
     order: &[usize],
     t: &SequenceTiming,
     going: &mut bool,
@@ -368,6 +369,7 @@ fn run_iterations(
                 continue;
             }
             let Ok(p) = &prepared[i] else { continue };
+            fresh.fill(i);
             let run = match flow.args.get(&pos) {
                 Some(args) => p.execute_with(s.stream, args),
                 None => p.execute(s.stream),
