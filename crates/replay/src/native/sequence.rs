@@ -69,7 +69,7 @@ impl Default for SequenceTiming {
     fn default() -> Self {
         SequenceTiming {
             warmup: 2,
-            block_min_iterations: 2,
+            block_min_iterations: 1,
             block_min_ms: 200.0,
             min_blocks: 7,
             min_time_ms: 2000.0,
