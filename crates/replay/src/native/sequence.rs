@@ -59,7 +59,7 @@ pub struct SequenceTiming {
     /// …and this much measured time (ms), so that a slow episode of the machine lasting a few
     /// hundred milliseconds is one block among several…
     pub min_time_ms: f64,
-    /// …then more blocks until their dispersion is at most this (0.01: ±1 %)…
+    /// …then more blocks until their dispersion is at most this (0.02: ±2 %)…
     pub target_dispersion: f64,
     /// …or this much time was measured (ms): the bound on a replay's duration.
     pub max_time_ms: f64,
@@ -179,15 +179,21 @@ impl Timed {
         self.block_ms.push(estimate);
     }
 
-    /// The iteration's time: calls per iteration × each problem's median of its block medians.
-    fn estimate(&self, count: &[usize]) -> Option<f64> {
-        let ms: f64 = self
-            .block_medians
+    /// Each problem measured (not failed): its calls per iteration and its block medians.
+    fn terms<'t>(&'t self, count: &'t [usize]) -> impl Iterator<Item = (f64, &'t [f64])> + 't {
+        self.block_medians
             .iter()
             .zip(count)
             .enumerate()
             .filter(|(i, (m, _))| !m.is_empty() && self.failed[*i].is_none())
-            .map(|(_, (m, &c))| stability::median(m) * c as f64)
+            .map(|(_, (m, &c))| (c as f64, m.as_slice()))
+    }
+
+    /// The iteration's time: calls per iteration × each problem's median of its block medians.
+    fn estimate(&self, count: &[usize]) -> Option<f64> {
+        let ms: f64 = self
+            .terms(count)
+            .map(|(c, m)| c * stability::median(m))
             .sum();
         (!self.block_ms.is_empty()).then_some(ms)
     }
@@ -195,14 +201,7 @@ impl Timed {
     /// The dispersion of [`Timed::estimate`]: each problem's interval of its median over
     /// blocks, weighted by its calls per iteration ([`stability::dispersion_of_sum`]).
     fn dispersion(&self, count: &[usize]) -> Option<f64> {
-        stability::dispersion_of_sum(
-            self.block_medians
-                .iter()
-                .zip(count)
-                .enumerate()
-                .filter(|(i, (m, _))| !m.is_empty() && self.failed[*i].is_none())
-                .map(|(_, (m, &c))| (c as f64, m.as_slice())),
-        )
+        stability::dispersion_of_sum(self.terms(count))
     }
 }
 
