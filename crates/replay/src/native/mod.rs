@@ -9,6 +9,7 @@ pub mod run;
 pub mod sequence;
 mod skip;
 pub mod stability;
+mod weights_layout;
 
 pub use error::ReplayError;
 pub use skip::{SkipReason, Status};

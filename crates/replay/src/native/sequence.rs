@@ -44,6 +44,10 @@ pub struct SequenceSummary {
     /// than 5 blocks ([`super::stability::dispersion_of_sum`]).
     #[serde(default)]
     pub dispersion: Option<f64>,
+    /// Weight reorders of a what-if rebuilt into the layout their convolution chose
+    /// (`native/weights_layout.rs`); 0 for a logged iteration.
+    #[serde(default)]
+    pub weight_reorders_resolved: usize,
 }
 
 /// How long to measure: warm-up iterations, then blocks of iterations until the blocks agree.
@@ -256,6 +260,17 @@ pub fn replay_sequence(
             Err(SkipReason::Interrupted)
         });
     }
+    // A what-if's weight reorders write the layout the rewritten convolution chose.
+    let resolved = match results_for {
+        ResultsFor::Rewritten => super::weights_layout::resolve(
+            &s.dnnl,
+            s.engine,
+            &calls.firsts,
+            &calls.order,
+            &mut built,
+        ),
+        ResultsFor::Log(_) => 0,
+    };
     let prepared: Vec<Result<Prepared, SkipReason>> = built
         .iter()
         .map(|b| match b {
@@ -297,6 +312,7 @@ pub fn replay_sequence(
         estimate_ms: timed.estimate(&per_iteration_counts(&calls.order, n)),
         dispersion: timed.dispersion(&per_iteration_counts(&calls.order, n)),
         block_ms: timed.block_ms.clone(),
+        weight_reorders_resolved: resolved,
     };
     let by_key = outcomes(&calls.index, &prepared, timed, going);
     drop(flow);
