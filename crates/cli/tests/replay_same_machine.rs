@@ -17,6 +17,7 @@
 
 mod common;
 use common::{bin, json_of, root, temp_dir};
+use profilednn_replay::native::stability::{verdict, Verdict};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -85,6 +86,10 @@ fn fresh_log(lib: &std::path::Path, iters: u32, threads: usize) -> PathBuf {
 fn replay(lib: &std::path::Path, log: &std::path::Path, threads: usize, mode: &str) -> PathBuf {
     let results = log.with_extension(format!("{mode}.replay.json"));
     let out = bin()
+        // The program allocates and zero-fills every gradient buffer before its backward call
+        // (`new_mem`); the replay does the same when told (`native::fresh`: measured, it is
+        // what made batch-norm backward −50 % here).
+        .env("PROFILEDNN_REPLAY_ZERO_FILL", "1")
         .args([
             "replay",
             log.to_str().unwrap(),
@@ -149,6 +154,8 @@ fn sequence_replay_recreates_the_c_programs_iteration_with_the_logged_implementa
 struct Attempt {
     logged: f64,
     sequence: f64,
+    /// The sequence replay's dispersion (relative half-width of its interval), if known.
+    dispersion: Option<f64>,
     isolated: f64,
     /// (group, logged, sequence, isolated)
     groups: Vec<(String, f64, f64, f64)>,
@@ -175,9 +182,11 @@ impl Attempt {
 
     fn print(&self, threads: usize) {
         println!(
-            "accuracy: C training program, {threads} thread(s): logged {:.3} ms/iteration; sequence replay {:.3} ({:+.1}%); isolated replay {:.3} ({:+.1}%)",
+            "accuracy: C training program, {threads} thread(s): logged {:.3} ms/iteration; sequence replay {:.3} ± {} ({:+.1}%); isolated replay {:.3} ({:+.1}%)",
             self.logged,
             self.sequence,
+            self.dispersion
+                .map_or("?".into(), |d| format!("{:.1}%", d * 100.0)),
             self.error() * 100.0,
             self.isolated,
             (self.isolated / self.logged - 1.0) * 100.0
@@ -234,6 +243,7 @@ fn attempt(lib: &std::path::Path, threads: usize) -> Attempt {
     Attempt {
         logged: seq["logged_onednn_ms"].as_f64().unwrap(),
         sequence: seq["projected_onednn_ms"].as_f64().unwrap(),
+        dispersion: seq["replay_dispersion"].as_f64(),
         isolated: iso["projected_onednn_ms"].as_f64().unwrap(),
         groups,
     }
@@ -258,7 +268,7 @@ fn same_machine_projection_is_within_20_percent_at_1_and_2_threads() {
         // (Targets are reported per attempt; the 20 % bound decides.)
         let mut errors = Vec::new();
         let mut passed = false;
-        for _ in 0..3 {
+        for round in 0..3 {
             let a = attempt(&lib, threads);
             a.print(threads);
             let misses = a.group_misses();
@@ -275,9 +285,21 @@ fn same_machine_projection_is_within_20_percent_at_1_and_2_threads() {
             if threads == 1 {
                 logged_1t = Some(a.logged);
             }
-            if a.error().abs() <= 0.20 {
-                passed = true;
-                break;
+            // Decided only when the replay's interval lies on one side of the bound; an
+            // undecided attempt is measured again, and the last one is judged by its figure.
+            match verdict(a.error(), a.dispersion, 0.20) {
+                Verdict::Met => {
+                    passed = true;
+                    break;
+                }
+                Verdict::Undecided if round == 2 => {
+                    passed = a.error().abs() <= 0.20;
+                }
+                Verdict::Undecided => println!(
+                    "  undecided: {:+.1}% is within the replay's dispersion of the 20% bound: measured again",
+                    a.error() * 100.0
+                ),
+                Verdict::Missed => {}
             }
         }
         if !passed {

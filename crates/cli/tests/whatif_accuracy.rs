@@ -24,7 +24,55 @@
 
 mod common;
 use common::{bin, dnnl_lib_or_skip, json_of, root, succeeded, temp_dir};
+use profilednn_replay::native::stability::{verdict, Verdict};
 use std::path::{Path, PathBuf};
+
+/// One what-if replay of `base` and its projection: the projection JSON, the logged f32
+/// ms/iteration, autocast's casts, the projected oneDNN ms/iteration without them, and the
+/// real run's (`real`, its log projected with the same replay: only its logged side is read).
+fn what_if(
+    lib: &str,
+    base: &str,
+    real: &Path,
+    dir: &Path,
+    name: &str,
+    args: &[&str],
+) -> (serde_json::Value, f64, f64, f64, f64) {
+    let out = dir.join(format!("{}.json", name.replace(' ', "_")));
+    succeeded(
+        bin()
+            .args(["replay", base, "--dnnl-lib", lib, "--no-progress", "-o"])
+            .arg(&out)
+            .args(args)
+            .output()
+            .unwrap(),
+    );
+    let out = out.to_str().unwrap();
+    let from = json_of(&["project", base, "--replay", out, "--json"]);
+    // Another log's replay, hence --allow-mismatch.
+    let against = json_of(&[
+        "project",
+        real.to_str().unwrap(),
+        "--replay",
+        out,
+        "--allow-mismatch",
+        "--json",
+    ]);
+    let logged = from["logged_onednn_ms"].as_f64().unwrap();
+    let casts = from["what_if"]["autocast_casts_ms"].as_f64().unwrap_or(0.0);
+    let projected = from["projected_onednn_ms"].as_f64().unwrap() - casts;
+    let real_ms = against["logged_onednn_ms"].as_f64().unwrap();
+    (from, logged, casts, projected, real_ms)
+}
+
+/// The replay's dispersion as the projection reports it.
+fn dispersion(projection: &serde_json::Value) -> Option<f64> {
+    projection["replay_dispersion"].as_f64()
+}
+
+fn percent(d: Option<f64>) -> String {
+    d.map_or("?".into(), |d| format!("{:.1}%", d * 100.0))
+}
 
 fn record(py: &str, dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     let out = succeeded(
@@ -138,39 +186,38 @@ fn what_if_projections_against_real_runs() {
     let mut base_replayed = None;
     let mut bf16_direction_ok = true;
     for (name, args, real) in all {
-        let out = dir.join(format!("{}.json", name.replace(' ', "_")));
-        succeeded(
-            bin()
-                .args(["replay", &base, "--dnnl-lib", &lib, "--no-progress", "-o"])
-                .arg(&out)
-                .args(args)
-                .output()
-                .unwrap(),
-        );
-        let out = out.to_str().unwrap();
-        let from = json_of(&["project", &base, "--replay", out, "--json"]);
-        // The real run's steady-state oneDNN time per iteration: its log projected with the
-        // what-if replay (of another log, hence --allow-mismatch; only its logged side is read).
-        let against = json_of(&[
-            "project",
-            logs[real].to_str().unwrap(),
-            "--replay",
-            out,
-            "--allow-mismatch",
-            "--json",
-        ]);
-        let logged = from["logged_onednn_ms"].as_f64().unwrap();
-        let casts = from["what_if"]["autocast_casts_ms"].as_f64().unwrap_or(0.0);
-        let projected = from["projected_onednn_ms"].as_f64().unwrap() - casts;
-        let real_ms = against["logged_onednn_ms"].as_f64().unwrap();
+        // A projection whose replay interval straddles the 20 % target is measured again (at
+        // most 3 replays): the replay's noise, not the projection, would decide it.
+        let mut attempt = 0;
+        let (from, logged, casts, projected, real_ms) = loop {
+            attempt += 1;
+            let m = what_if(&lib, &base, &logs[real], &dir, name, args);
+            let (_, _, _, projected, real_ms) = m;
+            let err = projected / real_ms - 1.0;
+            let v = verdict(err, dispersion(&m.0), 0.20);
+            if v != Verdict::Undecided || attempt == 3 {
+                break m;
+            }
+            println!(
+                "what-if {name:<28} attempt {attempt}: {:+.1}% ± {}: undecided against 20 %, replayed again",
+                err * 100.0,
+                percent(dispersion(&m.0))
+            );
+        };
         base_logged.get_or_insert(logged);
         base_replayed.get_or_insert(projected);
         let err = (projected / real_ms - 1.0) * 100.0;
+        let d = dispersion(&from);
         println!(
-            "what-if {:<28} [{}]: logged f32 NCHW {logged:.2} ms/iter -> projected {projected:.2} (+ autocast casts {casts:.2}) vs real {real_ms:.2}: {err:+.1}% {}",
+            "what-if {:<28} [{}]: logged f32 NCHW {logged:.2} ms/iter -> projected {projected:.2} ± {} (+ autocast casts {casts:.2}) vs real {real_ms:.2}: {err:+.1}% {}",
             name,
             args.join(" "),
-            if err.abs() <= 20.0 { "MET (20 %)" } else { "MISSED (20 %)" }
+            percent(d),
+            match verdict(err / 100.0, d, 0.20) {
+                Verdict::Met => "MET (20 %)",
+                Verdict::Missed => "MISSED (20 %)",
+                Verdict::Undecided => "UNDECIDED (20 %: within the replay's dispersion after 3 replays)",
+            }
         );
         for g in from["groups"].as_array().unwrap() {
             println!(

@@ -61,6 +61,11 @@ pub struct Projection {
     pub replay_mode: Option<String>,
     /// How well the replay results belong to this log (with `--replay`).
     pub replay_match: Option<ReplayMatch>,
+    /// How sure the replay's figure is: the relative half-width of the confidence interval of
+    /// the sequence replay's median over blocks (0.02: ±2 %; `SequenceSummary::dispersion`).
+    /// `None` for an isolated replay or one of fewer than 5 blocks. A projection error within
+    /// this is noise of the replay, not a finding.
+    pub replay_dispersion: Option<f64>,
     /// The what-if the replay ran (`replay --as/--layout/--batch`): `projected_onednn_ms` is
     /// then the rewritten iteration's time here, per iteration.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -135,9 +140,22 @@ pub fn project(
     machine: Option<&MachineProfile>,
     medians: Option<&BTreeMap<String, f64>>,
 ) -> Projection {
-    if let Some((r, w)) = replay.and_then(|r| Some((r, r.what_if.as_ref()?))) {
-        return project_what_if(profile, r, w, machine, medians);
-    }
+    let mut p = match replay.and_then(|r| Some((r, r.what_if.as_ref()?))) {
+        Some((r, w)) => project_what_if(profile, r, w, machine, medians),
+        None => project_logged(profile, replay, machine, medians),
+    };
+    p.replay_dispersion = replay.and_then(|r| r.sequence.as_ref()?.dispersion);
+    p
+}
+
+/// The projection of the log's own problems (a replay of this log, a machine profile, or
+/// neither).
+fn project_logged(
+    profile: &Profile,
+    replay: Option<&Replay>,
+    machine: Option<&MachineProfile>,
+    medians: Option<&BTreeMap<String, f64>>,
+) -> Projection {
     let iters = profile
         .iterations
         .as_ref()
@@ -259,6 +277,7 @@ pub fn project(
                 0.0
             },
         }),
+        replay_dispersion: None,
         what_if: None,
     }
 }

@@ -51,10 +51,13 @@ pub fn render(pr: &Projection) -> String {
     }
     let _ = writeln!(
         out,
-        "  oneDNN: {:.3} → {:.3} {unit} ({:+.1}%)",
+        "  oneDNN: {:.3} → {:.3} {unit} ({:+.1}%{})",
         pr.logged_onednn_ms,
         pr.projected_onednn_ms,
-        (pr.projected_onednn_ms / pr.logged_onednn_ms.max(1e-12) - 1.0) * 100.0
+        (pr.projected_onednn_ms / pr.logged_onednn_ms.max(1e-12) - 1.0) * 100.0,
+        pr.replay_dispersion
+            .map(|d| format!("; replay ±{:.1}%", d * 100.0))
+            .unwrap_or_default()
     );
     let _ = writeln!(
         out,

@@ -3,10 +3,13 @@
 pub mod api;
 pub mod build;
 mod error;
+mod fresh;
 mod kinds;
 pub mod run;
 pub mod sequence;
 mod skip;
+pub mod stability;
+mod weights_layout;
 
 pub use error::ReplayError;
 pub use skip::{SkipReason, Status};

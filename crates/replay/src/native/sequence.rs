@@ -6,11 +6,13 @@
 //! measured 2–5× faster than the same calls inside training (`docs/projection.md`). Here the
 //! iteration's exec lines run in log order — each primitive created once, its tensors allocated
 //! once — so every call finds the caches and TLBs the previous primitives left, as in training.
-//! Each call is timed; a problem's figure is the median of its calls over the timed iterations.
+//! Each call is timed; the iterations are timed in blocks, and a problem's figure is the median
+//! over blocks of its median call in each block, measured until the blocks agree
+//! ([`super::stability`]).
 
 use super::api::arg::{DIFF_DST, DIFF_SRC, DST, SRC, WORKSPACE};
 use super::run::{prepare, summarize, Measurement, Prepared};
-use super::{problem_key, problems, ReplayResult, Session, SkipReason};
+use super::{problem_key, problems, stability, ReplayResult, Session, SkipReason};
 use profilednn_analysis::events::{for_each_event, Event};
 use profilednn_analysis::{EventKind, Profile};
 use profilednn_model::Primitive;
@@ -29,26 +31,54 @@ pub struct SequenceSummary {
     pub iterations: u32,
     /// Wall time of each timed iteration, summed over its calls, ms.
     pub per_iteration_ms: Vec<f64>,
+    /// Per block of timed iterations, the iteration's time from that block alone: every
+    /// problem's calls per iteration × the median of its calls in the block, ms.
+    #[serde(default)]
+    pub block_ms: Vec<f64>,
+    /// The iteration's time the projection uses: calls per iteration × each problem's median of
+    /// its block medians, ms.
+    #[serde(default)]
+    pub estimate_ms: Option<f64>,
+    /// How sure `estimate_ms` is: each problem's ≥ 90 % confidence interval of its median over
+    /// blocks, weighted by its calls, relative to the estimate (0.02: ±2 %); `None` with fewer
+    /// than 5 blocks ([`super::stability::dispersion_of_sum`]).
+    #[serde(default)]
+    pub dispersion: Option<f64>,
+    /// Weight reorders of a what-if rebuilt into the layout their convolution chose
+    /// (`native/weights_layout.rs`); 0 for a logged iteration.
+    #[serde(default)]
+    pub weight_reorders_resolved: usize,
 }
 
-/// How many iterations to run.
+/// How long to measure: warm-up iterations, then blocks of iterations until the blocks agree.
 #[derive(Debug, Clone, Copy)]
 pub struct SequenceTiming {
     pub warmup: u32,
-    /// At least this many timed iterations…
-    pub min_iterations: u32,
-    /// …and more until this much time was measured (ms), up to `max_iterations`.
+    /// A block holds at least this many iterations…
+    pub block_min_iterations: u32,
+    /// …and at least this much measured time, ms.
+    pub block_min_ms: f64,
+    /// At least this many blocks…
+    pub min_blocks: u32,
+    /// …and this much measured time (ms), so that a slow episode of the machine lasting a few
+    /// hundred milliseconds is one block among several…
     pub min_time_ms: f64,
-    pub max_iterations: u32,
+    /// …then more blocks until their dispersion is at most this (0.02: ±2 %)…
+    pub target_dispersion: f64,
+    /// …or this much time was measured (ms): the bound on a replay's duration.
+    pub max_time_ms: f64,
 }
 
 impl Default for SequenceTiming {
     fn default() -> Self {
         SequenceTiming {
             warmup: 2,
-            min_iterations: 5,
-            min_time_ms: 500.0,
-            max_iterations: 50,
+            block_min_iterations: 1,
+            block_min_ms: 200.0,
+            min_blocks: 7,
+            min_time_ms: 2000.0,
+            target_dispersion: 0.02,
+            max_time_ms: 10_000.0,
         }
     }
 }
@@ -125,12 +155,71 @@ impl<'s> Calls<'s> {
     }
 }
 
-/// What the timed iterations measured: per problem its call times or why it failed, and the
-/// wall time of each timed iteration.
+/// What the timed iterations measured: per problem its call times, the median of its calls in
+/// each block, or why it failed; the wall time of each timed iteration and the iteration's time
+/// from each block.
 struct Timed {
     times: Vec<Vec<f64>>,
+    block_medians: Vec<Vec<f64>>,
     failed: Vec<Option<SkipReason>>,
     per_iteration: Vec<f64>,
+    block_ms: Vec<f64>,
+}
+
+impl Timed {
+    /// Closes a block: each problem's median of its calls in it, and the iteration's time from
+    /// this block alone (`count`: calls per iteration of each problem).
+    fn close_block(&mut self, block: &mut [Vec<f64>], count: &[usize]) {
+        let mut estimate = 0.0;
+        for (i, calls) in block.iter_mut().enumerate() {
+            if calls.is_empty() || self.failed[i].is_some() {
+                continue;
+            }
+            let m = stability::median(calls);
+            estimate += m * count[i] as f64;
+            self.block_medians[i].push(m);
+            self.times[i].append(calls);
+        }
+        self.block_ms.push(estimate);
+    }
+
+    /// Each problem measured (not failed): its calls per iteration and its block medians.
+    fn terms<'t>(&'t self, count: &'t [usize]) -> impl Iterator<Item = (f64, &'t [f64])> + 't {
+        self.block_medians
+            .iter()
+            .zip(count)
+            .enumerate()
+            .filter(|(i, (m, _))| !m.is_empty() && self.failed[*i].is_none())
+            .map(|(_, (m, &c))| (c as f64, m.as_slice()))
+    }
+
+    /// The iteration's time: calls per iteration × each problem's median of its block medians.
+    fn estimate(&self, count: &[usize]) -> Option<f64> {
+        let ms: f64 = self
+            .terms(count)
+            .map(|(c, m)| c * stability::median(m))
+            .sum();
+        (!self.block_ms.is_empty()).then_some(ms)
+    }
+
+    /// The dispersion of [`Timed::estimate`]: each problem's interval of its median over
+    /// blocks, weighted by its calls per iteration ([`stability::dispersion_of_sum`]).
+    fn dispersion(&self, count: &[usize]) -> Option<f64> {
+        stability::dispersion_of_sum(self.terms(count))
+    }
+}
+
+/// Whether the blocks so far are enough (see [`SequenceTiming`]): the time bound reached, or
+/// enough blocks and time with a dispersion within the target.
+fn enough(t: &SequenceTiming, timed: &Timed, count: &[usize], measured: f64) -> bool {
+    if measured >= t.max_time_ms && !timed.block_ms.is_empty() {
+        return true;
+    }
+    timed.block_ms.len() as u32 >= t.min_blocks
+        && measured >= t.min_time_ms
+        && timed
+            .dispersion(count)
+            .is_some_and(|d| d <= t.target_dispersion)
 }
 
 /// Whose problems the results of a sequence replay are.
@@ -171,6 +260,17 @@ pub fn replay_sequence(
             Err(SkipReason::Interrupted)
         });
     }
+    // A what-if's weight reorders write the layout the rewritten convolution chose.
+    let resolved = match results_for {
+        ResultsFor::Rewritten => super::weights_layout::resolve(
+            &s.dnnl,
+            s.engine,
+            &calls.firsts,
+            &calls.order,
+            &mut built,
+        ),
+        ResultsFor::Log(_) => 0,
+    };
     let prepared: Vec<Result<Prepared, SkipReason>> = built
         .iter()
         .map(|b| match b {
@@ -178,26 +278,27 @@ pub fn replay_sequence(
             Err(e) => Err(e.clone()),
         })
         .collect();
+    let backward: Vec<bool> = calls
+        .firsts
+        .iter()
+        .map(|p| {
+            use profilednn_model::PropKind as P;
+            matches!(
+                p.prop_kind,
+                P::Backward | P::BackwardData | P::BackwardWeights | P::BackwardBias
+            )
+        })
+        .collect();
     let flow = if std::env::var_os("PROFILEDNN_REPLAY_NO_FLOW").is_some() {
         Flow::default()
     } else {
-        let backward: Vec<bool> = calls
-            .firsts
-            .iter()
-            .map(|p| {
-                use profilednn_model::PropKind as P;
-                matches!(
-                    p.prop_kind,
-                    P::Backward | P::BackwardData | P::BackwardWeights | P::BackwardBias
-                )
-            })
-            .collect();
         Flow::bind(s, &prepared, &backward, &calls.order)
     };
+    let fresh = super::fresh::Fresh::of(&prepared, &backward);
     let timed = run_iterations(
         s,
         &prepared,
-        &flow,
+        (&flow, &fresh),
         &calls.order,
         t,
         &mut going,
@@ -208,6 +309,10 @@ pub fn replay_sequence(
         calls_per_iteration: calls.order.len(),
         iterations: timed.per_iteration.len() as u32,
         per_iteration_ms: timed.per_iteration.clone(),
+        estimate_ms: timed.estimate(&per_iteration_counts(&calls.order, n)),
+        dispersion: timed.dispersion(&per_iteration_counts(&calls.order, n)),
+        block_ms: timed.block_ms.clone(),
+        weight_reorders_resolved: resolved,
     };
     let by_key = outcomes(&calls.index, &prepared, timed, going);
     drop(flow);
@@ -220,35 +325,53 @@ pub fn replay_sequence(
     (results, summary)
 }
 
-/// Runs the iteration (warm-up, then timed) until enough iterations and time were measured,
-/// or `progress` says stop (then `going` becomes false).
+/// Calls per iteration of each of the `n` problems of `order`.
+fn per_iteration_counts(order: &[usize], n: usize) -> Vec<usize> {
+    let mut count = vec![0usize; n];
+    for &i in order {
+        count[i] += 1;
+    }
+    count
+}
+
+/// Runs the iteration (warm-up, then timed in blocks) until [`enough`] was measured, or
+/// `progress` says stop (then `going` becomes false). Besides the measured time, the wall time
+/// is bounded (twice `max_time_ms`), for iterations whose calls all fail.
 fn run_iterations(
     s: &Session,
     prepared: &[Result<Prepared, SkipReason>],
-    flow: &Flow,
+    (flow, fresh): (&Flow, &super::fresh::Fresh),
     order: &[usize],
     t: &SequenceTiming,
     going: &mut bool,
     progress: &mut impl FnMut(usize, usize, &str) -> bool,
 ) -> Timed {
-    let mut times: Vec<Vec<f64>> = vec![Vec::new(); prepared.len()];
-    let mut failed: Vec<Option<SkipReason>> =
-        prepared.iter().map(|p| p.as_ref().err().cloned()).collect();
-    let mut per_iteration = Vec::new();
-    let mut measured = 0.0;
-    let total_runs = t.warmup + t.max_iterations;
-    let mut it = 0;
-    while it < total_runs {
-        let timed = it >= t.warmup;
-        if timed && per_iteration.len() as u32 >= t.min_iterations && measured >= t.min_time_ms {
+    let n = prepared.len();
+    let count = per_iteration_counts(order, n);
+    let mut timed = Timed {
+        times: vec![Vec::new(); n],
+        block_medians: vec![Vec::new(); n],
+        failed: prepared.iter().map(|p| p.as_ref().err().cloned()).collect(),
+        per_iteration: Vec::new(),
+        block_ms: Vec::new(),
+    };
+    let mut block: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let (mut block_iterations, mut block_time, mut measured) = (0u32, 0.0, 0.0);
+    let started = std::time::Instant::now();
+    // For the progress bar only: the iterations the time bound allows, once one is measured.
+    let mut expected = t.warmup as usize + t.min_blocks as usize;
+    let mut it = 0u32;
+    loop {
+        let warm = it < t.warmup;
+        if !warm && block_iterations == 0 && enough(t, &timed, &count, measured) {
             break;
         }
-        if !*going {
+        if !*going || started.elapsed().as_secs_f64() * 1e3 > 2.0 * t.max_time_ms {
             break;
         }
         if !progress(
             it as usize,
-            total_runs as usize,
+            expected,
             &format!("iteration {} of {} calls", it + 1, order.len()),
         ) || super::stopped()
         {
@@ -257,10 +380,11 @@ fn run_iterations(
         }
         let mut sum = 0.0;
         for (pos, &i) in order.iter().enumerate() {
-            if failed[i].is_some() {
+            if timed.failed[i].is_some() {
                 continue;
             }
             let Ok(p) = &prepared[i] else { continue };
+            fresh.fill(i);
             let run = match flow.args.get(&pos) {
                 Some(args) => p.execute_with(s.stream, args),
                 None => p.execute(s.stream),
@@ -268,24 +392,34 @@ fn run_iterations(
             match run {
                 Ok(ms) => {
                     sum += ms;
-                    if timed {
-                        times[i].push(ms);
+                    if !warm {
+                        block[i].push(ms);
                     }
                 }
-                Err(e) => failed[i] = Some(e),
+                Err(e) => timed.failed[i] = Some(e),
             }
         }
-        if timed {
-            per_iteration.push(sum);
-            measured += sum;
-        }
         it += 1;
+        if warm {
+            continue;
+        }
+        timed.per_iteration.push(sum);
+        measured += sum;
+        if sum > 0.0 {
+            expected = expected.max(t.warmup as usize + (t.max_time_ms / sum) as usize);
+        }
+        block_iterations += 1;
+        block_time += sum;
+        if block_iterations >= t.block_min_iterations && block_time >= t.block_min_ms {
+            timed.close_block(&mut block, &count);
+            (block_iterations, block_time) = (0, 0.0);
+        }
     }
-    Timed {
-        times,
-        failed,
-        per_iteration,
+    if block_iterations > 0 {
+        // Stopped inside a block (Ctrl-C, the wall-time bound): its calls still count.
+        timed.close_block(&mut block, &count);
     }
+    timed
 }
 
 /// Each problem of the iteration, by key: its measurement, or why it has none.
@@ -301,13 +435,15 @@ fn outcomes(
     for (key, &i) in index {
         let r = match (&prepared[i], &timed.failed[i]) {
             (_, Some(e)) => (None, Some(e.clone())),
-            (Ok(p), None) if !timed.times[i].is_empty() => (
-                Some(summarize(
+            (Ok(p), None) if !timed.times[i].is_empty() => {
+                let mut m = summarize(
                     p.implementation.clone(),
                     std::mem::take(&mut timed.times[i]),
-                )),
-                None,
-            ),
+                );
+                // The figure projected: the median of the block medians (`stability`).
+                m.median_ms = stability::median(&timed.block_medians[i]);
+                (Some(m), None)
+            }
             _ if !going || timed.per_iteration.is_empty() => (None, Some(SkipReason::Interrupted)),
             _ => (None, Some(SkipReason::NoTimedCall)),
         };

@@ -1,0 +1,92 @@
+//! A what-if's weight reorders write the layout the rewritten convolution reads. Checked against
+//! oneDNN's own account of the replay (its verbose lines): every bf16 weight reorder's
+//! destination tag is the weights tag of the convolution that reads it next (forward or
+//! backward-data: the latter chooses a transposed layout, e.g. `ABcd8a16b2a`). Before the fix
+//! the reorders kept the logged f32 blocked layout (`ABcd16b16a`) while oneDNN ran the bf16
+//! convolutions with `ABcd8b16a2b` on an AVX-512 CPU.
+
+mod common;
+use common::{bin, dnnl_lib_or_skip, root, succeeded, temp_dir};
+
+/// The number after `key` in a oneDNN problem string (`ic64oc64…` → `ic` → 64).
+fn after(problem: &str, key: &str) -> Option<u64> {
+    let i = problem.find(key)? + key.len();
+    let digits: String = problem[i..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().ok()
+}
+
+/// The layout tag of the argument `arg` (`wei`, `dst`) of a verbose exec line's descriptors.
+fn tag(mds: &str, arg: &str) -> Option<String> {
+    let md = mds.split(' ').find(|m| m.starts_with(&format!("{arg}_")))?;
+    md.split(':').nth(3).map(str::to_string)
+}
+
+#[test]
+fn bf16_weight_reorders_write_the_layout_the_convolution_reads() {
+    let Some(lib) = dnnl_lib_or_skip() else {
+        return;
+    };
+    let out = temp_dir().join("bf16.json");
+    let run = succeeded(
+        bin()
+            .args(["replay"])
+            .arg(root().join("fixtures/whatif/f32-nchw.log.gz"))
+            .args([
+                "--as",
+                "bf16",
+                "--layout",
+                "channels-last",
+                "--threads",
+                "1",
+            ])
+            .args(["--dnnl-lib", &lib, "--no-progress", "-o"])
+            .arg(&out)
+            .env("ONEDNN_VERBOSE", "1")
+            .output()
+            .unwrap(),
+    );
+    let text = String::from_utf8_lossy(&run.stdout).into_owned();
+    let execs: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| l.starts_with("onednn_verbose,exec,cpu,"))
+        .map(|l| l.split(',').collect())
+        .collect();
+    // Each bf16 → bf16 reorder into another layout, and the next convolution after it (the
+    // call that reads it, forward or backward-data): when the reorder holds that convolution's
+    // weights, it must write the layout the convolution reads.
+    let mut checked = 0;
+    for (i, f) in execs.iter().enumerate() {
+        let (dims, mds) = (f[f.len() - 2], f[6]);
+        if f[3] != "reorder" || !mds.contains("src_bf16") || !mds.contains("dst_bf16") {
+            continue;
+        }
+        // Into a blocked layout (upper-case letters): a reorder to a plain layout is a
+        // gradient going back to the framework, not weights going to a convolution.
+        let dst = tag(mds, "dst").unwrap();
+        if dst == tag(mds, "src").unwrap() || !dst.chars().any(|c| c.is_ascii_uppercase()) {
+            continue;
+        }
+        let Some(conv) = execs[i + 1..].iter().find(|g| g[3] == "convolution") else {
+            continue;
+        };
+        let p = conv[conv.len() - 2];
+        let weights = ["oc", "ic", "kh", "kw"].map(|k| after(p, k).unwrap().to_string());
+        if weights.join("x") != dims || conv[5] == "backward_weights" {
+            continue;
+        }
+        assert_eq!(
+            dst,
+            tag(conv[6], "wei").unwrap(),
+            "reorder {dims} before {} {p}: {mds}",
+            conv[5]
+        );
+        checked += 1;
+    }
+    assert!(checked > 0, "no bf16 weight reorder in the replay");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(r["sequence"]["weight_reorders_resolved"].as_u64().unwrap() > 0);
+}
