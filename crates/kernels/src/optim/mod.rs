@@ -9,6 +9,8 @@
 mod adam;
 mod lamb;
 mod sgd;
+#[cfg(target_arch = "x86_64")]
+mod sgd_avx512;
 mod store;
 
 pub use adam::{adam_step, AdamConfig, AdamState};
