@@ -7,10 +7,10 @@
 //! extra memory traffic over an f32 parameter).
 
 mod adam;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod lamb;
 mod sgd;
-#[cfg(target_arch = "x86_64")]
-mod sgd_avx512;
 mod store;
 
 pub use adam::{adam_step, AdamConfig, AdamState};

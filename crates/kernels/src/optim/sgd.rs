@@ -61,14 +61,14 @@ crate::dispatch! {
 }
 
 /// One step over all tensors.
-/// f32 parameters with momentum on AVX-512: the hand-written loop (`sgd_avx512`); `false` when
+/// f32 parameters with momentum on AVX-512: the hand-written loop (`avx512`); `false` when
 /// this tensor or CPU takes the portable loop.
 fn hand_written(isa: Isa, t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<usize>) -> bool {
     #[cfg(target_arch = "x86_64")]
     if let (Params::F32(p), Grad::F32(g), Some(b)) =
         (&mut t.params, t.grad, t.momentum_buffer.as_deref_mut())
     {
-        let s = super::sgd_avx512::Step {
+        let s = super::avx512::Sgd {
             sign: if c.maximize { -1.0 } else { 1.0 },
             wd: c.weight_decay,
             mom: c.momentum,
@@ -77,7 +77,7 @@ fn hand_written(isa: Isa, t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<u
             first: t.first,
             nesterov: c.nesterov,
         };
-        return super::sgd_avx512::step(isa, &mut p[r.clone()], &g[r.clone()], &mut b[r], s);
+        return super::avx512::sgd(isa, &mut p[r.clone()], &g[r.clone()], &mut b[r], s);
     }
     let _ = (isa, t, c, r);
     false
