@@ -112,6 +112,27 @@ pub(super) fn sgd(isa: crate::Isa, p: &mut [f32], g: &[f32], buf: &mut [f32], s:
     true
 }
 
+/// Adam's moments of one line (the lanes of `k`) at `mp`/`vp`, updated and stored, with
+/// `c` = [1 − β1, β2, 1 − β2]: m + (1 − β1)·(g − m) and v·β2 + ((1 − β2)·g)·g, as `adam.rs`.
+#[inline(always)]
+unsafe fn moments(
+    mp: *mut f32,
+    vp: *mut f32,
+    k: __mmask16,
+    gv: __m512,
+    c: [__m512; 3],
+) -> (__m512, __m512) {
+    let m0 = _mm512_maskz_loadu_ps(k, mp);
+    let m = _mm512_add_ps(m0, _mm512_mul_ps(c[0], _mm512_sub_ps(gv, m0)));
+    let v = _mm512_add_ps(
+        _mm512_mul_ps(_mm512_maskz_loadu_ps(k, vp), c[1]),
+        _mm512_mul_ps(_mm512_mul_ps(c[2], gv), gv),
+    );
+    _mm512_mask_storeu_ps(mp, k, m);
+    _mm512_mask_storeu_ps(vp, k, v);
+    (m, v)
+}
+
 /// The Adam/AdamW configuration of one step as `adam.rs` derives it.
 #[derive(Clone, Copy)]
 pub(super) struct Adam {
@@ -164,14 +185,7 @@ unsafe fn adam_body<const DECOUPLED: bool>(
             } else {
                 (pv, _mm512_add_ps(gs, _mm512_mul_ps(wd, pv)))
             };
-            let m0 = _mm512_maskz_loadu_ps(k, mp.add(i));
-            let m = _mm512_add_ps(m0, _mm512_mul_ps(one_b1, _mm512_sub_ps(gv, m0)));
-            let v = _mm512_add_ps(
-                _mm512_mul_ps(_mm512_maskz_loadu_ps(k, vp.add(i)), b2),
-                _mm512_mul_ps(_mm512_mul_ps(one_b2, gv), gv),
-            );
-            _mm512_mask_storeu_ps(mp.add(i), k, m);
-            _mm512_mask_storeu_ps(vp.add(i), k, v);
+            let (m, v) = moments(mp.add(i), vp.add(i), k, gv, [one_b1, b2, one_b2]);
             // Divisions as torch writes them (the loop is memory-bound: they cost no time).
             let den = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(v), bc2), eps);
             let u = _mm512_sub_ps(pv, _mm512_mul_ps(step_size, _mm512_div_ps(m, den)));
@@ -204,5 +218,124 @@ pub(super) fn adam(
     }
     // SAFETY: as in `sgd`; `adam_body` asserts the four lengths are equal and stays below them.
     unsafe { adam_run(p, g, m, v, s) };
+    true
+}
+
+/// LAMB's constants for one tensor as `lamb.rs` derives them.
+#[derive(Clone, Copy)]
+pub(super) struct Lamb {
+    pub b1: f32,
+    pub b2: f32,
+    pub inv_bc1: f32,
+    pub inv_sqrt_bc2: f32,
+    pub eps: f32,
+    pub wd: f32,
+}
+
+/// `lamb.rs`'s `update`: (m·inv_bc1) / (sqrt(v)·inv_sqrt_bc2 + eps) + wd·p, the same operations.
+#[inline(always)]
+unsafe fn lamb_update(m: __m512, v: __m512, p: __m512, s: &Lamb) -> __m512 {
+    let c = |v: f32| _mm512_set1_ps(v);
+    let den = _mm512_add_ps(
+        _mm512_mul_ps(_mm512_sqrt_ps(v), c(s.inv_sqrt_bc2)),
+        c(s.eps),
+    );
+    _mm512_add_ps(
+        _mm512_div_ps(_mm512_mul_ps(m, c(s.inv_bc1)), den),
+        _mm512_mul_ps(c(s.wd), p),
+    )
+}
+
+#[target_feature(enable = "avx512f")]
+unsafe fn lamb_pass1_run(
+    p: &[f32],
+    g: &[f32],
+    ms: &mut [f32],
+    vs: &mut [f32],
+    s: Lamb,
+    block: usize,
+) -> (f64, f64) {
+    let n = p.len();
+    assert!(g.len() == n && ms.len() == n && vs.len() == n && block.is_multiple_of(16));
+    let (pp, gp, mp, vp) = (p.as_ptr(), g.as_ptr(), ms.as_mut_ptr(), vs.as_mut_ptr());
+    let (b1, b2) = (_mm512_set1_ps(1.0 - s.b1), _mm512_set1_ps(s.b2));
+    let one_b2 = _mm512_set1_ps(1.0 - s.b2);
+    let lanes = |a: __m512| {
+        let mut l = [0f32; 16];
+        _mm512_storeu_ps(l.as_mut_ptr(), a);
+        l.iter().map(|x| *x as f64).sum::<f64>()
+    };
+    let (mut pn, mut un) = (0f64, 0f64);
+    let mut b = 0;
+    while b < n {
+        let len = block.min(n - b);
+        let (mut pa, mut ua) = (_mm512_setzero_ps(), _mm512_setzero_ps());
+        let (pb, gb, mb, vb) = (pp.add(b), gp.add(b), mp.add(b), vp.add(b));
+        lines(len, [pb, gb, mb as *const f32, vb as *const f32], |i, k| {
+            let pv = _mm512_maskz_loadu_ps(k, pb.add(i));
+            let gv = _mm512_maskz_loadu_ps(k, gb.add(i));
+            let (m, v) = moments(mb.add(i), vb.add(i), k, gv, [b1, b2, one_b2]);
+            let u = lamb_update(m, v, pv, &s);
+            // Lanes outside `k` are 0 in every input, so they add +0.
+            pa = _mm512_add_ps(pa, _mm512_mul_ps(pv, pv));
+            ua = _mm512_add_ps(ua, _mm512_mul_ps(u, u));
+        });
+        pn += lanes(pa);
+        un += lanes(ua);
+        b += len;
+    }
+    (pn, un)
+}
+
+/// LAMB's first pass (m and v updated; Σp² and Σu² summed per `block` elements in 16 lanes,
+/// then in f64 in lane order, as `lamb.rs`'s f32 loop) when `isa` is the AVX-512 level.
+pub(super) fn lamb_pass1(
+    isa: crate::Isa,
+    p: &[f32],
+    g: &[f32],
+    m: &mut [f32],
+    v: &mut [f32],
+    s: Lamb,
+    block: usize,
+) -> Option<(f64, f64)> {
+    if isa.level() != crate::Level::Avx512 {
+        return None;
+    }
+    // SAFETY: as in `sgd`; `lamb_pass1_run` asserts the lengths are equal and stays below them.
+    Some(unsafe { lamb_pass1_run(p, g, m, v, s, block) })
+}
+
+#[target_feature(enable = "avx512f")]
+unsafe fn lamb_pass2_run(p: &mut [f32], ms: &[f32], vs: &[f32], s: Lamb, lr_ratio: f32) {
+    let n = p.len();
+    assert!(ms.len() == n && vs.len() == n);
+    let (pp, mp, vp) = (p.as_mut_ptr(), ms.as_ptr(), vs.as_ptr());
+    let lr = _mm512_set1_ps(lr_ratio);
+    lines(n, [pp as *const f32, mp, vp], |i, k| {
+        let pv = _mm512_maskz_loadu_ps(k, pp.add(i));
+        let u = lamb_update(
+            _mm512_maskz_loadu_ps(k, mp.add(i)),
+            _mm512_maskz_loadu_ps(k, vp.add(i)),
+            pv,
+            &s,
+        );
+        _mm512_mask_storeu_ps(pp.add(i), k, _mm512_sub_ps(pv, _mm512_mul_ps(lr, u)));
+    });
+}
+
+/// LAMB's second pass, p − (lr·ratio)·u, when `isa` is the AVX-512 level; `false` otherwise.
+pub(super) fn lamb_pass2(
+    isa: crate::Isa,
+    p: &mut [f32],
+    m: &[f32],
+    v: &[f32],
+    s: Lamb,
+    lr_ratio: f32,
+) -> bool {
+    if isa.level() != crate::Level::Avx512 {
+        return false;
+    }
+    // SAFETY: as in `sgd`; `lamb_pass2_run` asserts the lengths are equal and stays below them.
+    unsafe { lamb_pass2_run(p, m, v, s, lr_ratio) };
     true
 }
