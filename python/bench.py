@@ -218,7 +218,9 @@ def optimizers(runs, quick):
     # = 28 (ws 16); LAMB two passes (r p,g,m,v w m,v; r p,m,v w p) = 40 (ws 16). bf16 parameters:
     # torch's fused step keeps bf16 parameter, gradient and state (SGD 2+2+2 r, 2+2 w = 10;
     # AdamW 14); profilednn keeps an f32 master and f32 state beside the bf16 parameter (SGD r
-    # p,g (2 each), master, buf (4 each), w p (2), master, buf (4 each) = 22; AdamW 30).
+    # p,g (2 each), master, buf (4 each), w p (2), master, buf (4 each) = 22; AdamW 30); with
+    # master="split" only the master's bottom halves (2) beside the bf16 parameter: SGD r p,low,g
+    # (2 each), buf (4), w p,low (2 each), buf (4) = 18 (ws 10); AdamW 26 (ws 14).
     def impls(theirs, ours, kw, nbytes, ws, every=True):
         """torch's implementations (for-loop and foreach too when `every`) and ours, of the same
         optimizer with the same arguments: (label, constructor, bytes/param, working set/param)."""
@@ -237,8 +239,10 @@ def optimizers(runs, quick):
         ("LAMB", torch.float32, [
             ("python for-loop", None, 40, 16),
             ("profilednn", lambda ps: P.LAMB(ps, lr=1e-3, weight_decay=0.01), 40, 16)]),
-        ("SGD momentum", torch.bfloat16, impls(T.SGD, P.SGD, sgd, [10, 22], [6, 14], every=False)),
-        ("AdamW", torch.bfloat16, impls(T.AdamW, P.AdamW, adamw, [14, 30], [8, 18], every=False)),
+        ("SGD momentum", torch.bfloat16, impls(T.SGD, P.SGD, sgd, [10, 22], [6, 14], every=False)
+         + [("pdnn split", lambda ps: P.SGD(ps, **sgd, master="split"), 18, 10)]),
+        ("AdamW", torch.bfloat16, impls(T.AdamW, P.AdamW, adamw, [14, 30], [8, 18], every=False)
+         + [("pdnn split", lambda ps: P.AdamW(ps, **adamw, master="split"), 26, 14)]),
     ]
     if quick:
         cases = [c for c in cases if c[1] == torch.float32][:3]

@@ -14,6 +14,9 @@ use pyo3::prelude::*;
 const F32: u8 = 0;
 const BF16: u8 = 1;
 const I64: u8 = 2;
+/// Optimizer parameters only: bf16 whose f32 master's bottom 16 bits are kept apart (the
+/// "master" pointer then points to those `u16` halves).
+const BF16_SPLIT: u8 = 3;
 
 /// # Safety
 /// The caller (the Python wrapper) guarantees `ptr` points at `n` live, contiguous elements of
@@ -175,7 +178,8 @@ fn focal_forward_backward(
     })
 }
 
-/// Parameter storage from (param ptr, dtype, master ptr): bf16 with master f32 when master != 0.
+/// Parameter storage from (param ptr, dtype, master ptr): bf16 with an f32 master when master
+/// != 0, or with the master's bottom halves (`BF16_SPLIT`).
 unsafe fn params<'a>(p: usize, n: usize, dtype: u8, master: usize) -> PyResult<optim::Params<'a>> {
     Ok(match (dtype, master) {
         (F32, _) => optim::Params::F32(std::slice::from_raw_parts_mut(p as *mut f32, n)),
@@ -183,16 +187,21 @@ unsafe fn params<'a>(p: usize, n: usize, dtype: u8, master: usize) -> PyResult<o
             param: std::slice::from_raw_parts_mut(p as *mut u16, n),
             master: std::slice::from_raw_parts_mut(m as *mut f32, n),
         },
+        (BF16_SPLIT, m) if m != 0 => optim::Params::Bf16Split {
+            param: std::slice::from_raw_parts_mut(p as *mut u16, n),
+            low: std::slice::from_raw_parts_mut(m as *mut u16, n),
+        },
         _ => {
             return Err(PyValueError::new_err(
-                "bf16 parameters need an f32 master copy",
+                "bf16 parameters need an f32 master copy or its bottom halves",
             ))
         }
     })
 }
 
+/// The gradient of a parameter of type `dtype` (bf16 for both bf16 layouts).
 unsafe fn grad<'a>(g: usize, n: usize, dtype: u8) -> Grad<'a> {
-    if dtype == BF16 {
+    if dtype == BF16 || dtype == BF16_SPLIT {
         Grad::Bf16(std::slice::from_raw_parts(g as *const u16, n))
     } else {
         Grad::F32(std::slice::from_raw_parts(g as *const f32, n))

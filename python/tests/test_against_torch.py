@@ -233,6 +233,42 @@ class Optimizers(unittest.TestCase):
             self.assertTrue(torch.equal(p.detach(), opt.state[p]["master"].bfloat16()))
 
 
+    def test_bf16_split_master_is_torch_optim_on_an_f32_copy(self):
+        # master="split": state keeps only the f32 master's bottom 16 bits; the bf16 parameter is
+        # its top 16. The master rebuilt from both must be torch.optim's f32 parameter when
+        # torch.optim runs on an f32 copy with the same (bf16-valued) gradients. A parameter
+        # rounded to nearest instead of truncated would be off by up to a bf16 ulp (2^-8).
+        cases = [(profilednn.optim.SGD, torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
+                 (profilednn.optim.SGD, torch.optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-4)),
+                 (profilednn.optim.AdamW, torch.optim.AdamW, dict(lr=1e-2)),
+                 # Not Adam's coupled weight decay here: with bf16 gradients g + wd·p cancels
+                 # to a few ulps on some elements, and Adam's first steps (update ≈ lr·sign)
+                 # turn torch's and our different roundings of it into lr-sized differences.
+                 (profilednn.optim.Adam, torch.optim.Adam, dict(lr=1e-2, betas=(0.8, 0.99), maximize=True))]
+        for ours_cls, torch_cls, kw in cases:
+            ps = params(3, torch.bfloat16)
+            ref = [torch.nn.Parameter(p.detach().float()) for p in ps]
+            opt = ours_cls(ps, master="split", **kw)
+            topt = torch_cls(ref, foreach=False, **kw)
+            g = torch.Generator().manual_seed(7)
+            for _ in range(4):
+                for p, r in zip(ps, ref):
+                    p.grad = ((torch.rand(p.shape, generator=g) * 2 - 1) * 0.1).bfloat16()
+                    r.grad = p.grad.float()
+                opt.step()
+                topt.step()
+            for p, r in zip(ps, ref):
+                self.assertEqual(p.dtype, torch.bfloat16)
+                low = opt.state[p]["master_low"]
+                self.assertEqual(low.dtype, torch.int16)
+                self.assertNotIn("master", opt.state[p])
+                bits = (p.detach().view(torch.int16).int() << 16) | (low.int() & 0xFFFF)
+                master = bits.view(torch.float32)
+                torch.testing.assert_close(master, r.detach(), rtol=2e-6, atol=1e-7, msg=f"{ours_cls.__name__} {kw}")
+        with self.assertRaisesRegex(ValueError, "master"):
+            profilednn.optim.SGD(params(0), lr=0.1, master="bf16")
+
+
 class Training(unittest.TestCase):
     def test_same_loss_curve_as_the_reference(self):
         def train(loss_fn, opt_cls):

@@ -74,6 +74,39 @@ crate::dispatch! {
     }
 }
 
+/// f32 parameters without amsgrad on AVX-512: the hand-written loop (`avx512`); `false` when
+/// this tensor or CPU takes the portable loop. The constants as `one` derives them.
+fn hand_written(
+    isa: Isa,
+    t: &mut AdamState,
+    c: &AdamConfig,
+    step: u64,
+    r: std::ops::Range<usize>,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if let (Params::F32(p), Grad::F32(g), None) =
+        (&mut t.params, t.grad, t.max_exp_avg_sq.as_deref_mut())
+    {
+        let bc1 = 1.0 - (c.beta1 as f64).powi(step as i32);
+        let bc2 = 1.0 - (c.beta2 as f64).powi(step as i32);
+        let s = super::avx512::Adam {
+            sign: if c.maximize { -1.0 } else { 1.0 },
+            wd: c.weight_decay,
+            wd_mul: 1.0 - c.lr * c.weight_decay,
+            decoupled: c.decoupled,
+            b1: c.beta1,
+            b2: c.beta2,
+            step_size: (c.lr as f64 / bc1) as f32,
+            bc2_sqrt: bc2.sqrt() as f32,
+            eps: c.eps,
+        };
+        let (m, v) = (&mut t.exp_avg[r.clone()], &mut t.exp_avg_sq[r.clone()]);
+        return super::avx512::adam(isa, &mut p[r.clone()], &g[r.clone()], m, v, s);
+    }
+    let _ = (isa, t, c, step, r);
+    false
+}
+
 pub fn adam_step(isa: Isa, threads: usize, tensors: &mut [AdamState], c: &AdamConfig) {
     for t in tensors.iter_mut() {
         t.step += 1;
@@ -81,6 +114,8 @@ pub fn adam_step(isa: Isa, threads: usize, tensors: &mut [AdamState], c: &AdamCo
     let lens: Vec<usize> = tensors.iter().map(|t| t.params.len()).collect();
     for_pieces(tensors, &lens, threads, 1 << 16, |t, r| {
         let s = t.step;
-        adam_range(isa, t, c, s, r)
+        if !hand_written(isa, t, c, s, r.clone()) {
+            adam_range(isa, t, c, s, r)
+        }
     });
 }

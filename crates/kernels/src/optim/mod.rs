@@ -7,6 +7,8 @@
 //! extra memory traffic over an f32 parameter).
 
 mod adam;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod lamb;
 mod sgd;
 mod store;
@@ -18,8 +20,13 @@ pub use store::{Grad, Params};
 
 /// The code path the optimizer steps take on `isa`, for benchmark output.
 pub fn path(isa: crate::Isa) -> String {
+    let hand = if isa.level() == crate::Level::Avx512 {
+        "f32 SGD-with-momentum and Adam/AdamW by hand-written prefetching loops, the rest "
+    } else {
+        ""
+    };
     format!(
-        "{} (loops auto-vectorized for this level; bf16 rounded by integer round-to-nearest-even)",
+        "{} ({hand}auto-vectorized for this level; bf16 rounded by integer round-to-nearest-even)",
         isa.name()
     )
 }

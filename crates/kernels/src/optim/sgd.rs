@@ -61,10 +61,34 @@ crate::dispatch! {
 }
 
 /// One step over all tensors.
+/// f32 parameters with momentum on AVX-512: the hand-written loop (`avx512`); `false` when
+/// this tensor or CPU takes the portable loop.
+fn hand_written(isa: Isa, t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<usize>) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if let (Params::F32(p), Grad::F32(g), Some(b)) =
+        (&mut t.params, t.grad, t.momentum_buffer.as_deref_mut())
+    {
+        let s = super::avx512::Sgd {
+            sign: if c.maximize { -1.0 } else { 1.0 },
+            wd: c.weight_decay,
+            mom: c.momentum,
+            damp: 1.0 - c.dampening,
+            lr: c.lr,
+            first: t.first,
+            nesterov: c.nesterov,
+        };
+        return super::avx512::sgd(isa, &mut p[r.clone()], &g[r.clone()], &mut b[r], s);
+    }
+    let _ = (isa, t, c, r);
+    false
+}
+
 pub fn sgd_step(isa: Isa, threads: usize, tensors: &mut [SgdTensor], c: &SgdConfig) {
     let lens: Vec<usize> = tensors.iter().map(|t| t.params.len()).collect();
     for_pieces(tensors, &lens, threads, 1 << 16, |t, r| {
-        sgd_range(isa, t, c, r)
+        if !hand_written(isa, t, c, r.clone()) {
+            sgd_range(isa, t, c, r)
+        }
     });
     for t in tensors.iter_mut() {
         t.first = false;
