@@ -3,7 +3,9 @@
 //! destination tag is the weights tag of the convolution that reads it next (forward or
 //! backward-data: the latter chooses a transposed layout, e.g. `ABcd8a16b2a`). Before the fix
 //! the reorders kept the logged f32 blocked layout (`ABcd16b16a`) while oneDNN ran the bf16
-//! convolutions with `ABcd8b16a2b` on an AVX-512 CPU.
+//! convolutions with `ABcd8b16a2b` on an AVX-512 CPU. The rebuilt reorders keep their
+//! attributes: they were once created with none, so oneDNN allocated their scratchpad inside
+//! the timed call (its verbose line then lacks `attr-scratchpad:user`).
 
 mod common;
 use common::{bin, dnnl_lib_or_skip, root, succeeded, temp_dir};
@@ -25,7 +27,7 @@ fn tag(mds: &str, arg: &str) -> Option<String> {
 }
 
 #[test]
-fn bf16_weight_reorders_write_the_layout_the_convolution_reads() {
+fn bf16_weight_reorders_write_the_layout_the_convolution_reads_and_keep_their_attributes() {
     let Some(lib) = dnnl_lib_or_skip() else {
         return;
     };
@@ -82,6 +84,13 @@ fn bf16_weight_reorders_write_the_layout_the_convolution_reads() {
             tag(conv[6], "wei").unwrap(),
             "reorder {dims} before {} {p}: {mds}",
             conv[5]
+        );
+        // The rebuilt reorder keeps its builder's attributes, as every replayed primitive:
+        // the user scratchpad the run passes (no allocation inside the timed call).
+        assert!(
+            f[7].contains("attr-scratchpad:user"),
+            "rebuilt reorder {dims} lost its attributes: {}",
+            f.join(",")
         );
         checked += 1;
     }

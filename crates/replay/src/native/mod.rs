@@ -173,6 +173,24 @@ impl Session {
     }
 }
 
+/// For tests: a session on `$PROFILEDNN_DNNL_LIB`; `None` (the test says SKIPPED) without
+/// one, unless PROFILEDNN_REQUIRE_ONEDNN is set (then a missing library fails the test).
+#[cfg(test)]
+pub(crate) fn session_or_skip() -> Option<Session> {
+    let lib = std::env::var_os("PROFILEDNN_DNNL_LIB")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.exists());
+    let Some(lib) = lib else {
+        assert!(
+            std::env::var_os("PROFILEDNN_REQUIRE_ONEDNN").is_none(),
+            "PROFILEDNN_REQUIRE_ONEDNN is set but PROFILEDNN_DNNL_LIB names no library"
+        );
+        eprintln!("SKIPPED: set PROFILEDNN_DNNL_LIB to a libdnnl.so.3 to run this test");
+        return None;
+    };
+    Some(Session::open(Some(&lib)).unwrap())
+}
+
 /// Set (e.g. by a SIGINT handler: storing to an atomic is async-signal-safe) to stop a replay
 /// as soon as the current run ends; the results measured so far are kept.
 pub static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

@@ -29,7 +29,9 @@ pub struct SequenceSummary {
     pub calls_per_iteration: usize,
     /// Timed iterations (after warm-up ones).
     pub iterations: u32,
-    /// Wall time of each timed iteration, summed over its calls, ms.
+    /// Wall time of the timed iterations, each summed over its calls, ms: every one while
+    /// fewer than [`KEPT`], else an even sample of them (every 2ⁿ-th iteration, [`Thinned`]),
+    /// so that a replay of a very short iteration stays a small file.
     pub per_iteration_ms: Vec<f64>,
     /// Per block of timed iterations, the iteration's time from that block alone: every
     /// problem's calls per iteration × the median of its calls in the block, ms.
@@ -48,6 +50,57 @@ pub struct SequenceSummary {
     /// (`native/weights_layout.rs`); 0 for a logged iteration.
     #[serde(default)]
     pub weight_reorders_resolved: usize,
+}
+
+/// At most this many figures of a series are kept (the iterations' times, each problem's call
+/// times): beyond it the series is thinned evenly ([`Thinned`]). A 10 µs iteration runs about
+/// 10⁶ times in the time bound; without this, memory and the replay file grew with it.
+pub const KEPT: usize = 1024;
+
+/// A series thinned evenly to fewer than [`KEPT`] figures: every `stride`-th pushed is kept,
+/// and the stride doubles (every other figure kept dropped) each time [`KEPT`] is reached.
+#[derive(Debug, Clone)]
+pub struct Thinned {
+    kept: Vec<f64>,
+    stride: u64,
+    seen: u64,
+}
+
+impl Default for Thinned {
+    fn default() -> Self {
+        Thinned {
+            kept: Vec::new(),
+            stride: 1,
+            seen: 0,
+        }
+    }
+}
+
+impl Thinned {
+    pub fn push(&mut self, x: f64) {
+        if self.seen.is_multiple_of(self.stride) {
+            self.kept.push(x);
+            if self.kept.len() >= KEPT {
+                let mut k = 0usize;
+                self.kept.retain(|_| {
+                    k += 1;
+                    k % 2 == 1
+                });
+                self.stride *= 2;
+            }
+        }
+        self.seen += 1;
+    }
+
+    /// The figures kept: the `i`-th is the `i × stride`-th pushed.
+    pub fn kept(&self) -> &[f64] {
+        &self.kept
+    }
+
+    /// How many were pushed.
+    pub fn seen(&self) -> u64 {
+        self.seen
+    }
 }
 
 /// How long to measure: warm-up iterations, then blocks of iterations until the blocks agree.
@@ -159,10 +212,11 @@ impl<'s> Calls<'s> {
 /// each block, or why it failed; the wall time of each timed iteration and the iteration's time
 /// from each block.
 struct Timed {
-    times: Vec<Vec<f64>>,
+    /// Each problem's call times (thinned).
+    times: Vec<Thinned>,
     block_medians: Vec<Vec<f64>>,
     failed: Vec<Option<SkipReason>>,
-    per_iteration: Vec<f64>,
+    per_iteration: Thinned,
     block_ms: Vec<f64>,
 }
 
@@ -178,7 +232,10 @@ impl Timed {
             let m = stability::median(calls);
             estimate += m * count[i] as f64;
             self.block_medians[i].push(m);
-            self.times[i].append(calls);
+            for &ms in calls.iter() {
+                self.times[i].push(ms);
+            }
+            calls.clear();
         }
         self.block_ms.push(estimate);
     }
@@ -307,8 +364,8 @@ pub fn replay_sequence(
     let summary = SequenceSummary {
         iteration_from,
         calls_per_iteration: calls.order.len(),
-        iterations: timed.per_iteration.len() as u32,
-        per_iteration_ms: timed.per_iteration.clone(),
+        iterations: u32::try_from(timed.per_iteration.seen()).unwrap_or(u32::MAX),
+        per_iteration_ms: timed.per_iteration.kept().to_vec(),
         estimate_ms: timed.estimate(&per_iteration_counts(&calls.order, n)),
         dispersion: timed.dispersion(&per_iteration_counts(&calls.order, n)),
         block_ms: timed.block_ms.clone(),
@@ -336,7 +393,9 @@ fn per_iteration_counts(order: &[usize], n: usize) -> Vec<usize> {
 
 /// Runs the iteration (warm-up, then timed in blocks) until [`enough`] was measured, or
 /// `progress` says stop (then `going` becomes false). Besides the measured time, the wall time
-/// is bounded (twice `max_time_ms`), for iterations whose calls all fail.
+/// is bounded (twice `max_time_ms`). It returns at once when no problem was prepared, and stops
+/// at the first iteration in which no call ran or that measured 0 ms (every call failed): such
+/// iterations would otherwise repeat, measuring nothing, until the wall-time bound.
 fn run_iterations(
     s: &Session,
     prepared: &[Result<Prepared, SkipReason>],
@@ -349,12 +408,15 @@ fn run_iterations(
     let n = prepared.len();
     let count = per_iteration_counts(order, n);
     let mut timed = Timed {
-        times: vec![Vec::new(); n],
+        times: vec![Thinned::default(); n],
         block_medians: vec![Vec::new(); n],
         failed: prepared.iter().map(|p| p.as_ref().err().cloned()).collect(),
-        per_iteration: Vec::new(),
+        per_iteration: Thinned::default(),
         block_ms: Vec::new(),
     };
+    if prepared.iter().all(Result::is_err) {
+        return timed;
+    }
     let mut block: Vec<Vec<f64>> = vec![Vec::new(); n];
     let (mut block_iterations, mut block_time, mut measured) = (0u32, 0.0, 0.0);
     let started = std::time::Instant::now();
@@ -378,7 +440,7 @@ fn run_iterations(
             *going = false;
             break;
         }
-        let mut sum = 0.0;
+        let (mut sum, mut ran) = (0.0, 0usize);
         for (pos, &i) in order.iter().enumerate() {
             if timed.failed[i].is_some() {
                 continue;
@@ -392,6 +454,7 @@ fn run_iterations(
             match run {
                 Ok(ms) => {
                     sum += ms;
+                    ran += 1;
                     if !warm {
                         block[i].push(ms);
                     }
@@ -400,6 +463,9 @@ fn run_iterations(
             }
         }
         it += 1;
+        if ran == 0 || (!warm && sum <= 0.0) {
+            break;
+        }
         if warm {
             continue;
         }
@@ -435,16 +501,16 @@ fn outcomes(
     for (key, &i) in index {
         let r = match (&prepared[i], &timed.failed[i]) {
             (_, Some(e)) => (None, Some(e.clone())),
-            (Ok(p), None) if !timed.times[i].is_empty() => {
-                let mut m = summarize(
-                    p.implementation.clone(),
-                    std::mem::take(&mut timed.times[i]),
-                );
+            (Ok(p), None) if timed.times[i].seen() > 0 => {
+                let times = std::mem::take(&mut timed.times[i]);
+                let mut m = summarize(p.implementation.clone(), times.kept);
+                // Every call timed, not only the ones kept.
+                m.runs = u32::try_from(times.seen).unwrap_or(u32::MAX);
                 // The figure projected: the median of the block medians (`stability`).
                 m.median_ms = stability::median(&timed.block_medians[i]);
                 (Some(m), None)
             }
-            _ if !going || timed.per_iteration.is_empty() => (None, Some(SkipReason::Interrupted)),
+            _ if !going || timed.per_iteration.seen() == 0 => (None, Some(SkipReason::Interrupted)),
             _ => (None, Some(SkipReason::NoTimedCall)),
         };
         by_key.insert(key.clone(), r);
@@ -611,5 +677,117 @@ impl Drop for Flow<'_> {
                 unsafe { (d.api.dnnl_memory_destroy)(*m) };
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::native::session_or_skip;
+    use crate::transform::testing::prim;
+
+    /// Every figure kept is the `stride`-th of those pushed, fewer than [`KEPT`] and at least
+    /// half of them, whatever the count: checked against the arithmetic of the indices.
+    #[test]
+    fn thinned_series_is_an_even_sample_bounded_by_kept() {
+        for n in [0usize, 1, KEPT - 1, KEPT, 3 * KEPT + 7, 1_000_000] {
+            let mut t = Thinned::default();
+            for i in 0..n {
+                t.push(i as f64);
+            }
+            assert_eq!(t.seen(), n as u64);
+            let kept = t.kept();
+            assert!(kept.len() < KEPT, "{n}: {} kept", kept.len());
+            assert!(
+                n < KEPT || kept.len() >= KEPT / 2,
+                "{n}: {} kept",
+                kept.len()
+            );
+            // Index j holds figure j × stride: an even sample from the first figure on, with
+            // the stride that keeps fewer than KEPT of them.
+            let mut stride = 1u64;
+            while (n as u64).div_ceil(stride) >= KEPT as u64 {
+                stride *= 2;
+            }
+            assert_eq!(kept.len() as u64, (n as u64).div_ceil(stride), "{n}");
+            for (j, &x) in kept.iter().enumerate() {
+                assert_eq!(x, (j as u64 * stride) as f64, "{n}: index {j}");
+            }
+        }
+    }
+
+    /// Every problem of the iteration skipped (a reorder into `any`): the replay returns at
+    /// once, with no timed iteration. It used to loop until the wall-time bound (20 s) pushing
+    /// 0 ms iterations — millions of them into `per_iteration_ms`.
+    #[test]
+    fn iteration_whose_every_problem_is_skipped_returns_promptly_with_no_measurement() {
+        let Some(s) = session_or_skip() else {
+            return;
+        };
+        let sequence = vec![
+            prim("cpu,reorder,simple:any,undef,src:f32::blocked:ab::f0 dst:f32:a:any:any::f0,,,16x16"),
+            prim("cpu,reorder,simple:any,undef,src:f32::blocked:ab::f0 dst:f32:a:any:any::f0,,,32x16"),
+        ];
+        let started = std::time::Instant::now();
+        let (results, summary) = replay_sequence(
+            &s,
+            ResultsFor::Rewritten,
+            &sequence,
+            "test".into(),
+            &SequenceTiming::default(),
+            |_, _, _| true,
+        );
+        assert!(
+            started.elapsed().as_secs_f64() < 2.0,
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!((summary.iterations, summary.per_iteration_ms.len()), (0, 0));
+        assert_eq!(summary.estimate_ms, None);
+        assert_eq!(results.len(), 2);
+        for r in &results {
+            assert!(r.measurement.is_none());
+            assert_eq!(r.skipped, Some(SkipReason::ReorderToAny), "{}", r.key);
+        }
+    }
+
+    /// A tiny iteration (one reorder of 256 floats, a few µs) runs ~10⁵ times in the time
+    /// bound: the series kept stays under [`KEPT`] while the counts are every call's. The kept
+    /// series used to hold every iteration and every call.
+    #[test]
+    fn kept_series_of_a_tiny_iteration_is_bounded() {
+        let Some(s) = session_or_skip() else {
+            return;
+        };
+        let sequence = vec![prim(
+            "cpu,reorder,simple:any,undef,src:f32::blocked:ab::f0 dst:f32::blocked:ba::f0,,,16x16",
+        )];
+        let t = SequenceTiming {
+            block_min_ms: 20.0,
+            min_time_ms: 200.0,
+            target_dispersion: 0.0,
+            max_time_ms: 200.0,
+            ..SequenceTiming::default()
+        };
+        let (results, summary) = replay_sequence(
+            &s,
+            ResultsFor::Rewritten,
+            &sequence,
+            "test".into(),
+            &t,
+            |_, _, _| true,
+        );
+        let m = results[0].measurement.as_ref().expect("measured");
+        assert!(
+            summary.iterations as usize > 2 * KEPT,
+            "{} iterations",
+            summary.iterations
+        );
+        let kept = summary.per_iteration_ms.len();
+        assert!((KEPT / 2..KEPT).contains(&kept), "{kept} kept");
+        // One call per iteration: every call is counted.
+        assert_eq!(m.runs, summary.iterations);
+        assert!(m.min_ms <= m.median_ms && m.median_ms <= m.max_ms);
+        assert!(summary.per_iteration_ms.iter().all(|&ms| ms > 0.0));
     }
 }

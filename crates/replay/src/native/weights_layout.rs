@@ -81,7 +81,9 @@ pub(crate) fn resolve(
         }
         let mut pd: Handle = std::ptr::null_mut();
         // SAFETY: both descriptors are alive (owned by their primitive descriptors); the new
-        // descriptor copies them; `pd` is a live local.
+        // descriptor copies them and the reorder's own attributes (the user scratchpad the run
+        // passes, the logged scales, zero-points and sum post-op), which its builder owns;
+        // `pd` is a live local.
         let st = unsafe {
             (api.dnnl_reorder_primitive_desc_create)(
                 &mut pd,
@@ -89,7 +91,7 @@ pub(crate) fn resolve(
                 engine,
                 weights,
                 engine,
-                std::ptr::null_mut(),
+                reorder.attr,
             )
         };
         if st == super::api::status::SUCCESS && !pd.is_null() {

@@ -24,7 +24,9 @@ pub struct Built<'a> {
     /// The forward descriptor a backward one is created from.
     pub(crate) hint: Handle,
     mds: Vec<Handle>,
-    attr: Handle,
+    /// The primitive's attributes (user scratchpad, scales, zero-points, post-ops), null until
+    /// `attr` creates them.
+    pub(crate) attr: Handle,
     post_ops: Handle,
     /// Logged layout tags this oneDNN does not know (replaced by `any`).
     pub(crate) unknown_tags: Vec<String>,

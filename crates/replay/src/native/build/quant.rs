@@ -1,7 +1,9 @@
 //! Scales and zero-points as the log printed them (`attr-scales:src0:0:f32+wei:2:f32`,
 //! `attr-zero-points:wei:3:s8:32x1`): the same masks, data types and groups, so that the
 //! replayed primitive does the dequantization work the logged one did. Their values are data
-//! (not in the log); the run fills them (`run::prepare`).
+//! (not in the log); the run fills them (`run::prepare`). Host-side scalars and dynamic
+//! modes (`host_scalar`, `dynamic_mx`, `dynamic_fp`) are not rebuilt: such a problem is skipped
+//! ([`SkipReason::QuantArgument`]) rather than timed with static scales.
 
 use super::Built;
 use crate::native::api::arg;
@@ -49,6 +51,12 @@ impl Built<'_> {
     ) -> Result<(), SkipReason> {
         let d = self.d;
         let spec = q.parsed();
+        // A host-side scalar or a dynamic quantization mode (`dynamic_mx`, `dynamic_fp`: the
+        // primitive computes its scales) is another problem than static scales; the replay has
+        // no binding for either, so it says so rather than time the static one.
+        if spec.host_scalar || spec.mode.is_some() {
+            return Err(SkipReason::QuantArgument(format!("{}:{}", q.arg, q.spec)));
+        }
         let base = base_arg(&q.arg).ok_or_else(|| SkipReason::QuantArgument(q.arg.clone()))?;
         let mask = spec
             .mask
@@ -97,5 +105,46 @@ impl Built<'_> {
             dt,
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::native::run::Timing;
+    use crate::native::{session_or_skip, SkipReason};
+    use crate::transform::testing::prim;
+
+    const MATMUL: &str = "cpu,matmul,brg:avx512_core,undef,src:f32::blocked:ab::f0 \
+        wei:f32::blocked:ab::f0 dst:f32::blocked:ab::f0";
+
+    /// A host-side scalar scale and a dynamic (MX) quantization are not static scales: the
+    /// replay skips them, naming the argument. They used to be replayed as static scales of
+    /// the same mask — another problem, timed silently.
+    #[test]
+    fn host_scalar_and_dynamic_mode_scales_are_skipped_not_replayed_as_static() {
+        let Some(s) = session_or_skip() else {
+            return;
+        };
+        let t = Timing {
+            warmup: 1,
+            min_runs: 1,
+            max_runs: 1,
+            min_time_ms: 0.0,
+        };
+        // The same problem with static scales replays: the skip below is the spec's doing.
+        let fine = prim(&format!("{MATMUL},attr-scales:src0:0:f32,,64x64:64x64"));
+        assert!(s.replay(&fine, &t).is_ok());
+        for spec in [
+            "src0:0:f32:host_scalar",
+            "wei:3:e8m0:1x32:dynamic_mx",
+            "src0:3:f32:1x32:dynamic_fp",
+        ] {
+            let p = prim(&format!("{MATMUL},attr-scales:{spec},,64x64:64x64"));
+            assert_eq!(
+                s.replay(&p, &t).err(),
+                Some(SkipReason::QuantArgument(spec.into())),
+                "{spec}"
+            );
+        }
     }
 }
