@@ -579,3 +579,80 @@ fn report_page_shows_the_replay_projections_of_the_advice() {
     let dom = load_ok(&b, &plain);
     assert!(!dom.contains("advice-not-recommended") && !dom.contains("advice-projections"));
 }
+
+/// `report --project` runs the what-if replays `advise --project` runs (the same code: the
+/// same "replayed … for RULE" lines), and its page lists each projection with the figures of
+/// its own JSON output.
+#[test]
+fn report_project_replays_what_advise_project_replays() {
+    let Some(lib) = common::dnnl_lib_or_skip() else {
+        return;
+    };
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("project.html");
+    let log = root().join("fixtures/whatif/f32-nchw-1t.log.gz");
+    let out = bin()
+        .args([
+            "report",
+            log.to_str().unwrap(),
+            "--project",
+            "--dnnl-lib",
+            &lib,
+        ])
+        .args(["--no-progress", "--format", "json", "--html"])
+        .arg(&page)
+        .env_remove("OMP_NUM_THREADS")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for line in [
+        "replayed `--as bf16 --layout channels-last --threads 1` for f32-on-bf16-hardware in ",
+        "replayed `--layout channels-last --threads 1` for reorder-overhead in ",
+    ] {
+        assert!(err.contains(line), "{err}");
+    }
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a = &j["advice"];
+    let projections = a["projections"].as_array().expect("projections");
+    assert!(projections.len() >= 2, "{a}");
+    let dom = load_ok(&b, &page);
+    let list = unescape(part(&dom, "id=\"advice-projections\"", &["</section>"]));
+    assert_eq!(
+        list.matches("class=\"projection\"").count(),
+        projections.len()
+    );
+    for p in projections {
+        assert_eq!(p["replay"], "advise --project");
+        let (l, r) = (
+            p["logged_onednn_ms"].as_f64().unwrap(),
+            p["projected_onednn_ms"].as_f64().unwrap(),
+        );
+        let factor = if r >= l {
+            format!("{:.2}× slower", r / l)
+        } else {
+            format!("{:.2}× faster", l / r)
+        };
+        let want = format!(
+            "`{}` (advise --project): oneDNN {l:.3} → {r:.3} ms per iteration ({factor})",
+            p["transform"].as_str().unwrap()
+        );
+        assert!(list.contains(&want), "{want} not in {list}");
+    }
+    // The bf16 rule used its projection: a finding or not recommended, either way on the page.
+    let bf16 = "f32-on-bf16-hardware";
+    let finding = a["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["id"] == bf16 && f["projection"].is_object());
+    let not_recommended = a["not_recommended"]
+        .as_array()
+        .is_some_and(|v| v.iter().any(|n| n["id"] == bf16));
+    assert!(finding != not_recommended, "{a}");
+    assert_eq!(
+        dom.contains(&format!("data-id=\"{bf16}\"")),
+        not_recommended
+    );
+}
