@@ -150,6 +150,32 @@ impl ThresholdArgs {
     }
 }
 
+/// The what-if projections the advice rules take, for `advise` and `report` alike: those of the
+/// replay files (`--replay`), and with `project` (`--project`, its `--dnnl-lib`) the what-ifs
+/// the rules want on `evidence`, replayed here through oneDNN.
+pub(crate) fn projections(
+    logs: &[PathBuf],
+    profiles: &[Profile],
+    evidence: &Evidence,
+    thresholds: &Thresholds,
+    replay_files: &[PathBuf],
+    project: Option<Option<&std::path::Path>>,
+    no_progress: bool,
+) -> Result<Vec<profilednn_advice::Projected>> {
+    let mut projections = crate::advice_projections::from_files(logs, profiles, replay_files)?;
+    if let Some(dnnl_lib) = project {
+        let wanted = profilednn_advice::wanted_what_ifs(evidence, thresholds);
+        projections.extend(crate::whatif_run::project(
+            logs,
+            profiles,
+            &wanted,
+            dnnl_lib,
+            no_progress,
+        )?);
+    }
+    Ok(projections)
+}
+
 pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let profiles =
         crate::load::profiles(&args.logs, args.threads, args.iterations, args.no_progress)?;
@@ -173,18 +199,15 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let thresholds = args.thresholds.thresholds();
     let evidence = Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
         .with_sockets(sockets);
-    let mut projections =
-        crate::advice_projections::from_files(&args.logs, &profiles, &args.replay)?;
-    if args.project {
-        let wanted = profilednn_advice::wanted_what_ifs(&evidence, &thresholds);
-        projections.extend(crate::whatif_run::project(
-            &args.logs,
-            &profiles,
-            &wanted,
-            args.dnnl_lib.as_deref(),
-            args.no_progress,
-        )?);
-    }
+    let projections = projections(
+        &args.logs,
+        &profiles,
+        &evidence,
+        &thresholds,
+        &args.replay,
+        args.project.then_some(args.dnnl_lib.as_deref()),
+        args.no_progress,
+    )?;
     let advice = advise(&evidence.with_projections(&projections), &thresholds);
     let text = match args.format {
         Format::Table => profilednn_report::advice::render(&advice, false),

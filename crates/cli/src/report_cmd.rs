@@ -3,7 +3,7 @@
 use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use profilednn_advice::{advise, Evidence};
+use profilednn_advice::{advise, Evidence, Thresholds};
 use profilednn_analysis::{summarize_merged, GroupKey, Profile, SummaryOptions};
 use profilednn_report::terminal::TerminalOptions;
 use std::io::IsTerminal;
@@ -61,6 +61,14 @@ pub struct ReportArgs {
     /// advice states the projected change on this machine (see `profilednn advise --replay`).
     #[arg(long, value_name = "R.json", conflicts_with = "no_advice")]
     replay: Vec<PathBuf>,
+    /// Run the what-if replays the advice rules need through oneDNN here, in process, and use
+    /// them as with --replay (as `profilednn advise --project`).
+    #[arg(long, conflicts_with = "no_advice")]
+    project: bool,
+    /// oneDNN library for --project (default: $PROFILEDNN_DNNL_LIB, a pip-installed
+    /// onednn-cpu-gomp, then the system library path).
+    #[arg(long, value_name = "PATH", requires = "project")]
+    dnnl_lib: Option<PathBuf>,
     /// Leave out the advice section (`profilednn advise` shows it in full).
     #[arg(long)]
     no_advice: bool,
@@ -107,18 +115,24 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         },
     );
     let torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
-    let projections = crate::advice_projections::from_files(&args.logs, &profiles, &args.replay)?;
+    let evidence = || {
+        Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
+            .with_sockets(sockets)
+    };
+    let thresholds = Thresholds::default();
+    let projections = crate::advise_cmd::projections(
+        &args.logs,
+        &profiles,
+        &evidence(),
+        &thresholds,
+        &args.replay,
+        args.project.then_some(args.dnnl_lib.as_deref()),
+        args.no_progress,
+    )?;
     // Computed at most once, for the HTML page and the terminal or JSON output alike.
     let advice_once = std::cell::OnceCell::new();
     let advice = || {
-        advice_once.get_or_init(|| {
-            advise(
-                &Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
-                    .with_sockets(sockets)
-                    .with_projections(&projections),
-                &Default::default(),
-            )
-        })
+        advice_once.get_or_init(|| advise(&evidence().with_projections(&projections), &thresholds))
     };
     if let Some(html) = &args.html {
         let advice = (!args.no_advice).then(advice);

@@ -479,3 +479,180 @@ fn multi_rank_page_has_a_column_per_rank() {
     assert!(mb.contains(">16<") && mb.contains(">32<"), "{mb}");
     assert!(dom.contains("Straggler: rank 1"));
 }
+
+/// `s` with the entities a DOM dump writes in text back as characters.
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&nbsp;", "\u{a0}")
+        .replace("&amp;", "&")
+}
+
+/// The DOM's text from `from` (an attribute such as `id="x"`) to the first of `to` after it.
+fn part<'a>(dom: &'a str, from: &str, to: &[&str]) -> &'a str {
+    let at = dom
+        .find(from)
+        .unwrap_or_else(|| panic!("{from} not in the page"));
+    let end = to
+        .iter()
+        .filter_map(|t| dom[at..].find(t))
+        .min()
+        .unwrap_or(dom.len() - at);
+    &dom[at..at + end]
+}
+
+/// `report --replay R.json --html`: the advice section states what `advise --replay R.json
+/// --format json` states for the same log and replay — the bf16 rule not recommended with its
+/// reason and the projected slow-down, the projection list — with the figures of that JSON.
+#[test]
+fn report_page_shows_the_replay_projections_of_the_advice() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("projected.html");
+    let log = root().join("fixtures/whatif/f32-nchw-1t.log.gz");
+    let log = log.to_str().unwrap();
+    let replay = root().join("fixtures/whatif/replays/f32-nchw-1t.bf16-cl.json");
+    let replay = replay.to_str().unwrap();
+    let a = common::json_of(&["advise", log, "--replay", replay, "--format", "json"]);
+    bin()
+        .args(["report", log, "--replay", replay, "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let dom = load_ok(&b, &page);
+    let nr = a["not_recommended"].as_array().expect("not_recommended");
+    let n = nr
+        .iter()
+        .find(|n| n["id"] == "f32-on-bf16-hardware")
+        .unwrap_or_else(|| panic!("the bf16 rule is not recommended: {a}"));
+    let p = &n["projection"];
+    let (logged, projected) = (
+        p["logged_onednn_ms"].as_f64().unwrap(),
+        p["projected_onednn_ms"].as_f64().unwrap(),
+    );
+    assert!(projected > logged, "a slow-down: {p}");
+    let block = unescape(part(
+        &dom,
+        "id=\"advice-not-recommended\"",
+        &["id=\"advice-projections\"", "</section>"],
+    ));
+    assert!(
+        block.contains("Not recommended (projected slower on this machine)"),
+        "{block}"
+    );
+    assert_eq!(block.matches("class=\"not-recommended\"").count(), nr.len());
+    let rule = part(
+        &block,
+        "data-id=\"f32-on-bf16-hardware\"",
+        &["class=\"not-recommended\" data-id=\"", "\u{0}"],
+    );
+    // The reason, word for word, and the figures: the times to the microsecond and the
+    // slow-down as the terminal states it, worked out here from the two times.
+    assert!(rule.contains(n["why"].as_str().unwrap()), "{rule}\n{n}");
+    let figures = format!(
+        "oneDNN {logged:.3} → {projected:.3} ms per iteration ({:.2}× slower)",
+        projected / logged
+    );
+    assert_eq!(p["per_iteration"], true);
+    let shown = part(rule, "class=\"projected\"", &["</div>"]);
+    assert!(shown.contains(&figures), "{figures} not in {shown}");
+    assert!(shown.contains(p["transform"].as_str().unwrap()), "{shown}");
+    // The list of projections: one line per replay given.
+    let list = unescape(part(&dom, "id=\"advice-projections\"", &["</section>"]));
+    assert_eq!(
+        list.matches("class=\"projection\"").count(),
+        a["projections"].as_array().unwrap().len()
+    );
+    assert!(list.contains(&figures), "{list}");
+    assert!(list.contains(replay), "{list}");
+
+    // Without a replay: no projection script and nothing of the above.
+    let plain = dir.join("plain.html");
+    bin()
+        .args(["report", log, "--html"])
+        .arg(&plain)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&plain).unwrap();
+    assert_eq!(html.matches("<script").count(), 2, "data and renderer only");
+    let dom = load_ok(&b, &plain);
+    assert!(!dom.contains("advice-not-recommended") && !dom.contains("advice-projections"));
+}
+
+/// `report --project` runs the what-if replays `advise --project` runs (the same code: the
+/// same "replayed … for RULE" lines), and its page lists each projection with the figures of
+/// its own JSON output.
+#[test]
+fn report_project_replays_what_advise_project_replays() {
+    let Some(lib) = common::dnnl_lib_or_skip() else {
+        return;
+    };
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("project.html");
+    let log = root().join("fixtures/whatif/f32-nchw-1t.log.gz");
+    let out = bin()
+        .args([
+            "report",
+            log.to_str().unwrap(),
+            "--project",
+            "--dnnl-lib",
+            &lib,
+        ])
+        .args(["--no-progress", "--format", "json", "--html"])
+        .arg(&page)
+        .env_remove("OMP_NUM_THREADS")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for line in [
+        "replayed `--as bf16 --layout channels-last --threads 1` for f32-on-bf16-hardware in ",
+        "replayed `--layout channels-last --threads 1` for reorder-overhead in ",
+    ] {
+        assert!(err.contains(line), "{err}");
+    }
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a = &j["advice"];
+    let projections = a["projections"].as_array().expect("projections");
+    assert!(projections.len() >= 2, "{a}");
+    let dom = load_ok(&b, &page);
+    let list = unescape(part(&dom, "id=\"advice-projections\"", &["</section>"]));
+    assert_eq!(
+        list.matches("class=\"projection\"").count(),
+        projections.len()
+    );
+    for p in projections {
+        assert_eq!(p["replay"], "advise --project");
+        let (l, r) = (
+            p["logged_onednn_ms"].as_f64().unwrap(),
+            p["projected_onednn_ms"].as_f64().unwrap(),
+        );
+        let factor = if r >= l {
+            format!("{:.2}× slower", r / l)
+        } else {
+            format!("{:.2}× faster", l / r)
+        };
+        let want = format!(
+            "`{}` (advise --project): oneDNN {l:.3} → {r:.3} ms per iteration ({factor})",
+            p["transform"].as_str().unwrap()
+        );
+        assert!(list.contains(&want), "{want} not in {list}");
+    }
+    // The bf16 rule used its projection: a finding or not recommended, either way on the page.
+    let bf16 = "f32-on-bf16-hardware";
+    let finding = a["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["id"] == bf16 && f["projection"].is_object());
+    let not_recommended = a["not_recommended"]
+        .as_array()
+        .is_some_and(|v| v.iter().any(|n| n["id"] == bf16));
+    assert!(finding != not_recommended, "{a}");
+    assert_eq!(
+        dom.contains(&format!("data-id=\"{bf16}\"")),
+        not_recommended
+    );
+}

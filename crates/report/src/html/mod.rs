@@ -9,6 +9,9 @@ use serde_json::{json, Value};
 
 const CSS: &str = include_str!("report.css");
 const JS: &str = include_str!("report.js");
+/// The advice's what-if projections, embedded only when the advice has some (pages without
+/// projections stay byte for byte as before).
+const PROJECTION_JS: &str = include_str!("projection.js");
 
 /// What the report page shows besides the summary.
 pub struct ReportPage<'a> {
@@ -93,14 +96,18 @@ fn primitives(p: &Profile) -> Vec<Value> {
     v
 }
 
-fn page(title: &str, data: &Value) -> String {
+/// `extra_js`: a script run after the renderer (the advice's projections).
+fn page(title: &str, data: &Value, extra_js: Option<&str>) -> String {
     // `</` inside a script element would end it early.
     let data = serde_json::to_string(data)
         .expect("JSON")
         .replace("</", "<\\/");
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style></head>\n<body data-status=\"loading\"><main id=\"app\"><noscript>This report needs JavaScript.</noscript></main>\n<script id=\"data\" type=\"application/json\">{data}</script>\n<script>{JS}</script>\n</body></html>\n",
-        html_escape(title)
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style></head>\n<body data-status=\"loading\"><main id=\"app\"><noscript>This report needs JavaScript.</noscript></main>\n<script id=\"data\" type=\"application/json\">{data}</script>\n<script>{JS}</script>\n{}</body></html>\n",
+        html_escape(title),
+        extra_js
+            .map(|js| format!("<script>{js}</script>\n"))
+            .unwrap_or_default()
     )
 }
 
@@ -141,7 +148,14 @@ pub fn report_page(r: &ReportPage) -> String {
         data["rank_logs"] = logs;
         data["rank_groups"] = rank_groups(s, r.ranks);
     }
-    page(&format!("ProfileDNN: {}", s.sources.join(", ")), &data)
+    let projected = r
+        .advice
+        .is_some_and(|a| !a.projections.is_empty() || !a.not_recommended.is_empty());
+    page(
+        &format!("ProfileDNN: {}", s.sources.join(", ")),
+        &data,
+        projected.then_some(PROJECTION_JS),
+    )
 }
 
 /// The diff page; `torch` adds the comparison of both runs' PyTorch views.
@@ -153,5 +167,6 @@ pub fn diff_page(
     page(
         &format!("ProfileDNN diff: {} vs {}", d.before, d.after),
         &data,
+        None,
     )
 }
