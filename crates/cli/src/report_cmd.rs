@@ -95,6 +95,11 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         .as_ref()
         .and_then(|m| m.sockets)
         .and_then(|s| usize::try_from(s).ok());
+    // …and its physical cores, by which a rank spans sockets (SMT siblings once).
+    let physical_cores = machine
+        .as_ref()
+        .and_then(|m| m.physical_cores)
+        .and_then(|c| usize::try_from(c).ok());
     // Merged once: the summary, the advice and the HTML page are all of this view.
     let merged = Profile::merged(&profiles);
     let summary = summarize_merged(
@@ -115,6 +120,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             advise(
                 &Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
                     .with_sockets(sockets)
+                    .with_physical_cores(physical_cores)
                     .with_projections(&projections),
                 &Default::default(),
             )
