@@ -114,6 +114,10 @@ pub struct Evidence<'a> {
     /// Sockets of that machine, when known (`advise --sockets`, or a machine profile's
     /// `sockets`): where ranks must not span.
     pub sockets: Option<usize>,
+    /// Physical cores of that machine (SMT siblings once), when known (`advise --cores`, or a
+    /// machine profile's `physical_cores`): whether a rank spans sockets is judged by them,
+    /// never by hardware threads.
+    pub physical_cores: Option<usize>,
     /// The PyTorch view of the same run, when a profiler trace was given.
     pub torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
     /// What-if projections of this log onto this machine (empty: the rules use their rules of
@@ -138,6 +142,7 @@ impl<'a> Evidence<'a> {
             ranks: profiles.len(),
             cores,
             sockets: None,
+            physical_cores: None,
             torch,
             projections: &[],
         }
@@ -154,6 +159,14 @@ impl<'a> Evidence<'a> {
     /// The same evidence with the machine's socket count.
     pub fn with_sockets(self, sockets: Option<usize>) -> Evidence<'a> {
         Evidence { sockets, ..self }
+    }
+
+    /// The same evidence with the machine's physical core count.
+    pub fn with_physical_cores(self, physical_cores: Option<usize>) -> Evidence<'a> {
+        Evidence {
+            physical_cores,
+            ..self
+        }
     }
 }
 

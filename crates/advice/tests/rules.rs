@@ -30,6 +30,7 @@ fn run(rels: &[&str], cores: Option<usize>, machine: Option<MachineProfile>) -> 
             ranks: profiles.len(),
             cores,
             sockets: None,
+            physical_cores: None,
             torch: None,
             projections: &[],
         },
@@ -367,6 +368,7 @@ fn run_torch(variant: &str) -> Advice {
             ranks: 1,
             cores: None,
             sockets: None,
+            physical_cores: None,
             torch: Some(&j),
             projections: &[],
         },
@@ -491,4 +493,49 @@ fn backward_weights_advice_does_not_recommend_bf16_without_bf16_units() {
         .expect("the rule fires on this log");
     assert!(!f.action.contains("bf16 (AMX"), "{}", f.action);
     assert!(f.action.contains("no bf16 units"), "{}", f.action);
+}
+
+/// Regression (the rank-spans-sockets check counted hardware threads as cores): 1 rank of 56
+/// threads on 2 sockets × 28 cores × 2 hardware threads (a hand-built machine: 112 threads, 56
+/// physical cores) spans both sockets, which 112 "cores" in 2 sockets of 56 hid. Without the
+/// physical cores the check is skipped, and the rule says why.
+#[test]
+fn rank_spanning_sockets_is_judged_by_physical_cores_not_hardware_threads() {
+    let placement = |threads: u32, physical_cores: Option<usize>| {
+        let mut p = profile("multirank/even_1x2.log.gz");
+        p.metadata.threads = Some(threads);
+        let summary = summarize(std::slice::from_ref(&p), &SummaryOptions::default());
+        let a = advise(
+            &Evidence {
+                profile: &p,
+                summary: &summary,
+                ranks: 1,
+                cores: Some(112),
+                sockets: Some(2),
+                physical_cores,
+                torch: None,
+                projections: &[],
+            },
+            &Thresholds::default(),
+        );
+        let why_not = a
+            .rules
+            .iter()
+            .find(|r| r.id == "rank-thread-placement")
+            .unwrap()
+            .why_not
+            .clone();
+        (a.finding("rank-thread-placement").cloned(), why_not)
+    };
+    let (f, _) = placement(56, Some(56));
+    let f = f.expect("56 threads on 2 sockets of 28 cores span them");
+    assert!(f.title.contains("spans sockets"), "{}", f.title);
+    assert_eq!(f.evidence["cores_per_socket"], 28);
+    // 28 threads fit one socket of 28 physical cores.
+    assert!(placement(28, Some(56)).0.is_none());
+    // Physical cores unknown: skipped, said so.
+    let (f, why) = placement(56, None);
+    assert!(f.is_none());
+    let why = why.unwrap();
+    assert!(why.contains("physical cores are unknown"), "{why}");
 }

@@ -6,7 +6,7 @@ use anyhow::{bail, Result};
 use profilednn_advice::{Change, Projected};
 use profilednn_analysis::Profile;
 use profilednn_replay::native::Replay;
-use profilednn_replay::transform::Precision;
+use profilednn_replay::transform::{Precision, AS_LOGGED};
 use std::path::{Path, PathBuf};
 
 /// The projection of `log` with each replay file, in order.
@@ -76,9 +76,11 @@ pub fn of(log: &Path, profile: &Profile, replay: &Replay, name: &str) -> Result<
     };
     let transform = match &pr.what_if {
         Some(w) => w.transform.clone(),
+        // `project`'s name of the identity what-if (`WhatIf::describe`), so that an as-logged
+        // replay is named alike with or without a what-if record.
         None => match &replay.threads {
-            Some(t) => format!("--threads {t}"),
-            None => "as logged".into(),
+            Some(t) => format!("{AS_LOGGED} --threads {t}"),
+            None => AS_LOGGED.into(),
         },
     };
     Ok(Projected {

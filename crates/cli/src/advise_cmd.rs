@@ -30,7 +30,8 @@ pub struct AdviseArgs {
     #[arg(long, value_parser = crate::load::count_usize)]
     cores: Option<usize>,
     /// Sockets of that machine, for ranks spanning sockets (rank-thread-placement; default:
-    /// the `sockets` of the machine profile).
+    /// the `sockets` of the machine profile). The check counts physical cores per socket:
+    /// `--cores`, else the profile's `physical_cores`; without either it is skipped.
     #[arg(long, value_parser = crate::load::count_usize)]
     sockets: Option<usize>,
     /// Machine profile for the roofline rule (default: the one `profilednn peak` saved).
@@ -186,6 +187,12 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
         .as_ref()
         .and_then(|m| m.sockets)
         .and_then(|s| usize::try_from(s).ok()));
+    // Whether a rank spans sockets goes by physical cores: --cores, else the profile's
+    // `physical_cores` (not its hardware threads, which count each SMT sibling).
+    let physical_cores = args.cores.or(machine
+        .as_ref()
+        .and_then(|m| m.physical_cores)
+        .and_then(|c| usize::try_from(c).ok()));
     let merged = Profile::merged(&profiles);
     let summary = summarize_merged(
         &profiles,
@@ -198,7 +205,8 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
     let thresholds = args.thresholds.thresholds();
     let evidence = Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
-        .with_sockets(sockets);
+        .with_sockets(sockets)
+        .with_physical_cores(physical_cores);
     let projections = projections(
         &args.logs,
         &profiles,

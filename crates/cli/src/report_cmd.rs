@@ -103,6 +103,11 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         .as_ref()
         .and_then(|m| m.sockets)
         .and_then(|s| usize::try_from(s).ok());
+    // …and its physical cores, by which a rank spans sockets (SMT siblings once).
+    let physical_cores = machine
+        .as_ref()
+        .and_then(|m| m.physical_cores)
+        .and_then(|c| usize::try_from(c).ok());
     // Merged once: the summary, the advice and the HTML page are all of this view.
     let merged = Profile::merged(&profiles);
     let summary = summarize_merged(
@@ -118,6 +123,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let evidence = || {
         Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
             .with_sockets(sockets)
+            .with_physical_cores(physical_cores)
     };
     let thresholds = Thresholds::default();
     let projections = crate::advise_cmd::projections(

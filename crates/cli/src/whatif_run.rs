@@ -59,10 +59,6 @@ pub fn project(
         );
         return Ok(Vec::new());
     }
-    // The log's thread count, unless the user set one: OpenMP reads it when oneDNN loads.
-    if let (Err(_), Some(n)) = (std::env::var("OMP_NUM_THREADS"), profile.metadata.threads) {
-        std::env::set_var("OMP_NUM_THREADS", n.to_string());
-    }
     let session = Session::open(dnnl_lib).map_err(|e| {
         anyhow::anyhow!(
             "--project replays through oneDNN, which could not be loaded: {e}. Give --dnnl-lib \
@@ -70,6 +66,19 @@ pub fn project(
              where oneDNN is and pass --replay R.json"
         )
     })?;
+    // The log's thread count, whatever OMP_NUM_THREADS says: the projections compare with the
+    // log, and one at another count changes the resources, not the work (the rules skip it).
+    // Set through the loaded OpenMP runtime (as `plan` does), not the environment, which
+    // OpenMP has already read and other threads may be reading.
+    let threads = profile.metadata.threads;
+    if let Some(n) = threads {
+        profilednn_replay::plan::threads::set(&session.dnnl.api.path, n.into()).map_err(|e| {
+            anyhow::anyhow!(
+                "--project replays at the log's {n} thread(s): {e}; or run `profilednn replay \
+                 LOG --threads {n} --as bf16 … -o R.json` and pass --replay R.json"
+            )
+        })?;
+    }
     let input = profilednn_verbose::LogInput::open(log)
         .with_context(|| format!("{}: cannot read the log", log.display()))?;
     let (calls, from) = steady_iteration(input, profile);
@@ -97,7 +106,7 @@ pub fn project(
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        let replay = profilednn_replay::what_if_run::replay_record(
+        let mut replay = profilednn_replay::what_if_run::replay_record(
             &session,
             log.display().to_string(),
             "sequence",
@@ -105,6 +114,10 @@ pub fn project(
             Some(run.record),
             run.results,
         );
+        if let Some(n) = threads {
+            // What the replay ran at (set above), not the environment's value.
+            replay.threads = Some(n.to_string());
+        }
         let p = crate::advice_projections::of(log, profile, &replay, "advise --project")?;
         eprintln!(
             "profilednn: replayed `{}` for {} in {:.1} s ({} problems, oneDNN {}): {:.3} → {:.3} {}",

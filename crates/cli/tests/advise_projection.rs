@@ -287,6 +287,27 @@ fn every_advice_key_is_documented() {
     }
 }
 
+/// `advise LOG --project --format json` with oneDNN at `lib`, `OMP_NUM_THREADS` set to
+/// `omp_num_threads` (or unset).
+fn advise_project(lib: &str, omp_num_threads: Option<&str>) -> std::process::Output {
+    let log = path(LOG);
+    let mut cmd = bin();
+    cmd.args([
+        "advise",
+        &log,
+        "--project",
+        "--format",
+        "json",
+        "--dnnl-lib",
+        lib,
+    ]);
+    match omp_num_threads {
+        Some(n) => cmd.env("OMP_NUM_THREADS", n),
+        None => cmd.env_remove("OMP_NUM_THREADS"),
+    };
+    succeeded(cmd.output().unwrap())
+}
+
 /// `advise --project` through real oneDNN: the direction it states for bf16 + channels-last
 /// agrees with an independent `replay` + `project` of the same what-ifs (the what-if against
 /// the as-logged replay, as the rule decides). On a CPU without bf16 units bf16 is several
@@ -299,21 +320,7 @@ fn advise_project_agrees_with_replay_and_project() {
     };
     let dir = common::temp_dir();
     let log = path(LOG);
-    let out = succeeded(
-        bin()
-            .args([
-                "advise",
-                &log,
-                "--project",
-                "--format",
-                "json",
-                "--dnnl-lib",
-                &lib,
-            ])
-            .env_remove("OMP_NUM_THREADS")
-            .output()
-            .unwrap(),
-    );
+    let out = advise_project(&lib, None);
     let err = String::from_utf8_lossy(&out.stderr);
     println!("{err}");
     assert!(
@@ -353,4 +360,44 @@ fn advise_project_agrees_with_replay_and_project() {
     assert_eq!(gain.is_some(), ratio > 1.0, "{p}");
     let stated = p["speedup_vs_as_logged_replay"].as_f64().unwrap();
     assert_eq!(stated > 1.0, ratio > 1.0, "{p}");
+}
+
+/// Regression (`advise --project` ignored its own replays when `OMP_NUM_THREADS` was set): with
+/// `OMP_NUM_THREADS=2` in the environment the replays of the 1-thread log still run, and are
+/// recorded, at the log's 1 thread, so the rule uses them (with 2 threads recorded every
+/// projection was classed as another change and both rules skipped them).
+#[test]
+fn advise_project_runs_at_the_logs_threads_whatever_omp_num_threads_says() {
+    let Some(lib) = common::dnnl_lib_or_skip() else {
+        return;
+    };
+    let out = advise_project(&lib, Some("2"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "replayed `--as bf16 --layout channels-last --threads 1` for f32-on-bf16-hardware in "
+        ),
+        "{err}"
+    );
+    let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for id in ["f32-on-bf16-hardware", "reorder-overhead"] {
+        let (p, _) = used(&a, id);
+        assert_eq!(p["replay"], "advise --project", "{id}: {p}");
+        assert!(
+            p["transform"].as_str().unwrap().ends_with("--threads 1"),
+            "{id}: {p}"
+        );
+    }
+}
+
+/// Regression (the advice named an as-logged replay `as logged`, its documentation and
+/// `project` `none (as logged)`): one name everywhere, with the replay's thread count as
+/// `project` appends it to a what-if.
+#[test]
+fn an_as_logged_replay_is_named_as_project_and_the_documentation_name_it() {
+    let a = advise(&[&replay("as-logged")]);
+    let p = &a["projections"].as_array().unwrap()[0];
+    assert_eq!(p["transform"], "none (as logged) --threads 1", "{p}");
+    let doc = std::fs::read_to_string(root().join("docs/advice-json.md")).unwrap();
+    assert!(doc.contains("`none (as logged) --threads N`"));
 }

@@ -459,16 +459,22 @@ fn ranks_with_different_thread_counts_are_named() {
 #[test]
 fn thread_placement_flags_ranks_spanning_sockets() {
     let dir = temp_dir();
-    let machine = |sockets: u32| {
-        let p = dir.join(format!("m{sockets}.json"));
+    let profile = |name: &str, fields: &str| {
+        let p = dir.join(format!("{name}.json"));
         std::fs::write(
             &p,
             format!(
-                r#"{{"name":"hand-built","peak_gflops":{{"f32":100.0}},"memory_gbps":10.0,"threads":2,"sockets":{sockets}}}"#
+                r#"{{"name":"hand-built","peak_gflops":{{"f32":100.0}},"memory_gbps":10.0,{fields}}}"#
             ),
         )
         .unwrap();
         p.display().to_string()
+    };
+    let machine = |sockets: u32| {
+        profile(
+            &format!("m{sockets}"),
+            &format!(r#""threads":2,"physical_cores":2,"sockets":{sockets}"#),
+        )
     };
     let placement = |log: &str, extra: &[&str]| -> Option<Value> {
         let log = fixture(log).display().to_string();
@@ -493,6 +499,29 @@ fn thread_placement_flags_ranks_spanning_sockets() {
     assert!(placement("even_1x2.log.gz", &["--machine", &two, "--sockets", "1"]).is_none());
     // 2 ranks × 1 thread: each rank in its own socket.
     assert!(placement("even_2x1.log.gz", &["--machine", &two]).is_none());
+    // Regression (hardware threads counted as cores): 2 sockets × 1 core × 2 SMT threads, 4
+    // hardware threads; the 1 × 2 rank still spans both sockets' cores.
+    let smt = profile("smt", r#""threads":4,"physical_cores":2,"sockets":2"#);
+    let f = placement("even_1x2.log.gz", &["--machine", &smt]).expect("1x2 on 2 SMT sockets");
+    assert_eq!(f["evidence"]["cores_per_socket"], 1, "{f}");
+    // A profile without physical cores (older than the field): skipped, and said why.
+    let old = profile("old", r#""threads":4,"sockets":2"#);
+    assert!(placement("even_1x2.log.gz", &["--machine", &old]).is_none());
+    let log = fixture("even_1x2.log.gz").display().to_string();
+    let a = json_of(&["advise", &log, "--format", "json", "--machine", &old]);
+    let rule = a["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "rank-thread-placement")
+        .unwrap();
+    assert!(
+        rule["why_not"]
+            .as_str()
+            .unwrap()
+            .contains("physical cores are unknown"),
+        "{rule}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

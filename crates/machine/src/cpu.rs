@@ -68,6 +68,39 @@ pub fn sockets() -> Option<u64> {
 
 /// [`sockets`] of a `/sys/devices/system/cpu`-like tree (`cpuN/topology/physical_package_id`).
 pub fn sockets_under(root: &std::path::Path) -> Option<u64> {
+    distinct_topology(root, |t| read_id(&t.join("physical_package_id")))
+}
+
+/// Physical cores: the distinct (`physical_package_id`, `core_id`) pairs under
+/// /sys/devices/system/cpu, so that the SMT siblings of a core count once; `None` where the
+/// kernel does not expose the topology.
+pub fn physical_cores() -> Option<u64> {
+    physical_cores_under(std::path::Path::new("/sys/devices/system/cpu"))
+}
+
+/// [`physical_cores`] of a `/sys/devices/system/cpu`-like tree
+/// (`cpuN/topology/{physical_package_id,core_id}`).
+pub fn physical_cores_under(root: &std::path::Path) -> Option<u64> {
+    distinct_topology(root, |t| {
+        Some((
+            read_id(&t.join("physical_package_id"))?,
+            read_id(&t.join("core_id"))?,
+        ))
+    })
+}
+
+fn read_id(p: &std::path::Path) -> Option<i64> {
+    std::fs::read_to_string(p)
+        .ok()
+        .and_then(|s| s.trim().parse::<i64>().ok())
+}
+
+/// How many distinct `key`s the CPUs (`cpuN`, not `cpufreq` or `cpuidle`) under `root` have,
+/// given their `topology` folder; `None` when none has one.
+fn distinct_topology<K: Ord>(
+    root: &std::path::Path,
+    key: impl Fn(&std::path::Path) -> Option<K>,
+) -> Option<u64> {
     let mut ids = std::collections::BTreeSet::new();
     for e in std::fs::read_dir(root).ok()?.flatten() {
         let name = e.file_name();
@@ -77,12 +110,8 @@ pub fn sockets_under(root: &std::path::Path) -> Option<u64> {
         if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        let id = e.path().join("topology/physical_package_id");
-        if let Some(id) = std::fs::read_to_string(id)
-            .ok()
-            .and_then(|s| s.trim().parse::<i64>().ok())
-        {
-            ids.insert(id);
+        if let Some(k) = key(&e.path().join("topology")) {
+            ids.insert(k);
         }
     }
     (!ids.is_empty()).then_some(ids.len() as u64)
@@ -106,5 +135,32 @@ mod tests {
         assert_eq!(sockets_under(&d), Some(2));
         std::fs::remove_dir_all(&d).unwrap();
         assert_eq!(sockets_under(&d), None);
+    }
+
+    #[test]
+    fn physical_cores_count_smt_siblings_once() {
+        let d = std::env::temp_dir().join(format!("profilednn-cores-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        // 2 packages × 2 cores × 2 hardware threads; core ids repeat across packages (as
+        // Linux numbers them), so a core is a (package, core_id) pair: 4 cores, not 2 or 8.
+        for (cpu, pkg, core) in [
+            (0, 0, 0),
+            (1, 0, 1),
+            (2, 1, 0),
+            (3, 1, 1),
+            (4, 0, 0),
+            (5, 0, 1),
+            (6, 1, 0),
+            (7, 1, 1),
+        ] {
+            let t = d.join(format!("cpu{cpu}/topology"));
+            std::fs::create_dir_all(&t).unwrap();
+            std::fs::write(t.join("physical_package_id"), format!("{pkg}\n")).unwrap();
+            std::fs::write(t.join("core_id"), format!("{core}\n")).unwrap();
+        }
+        assert_eq!(physical_cores_under(&d), Some(4));
+        assert_eq!(sockets_under(&d), Some(2));
+        std::fs::remove_dir_all(&d).unwrap();
+        assert_eq!(physical_cores_under(&d), None);
     }
 }

@@ -41,6 +41,11 @@ pub struct MachineProfile {
     /// (`plan`, the `rank-thread-placement` advice). Absent in profiles older than the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sockets: Option<u64>,
+    /// Physical cores (distinct core × package pairs under /sys; SMT siblings counted once),
+    /// when measured: a rank spans sockets by its physical cores, not by `threads`. Absent in
+    /// profiles older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub physical_cores: Option<u64>,
     #[serde(default)]
     pub isa: Vec<String>,
     /// Every compute measurement, with its method.

@@ -29,6 +29,7 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
         return Err("the logs have no thread count header (nthr) (not applicable)".into());
     };
     let total = nthr as usize * ranks;
+    let mut skipped = String::new();
     let (title, action) = if cpu.len() > 1 && ranks > 1 {
         (
             format!(
@@ -54,18 +55,34 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
                 "{ranks} ranks × {nthr} threads = {total} > {cores} cores: see thread-oversubscription"
             ));
         }
-        let sockets = ev.sockets.unwrap_or(1);
-        if profilednn_machine::placement::rank_spans_sockets(
-            ranks as u64,
-            u64::from(nthr),
-            cores as u64,
-            sockets as u64,
-        ) {
-            return Ok(spans_sockets(ev, ranks, nthr, cores, sockets, cpu));
+        // A rank spans sockets by the physical cores per socket (threads placed one per core,
+        // `OMP_PLACES=cores`), never by hardware threads: 56 threads on 2 sockets × 28 cores
+        // × 2 SMT span both. Unknown physical cores: the check is skipped, and said so.
+        match (ev.sockets.filter(|s| *s >= 2), ev.physical_cores) {
+            (Some(sockets), Some(physical)) => {
+                if profilednn_machine::placement::rank_spans_sockets(
+                    ranks as u64,
+                    u64::from(nthr),
+                    physical as u64,
+                    sockets as u64,
+                ) {
+                    return Ok(spans_sockets(ev, ranks, nthr, physical, sockets, cpu));
+                }
+            }
+            (Some(sockets), None) => {
+                skipped = format!(
+                    "whether a rank spans the {sockets} sockets is not checked: the machine's \
+                     physical cores are unknown (the profile's {cores} hardware threads may \
+                     count SMT siblings; pass --cores N of physical cores, or re-measure the \
+                     profile with `profilednn peak`)"
+                );
+            }
+            (None, _) => {}
         }
         if total * 2 > cores || ranks < 2 {
+            let sep = if skipped.is_empty() { "" } else { "; " };
             return Err(format!(
-                "{ranks} ranks × {nthr} threads = {total} of {cores} cores"
+                "{ranks} ranks × {nthr} threads = {total} of {cores} cores{sep}{skipped}"
             ));
         }
         (
@@ -86,11 +103,16 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
             ("total_threads", json!(total)),
             ("cores", json!(ev.cores)),
             ("sockets", json!(ev.sockets)),
+            ("physical_cores", json!(ev.physical_cores)),
             ("runtimes", json!(cpu)),
         ]),
         None,
         "not estimable from the log",
-        action,
+        &if skipped.is_empty() {
+            action.to_string()
+        } else {
+            format!("{action} Note: {skipped}.")
+        },
     ))
 }
 
@@ -107,7 +129,7 @@ fn spans_sockets(
         ev,
         ID,
         format!(
-            "{ranks} rank(s) × {nthr} threads on {cores} cores in {sockets} sockets ({per_socket} per socket): a rank spans sockets"
+            "{ranks} rank(s) × {nthr} threads on {cores} physical cores in {sockets} sockets ({per_socket} per socket): a rank spans sockets"
         ),
         map(vec![
             ("ranks", json!(ranks)),

@@ -148,6 +148,7 @@ pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile
         cpu: cpu::model_name(),
         threads: Some(effort.threads),
         sockets: cpu::sockets(),
+        physical_cores: cpu::physical_cores(),
         isa: isas.iter().map(|s| s.to_string()).collect(),
         compute,
         bandwidth: bw,

@@ -185,12 +185,12 @@ pub fn skeleton(
 fn assumptions(f: &Footprint, t: &Target, o: Option<&Outside>, logged_ranks: u64) -> Vec<String> {
     let outside = match o {
         Some(o) if logged_ranks > 1 => format!(
-            "outside oneDNN = the logged ranks' {:.1} ms per iteration (median of {} steady iterations) less their all-reduce at the rate below ({:.1} ms), scaled by the samples per thread, (B/R)/T against the logged {}/{}: the framework's operators run per sample on the rank's threads; the optimizer's per-parameter work (∝ 1/T) is not told apart",
-            o.logged_ms, o.steady_iterations, o.logged_allreduce_ms, o.logged_batch, o.logged_threads
+            "outside oneDNN = the logged ranks' {:.1} ms per iteration (median of {} steady iterations) less their all-reduce at the rate below ({:.1} ms), scaled by the samples per thread, (B/R)/T against the logged {}/{}: ASSUMED per sample on the rank's threads (carried unchanged when the ranks keep the logged samples per thread). {}; so splits with fewer threads per rank or fewer samples per thread than the log are underestimated, splits with more samples per thread overestimated. A measured all-reduce (--allreduce-log) absorbs the error for the splits it measures",
+            o.logged_ms, o.steady_iterations, o.logged_allreduce_ms, o.logged_batch, o.logged_threads, outside::EVIDENCE
         ),
         Some(o) => format!(
-            "outside oneDNN = the log's {:.1} ms per iteration (median of {} steady iterations, from timestamps), scaled by the samples per thread, (B/R)/T against the logged {}/{}: the framework's operators run per sample on the rank's threads (carried unchanged when the log ran on all the planned cores); the optimizer's per-parameter work (∝ 1/T) is not told apart",
-            o.logged_ms, o.steady_iterations, o.logged_batch, o.logged_threads
+            "outside oneDNN = the log's {:.1} ms per iteration (median of {} steady iterations, from timestamps), scaled by the samples per thread, (B/R)/T against the logged {}/{}: ASSUMED per sample on the rank's threads (carried unchanged when the log ran on all the planned cores). {}; so splits with fewer threads per rank or fewer samples per thread than the log are underestimated, splits with more samples per thread overestimated. A measured all-reduce (--allreduce-log) absorbs the error for the splits it measures",
+            o.logged_ms, o.steady_iterations, o.logged_batch, o.logged_threads, outside::EVIDENCE
         ),
         None => "outside oneDNN = not counted: the log has no timestamps or no two iteration markers (record with ONEDNN_VERBOSE_TIMESTAMP=1 and `profilednn,iteration,N` lines, or `profilednn record`)".into(),
     };

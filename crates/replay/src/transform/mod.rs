@@ -38,6 +38,9 @@ pub struct WhatIf {
     pub batch: Option<u64>,
 }
 
+/// The name of the identity what-if (no change), in the projection and in the advice.
+pub const AS_LOGGED: &str = "none (as logged)";
+
 impl WhatIf {
     pub fn is_identity(&self) -> bool {
         self.precision.is_none() && self.layout == Layout::AsLogged && self.batch.is_none()
@@ -64,7 +67,7 @@ impl WhatIf {
             v.push(format!("--batch {b}"));
         }
         if v.is_empty() {
-            "none (as logged)".into()
+            AS_LOGGED.into()
         } else {
             v.join(" ")
         }
