@@ -27,8 +27,13 @@ pub fn json_of(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// A fresh directory under the system temp dir.
+/// A fresh directory under the system temp dir. The directories of test processes that have
+/// exited are removed on the first call: a test's directory must outlive the calls that use it
+/// (paths into it are handed around), so it cannot go when a guard drops, and without this
+/// every `cargo test` left ~700 directories behind (the disk filled once).
 pub fn temp_dir() -> PathBuf {
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(remove_dirs_of_exited_tests);
     let d = std::env::temp_dir().join(format!(
         "profilednn-test-{}-{}",
         std::process::id(),
@@ -39,6 +44,31 @@ pub fn temp_dir() -> PathBuf {
     ));
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// Removes `profilednn-test-PID-*` directories whose process no longer runs (`/proc/PID` is
+/// gone; where there is no /proc, nothing is removed).
+fn remove_dirs_of_exited_tests() {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("profilednn-test-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// `$PROFILEDNN_DNNL_LIB` when it names a library; else `None`, the test says SKIPPED — or
