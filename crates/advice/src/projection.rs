@@ -71,6 +71,12 @@ pub struct Projected {
     /// `as_logged_replay_ms / projected_onednn_ms`: the change's own speed-up, which decides.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speedup_vs_as_logged_replay: Option<f64>,
+    /// What of the rewritten iteration oneDNN cannot run on this CPU at all (`12 of 158 calls
+    /// per iteration: oneDNN has no bf16 implementation on this CPU (avx2)`): the framework
+    /// would run those calls outside oneDNN, so the projected time is no estimate of the
+    /// change and the change is not recommended here, whatever the figures say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable_here: Option<String>,
 }
 
 impl Projected {
@@ -98,9 +104,10 @@ impl Projected {
         self.speedup_vs_as_logged_replay.unwrap_or(self.speedup)
     }
 
-    /// A slow-down (or no change at all) is not worth recommending.
+    /// A slow-down (or no change at all) is not worth recommending, nor a change oneDNN cannot
+    /// run on this CPU.
     pub fn is_slower(&self) -> bool {
-        self.deciding_speedup() <= 1.0
+        self.unavailable_here.is_some() || self.deciding_speedup() <= 1.0
     }
 
     /// `1.31× faster` / `8.20× slower`.
@@ -148,6 +155,11 @@ impl Projected {
                 "; against the as-logged replay with the same oneDNN: {a:.3} → {:.3} ({}), which decides",
                 self.projected_onednn_ms,
                 Self::factor(x)
+            );
+        }
+        if let Some(u) = &self.unavailable_here {
+            s += &format!(
+                "; {u}: the framework would run them outside oneDNN, so this time is no estimate of the change"
             );
         }
         s

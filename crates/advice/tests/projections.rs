@@ -53,6 +53,7 @@ fn projected(change: Change, logged: f64, projected: f64) -> Projected {
         replayed_with: "oneDNN 3.2.0 on test CPU".into(),
         as_logged_replay_ms: None,
         speedup_vs_as_logged_replay: None,
+        unavailable_here: None,
     }
 }
 
@@ -161,6 +162,30 @@ fn a_projected_slow_down_is_not_recommended() {
     assert!(plain.finding("f32-on-bf16-hardware").is_none() && plain.not_recommended.is_empty());
     let slow = run(NO_BF16_FP32, &[projected(BF16_CL, 89.0, 345.0)]);
     assert_eq!(slow.not_recommended[0].id, "f32-on-bf16-hardware");
+}
+
+/// Regression (CI red on an AMD EPYC Zen 3, AVX2 only): a bf16 what-if whose convolutions
+/// oneDNN cannot run on this CPU was projected 100 → 40 ms — those calls kept their logged f32
+/// time while the rest ran — and recommended. Whatever the figures, a change oneDNN cannot run
+/// here is not recommended, and the reason says which calls.
+#[test]
+fn a_change_onednn_cannot_run_here_is_not_recommended() {
+    let p = Projected {
+        unavailable_here: Some(
+            "64 of 158 calls per iteration have no bf16 implementation in oneDNN on this CPU (avx2)"
+                .into(),
+        ),
+        ..projected(BF16_CL, 100.0, 40.0)
+    };
+    let a = run(AMX_FP32, &[p]);
+    assert!(a.finding("f32-on-bf16-hardware").is_none());
+    let n = &a.not_recommended[0];
+    assert_eq!(n.id, "f32-on-bf16-hardware");
+    assert!(
+        n.why.contains("64 of 158 calls per iteration have no bf16 implementation in oneDNN on this CPU (avx2): the framework would run them outside oneDNN"),
+        "{}",
+        n.why
+    );
 }
 
 /// logged 100, as-logged replay 120, bf16 110 (same oneDNN and CPU): against the log a

@@ -100,5 +100,35 @@ pub fn of(log: &Path, profile: &Profile, replay: &Replay, name: &str) -> Result<
         ),
         as_logged_replay_ms: None,
         speedup_vs_as_logged_replay: None,
+        unavailable_here: unavailable_here(replay),
+    })
+}
+
+/// `12 of 158 calls per iteration: oneDNN has no bf16 implementation on this CPU (avx2)`, when
+/// some problems of the replay could not run for that reason.
+fn unavailable_here(replay: &Replay) -> Option<String> {
+    let calls = |f: &dyn Fn(&profilednn_replay::native::ReplayResult) -> bool| -> u64 {
+        replay
+            .results
+            .iter()
+            .filter(|r| f(r))
+            .map(|r| r.calls)
+            .sum()
+    };
+    let missing = calls(&|r| r.skipped.as_ref().is_some_and(|s| s.cpu_lacks_bf16()));
+    (missing > 0).then(|| {
+        format!(
+            "{missing} of {} calls{} have no bf16 implementation in oneDNN on this CPU ({})",
+            calls(&|_| true),
+            if replay.what_if.is_some() {
+                " per iteration"
+            } else {
+                ""
+            },
+            replay
+                .onednn_isa
+                .as_deref()
+                .unwrap_or("its instruction set")
+        )
     })
 }

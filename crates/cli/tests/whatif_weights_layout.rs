@@ -50,6 +50,23 @@ fn bf16_weight_reorders_write_the_layout_the_convolution_reads_and_keep_their_at
             .output()
             .unwrap(),
     );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    if !common::onednn_has_bf16(&r) {
+        // No bf16 convolution is built here, so no reorder can be checked against one; what
+        // can be checked: every convolution says why, naming the CPU's instruction set.
+        for x in r["results"].as_array().unwrap() {
+            if x["prim_kind"] == "convolution" {
+                let why = x["skipped"].as_str().unwrap_or_default();
+                assert!(why.contains("no bf16 implementation on this CPU"), "{x}");
+            }
+        }
+        println!(
+            "SKIPPED: oneDNN has no bf16 convolution at {} (this CPU): no weight reorder to check against one",
+            r["onednn_isa"]
+        );
+        return;
+    }
     let text = String::from_utf8_lossy(&run.stdout).into_owned();
     let execs: Vec<Vec<&str>> = text
         .lines()
@@ -95,7 +112,5 @@ fn bf16_weight_reorders_write_the_layout_the_convolution_reads_and_keep_their_at
         checked += 1;
     }
     assert!(checked > 0, "no bf16 weight reorder in the replay");
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert!(r["sequence"]["weight_reorders_resolved"].as_u64().unwrap() > 0);
 }

@@ -30,6 +30,10 @@ pub struct WhatIfProjection {
     /// keep the logged time of the problem they were rewritten from (an RNN in bf16 keeps its
     /// f32 time: the replay does not build RNNs), else count as zero (an added cast).
     pub not_replayed: Vec<String>,
+    /// Calls per iteration of bf16 problems oneDNN has no implementation of on this CPU (an
+    /// AVX2-only CPU): the framework would run them outside oneDNN, so the projection is no
+    /// estimate of the change here. 0 where everything could run.
+    pub unavailable_here_calls: u64,
 }
 
 /// `base` is the projection of the log with nothing replayed (its logged side); the projected
@@ -55,7 +59,11 @@ pub fn project(
         w.autocast_casts.iter().map(|s| s.as_str()).collect();
     let (mut projected, mut cast_ms) = (0.0, 0.0);
     let mut not_replayed = Vec::new();
+    let mut unavailable_here_calls = 0;
     for x in &r.results {
+        if x.skipped.as_ref().is_some_and(|s| s.cpu_lacks_bf16()) {
+            unavailable_here_calls += x.calls;
+        }
         let logged = logged_per_call.get(&x.key).or_else(|| {
             w.rewritten_from
                 .get(&x.key)
@@ -139,6 +147,7 @@ pub fn project(
         added_calls: w.added,
         autocast_casts_ms: cast_ms,
         not_replayed,
+        unavailable_here_calls,
     });
     base
 }
@@ -216,6 +225,7 @@ profilednn,iteration,1\n";
             source: "test".into(),
             onednn: "3.2".into(),
             library: String::new(),
+            onednn_isa: None,
             cpu: None,
             threads: Some("2".into()),
             binding: None,

@@ -60,6 +60,7 @@ pub fn replay_record(
         source,
         onednn: s.dnnl.version.clone(),
         library: s.dnnl.api.path.display().to_string(),
+        onednn_isa: Some(crate::native::api::cpu_isa::name(s.dnnl.isa).to_string()),
         cpu: profilednn_machine::cpu::model_name(),
         threads: std::env::var("OMP_NUM_THREADS").ok(),
         binding: std::env::var("OMP_PROC_BIND").ok(),

@@ -3,7 +3,9 @@
 //! reference, read by a small parser of `#define` and `enum` here rather than copied.
 //! Without the headers the test says SKIPPED, unless PROFILEDNN_REQUIRE_ONEDNN is set.
 
-use profilednn_replay::native::api::{self, arg, fpmath, norm_flags, query, rnn_direction, status};
+use profilednn_replay::native::api::{
+    self, arg, cpu_isa, fpmath, norm_flags, query, rnn_direction, status,
+};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -171,6 +173,26 @@ fn named_constants_are_the_header_values() {
         (
             "dnnl_scratchpad_mode_user",
             api::SCRATCHPAD_MODE_USER.into(),
+        ),
+        ("dnnl_cpu_isa_avx2", cpu_isa::AVX2.into()),
+        ("dnnl_cpu_isa_avx2_vnni", cpu_isa::AVX2_VNNI.into()),
+        ("dnnl_cpu_isa_avx2_vnni_2", cpu_isa::AVX2_VNNI_2.into()),
+        ("dnnl_cpu_isa_avx512_core", cpu_isa::AVX512_CORE.into()),
+        (
+            "dnnl_cpu_isa_avx512_core_vnni",
+            cpu_isa::AVX512_CORE_VNNI.into(),
+        ),
+        (
+            "dnnl_cpu_isa_avx512_core_bf16",
+            cpu_isa::AVX512_CORE_BF16.into(),
+        ),
+        (
+            "dnnl_cpu_isa_avx512_core_fp16",
+            cpu_isa::AVX512_CORE_FP16.into(),
+        ),
+        (
+            "dnnl_cpu_isa_avx512_core_amx",
+            cpu_isa::AVX512_CORE_AMX.into(),
         ),
         ("dnnl_fpmath_mode_strict", fpmath::STRICT.into()),
         ("dnnl_fpmath_mode_bf16", fpmath::BF16.into()),

@@ -48,6 +48,15 @@ pub fn render(pr: &Projection) -> String {
                 "    not replayed (logged time of the same problem, else 0): {n}"
             );
         }
+        if w.unavailable_here_calls > 0 {
+            let _ = writeln!(
+                out,
+                "    NOT AN ESTIMATE HERE: {} of {} calls per iteration have no bf16 implementation in oneDNN on this CPU; \
+                 the framework would run them outside oneDNN (PyTorch: its own, much slower kernels), so the projected \
+                 time below counts them at their logged f32 time — project on a CPU with AVX-512 (avx512_core) or AVX2-VNNI-2",
+                w.unavailable_here_calls, w.projected_calls_per_iteration
+            );
+        }
     }
     let _ = writeln!(
         out,

@@ -87,6 +87,17 @@ pub fn dnnl_lib_or_skip() -> Option<String> {
     lib
 }
 
+/// Whether oneDNN has bf16 implementations at the instruction set a replay file names
+/// (`onednn_isa`): from `avx512_core` (emulated) or `avx2_vnni_2`; an AVX2-only CPU (AMD EPYC
+/// Zen 3, or `ONEDNN_MAX_CPU_ISA=AVX2`) has none, and its bf16 problems are not replayed.
+#[allow(dead_code)]
+pub fn onednn_has_bf16(replay: &serde_json::Value) -> bool {
+    let isa = replay["onednn_isa"]
+        .as_str()
+        .expect("onednn_isa in the replay file");
+    isa.starts_with("avx512_core") || isa == "avx2_vnni_2"
+}
+
 /// `out` of a command that must have succeeded (else the test fails with its stderr).
 pub fn succeeded(out: std::process::Output) -> std::process::Output {
     assert!(

@@ -153,6 +153,53 @@ pub mod fpmath {
     pub const TF32: c_int = 4;
 }
 
+/// `dnnl_cpu_isa_t`: the instruction set oneDNN dispatches to (`dnnl_get_effective_cpu_isa`,
+/// lowered by `ONEDNN_MAX_CPU_ISA`). Each level is a bit mask containing the levels below it.
+pub mod cpu_isa {
+    use std::ffi::c_int;
+    /// `dnnl_cpu_isa_avx2`
+    pub const AVX2: c_int = 0x7;
+    /// `dnnl_cpu_isa_avx2_vnni`
+    pub const AVX2_VNNI: c_int = 0xf;
+    /// `dnnl_cpu_isa_avx2_vnni_2`: AVX2 with bf16/f16 conversions (`AVX-NE-CONVERT`).
+    pub const AVX2_VNNI_2: c_int = 0x1f;
+    /// `dnnl_cpu_isa_avx512_core`: the lowest level with bf16 implementations (emulated).
+    pub const AVX512_CORE: c_int = 0x27;
+    /// `dnnl_cpu_isa_avx512_core_vnni`
+    pub const AVX512_CORE_VNNI: c_int = 0x67;
+    /// `dnnl_cpu_isa_avx512_core_bf16`: bf16 units.
+    pub const AVX512_CORE_BF16: c_int = 0xe7;
+    /// `dnnl_cpu_isa_avx512_core_fp16`
+    pub const AVX512_CORE_FP16: c_int = 0x1ef;
+    /// `dnnl_cpu_isa_avx512_core_amx`
+    pub const AVX512_CORE_AMX: c_int = 0xfef;
+
+    /// oneDNN's name of the level (`ONEDNN_MAX_CPU_ISA`'s spelling), the highest that `isa`
+    /// contains.
+    pub fn name(isa: c_int) -> &'static str {
+        [
+            (AVX512_CORE_AMX, "avx512_core_amx"),
+            (AVX512_CORE_FP16, "avx512_core_fp16"),
+            (AVX512_CORE_BF16, "avx512_core_bf16"),
+            (AVX512_CORE_VNNI, "avx512_core_vnni"),
+            (AVX512_CORE, "avx512_core"),
+            (AVX2_VNNI_2, "avx2_vnni_2"),
+            (AVX2_VNNI, "avx2_vnni"),
+            (AVX2, "avx2"),
+        ]
+        .into_iter()
+        .find(|(level, _)| isa & level == *level)
+        .map_or("below avx2", |(_, n)| n)
+    }
+
+    /// Whether oneDNN has bf16 implementations at this level: from `avx512_core` (bf16
+    /// emulated with AVX-512) or `avx2_vnni_2`; below, a bf16 convolution, matmul or eltwise is
+    /// `unimplemented` (measured on an AMD EPYC Zen 3, oneDNN 3.2: `isa` avx2).
+    pub fn has_bf16(isa: c_int) -> bool {
+        isa & AVX512_CORE == AVX512_CORE || isa & AVX2_VNNI_2 == AVX2_VNNI_2
+    }
+}
+
 /// `dnnl_query_t` values the replay asks a primitive descriptor.
 pub mod query {
     use std::ffi::c_int;
@@ -307,6 +354,7 @@ api! {
     dnnl_alg_kind2str: fn(c_int) -> *const c_char;
     dnnl_prop_kind2str: fn(c_int) -> *const c_char;
     dnnl_dt2str: fn(c_int) -> *const c_char;
+    dnnl_get_effective_cpu_isa: fn() -> c_int;
     }
     optional {
         // oneDNN 3.4+: scales and zero-points with a data type and groups.
@@ -325,6 +373,8 @@ pub struct Dnnl {
     pub algs: HashMap<String, c_int>,
     pub props: HashMap<String, c_int>,
     pub dts: HashMap<String, c_int>,
+    /// `dnnl_cpu_isa_t` oneDNN dispatches to on this CPU ([`cpu_isa`]).
+    pub isa: c_int,
 }
 
 fn names(
@@ -414,7 +464,10 @@ impl Dnnl {
         };
         let version = format!("{}.{}.{} ({hash})", v.major, v.minor, v.patch);
         let release = (v.major, v.minor);
+        // SAFETY: a query without arguments; it reads CPUID and ONEDNN_MAX_CPU_ISA.
+        let isa = unsafe { (api.dnnl_get_effective_cpu_isa)() };
         Dnnl {
+            isa,
             release,
             tags: names(api.dnnl_fmt_tag2str, 0..4096),
             algs: names(api.dnnl_alg_kind2str, 0..0x40000),

@@ -48,6 +48,11 @@ pub struct Replay {
     pub source: String,
     pub onednn: String,
     pub library: String,
+    /// The instruction set oneDNN dispatched to (`avx2`, `avx512_core_amx`, …): what decides
+    /// which implementations, and whether bf16 ones, exist here. Null in files of earlier
+    /// versions.
+    #[serde(default)]
+    pub onednn_isa: Option<String>,
     pub cpu: Option<String>,
     pub threads: Option<String>,
     pub binding: Option<String>,

@@ -11,7 +11,7 @@ pub(crate) use quant::Quant;
 use super::api::{arg, Dnnl, Handle};
 use super::kinds;
 use super::SkipReason;
-use profilednn_model::{Primitive, PrimitiveKind as K, PropKind};
+use profilednn_model::{DataType, Primitive, PrimitiveKind as K, PropKind};
 use std::ffi::c_int;
 use std::ptr::null_mut;
 
@@ -146,6 +146,9 @@ pub(crate) fn build<'a>(
     }
     let rebuild =
         kinds::of(&family).ok_or_else(|| SkipReason::KindNotReplayed(family.to_string()))?;
-    rebuild(&mut b, p)?;
+    rebuild(&mut b, p).map_err(|e| {
+        let bf16 = p.mds.iter().any(|m| m.data_type == DataType::Bf16);
+        e.on_this_cpu(d.isa, bf16)
+    })?;
     Ok(b)
 }
