@@ -114,3 +114,71 @@ fn bf16_weight_reorders_write_the_layout_the_convolution_reads_and_keep_their_at
     assert!(checked > 0, "no bf16 weight reorder in the replay");
     assert!(r["sequence"]["weight_reorders_resolved"].as_u64().unwrap() > 0);
 }
+
+/// Regression (an AVX-512 log's what-if replayed on an AMD EPYC Zen 3, AVX2 only:
+/// `--layout channels-last` projected 12× slower): the weight-gradient reorders kept the log's
+/// blocked source (`ABcd16b16a`) while the backward-weights convolution here wrote another
+/// layout (`cdba`), and oneDNN ran them with its generic `simple:any` reorder at ~350 ms per
+/// call; worse, a gradient reorder was taken for a weight reorder of the next convolution of
+/// the same dims and given that convolution's layout as destination. Now, from oneDNN's own
+/// verbose lines: each reorder into a plain layout (the framework's) of a convolution's weight
+/// dims that follows a backward-weights convolution of those dims reads the layout that
+/// convolution wrote.
+#[test]
+fn weight_gradient_reorders_read_the_layout_the_convolution_wrote() {
+    let Some(lib) = dnnl_lib_or_skip() else {
+        return;
+    };
+    let out = temp_dir().join("cl.json");
+    let run = succeeded(
+        bin()
+            .args(["replay"])
+            .arg(root().join("fixtures/whatif/f32-nchw.log.gz"))
+            .args(["--layout", "channels-last", "--threads", "1"])
+            .args(["--dnnl-lib", &lib, "--no-progress", "-o"])
+            .arg(&out)
+            .env("ONEDNN_VERBOSE", "1")
+            .output()
+            .unwrap(),
+    );
+    let text = String::from_utf8_lossy(&run.stdout).into_owned();
+    let execs: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| l.starts_with("onednn_verbose,exec,cpu,"))
+        .map(|l| l.split(',').collect())
+        .collect();
+    let blocked = |t: &str| t.chars().any(|c| c.is_ascii_uppercase());
+    let mut checked = 0;
+    for (i, f) in execs.iter().enumerate() {
+        let (dims, mds) = (f[f.len() - 2], f[6]);
+        if f[3] != "reorder" {
+            continue;
+        }
+        let Some(conv) = execs[..i]
+            .iter()
+            .rev()
+            .find(|g| g[3] != "reorder")
+            .filter(|g| g[3] == "convolution" && g[5] == "backward_weights")
+        else {
+            continue;
+        };
+        let p = conv[conv.len() - 2];
+        let weights = ["oc", "ic", "kh", "kw"].map(|k| after(p, k).unwrap().to_string());
+        if weights.join("x") != dims {
+            continue;
+        }
+        let (src, dst) = (tag(mds, "src").unwrap(), tag(mds, "dst").unwrap());
+        if blocked(&dst) {
+            // Weights into the library's layout for the next convolution, not a gradient.
+            continue;
+        }
+        assert_eq!(
+            src,
+            tag(conv[6], "wei").unwrap(),
+            "gradient reorder {dims} after {p}: {mds}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 0, "no weight-gradient reorder in the replay");
+    println!("{checked} weight-gradient reorders read the layout their convolution wrote");
+}
