@@ -23,25 +23,20 @@ use crate::transform::roles::{is_compute, weights_dims};
 use profilednn_model::{Primitive, PrimitiveKind as K, PropKind};
 use std::sync::Arc;
 
-/// The reorder's dims (`64x64x3x3`) and whether it goes into a blocked layout (`true`: the
-/// framework's weights into the library's layout) or out of one (`false`: a gradient back into
-/// the framework's layout), when it changes the layout between a plain and a blocked tag — a
-/// cast that keeps the tag, or a plain-to-plain copy, is left alone.
+/// The reorder's dims (`64x64x3x3`) and whether it may go into a convolution's weights
+/// (`true`) or takes a weight gradient back into the framework's layout (`false`: blocked to
+/// plain), when it changes the layout — a cast that keeps the tag is left alone.
 fn layout_reorder(p: &Primitive) -> Option<(Vec<u64>, bool)> {
     if p.kind.family() != K::Reorder {
         return None;
     }
-    let blocked = |name: &str| {
-        p.mds
-            .iter()
-            .find(|m| m.arg == name)
-            .map(|m| m.tag.chars().any(|c| c.is_ascii_uppercase()))
-    };
-    let into = match (blocked("src")?, blocked("dst")?) {
-        (false, true) => true,
-        (true, false) => false,
-        _ => return None,
-    };
+    let tag = |name: &str| p.mds.iter().find(|m| m.arg == name).map(|m| m.tag.as_str());
+    let (src, dst) = (tag("src")?, tag("dst")?);
+    if src == dst {
+        return None;
+    }
+    let blocked = |t: &str| t.chars().any(|c| c.is_ascii_uppercase());
+    let into = !(blocked(src) && !blocked(dst));
     let dims = p
         .problem
         .split('x')
