@@ -14,7 +14,9 @@ page-faulted before timing, best of 5, measured before and after the row's timin
 triad are counted with their write-allocate reads (the line read before a plain store), which
 STREAM's convention leaves out: the kernels here write with non-temporal stores (the focal
 gradient) or in place (the optimizers) and move only what they count, so against STREAM-counted
-bandwidth they came out faster than their "bound" (0.45-0.65x).
+bandwidth they came out faster than their "bound" (0.45-0.65x). Working sets beyond the caches
+take the best rate seen so far in the run at the row's thread count (a machine busier while one
+row's bound is measured made that row look faster than its bound).
 """
 
 import argparse
@@ -102,15 +104,30 @@ class _StdThreads:
                 profilednn._native.use_openmp(self.gomp)
 
 
+# The best memory bandwidth seen so far in this run, per (threads, clock, working set beyond the
+# caches): what the machine can do does not change between rows, only how busy it is while a
+# row's bound is measured. On a shared 2-vCPU VM the per-row measurement moved 14.4-19.6 GB/s
+# within one run, and rows timed in a quiet moment came out "faster than their bound" (0.80x).
+_best_seen = {}
+# Working sets at least this large are served from memory, not the caches, on every CPU seen
+# here (last-level caches up to 105 MB on Sapphire Rapids: 2 vCPUs see far less of it).
+_DRAM_SET = 128 << 20
+
+
 def bandwidth(working_set, threads):
     """Best bytes/s moved by `profilednn peak`'s read, copy and triad kernels over
     `working_set` bytes on `threads` threads, write-allocate traffic counted (see the module
-    docstring), and the kernel that reached it."""
+    docstring), and the kernel that reached it; for working sets beyond the caches, the best
+    seen so far in this run at this thread count."""
     best = (0.0, "")
     for k in ("read", "copy", "triad"):
         _counted, moved = profilednn._native.bandwidth(k, int(max(working_set, 1 << 20)), threads, 5,
                                                        _clock is time.process_time)
         best = max(best, (moved * 1e9, k))
+    if working_set >= _DRAM_SET:
+        key = (threads, _clock)
+        best = max(best, _best_seen.get(key, best))
+        _best_seen[key] = best
     return best
 
 
@@ -127,12 +144,19 @@ class Bound:
         self.bw = max(self.bw, bandwidth(self.ws, self.threads))
         return self
 
+    def rate(self):
+        """The best rate: this row's, or the best seen in the run by the time it is printed."""
+        if self.ws >= _DRAM_SET:
+            return max(self.bw, _best_seen.get((self.threads, _clock), self.bw))
+        return self.bw
+
     @property
     def seconds(self):
-        return self.nbytes / self.bw[0]
+        return self.nbytes / self.rate()[0]
 
     def describe(self):
-        return f"{self.what} = {self.nbytes / 1e6:.0f} MB at {self.bw[0] / 1e9:.1f} GB/s ({self.bw[1]})"
+        bw = self.rate()
+        return f"{self.what} = {self.nbytes / 1e6:.0f} MB at {bw[0] / 1e9:.1f} GB/s ({bw[1]})"
 
 
 def focal(rows, classes, dtype, runs, compile_too):
