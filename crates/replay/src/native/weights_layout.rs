@@ -36,7 +36,7 @@ fn layout_reorder(p: &Primitive) -> Option<(Vec<u64>, bool)> {
         return None;
     }
     let blocked = |t: &str| t.chars().any(|c| c.is_ascii_uppercase());
-    let into = !(blocked(src) && !blocked(dst));
+    let into = !blocked(src) || blocked(dst);
     let dims = p
         .problem
         .split('x')
