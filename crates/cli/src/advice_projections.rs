@@ -107,19 +107,11 @@ pub fn of(log: &Path, profile: &Profile, replay: &Replay, name: &str) -> Result<
 /// `12 of 158 calls per iteration: oneDNN has no bf16 implementation on this CPU (avx2)`, when
 /// some problems of the replay could not run for that reason.
 fn unavailable_here(replay: &Replay) -> Option<String> {
-    let calls = |f: &dyn Fn(&profilednn_replay::native::ReplayResult) -> bool| -> u64 {
-        replay
-            .results
-            .iter()
-            .filter(|r| f(r))
-            .map(|r| r.calls)
-            .sum()
-    };
-    let missing = calls(&|r| r.skipped.as_ref().is_some_and(|s| s.cpu_lacks_bf16()));
+    let missing = replay.unavailable_here_calls();
     (missing > 0).then(|| {
         format!(
             "{missing} of {} calls{} have no bf16 implementation in oneDNN on this CPU ({})",
-            calls(&|_| true),
+            replay.results.iter().map(|r| r.calls).sum::<u64>(),
             if replay.what_if.is_some() {
                 " per iteration"
             } else {

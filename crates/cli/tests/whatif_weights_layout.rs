@@ -26,32 +26,36 @@ fn tag(mds: &str, arg: &str) -> Option<String> {
     md.split(':').nth(3).map(str::to_string)
 }
 
-#[test]
-fn bf16_weight_reorders_write_the_layout_the_convolution_reads_and_keep_their_attributes() {
-    let Some(lib) = dnnl_lib_or_skip() else {
-        return;
-    };
-    let out = temp_dir().join("bf16.json");
+/// `replay` of the f32 NCHW what-if fixture with `what_if` at 1 thread, oneDNN verbose on: the
+/// results file and oneDNN's exec lines (as printed, to be split on commas).
+fn replay_verbose(lib: &str, what_if: &[&str]) -> (serde_json::Value, Vec<String>) {
+    let out = temp_dir().join("what_if.json");
     let run = succeeded(
         bin()
             .args(["replay"])
             .arg(root().join("fixtures/whatif/f32-nchw.log.gz"))
-            .args([
-                "--as",
-                "bf16",
-                "--layout",
-                "channels-last",
-                "--threads",
-                "1",
-            ])
-            .args(["--dnnl-lib", &lib, "--no-progress", "-o"])
+            .args(what_if)
+            .args(["--threads", "1", "--dnnl-lib", lib, "--no-progress", "-o"])
             .arg(&out)
             .env("ONEDNN_VERBOSE", "1")
             .output()
             .unwrap(),
     );
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let r = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let execs = String::from_utf8_lossy(&run.stdout)
+        .lines()
+        .filter(|l| l.starts_with("onednn_verbose,exec,cpu,"))
+        .map(str::to_string)
+        .collect();
+    (r, execs)
+}
+
+#[test]
+fn bf16_weight_reorders_write_the_layout_the_convolution_reads_and_keep_their_attributes() {
+    let Some(lib) = dnnl_lib_or_skip() else {
+        return;
+    };
+    let (r, lines) = replay_verbose(&lib, &["--as", "bf16", "--layout", "channels-last"]);
     if !common::onednn_has_bf16(&r) {
         // No bf16 convolution is built here, so no reorder can be checked against one; what
         // can be checked: every convolution says why, naming the CPU's instruction set.
@@ -67,12 +71,7 @@ fn bf16_weight_reorders_write_the_layout_the_convolution_reads_and_keep_their_at
         );
         return;
     }
-    let text = String::from_utf8_lossy(&run.stdout).into_owned();
-    let execs: Vec<Vec<&str>> = text
-        .lines()
-        .filter(|l| l.starts_with("onednn_verbose,exec,cpu,"))
-        .map(|l| l.split(',').collect())
-        .collect();
+    let execs: Vec<Vec<&str>> = lines.iter().map(|l| l.split(',').collect()).collect();
     // Each bf16 → bf16 reorder into another layout, and the next convolution after it (the
     // call that reads it, forward or backward-data): when the reorder holds that convolution's
     // weights, it must write the layout the convolution reads.
@@ -129,24 +128,8 @@ fn weight_gradient_reorders_read_the_layout_the_convolution_wrote() {
     let Some(lib) = dnnl_lib_or_skip() else {
         return;
     };
-    let out = temp_dir().join("cl.json");
-    let run = succeeded(
-        bin()
-            .args(["replay"])
-            .arg(root().join("fixtures/whatif/f32-nchw.log.gz"))
-            .args(["--layout", "channels-last", "--threads", "1"])
-            .args(["--dnnl-lib", &lib, "--no-progress", "-o"])
-            .arg(&out)
-            .env("ONEDNN_VERBOSE", "1")
-            .output()
-            .unwrap(),
-    );
-    let text = String::from_utf8_lossy(&run.stdout).into_owned();
-    let execs: Vec<Vec<&str>> = text
-        .lines()
-        .filter(|l| l.starts_with("onednn_verbose,exec,cpu,"))
-        .map(|l| l.split(',').collect())
-        .collect();
+    let (_, lines) = replay_verbose(&lib, &["--layout", "channels-last"]);
+    let execs: Vec<Vec<&str>> = lines.iter().map(|l| l.split(',').collect()).collect();
     let blocked = |t: &str| t.chars().any(|c| c.is_ascii_uppercase());
     let mut checked = 0;
     for (i, f) in execs.iter().enumerate() {

@@ -59,11 +59,7 @@ pub fn project(
         w.autocast_casts.iter().map(|s| s.as_str()).collect();
     let (mut projected, mut cast_ms) = (0.0, 0.0);
     let mut not_replayed = Vec::new();
-    let mut unavailable_here_calls = 0;
     for x in &r.results {
-        if x.skipped.as_ref().is_some_and(|s| s.cpu_lacks_bf16()) {
-            unavailable_here_calls += x.calls;
-        }
         let logged = logged_per_call.get(&x.key).or_else(|| {
             w.rewritten_from
                 .get(&x.key)
@@ -147,7 +143,7 @@ pub fn project(
         added_calls: w.added,
         autocast_casts_ms: cast_ms,
         not_replayed,
-        unavailable_here_calls,
+        unavailable_here_calls: r.unavailable_here_calls(),
     });
     base
 }

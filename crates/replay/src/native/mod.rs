@@ -74,6 +74,18 @@ fn isolated() -> String {
     "isolated".into()
 }
 
+impl Replay {
+    /// Calls of the problems oneDNN has no bf16 implementation of on the replaying CPU
+    /// ([`SkipReason::cpu_lacks_bf16`]): per iteration in a what-if, over the log otherwise.
+    pub fn unavailable_here_calls(&self) -> u64 {
+        self.results
+            .iter()
+            .filter(|r| r.skipped.as_ref().is_some_and(|s| s.cpu_lacks_bf16()))
+            .map(|r| r.calls)
+            .sum()
+    }
+}
+
 /// One problem of a log: entries that differ only in implementation merged.
 #[derive(Debug, Clone)]
 pub struct Problem {
