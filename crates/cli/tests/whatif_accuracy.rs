@@ -79,10 +79,18 @@ fn percent(d: Option<f64>) -> String {
     d.map_or("?".into(), |d| format!("{:.1}%", d * 100.0))
 }
 
+/// Iterations of each real run. The first two or three of the script's iterations run
+/// 1.3–1.6× the later ones (measured on a 2-vCPU AMD EPYC Zen 3: 167 139 136 then 114–136 ms at
+/// 2 threads; 234 165 then 145–211 at 1), and the logged figure is each problem's median call:
+/// with the script's default 5 iterations those slow ones were most of the calls, and the real
+/// runs read 20–40 % slow (base f32 runs of 145–162 ms against 102–132 with 12 iterations).
+const REAL_ITERATIONS: &str = "12";
+
 fn record(py: &str, dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     let out = succeeded(
         std::process::Command::new(py)
             .arg(root().join("fixtures/whatif/train_resnet18.py"))
+            .args(["--iterations", REAL_ITERATIONS])
             .args(args)
             .env("ONEDNN_VERBOSE", "1")
             .env("ONEDNN_VERBOSE_TIMESTAMP", "1")

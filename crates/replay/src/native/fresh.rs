@@ -48,7 +48,7 @@ impl Fresh {
 
     /// Zero-fills problem `i`'s gradient outputs, as the program did before the call.
     pub(crate) fn fill(&self, i: usize) {
-        for &(ptr, size) in &self.0[i] {
+        for &(ptr, size) in self.0.get(i).into_iter().flatten() {
             // SAFETY: `ptr` is the data handle of one of the problem's own memories, `size`
             // bytes long (its descriptor's size), alive as long as the prepared primitive.
             unsafe { std::ptr::write_bytes(ptr, 0, size) };

@@ -1,5 +1,6 @@
 //! Native replay: each unique primitive of a log re-created and timed through oneDNN's C API.
 
+pub mod allocation;
 pub mod api;
 pub mod build;
 mod error;

@@ -10,6 +10,7 @@
 //! over blocks of its median call in each block, measured until the blocks agree
 //! ([`super::stability`]).
 
+use super::allocation::{Allocation, PerCall, Plan};
 use super::api::arg::{DIFF_DST, DIFF_SRC, DST, SRC, WORKSPACE};
 use super::run::{prepare, summarize, Measurement, Prepared};
 use super::{problem_key, problems, stability, ReplayResult, Session, SkipReason};
@@ -50,6 +51,10 @@ pub struct SequenceSummary {
     /// (`native/weights_layout.rs`); 0 for a logged iteration.
     #[serde(default)]
     pub weight_reorders_resolved: usize,
+    /// How each call's outputs and scratchpad were allocated ([`Allocation`]); `None` in a
+    /// results file written before the choice existed (they were allocated once).
+    #[serde(default)]
+    pub allocation: Option<Allocation>,
 }
 
 /// At most this many figures of a series are kept (the iterations' times, each problem's call
@@ -120,6 +125,8 @@ pub struct SequenceTiming {
     pub target_dispersion: f64,
     /// …or this much time was measured (ms): the bound on a replay's duration.
     pub max_time_ms: f64,
+    /// How the calls' memory is allocated.
+    pub allocation: Allocation,
 }
 
 impl Default for SequenceTiming {
@@ -132,6 +139,7 @@ impl Default for SequenceTiming {
             min_time_ms: 2000.0,
             target_dispersion: 0.02,
             max_time_ms: 10_000.0,
+            allocation: Allocation::Once,
         }
     }
 }
@@ -351,11 +359,37 @@ pub fn replay_sequence(
     } else {
         Flow::bind(s, &prepared, &backward, &calls.order)
     };
-    let fresh = super::fresh::Fresh::of(&prepared, &backward);
+    let plans = match t.allocation {
+        Allocation::Once => None,
+        Allocation::PerCall => {
+            let sums: Vec<bool> = calls
+                .firsts
+                .iter()
+                .map(|p| {
+                    p.attrs
+                        .post_ops()
+                        .iter()
+                        .any(|o| o.kind == profilednn_model::PostOpKind::Sum)
+                })
+                .collect();
+            Some(Plan::of_iteration(
+                &calls.order,
+                &prepared,
+                &backward,
+                &sums,
+                &flow.sources,
+            ))
+        }
+    };
+    // A program that zero-fills its gradients before each call allocates them once.
+    let fresh = match t.allocation {
+        Allocation::Once => super::fresh::Fresh::of(&prepared, &backward),
+        Allocation::PerCall => super::fresh::Fresh::of(&[], &[]),
+    };
     let timed = run_iterations(
         s,
         &prepared,
-        (&flow, &fresh),
+        (&flow, &fresh, plans.as_deref()),
         &calls.order,
         t,
         &mut going,
@@ -370,6 +404,7 @@ pub fn replay_sequence(
         dispersion: timed.dispersion(&per_iteration_counts(&calls.order, n)),
         block_ms: timed.block_ms.clone(),
         weight_reorders_resolved: resolved,
+        allocation: Some(t.allocation),
     };
     let by_key = outcomes(&calls.index, &prepared, timed, going);
     drop(flow);
@@ -399,7 +434,7 @@ fn per_iteration_counts(order: &[usize], n: usize) -> Vec<usize> {
 fn run_iterations(
     s: &Session,
     prepared: &[Result<Prepared, SkipReason>],
-    (flow, fresh): (&Flow, &super::fresh::Fresh),
+    (flow, fresh, plans): (&Flow, &super::fresh::Fresh, Option<&[Plan]>),
     order: &[usize],
     t: &SequenceTiming,
     going: &mut bool,
@@ -417,6 +452,7 @@ fn run_iterations(
     if prepared.iter().all(Result::is_err) {
         return timed;
     }
+    let mut per_call = plans.map(|_| PerCall::new(s));
     let mut block: Vec<Vec<f64>> = vec![Vec::new(); n];
     let (mut block_iterations, mut block_time, mut measured) = (0u32, 0.0, 0.0);
     let started = std::time::Instant::now();
@@ -447,9 +483,15 @@ fn run_iterations(
             }
             let Ok(p) = &prepared[i] else { continue };
             fresh.fill(i);
-            let run = match flow.args.get(&pos) {
-                Some(args) => p.execute_with(s.stream, args),
-                None => p.execute(s.stream),
+            let base = flow.args.get(&pos).map_or(&p.args[..], |a| &a[..]);
+            let run = match (&mut per_call, plans) {
+                (Some(heap), Some(plans)) => {
+                    let args = heap.before(pos, p, base, &plans[pos]);
+                    let run = p.execute_with(s.stream, &args);
+                    heap.after(&plans[pos]);
+                    run
+                }
+                _ => p.execute_with(s.stream, base),
             };
             match run {
                 Ok(ms) => {
@@ -461,6 +503,9 @@ fn run_iterations(
                 }
                 Err(e) => timed.failed[i] = Some(e),
             }
+        }
+        if let Some(heap) = &mut per_call {
+            heap.end_iteration();
         }
         it += 1;
         if ran == 0 || (!warm && sum <= 0.0) {
@@ -595,6 +640,9 @@ struct Flow<'a> {
     d: Option<&'a super::api::Dnnl>,
     /// Per position of the sequence, the arguments with the inputs rebound.
     args: HashMap<usize, Vec<super::api::ExecArg>>,
+    /// Per position, what was rebound: (argument index, producer position, producer's
+    /// argument index), for the per-call allocation ([`Plan`]).
+    sources: HashMap<usize, Vec<(usize, usize, usize)>>,
     created: Vec<super::api::Handle>,
 }
 
@@ -609,11 +657,14 @@ impl<'a> Flow<'a> {
         let mut flow = Flow {
             d: Some(&s.dnnl),
             args: HashMap::new(),
+            sources: HashMap::new(),
             created: Vec::new(),
         };
         // Most recent output buffer of each size, and workspace of each size.
-        let mut latest: HashMap<usize, *mut std::ffi::c_void> = HashMap::new();
-        let mut workspaces: HashMap<usize, *mut std::ffi::c_void> = HashMap::new();
+        // (buffer, producer position, producer's argument index) by size.
+        type Producer = (*mut std::ffi::c_void, usize, usize);
+        let mut latest: HashMap<usize, Producer> = HashMap::new();
+        let mut workspaces: HashMap<usize, Producer> = HashMap::new();
         for (pos, &i) in order.iter().enumerate() {
             let Ok(p) = &prepared[i] else { continue };
             let own_outputs: Vec<*mut std::ffi::c_void> = p
@@ -626,13 +677,13 @@ impl<'a> Flow<'a> {
             let mut args = p.args.clone();
             let mut rebound = false;
             let bwd = backward[i];
-            for (a, &(md, size, _)) in args.iter_mut().zip(&p.buffers) {
+            for (k, (a, &(md, size, _))) in args.iter_mut().zip(&p.buffers).enumerate() {
                 let source = match (a.arg, bwd) {
                     (SRC, false) | (DIFF_DST, true) => &latest,
                     (WORKSPACE, true) => &workspaces,
                     _ => continue,
                 };
-                let Some(&ptr) = source.get(&size) else {
+                let Some(&(ptr, from, from_k)) = source.get(&size) else {
                     continue;
                 };
                 // Never alias the call's own output (the same primitive earlier in the step).
@@ -648,19 +699,20 @@ impl<'a> Flow<'a> {
                     flow.created.push(mem);
                     a.memory = mem;
                     rebound = true;
+                    flow.sources.entry(pos).or_default().push((k, from, from_k));
                 }
             }
             if rebound {
                 flow.args.insert(pos, args);
             }
-            for (a, b) in p.args.iter().zip(&p.buffers) {
+            for (k, (a, b)) in p.args.iter().zip(&p.buffers).enumerate() {
                 if b.2.is_null() {
                     continue;
                 }
                 if a.arg == DST || a.arg == DIFF_SRC {
-                    latest.insert(b.1, b.2);
+                    latest.insert(b.1, (b.2, pos, k));
                 } else if a.arg == WORKSPACE && !bwd {
-                    workspaces.insert(b.1, b.2);
+                    workspaces.insert(b.1, (b.2, pos, k));
                 }
             }
         }
@@ -685,6 +737,22 @@ mod tests {
     use super::*;
     use crate::native::session_or_skip;
     use crate::transform::testing::prim;
+
+    /// A rewritten iteration replayed with timing `t`, to the end.
+    fn replay_rewritten(
+        s: &Session,
+        sequence: &[Arc<Primitive>],
+        t: &SequenceTiming,
+    ) -> (Vec<ReplayResult>, SequenceSummary) {
+        replay_sequence(
+            s,
+            ResultsFor::Rewritten,
+            sequence,
+            "test".into(),
+            t,
+            |_, _, _| true,
+        )
+    }
 
     /// Every figure kept is the `stride`-th of those pushed, fewer than [`KEPT`] and at least
     /// half of them, whatever the count: checked against the arithmetic of the indices.
@@ -751,6 +819,79 @@ mod tests {
         }
     }
 
+    /// Per-call allocation: the first reorder's destination is allocated for its call and kept
+    /// until the second reorder, which reads it (the flow bound it by size) and frees it; the
+    /// second's destination is read by nobody and freed at once. Both replay.
+    #[test]
+    fn per_call_allocation_keeps_an_output_until_its_reader() {
+        let Some(s) = session_or_skip() else {
+            return;
+        };
+        let sequence = vec![
+            prim("cpu,reorder,simple:any,undef,src:f32::blocked:ab::f0 dst:f32::blocked:ba::f0,,,16x16"),
+            prim("cpu,reorder,simple:any,undef,src:f32::blocked:ba::f0 dst:f32::blocked:ab::f0,,,16x16"),
+        ];
+        let calls = Calls::of(&sequence);
+        let built: Vec<_> = calls
+            .firsts
+            .iter()
+            .map(|p| super::super::build::build(&s.dnnl, s.engine, p))
+            .collect();
+        let prepared: Vec<Result<Prepared, SkipReason>> = built
+            .iter()
+            .map(|b| prepare(&s.dnnl, s.engine, b.as_ref().unwrap()))
+            .collect();
+        let backward = [false, false];
+        let flow = Flow::bind(&s, &prepared, &backward, &calls.order);
+        let plans = Plan::of_iteration(
+            &calls.order,
+            &prepared,
+            &backward,
+            &[false, false],
+            &flow.sources,
+        );
+        let arg_index = |i: usize, arg| {
+            prepared[i]
+                .as_ref()
+                .unwrap()
+                .args
+                .iter()
+                .position(|a| a.arg == arg)
+                .unwrap()
+        };
+        let (dst0, src1, dst1) = (arg_index(0, DST), arg_index(1, SRC), arg_index(1, DST));
+        assert_eq!(plans[1].sources, vec![(src1, 0, dst0)]);
+        assert!(
+            plans[0].outputs.contains(&(dst0, true)),
+            "{:?}",
+            plans[0].outputs
+        );
+        assert!(
+            plans[1].outputs.contains(&(dst1, false)),
+            "{:?}",
+            plans[1].outputs
+        );
+        assert_eq!(plans[1].last_reads, vec![(0, dst0)]);
+        assert!(plans[0].last_reads.is_empty());
+        drop(flow);
+        drop(prepared);
+        let t = SequenceTiming {
+            warmup: 1,
+            min_blocks: 2,
+            min_time_ms: 1.0,
+            block_min_ms: 0.5,
+            max_time_ms: 50.0,
+            allocation: Allocation::PerCall,
+            ..Default::default()
+        };
+        let (results, summary) = replay_rewritten(&s, &sequence, &t);
+        assert_eq!(summary.allocation, Some(Allocation::PerCall));
+        assert!(
+            results.iter().all(|r| r.measurement.is_some()),
+            "{results:?}"
+        );
+    }
+
     /// A tiny iteration (one reorder of 256 floats, a few µs) runs ~10⁵ times in the time
     /// bound: the series kept stays under [`KEPT`] while the counts are every call's. The kept
     /// series used to hold every iteration and every call.
@@ -769,14 +910,7 @@ mod tests {
             max_time_ms: 200.0,
             ..SequenceTiming::default()
         };
-        let (results, summary) = replay_sequence(
-            &s,
-            ResultsFor::Rewritten,
-            &sequence,
-            "test".into(),
-            &t,
-            |_, _, _| true,
-        );
+        let (results, summary) = replay_rewritten(&s, &sequence, &t);
         let m = results[0].measurement.as_ref().expect("measured");
         assert!(
             summary.iterations as usize > 2 * KEPT,
