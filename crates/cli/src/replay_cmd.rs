@@ -61,12 +61,12 @@ pub struct ReplayArgs {
     /// What-if: the mini-batch of every problem of the iteration set to N.
     #[arg(long, value_name = "N", value_parser = crate::load::count)]
     batch: Option<u64>,
-    /// Sequence mode: how each call's memory is allocated. `once` (default): every tensor
-    /// before the loop, as a C program does; `per-call`: outputs and scratchpad from the C heap
-    /// around each call, as PyTorch's allocator does (new pages where `malloc` hands them out;
-    /// see docs/projection.md for what it changes and why it is not the default).
-    #[arg(long, value_enum, default_value_t = AllocationArg::Once)]
-    allocation: AllocationArg,
+    /// Sequence mode: how each call's memory is allocated. `per-call`: outputs and scratchpad
+    /// from the C heap around each call, as PyTorch's allocator does (new pages where `malloc`
+    /// hands them out); `once`: every tensor before the loop, as a C program does. Default: per
+    /// call when (nearly) every call of the log has a user scratchpad (a framework's), else once.
+    #[arg(long, value_enum)]
+    allocation: Option<AllocationArg>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -196,10 +196,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             }
             let st = sequence::SequenceTiming {
                 warmup: args.warmup,
-                allocation: match args.allocation {
+                allocation: args.allocation.map(|a| match a {
                     AllocationArg::Once => Allocation::Once,
                     AllocationArg::PerCall => Allocation::PerCall,
-                },
+                }),
                 ..Default::default()
             };
             let (r, summary) = match &what_if {

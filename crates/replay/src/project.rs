@@ -59,6 +59,8 @@ pub struct Projection {
     /// oneDNN the replay ran with, and how (`sequence` or `isolated`).
     pub replay_onednn: Option<String>,
     pub replay_mode: Option<String>,
+    /// How a sequence replay allocated each call's memory (`once`, `per-call`), and why.
+    pub replay_allocation: Option<String>,
     /// How well the replay results belong to this log (with `--replay`).
     pub replay_match: Option<ReplayMatch>,
     /// How sure the replay's figure is: the relative half-width of the confidence interval of
@@ -266,6 +268,7 @@ fn project_logged(
         log_onednn: profile.metadata.versions.clone(),
         replay_onednn: replay.map(|r| r.onednn.clone()),
         replay_mode: replay.map(|r| r.mode.clone()),
+        replay_allocation: replay.and_then(allocation_of),
         replay_match: replay.map(|r| ReplayMatch {
             replay_source: r.source.clone(),
             replay_problems: r.results.len(),
@@ -361,4 +364,15 @@ fn describe(
         }
     );
     (target, method)
+}
+
+/// A sequence replay's allocation and its reason, as `project` states it.
+pub(crate) fn allocation_of(r: &crate::native::Replay) -> Option<String> {
+    let q = r.sequence.as_ref()?;
+    let a = q.allocation?;
+    Some(if q.allocation_reason.is_empty() {
+        a.as_str().to_string()
+    } else {
+        format!("{} ({})", a.as_str(), q.allocation_reason)
+    })
 }

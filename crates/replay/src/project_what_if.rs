@@ -133,6 +133,7 @@ pub fn project(
     );
     base.replay_onednn = Some(r.onednn.clone());
     base.replay_mode = Some(r.mode.clone());
+    base.replay_allocation = crate::project::allocation_of(r);
     base.coverage = BTreeMap::from([("replayed".to_string(), 1.0)]);
     base.what_if = Some(WhatIfProjection {
         transform: format!("{}{threads}", w.transform),

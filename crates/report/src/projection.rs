@@ -28,6 +28,9 @@ pub fn render(pr: &Projection) -> String {
             if changed > 0 { " (per group below)" } else { "" }
         );
     }
+    if let Some(a) = &pr.replay_allocation {
+        let _ = writeln!(out, "  allocation: {a}");
+    }
     if let Some(w) = &pr.what_if {
         let _ = writeln!(out, "  what-if: {}", w.transform);
         for a in &w.assumptions {

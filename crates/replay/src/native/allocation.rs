@@ -1,32 +1,48 @@
-//! How each call's memory is allocated in a sequence replay: once, before the loop (a C
-//! program's buffers; the default), or per call, as a framework does (`--allocation per-call`).
+//! How each call's memory is allocated in a sequence replay: as a framework does (`per-call`)
+//! or once before the loop, as a C program does; chosen from the log (`--allocation`
+//! overrides).
 //!
-//! PyTorch allocates every operator's outputs, and oneDNN's user scratchpad, from its CPU
-//! allocator (glibc `malloc`) just before the call and frees them once used, so a call can write
-//! to pages the kernel hands out afresh. Measured on an AMD EPYC Zen 3 (2 vCPUs, ResNet-18 64×64
-//! batch 8, PyTorch 2.15, `fixtures/whatif/train_resnet18.py`): 18,515 minor page faults per
-//! training iteration at 2 threads. The backward-weights convolution 512×512×3×3 on 2×2 images
-//! (`x64:gemm:jit`, 3 calls per iteration: its 2-thread scratchpad holds a weight-sized buffer
-//! per thread) took 12.5–15.5 ms per call in the log and 6.0 ms replayed with buffers allocated
-//! once (0 faults); allocated per call from the same `malloc`, 4,645 faults per call (PyTorch's
-//! isolated call: 4,724) and 9.7 ms. No other call of the iteration faults either way.
+//! PyTorch runs oneDNN with a user scratchpad that its allocator (glibc `malloc`) hands out for
+//! each call and takes back after it, and the weight gradients it copies into `.grad` live until
+//! the next iteration's `zero_grad`: large ones come back from the kernel as new pages, and
+//! every first touch of one is a page fault inside the timed call. Measured on an AMD EPYC Zen 3
+//! (2 vCPUs), ResNet-18 64×64 (`fixtures/whatif/train_resnet18.py`, PyTorch 2.15, `getrusage`
+//! around each iteration), minor page faults per training iteration:
 //!
-//! Not the default: in four rounds interleaving a real run with both replays of it (same
-//! machine, noisy), the per-call projection of the whole iteration missed the real run by
-//! +16, −4, +23, +26 %, allocation once by −13, −24, −2, −5 %; and the C training program, which
-//! allocates its buffers once, went from −8.1 % to +6.7 % (2 threads), its `--threads 1` what-if
-//! from −11.8 % to +21.6 %.
+//! | run | PyTorch | replay, once | replay, per call |
+//! |---|---|---|---|
+//! | batch 8, 2 threads | 18,515 | 9 | 20,654 |
+//! | batch 8, 1 thread | 4,636 | — | 4,822 |
+//! | batch 4, 2 threads | 18,514 | — | 18,484 |
+//!
+//! The faults fall on the backward-weights convolution 512×512×3×3 on 2×2 images
+//! (`x64:gemm:jit`, whose 2-thread scratchpad holds a weight-sized buffer per thread: 4,645
+//! faults per call replayed, 4,724 in PyTorch's isolated call; 6.0 ms per call replayed once,
+//! 9.7 per call, 12.5–15.5 in the logs) and on the copies of its 9.4 MB gradient into `.grad`
+//! (`jit_direct_copy`, abcd → abcd: 2.66 ms logged, 0.95 replayed once). Allocating every
+//! output per call as well faulted 26,670–32,319 times per iteration (reordered weights too,
+//! which PyTorch's heap hands back warm), so only the scratchpad and the gradient copies are.
+//! Interleaving real runs with both replays of them (same machine; the real runs themselves
+//! moved by up to 1.8× between rounds), per call missed by +47.1, −0.3 % (identity), −4.1,
+//! −3.2 % (`--batch 4`), −7.3, +53.2 % (`--threads 1`), once by +18.3, −33.5, −35.4, −34.2,
+//! −28.0, +38.5 %.
+//!
+//! A C program allocates its buffers once: for the C training program of `fixtures/replay`,
+//! allocating every output per call made the 2-thread projection +6.7 % (once: −8.1 %) and the
+//! `--threads 1` what-if +21.6 % (once: −11.8 %). Which is which, from the log: a framework
+//! managing memory gives oneDNN a user scratchpad on every call (PyTorch's ideep does: every exec
+//! line of the corpus' and fixtures' PyTorch logs has `attr-scratchpad:user`); C programs and
+//! benchdnn leave the default (library) mode on most (3 of 78 calls of the corpus' C program,
+//! none of benchdnn's).
 
-use super::api::arg::{
-    DIFF_BIAS, DIFF_SRC, DIFF_SRC_1, DIFF_SRC_2, DIFF_SRC_3, DIFF_WEIGHTS, DIFF_WEIGHTS_1,
-    DIFF_WEIGHTS_2, DIFF_WEIGHTS_3, DST, DST_1, DST_2, SCRATCHPAD, WORKSPACE,
-};
+use super::api::arg::{DST, SCRATCHPAD};
 use super::api::{ExecArg, Handle};
 use super::run::Prepared;
 use super::Session;
+use profilednn_model::{Attribute, Primitive};
 use serde::{Deserialize, Serialize};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::collections::HashMap;
+use std::sync::Arc;
 
 /// How each call's outputs and scratchpad are allocated in a sequence replay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,8 +50,9 @@ use std::collections::HashMap;
 pub enum Allocation {
     /// Every tensor allocated once, before the timed iterations.
     Once,
-    /// Each call's outputs and scratchpad allocated from the C heap (`malloc`) just before the
-    /// call, freed after their last reader in the iteration: a framework's allocator.
+    /// A framework's allocator: each call's scratchpad from the C heap (`malloc`) just before
+    /// the call and freed after it; the destination of a weight gradient's copy (`.grad`)
+    /// allocated for its call and freed at the end of the iteration.
     PerCall,
 }
 
@@ -47,21 +64,31 @@ impl Allocation {
             Allocation::PerCall => "per-call",
         }
     }
+
+    /// The allocation a logged iteration shows, and why: per call when at least 90 % of its
+    /// calls have a user scratchpad (a framework's memory management), once otherwise.
+    pub fn of_iteration(calls: &[Arc<Primitive>]) -> (Allocation, String) {
+        let user = calls.iter().filter(|p| user_scratchpad(p)).count();
+        let n = calls.len();
+        if n > 0 && user * 10 >= n * 9 {
+            (
+                Allocation::PerCall,
+                format!("{user} of {n} calls have a user scratchpad: a framework that allocates each call's scratchpad (as PyTorch does)"),
+            )
+        } else {
+            (
+                Allocation::Once,
+                format!("{user} of {n} calls have a user scratchpad: a program that allocates its buffers once"),
+            )
+        }
+    }
 }
 
-/// Whether argument `arg` is written by the call (so a framework allocates it for the call):
-/// the destinations of a forward call (a destination a sum post-op reads keeps its buffer), the
-/// gradients of a backward one, a forward workspace, and the scratchpad.
-pub(crate) fn is_output(arg: std::ffi::c_int, backward: bool, sums_into_dst: bool) -> bool {
-    match arg {
-        SCRATCHPAD => true,
-        DST_1 | DST_2 => !backward,
-        DST => !backward && !sums_into_dst,
-        WORKSPACE => !backward,
-        DIFF_SRC | DIFF_SRC_1 | DIFF_SRC_2 | DIFF_SRC_3 | DIFF_WEIGHTS | DIFF_WEIGHTS_1
-        | DIFF_WEIGHTS_2 | DIFF_WEIGHTS_3 | DIFF_BIAS => backward,
-        _ => false,
-    }
+fn user_scratchpad(p: &Primitive) -> bool {
+    p.attrs
+        .items
+        .iter()
+        .any(|a| matches!(a, Attribute::Scratchpad(m) if m == "user"))
 }
 
 /// A buffer from the C heap, freed when dropped.
@@ -86,182 +113,142 @@ impl Drop for HeapBuffer {
     }
 }
 
-/// The per-call allocation of one sequence replay: the buffers alive between their producer and
-/// their last reader, and the memories made for one call.
-pub(crate) struct PerCall<'s> {
-    s: &'s Session,
-    /// Buffers written by a call (position, argument index) and read later in the iteration.
-    live: HashMap<(usize, usize), HeapBuffer>,
-    /// Memories and buffers of the call in progress, released by [`PerCall::after`].
-    call_mems: Vec<Handle>,
-    call_buffers: Vec<HeapBuffer>,
+/// How long a buffer allocated for a call lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lifetime {
+    /// Freed right after the call: a scratchpad.
+    Call,
+    /// To the end of the iteration: a weight gradient's copy into the parameter's `.grad`,
+    /// which the optimizer reads after the iteration's oneDNN calls.
+    Iteration,
 }
 
-/// What the call at one position of the iteration reads from earlier calls, which of its
-/// arguments are allocated for it, and which earlier outputs it reads last.
-#[derive(Default)]
+/// Which arguments of the call at one position of the iteration are allocated for it.
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct Plan {
-    /// (argument index of this call, producer position, producer's argument index).
-    pub sources: Vec<(usize, usize, usize)>,
-    /// Argument indices allocated for the call, each with whether a later call reads it (else
-    /// it is freed right after the call).
-    pub outputs: Vec<(usize, bool)>,
-    /// Producer outputs (position, argument index) whose last reader is this call.
-    pub last_reads: Vec<(usize, usize)>,
+    /// Argument indices, each with how long its buffer lives.
+    pub outputs: Vec<(usize, Lifetime)>,
 }
 
 impl Plan {
-    /// One plan per position of `order`: `sources` as the tensor flow bound them, `outputs`
-    /// from each problem's arguments (`backward`, `sums`: whether the problem is a backward
-    /// one, and whether a sum post-op reads its destination).
+    /// One plan per position of `order`: each call's scratchpad, and the destination of the
+    /// calls at `gradient_copies` (those that copy a weight gradient just computed).
     pub(crate) fn of_iteration(
         order: &[usize],
         prepared: &[Result<Prepared, super::SkipReason>],
-        backward: &[bool],
-        sums: &[bool],
-        sources: &HashMap<usize, Vec<(usize, usize, usize)>>,
+        gradient_copies: &std::collections::HashSet<usize>,
     ) -> Vec<Plan> {
-        let mut last_read: HashMap<(usize, usize), usize> = HashMap::new();
-        for (&pos, srcs) in sources {
-            for &(_, from, from_k) in srcs {
-                let e = last_read.entry((from, from_k)).or_insert(pos);
-                *e = (*e).max(pos);
-            }
-        }
-        let mut plans: Vec<Plan> = order
+        order
             .iter()
             .enumerate()
-            .map(|(pos, &i)| {
-                let outputs = match &prepared[i] {
+            .map(|(pos, &i)| Plan {
+                outputs: match &prepared[i] {
                     Ok(p) => p
                         .args
                         .iter()
+                        .zip(&p.buffers)
                         .enumerate()
-                        .filter(|(k, a)| {
-                            is_output(a.arg, backward[i], sums[i]) && !p.buffers[*k].2.is_null()
+                        .filter(|(_, (_, b))| !b.2.is_null())
+                        .filter_map(|(k, (a, _))| match a.arg {
+                            SCRATCHPAD => Some((k, Lifetime::Call)),
+                            DST if gradient_copies.contains(&pos) => Some((k, Lifetime::Iteration)),
+                            _ => None,
                         })
-                        .map(|(k, _)| (k, last_read.contains_key(&(pos, k))))
                         .collect(),
                     Err(_) => Vec::new(),
-                };
-                Plan {
-                    sources: sources.get(&pos).cloned().unwrap_or_default(),
-                    outputs,
-                    last_reads: Vec::new(),
-                }
+                },
             })
-            .collect();
-        for (key, pos) in last_read {
-            plans[pos].last_reads.push(key);
-        }
-        plans
+            .collect()
     }
+}
+
+/// The per-call allocation of one sequence replay: the buffers and memories made for the call
+/// in progress, and those that live to the end of the iteration.
+pub(crate) struct PerCall<'s> {
+    s: &'s Session,
+    call_mems: Vec<Handle>,
+    call_buffers: Vec<HeapBuffer>,
+    iteration_buffers: Vec<HeapBuffer>,
 }
 
 impl<'s> PerCall<'s> {
     pub(crate) fn new(s: &'s Session) -> PerCall<'s> {
         PerCall {
             s,
-            live: HashMap::new(),
             call_mems: Vec::new(),
             call_buffers: Vec::new(),
+            iteration_buffers: Vec::new(),
         }
     }
 
-    /// The arguments of the call at `pos`: `base` with its outputs in fresh heap buffers and its
-    /// inputs read from the buffers their producers wrote in this iteration.
-    pub(crate) fn before(
-        &mut self,
-        pos: usize,
-        p: &Prepared,
-        base: &[ExecArg],
-        plan: &Plan,
-    ) -> Vec<ExecArg> {
+    /// The arguments of a call: `base` with the arguments of its plan in new heap buffers.
+    pub(crate) fn before(&mut self, p: &Prepared, base: &[ExecArg], plan: &Plan) -> Vec<ExecArg> {
         let mut args = base.to_vec();
-        for &(k, read_later) in &plan.outputs {
+        for &(k, life) in &plan.outputs {
             let (md, size, _) = p.buffers[k];
             let Some(buf) = HeapBuffer::new(size) else {
                 continue;
             };
-            let Some(mem) = self.memory(md, buf.ptr) else {
-                continue;
+            let mut mem: Handle = std::ptr::null_mut();
+            // SAFETY: `md` is an argument descriptor of a prepared primitive (alive while it is)
+            // and `buf` a heap buffer of its size, alive until this memory is destroyed in
+            // `after` (a call buffer) or later (an iteration buffer).
+            let st = unsafe {
+                (self.s.dnnl.api.dnnl_memory_create)(&mut mem, md, self.s.engine, buf.ptr.cast())
             };
-            args[k].memory = mem;
-            if read_later {
-                self.live.insert((pos, k), buf);
-            } else {
-                self.call_buffers.push(buf);
+            if st != 0 {
+                continue;
             }
-        }
-        for &(k, from, from_k) in &plan.sources {
-            let Some(ptr) = self.live.get(&(from, from_k)).map(|b| b.ptr) else {
-                continue;
-            };
-            if let Some(mem) = self.memory(p.buffers[k].0, ptr) {
-                args[k].memory = mem;
+            self.call_mems.push(mem);
+            args[k].memory = mem;
+            match life {
+                Lifetime::Call => self.call_buffers.push(buf),
+                Lifetime::Iteration => self.iteration_buffers.push(buf),
             }
         }
         args
     }
 
-    /// After the call: its memories destroyed, its scratchpad and unread outputs freed, and the
-    /// outputs it was the last reader of.
-    pub(crate) fn after(&mut self, plan: &Plan) {
+    /// After the call: its memories destroyed and its call buffers freed.
+    pub(crate) fn after(&mut self) {
         for m in self.call_mems.drain(..) {
-            // SAFETY: created by `memory` for this call; it does not own its buffer.
+            // SAFETY: created in `before` for this call; it does not own its buffer.
             unsafe { (self.s.dnnl.api.dnnl_memory_destroy)(m) };
         }
         self.call_buffers.clear();
-        for key in &plan.last_reads {
-            self.live.remove(key);
-        }
     }
 
-    /// The end of an iteration: what is still alive (read by a call that failed) is freed.
+    /// The end of an iteration: the gradients' copies are freed.
     pub(crate) fn end_iteration(&mut self) {
-        self.live.clear();
-    }
-
-    fn memory(&mut self, md: Handle, ptr: *mut u8) -> Option<Handle> {
-        let mut mem: Handle = std::ptr::null_mut();
-        // SAFETY: `md` is an argument descriptor of a prepared primitive (alive while it is)
-        // and `ptr` a heap buffer of at least its size (producer and reader sizes match: the
-        // flow binds by size), alive until this memory is destroyed in `after`.
-        let st = unsafe {
-            (self.s.dnnl.api.dnnl_memory_create)(&mut mem, md, self.s.engine, ptr.cast())
-        };
-        (st == 0).then(|| {
-            self.call_mems.push(mem);
-            mem
-        })
+        self.iteration_buffers.clear();
     }
 }
 
 impl Drop for PerCall<'_> {
     fn drop(&mut self) {
-        self.after(&Plan::default());
+        self.after();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transform::testing::prim;
 
     #[test]
-    fn outputs_are_what_the_call_writes() {
-        // Forward: destinations, workspace, scratchpad; a destination a sum post-op reads is
-        // an input too.
-        assert!(is_output(DST, false, false));
-        assert!(!is_output(DST, false, true));
-        assert!(is_output(WORKSPACE, false, false));
-        assert!(is_output(SCRATCHPAD, false, false));
-        assert!(!is_output(super::super::api::arg::SRC, false, false));
-        // Backward: the gradients; its destination (eltwise's `use_dst`) and workspace are read.
-        assert!(is_output(DIFF_SRC, true, false));
-        assert!(is_output(DIFF_WEIGHTS, true, false));
-        assert!(is_output(DIFF_BIAS, true, false));
-        assert!(!is_output(DST, true, false));
-        assert!(!is_output(WORKSPACE, true, false));
-        assert!(!is_output(super::super::api::arg::DIFF_DST, true, false));
+    fn a_log_whose_calls_have_user_scratchpads_is_allocated_per_call() {
+        let user = prim(
+            "cpu,reorder,jit:uni,undef,src:f32::blocked:abcd::f0 dst:f32::blocked:Acdb8a::f0,attr-scratchpad:user,,64x3x7x7",
+        );
+        let library = prim(
+            "cpu,reorder,jit:uni,undef,src:f32::blocked:abcd::f0 dst:f32::blocked:Acdb8a::f0,,,64x3x7x7",
+        );
+        // 9 of 10 with a user scratchpad: a framework; 8 of 10: not.
+        let mut calls = vec![user.clone(); 9];
+        calls.push(library.clone());
+        assert_eq!(Allocation::of_iteration(&calls).0, Allocation::PerCall);
+        calls[0] = library.clone();
+        assert_eq!(Allocation::of_iteration(&calls).0, Allocation::Once);
+        assert_eq!(Allocation::of_iteration(&[]).0, Allocation::Once);
     }
 }

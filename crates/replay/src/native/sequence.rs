@@ -11,7 +11,7 @@
 //! ([`super::stability`]).
 
 use super::allocation::{Allocation, PerCall, Plan};
-use super::api::arg::{DIFF_DST, DIFF_SRC, DST, SRC, WORKSPACE};
+use super::api::arg::{DIFF_DST, DIFF_SRC, DIFF_WEIGHTS, DST, SRC, WEIGHTS, WORKSPACE};
 use super::run::{prepare, summarize, Measurement, Prepared};
 use super::{problem_key, problems, stability, ReplayResult, Session, SkipReason};
 use profilednn_analysis::events::{for_each_event, Event};
@@ -55,6 +55,9 @@ pub struct SequenceSummary {
     /// results file written before the choice existed (they were allocated once).
     #[serde(default)]
     pub allocation: Option<Allocation>,
+    /// Why: given (`--allocation`), or what the log showed.
+    #[serde(default)]
+    pub allocation_reason: String,
 }
 
 /// At most this many figures of a series are kept (the iterations' times, each problem's call
@@ -125,8 +128,9 @@ pub struct SequenceTiming {
     pub target_dispersion: f64,
     /// …or this much time was measured (ms): the bound on a replay's duration.
     pub max_time_ms: f64,
-    /// How the calls' memory is allocated.
-    pub allocation: Allocation,
+    /// How the calls' memory is allocated; `None`: as the log shows
+    /// ([`Allocation::of_iteration`]).
+    pub allocation: Option<Allocation>,
 }
 
 impl Default for SequenceTiming {
@@ -139,7 +143,7 @@ impl Default for SequenceTiming {
             min_time_ms: 2000.0,
             target_dispersion: 0.02,
             max_time_ms: 10_000.0,
-            allocation: Allocation::Once,
+            allocation: None,
         }
     }
 }
@@ -359,30 +363,20 @@ pub fn replay_sequence(
     } else {
         Flow::bind(s, &prepared, &backward, &calls.order)
     };
-    let plans = match t.allocation {
+    let (allocation, allocation_reason) = match t.allocation {
+        Some(a) => (a, "given (--allocation)".to_string()),
+        None => Allocation::of_iteration(sequence),
+    };
+    let plans = match allocation {
         Allocation::Once => None,
-        Allocation::PerCall => {
-            let sums: Vec<bool> = calls
-                .firsts
-                .iter()
-                .map(|p| {
-                    p.attrs
-                        .post_ops()
-                        .iter()
-                        .any(|o| o.kind == profilednn_model::PostOpKind::Sum)
-                })
-                .collect();
-            Some(Plan::of_iteration(
-                &calls.order,
-                &prepared,
-                &backward,
-                &sums,
-                &flow.sources,
-            ))
-        }
+        Allocation::PerCall => Some(Plan::of_iteration(
+            &calls.order,
+            &prepared,
+            &flow.gradient_copies,
+        )),
     };
     // A program that zero-fills its gradients before each call allocates them once.
-    let fresh = match t.allocation {
+    let fresh = match allocation {
         Allocation::Once => super::fresh::Fresh::of(&prepared, &backward),
         Allocation::PerCall => super::fresh::Fresh::of(&[], &[]),
     };
@@ -404,7 +398,8 @@ pub fn replay_sequence(
         dispersion: timed.dispersion(&per_iteration_counts(&calls.order, n)),
         block_ms: timed.block_ms.clone(),
         weight_reorders_resolved: resolved,
-        allocation: Some(t.allocation),
+        allocation: Some(allocation),
+        allocation_reason,
     };
     let by_key = outcomes(&calls.index, &prepared, timed, going);
     drop(flow);
@@ -486,9 +481,9 @@ fn run_iterations(
             let base = flow.args.get(&pos).map_or(&p.args[..], |a| &a[..]);
             let run = match (&mut per_call, plans) {
                 (Some(heap), Some(plans)) => {
-                    let args = heap.before(pos, p, base, &plans[pos]);
+                    let args = heap.before(p, base, &plans[pos]);
                     let run = p.execute_with(s.stream, &args);
-                    heap.after(&plans[pos]);
+                    heap.after();
                     run
                 }
                 _ => p.execute_with(s.stream, base),
@@ -629,7 +624,10 @@ fn rewritten_results(sequence: &[Arc<Primitive>], mut by_key: Outcomes) -> Vec<R
 /// just produced — `src` of a forward call, `diff_dst` of a backward one — is bound to the most
 /// recent output (`dst`, `diff_src`) of an earlier call in the iteration with the same size in
 /// bytes, and a backward call's `workspace` to the most recent workspace of that size (the
-/// forward's: max-pooling indices, fused-ReLU masks). Binding goes through a memory object with
+/// forward's: max-pooling indices, fused-ReLU masks). A forward call without weights whose
+/// `src` has the size of a weight gradient computed earlier in the iteration reads that
+/// gradient: it is its copy (PyTorch copies the gradient of a convolution with plain weights
+/// into `.grad`, `jit_direct_copy` in the log). Binding goes through a memory object with
 /// the consumer's own descriptor on the producer's buffer, so each primitive sees the layout it
 /// was created for. A backward call's `src` (the activation saved long before) keeps its own,
 /// cold buffer. Measured on the C training program (1 thread): without the flow +19 %, with it
@@ -640,9 +638,10 @@ struct Flow<'a> {
     d: Option<&'a super::api::Dnnl>,
     /// Per position of the sequence, the arguments with the inputs rebound.
     args: HashMap<usize, Vec<super::api::ExecArg>>,
-    /// Per position, what was rebound: (argument index, producer position, producer's
-    /// argument index), for the per-call allocation ([`Plan`]).
-    sources: HashMap<usize, Vec<(usize, usize, usize)>>,
+    /// Positions of calls that copy a weight gradient computed earlier in the iteration (a
+    /// forward call without weights reading a buffer the size of a `diff_weights`: PyTorch's
+    /// copy into `.grad`), whose destination lives to the end of the iteration ([`Plan`]).
+    gradient_copies: std::collections::HashSet<usize>,
     created: Vec<super::api::Handle>,
 }
 
@@ -657,14 +656,14 @@ impl<'a> Flow<'a> {
         let mut flow = Flow {
             d: Some(&s.dnnl),
             args: HashMap::new(),
-            sources: HashMap::new(),
+            gradient_copies: Default::default(),
             created: Vec::new(),
         };
+        // The weight gradients computed so far in the iteration, by size.
+        let mut gradients: HashMap<usize, *mut std::ffi::c_void> = HashMap::new();
         // Most recent output buffer of each size, and workspace of each size.
-        // (buffer, producer position, producer's argument index) by size.
-        type Producer = (*mut std::ffi::c_void, usize, usize);
-        let mut latest: HashMap<usize, Producer> = HashMap::new();
-        let mut workspaces: HashMap<usize, Producer> = HashMap::new();
+        let mut latest: HashMap<usize, *mut std::ffi::c_void> = HashMap::new();
+        let mut workspaces: HashMap<usize, *mut std::ffi::c_void> = HashMap::new();
         for (pos, &i) in order.iter().enumerate() {
             let Ok(p) = &prepared[i] else { continue };
             let own_outputs: Vec<*mut std::ffi::c_void> = p
@@ -677,13 +676,25 @@ impl<'a> Flow<'a> {
             let mut args = p.args.clone();
             let mut rebound = false;
             let bwd = backward[i];
-            for (k, (a, &(md, size, _))) in args.iter_mut().zip(&p.buffers).enumerate() {
+            // A forward call without weights reading a buffer the size of a weight gradient just
+            // computed: the gradient's copy (PyTorch's into `.grad`), reading it.
+            let copies_gradient = !bwd
+                && p.args.iter().all(|a| a.arg != WEIGHTS)
+                && p.args
+                    .iter()
+                    .zip(&p.buffers)
+                    .any(|(a, b)| a.arg == SRC && gradients.contains_key(&b.1));
+            if copies_gradient {
+                flow.gradient_copies.insert(pos);
+            }
+            for (a, &(md, size, _)) in args.iter_mut().zip(&p.buffers) {
                 let source = match (a.arg, bwd) {
+                    (SRC, false) if copies_gradient => &gradients,
                     (SRC, false) | (DIFF_DST, true) => &latest,
                     (WORKSPACE, true) => &workspaces,
                     _ => continue,
                 };
-                let Some(&(ptr, from, from_k)) = source.get(&size) else {
+                let Some(&ptr) = source.get(&size) else {
                     continue;
                 };
                 // Never alias the call's own output (the same primitive earlier in the step).
@@ -699,20 +710,30 @@ impl<'a> Flow<'a> {
                     flow.created.push(mem);
                     a.memory = mem;
                     rebound = true;
-                    flow.sources.entry(pos).or_default().push((k, from, from_k));
                 }
             }
             if rebound {
                 flow.args.insert(pos, args);
             }
-            for (k, (a, b)) in p.args.iter().zip(&p.buffers).enumerate() {
+            if copies_gradient {
+                // Copied once: a later call of that size reads something else.
+                for (a, b) in p.args.iter().zip(&p.buffers) {
+                    if a.arg == SRC {
+                        gradients.remove(&b.1);
+                    }
+                }
+            }
+            for (a, b) in p.args.iter().zip(&p.buffers) {
                 if b.2.is_null() {
                     continue;
                 }
+                if a.arg == DIFF_WEIGHTS && bwd {
+                    gradients.insert(b.1, b.2);
+                }
                 if a.arg == DST || a.arg == DIFF_SRC {
-                    latest.insert(b.1, (b.2, pos, k));
+                    latest.insert(b.1, b.2);
                 } else if a.arg == WORKSPACE && !bwd {
-                    workspaces.insert(b.1, (b.2, pos, k));
+                    workspaces.insert(b.1, b.2);
                 }
             }
         }
@@ -735,6 +756,7 @@ impl Drop for Flow<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::native::allocation::Lifetime;
     use crate::native::session_or_skip;
     use crate::transform::testing::prim;
 
@@ -819,17 +841,20 @@ mod tests {
         }
     }
 
-    /// Per-call allocation: the first reorder's destination is allocated for its call and kept
-    /// until the second reorder, which reads it (the flow bound it by size) and frees it; the
-    /// second's destination is read by nobody and freed at once. Both replay.
+    /// A weight gradient's copy (a reorder of the size of the backward-weights call's
+    /// `diff_weights`, after it) reads that gradient and, allocated per call, gets a new
+    /// destination that lives to the end of the iteration; the same reorder before the backward
+    /// call copies nothing. Both replay.
     #[test]
-    fn per_call_allocation_keeps_an_output_until_its_reader() {
+    fn per_call_allocation_gives_a_gradient_copy_a_new_destination() {
         let Some(s) = session_or_skip() else {
             return;
         };
+        let copy = "cpu,reorder,simple:any,undef,src:f32::blocked:abcd::f0 dst:f32::blocked:abcd::f0,attr-scratchpad:user,,8x8x3x3";
         let sequence = vec![
-            prim("cpu,reorder,simple:any,undef,src:f32::blocked:ab::f0 dst:f32::blocked:ba::f0,,,16x16"),
-            prim("cpu,reorder,simple:any,undef,src:f32::blocked:ba::f0 dst:f32::blocked:ab::f0,,,16x16"),
+            prim(copy),
+            prim("cpu,convolution,any,backward_weights,src:f32::blocked:abcd::f0 wei:f32::blocked:abcd::f0 bia:undef::undef::: dst:f32::blocked:abcd::f0,attr-scratchpad:user,alg:convolution_direct,mb2_ic8oc8_ih6oh6kh3sh1dh0ph1_iw6ow6kw3sw1dw0pw1"),
+            prim(copy),
         ];
         let calls = Calls::of(&sequence);
         let built: Vec<_> = calls
@@ -841,38 +866,22 @@ mod tests {
             .iter()
             .map(|b| prepare(&s.dnnl, s.engine, b.as_ref().unwrap()))
             .collect();
-        let backward = [false, false];
-        let flow = Flow::bind(&s, &prepared, &backward, &calls.order);
-        let plans = Plan::of_iteration(
-            &calls.order,
-            &prepared,
-            &backward,
-            &[false, false],
-            &flow.sources,
-        );
-        let arg_index = |i: usize, arg| {
-            prepared[i]
-                .as_ref()
-                .unwrap()
-                .args
-                .iter()
-                .position(|a| a.arg == arg)
-                .unwrap()
-        };
-        let (dst0, src1, dst1) = (arg_index(0, DST), arg_index(1, SRC), arg_index(1, DST));
-        assert_eq!(plans[1].sources, vec![(src1, 0, dst0)]);
+        let flow = Flow::bind(&s, &prepared, &[false, true], &calls.order);
+        assert_eq!(flow.gradient_copies, std::collections::HashSet::from([2]));
+        // The copy reads the gradient's buffer.
         assert!(
-            plans[0].outputs.contains(&(dst0, true)),
-            "{:?}",
-            plans[0].outputs
+            flow.args.contains_key(&2),
+            "the copy's source was not bound"
         );
+        let plans = Plan::of_iteration(&calls.order, &prepared, &flow.gradient_copies);
+        let reorder = prepared[0].as_ref().unwrap();
+        let dst = reorder.args.iter().position(|a| a.arg == DST).unwrap();
         assert!(
-            plans[1].outputs.contains(&(dst1, false)),
+            plans[2].outputs.contains(&(dst, Lifetime::Iteration)),
             "{:?}",
-            plans[1].outputs
+            plans[2].outputs
         );
-        assert_eq!(plans[1].last_reads, vec![(0, dst0)]);
-        assert!(plans[0].last_reads.is_empty());
+        assert!(!plans[0].outputs.iter().any(|&(k, _)| k == dst));
         drop(flow);
         drop(prepared);
         let t = SequenceTiming {
@@ -881,7 +890,7 @@ mod tests {
             min_time_ms: 1.0,
             block_min_ms: 0.5,
             max_time_ms: 50.0,
-            allocation: Allocation::PerCall,
+            allocation: Some(Allocation::PerCall),
             ..Default::default()
         };
         let (results, summary) = replay_rewritten(&s, &sequence, &t);
