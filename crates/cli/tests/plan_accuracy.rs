@@ -1,7 +1,7 @@
 //! `profilednn plan` against real data-parallel runs (issue 15): ResNet-18 64×64 at global
 //! batch 16 under torchrun (Gloo), 1 rank × 2 threads and 2 ranks × 1 thread, timed without
 //! oneDNN's verbose output, against the plan of a verbose 1 × 2 run at `--cores 2` (default
-//! all-reduce rate). The projected order must equal the measured one and each projected
+//! all-reduce rate). The projected order must equal the measured one (unless the real runs are a tie, within 5 %) and each projected
 //! iteration be within 20 % of the measured wall time. Timed, so `#[ignore]`: run by
 //! bench/accuracy.sh on a quiet machine, every figure printed. SKIPPED without torch,
 //! torchvision and torchrun (`PROFILEDNN_TORCH_PYTHON`, else `python3`), oneDNN, or 2 cores.
@@ -147,10 +147,25 @@ fn plan_against_real_torchrun_splits() {
         projected.push((split, total));
     }
     let (pf, rf) = (faster(&projected), faster(&measured));
-    println!("faster: projected {pf}, real {rf}");
-    assert_eq!(pf, rf, "the plan's order differs from the real runs'");
+    // Two splits whose real runs are this close are a tie on the machine: on the 2-vCPU AMD
+    // EPYC the same pair of runs measured 386 vs 471, 379 vs 387 ms/it in one session, so an
+    // order is only checked when the real runs tell one.
+    let apart = (measured[0].1 - measured[1].1).abs() / measured[0].1.min(measured[1].1);
+    if apart < TIE {
+        println!(
+            "faster: projected {pf}, real {rf}: the real runs are {:.1} % apart (< {:.0} %), a tie here: the order is not checked (each row's 20 % is)",
+            apart * 100.0,
+            TIE * 100.0
+        );
+    } else {
+        println!("faster: projected {pf}, real {rf}");
+        assert_eq!(pf, rf, "the plan's order differs from the real runs'");
+    }
     assert!(missed.is_empty(), "outside the 20 % bound: {missed:?}");
 }
+
+/// Real runs closer than this (relative to the faster) are a tie: no order to predict.
+const TIE: f64 = 0.05;
 
 /// The split with the shorter iteration of two.
 fn faster(v: &[(&'static str, f64)]) -> &'static str {
