@@ -2,7 +2,6 @@
 //! [`WhatIf`] and replayed in sequence. Shared by `profilednn replay --as/--layout/--batch` and
 //! `profilednn advise --project`, so that advice stands on exactly the replay `replay` writes.
 
-use crate::native::allocation::Allocation;
 use crate::native::sequence::{replay_sequence, ResultsFor, SequenceSummary, SequenceTiming};
 use crate::native::{Replay, ReplayResult, Session, SCHEMA};
 use crate::transform::{self, Record, TransformError, WhatIf};
@@ -31,15 +30,7 @@ pub fn run(
     let t = transform::apply(w, iteration)?;
     let record = Record::new(w, iteration, &t);
     let rewritten: Vec<Arc<Primitive>> = t.calls.iter().map(|c| c.primitive.clone()).collect();
-    // The allocation is the logged training's (the calls a transform adds carry no attributes).
-    let logged = timing
-        .allocation
-        .is_none()
-        .then(|| Allocation::of_iteration(iteration));
-    let timing = SequenceTiming {
-        allocation: timing.allocation.or(logged.as_ref().map(|l| l.0)),
-        ..*timing
-    };
+    let (timing, logged) = timing.allocating_as_logged(iteration);
     let (results, mut sequence) = replay_sequence(
         s,
         ResultsFor::Rewritten,
@@ -48,7 +39,7 @@ pub fn run(
         &timing,
         progress,
     );
-    if let Some((_, why)) = logged {
+    if let Some(why) = logged {
         sequence.allocation_reason = format!("as logged: {why}");
     }
     Ok(WhatIfRun {

@@ -162,29 +162,32 @@ impl Plan {
     }
 }
 
-/// The per-call allocation of one sequence replay: the buffers and memories made for the call
-/// in progress, and those that live to the end of the iteration.
+/// The per-call allocation of one sequence replay: the plan of each position, the buffers and
+/// memories made for the call in progress, and those that live to the end of the iteration.
 pub(crate) struct PerCall<'s> {
     s: &'s Session,
+    plans: Vec<Plan>,
     call_mems: Vec<Handle>,
     call_buffers: Vec<HeapBuffer>,
     iteration_buffers: Vec<HeapBuffer>,
 }
 
 impl<'s> PerCall<'s> {
-    pub(crate) fn new(s: &'s Session) -> PerCall<'s> {
+    pub(crate) fn new(s: &'s Session, plans: Vec<Plan>) -> PerCall<'s> {
         PerCall {
             s,
+            plans,
             call_mems: Vec::new(),
             call_buffers: Vec::new(),
             iteration_buffers: Vec::new(),
         }
     }
 
-    /// The arguments of a call: `base` with the arguments of its plan in new heap buffers.
-    pub(crate) fn before(&mut self, p: &Prepared, base: &[ExecArg], plan: &Plan) -> Vec<ExecArg> {
+    /// The arguments of the call at `pos`: `base` with those of its plan in new heap buffers.
+    pub(crate) fn before(&mut self, pos: usize, p: &Prepared, base: &[ExecArg]) -> Vec<ExecArg> {
         let mut args = base.to_vec();
-        for &(k, life) in &plan.outputs {
+        for i in 0..self.plans[pos].outputs.len() {
+            let (k, life) = self.plans[pos].outputs[i];
             let (md, size, _) = p.buffers[k];
             let Some(buf) = HeapBuffer::new(size) else {
                 continue;

@@ -46,6 +46,11 @@ impl Fresh {
         )
     }
 
+    /// Nothing to fill (a replay that allocates per call: the program allocates, no fill).
+    pub(crate) fn none() -> Fresh {
+        Fresh(Vec::new())
+    }
+
     /// Zero-fills problem `i`'s gradient outputs, as the program did before the call.
     pub(crate) fn fill(&self, i: usize) {
         for &(ptr, size) in self.0.get(i).into_iter().flatten() {

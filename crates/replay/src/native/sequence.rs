@@ -148,6 +148,30 @@ impl Default for SequenceTiming {
     }
 }
 
+impl SequenceTiming {
+    /// This timing with the allocation the logged `iteration` shows when none was given, and
+    /// why (`None` when given): a rewritten iteration is allocated as its training was, whatever
+    /// the calls a transform added (they carry no attributes).
+    pub fn allocating_as_logged(
+        &self,
+        iteration: &[Arc<Primitive>],
+    ) -> (SequenceTiming, Option<String>) {
+        match self.allocation {
+            Some(_) => (*self, None),
+            None => {
+                let (a, why) = Allocation::of_iteration(iteration);
+                (
+                    SequenceTiming {
+                        allocation: Some(a),
+                        ..*self
+                    },
+                    Some(why),
+                )
+            }
+        }
+    }
+}
+
 /// The exec calls of one steady-state iteration, in log order, and how it was found: between
 /// the last two iteration markers; else the last `1/N` of the exec calls when the log's
 /// iteration count `N` divides them (the repeating pattern); else the whole log.
@@ -367,23 +391,21 @@ pub fn replay_sequence(
         Some(a) => (a, "given (--allocation)".to_string()),
         None => Allocation::of_iteration(sequence),
     };
-    let plans = match allocation {
-        Allocation::Once => None,
-        Allocation::PerCall => Some(Plan::of_iteration(
-            &calls.order,
-            &prepared,
-            &flow.gradient_copies,
-        )),
-    };
     // A program that zero-fills its gradients before each call allocates them once.
-    let fresh = match allocation {
-        Allocation::Once => super::fresh::Fresh::of(&prepared, &backward),
-        Allocation::PerCall => super::fresh::Fresh::of(&[], &[]),
+    let (fresh, per_call) = match allocation {
+        Allocation::Once => (super::fresh::Fresh::of(&prepared, &backward), None),
+        Allocation::PerCall => (
+            super::fresh::Fresh::none(),
+            Some(PerCall::new(
+                s,
+                Plan::of_iteration(&calls.order, &prepared, &flow.gradient_copies),
+            )),
+        ),
     };
     let timed = run_iterations(
         s,
         &prepared,
-        (&flow, &fresh, plans.as_deref()),
+        (&flow, &fresh, per_call),
         &calls.order,
         t,
         &mut going,
@@ -429,7 +451,7 @@ fn per_iteration_counts(order: &[usize], n: usize) -> Vec<usize> {
 fn run_iterations(
     s: &Session,
     prepared: &[Result<Prepared, SkipReason>],
-    (flow, fresh, plans): (&Flow, &super::fresh::Fresh, Option<&[Plan]>),
+    (flow, fresh, mut per_call): (&Flow, &super::fresh::Fresh, Option<PerCall>),
     order: &[usize],
     t: &SequenceTiming,
     going: &mut bool,
@@ -447,7 +469,6 @@ fn run_iterations(
     if prepared.iter().all(Result::is_err) {
         return timed;
     }
-    let mut per_call = plans.map(|_| PerCall::new(s));
     let mut block: Vec<Vec<f64>> = vec![Vec::new(); n];
     let (mut block_iterations, mut block_time, mut measured) = (0u32, 0.0, 0.0);
     let started = std::time::Instant::now();
@@ -479,14 +500,14 @@ fn run_iterations(
             let Ok(p) = &prepared[i] else { continue };
             fresh.fill(i);
             let base = flow.args.get(&pos).map_or(&p.args[..], |a| &a[..]);
-            let run = match (&mut per_call, plans) {
-                (Some(heap), Some(plans)) => {
-                    let args = heap.before(p, base, &plans[pos]);
+            let run = match &mut per_call {
+                Some(heap) => {
+                    let args = heap.before(pos, p, base);
                     let run = p.execute_with(s.stream, &args);
                     heap.after();
                     run
                 }
-                _ => p.execute_with(s.stream, base),
+                None => p.execute_with(s.stream, base),
             };
             match run {
                 Ok(ms) => {

@@ -1,7 +1,6 @@
 //! One rank of a split, replayed: the log's steady-state iteration rewritten to the rank's
 //! mini-batch (the `--batch` what-if) and run through oneDNN at the rank's thread count.
 
-use crate::native::allocation::Allocation;
 use crate::native::sequence::{replay_sequence, ResultsFor, SequenceTiming};
 use crate::native::Session;
 use crate::transform::{self, WhatIf};
@@ -36,13 +35,7 @@ pub fn rank(
     };
     let t = transform::apply(&w, iteration).map_err(|e| e.to_string())?;
     let rewritten: Vec<Arc<Primitive>> = t.calls.iter().map(|c| c.primitive.clone()).collect();
-    // The allocation is the logged training's (the calls a transform adds carry no attributes).
-    let timing = SequenceTiming {
-        allocation: timing
-            .allocation
-            .or_else(|| Some(Allocation::of_iteration(iteration).0)),
-        ..*timing
-    };
+    let (timing, _) = timing.allocating_as_logged(iteration);
     let (results, _) = replay_sequence(
         s,
         ResultsFor::Rewritten,
