@@ -21,7 +21,11 @@ pub fn exp(x: f32) -> f32 {
     let e = (p * r).mul_add(r, r) + 1.0;
     // 2^n by building the exponent bits; n is in [-126, 128) after the clamp… except at the
     // very bottom, where two steps keep it representable.
-    let ni = n as i32;
+    // n as i32 through the float's bits (n + 1.5·2^23 holds n in its low mantissa bits,
+    // exactly for |n| < 2^22): `as i32` saturates and maps NaN to 0, which the compiler does
+    // lane by lane (an extract, a compare and an insert per lane: most of the AVX2 focal loss'
+    // time was these). A NaN x gives garbage here but NaN in `e`, hence a NaN result, as before.
+    let ni = (n + 12_582_912.0).to_bits() as i32 - 0x4b40_0000;
     let half = ni >> 1;
     let s1 = f32::from_bits(((half + 127) as u32) << 23);
     let s2 = f32::from_bits(((ni - half + 127) as u32) << 23);

@@ -40,7 +40,7 @@ struct K {
     /// α_t = a0 + t·a1 for the loss.
     a0: __m512,
     a1: __m512,
-    /// bf16 logits: the all-zero-target values of every bf16 bit pattern (`t0_table`).
+    /// bf16 logits: the all-zero-target values of every bf16 bit pattern (`table::t0_table`).
     tab: *const f32,
 }
 
@@ -167,7 +167,7 @@ unsafe fn focal16_t0<const G: u8>(x: __m512, k: &K) -> (__m512, __m512) {
 
 /// `focal16_t0` for bf16 logits, looked up: a bf16 logit is one of 65 536 bit patterns, so the
 /// unweighted loss and gradient of an all-zero target are a function of those 16 bits, tabulated
-/// once per γ (`t0_table`). Gathers from an interleaved table (both values of a logit in one
+/// once per γ (`table::t0_table`). Gathers from an interleaved table (both values of a logit in one
 /// 64-bit entry; the logits of a real head take a few thousand distinct values, so the part
 /// that is used stays in L1) replace the ~40 multiplies and FMAs of exp, the reciprocal and
 /// ln(1 + e) that bound this loop at one thread.
@@ -185,37 +185,6 @@ unsafe fn focal16_t0_table(x: __m512, k: &K) -> (__m512, __m512) {
     let l = _mm512_permutex2var_ps(a, even, b);
     let d = _mm512_permutex2var_ps(a, odd, b);
     (l, _mm512_mul_ps(k.at0, d))
-}
-
-/// For each bf16 bit pattern b (logit x = b as the top half of an f32), the pair
-/// (loss, dloss/dx) of `elem::focal` with t = 0 and no α weighting: the same f32 arithmetic as
-/// the portable loop, so the looked-up values are those the portable loop computes. Built on
-/// first use, per γ (0.5 MB each).
-fn t0_table(gamma_mode: u8) -> &'static [f32] {
-    static TABLES: [std::sync::OnceLock<Box<[f32]>>; 3] = [
-        std::sync::OnceLock::new(),
-        std::sync::OnceLock::new(),
-        std::sync::OnceLock::new(),
-    ];
-    fn build<const G: u8>() -> Box<[f32]> {
-        (0..=u16::MAX)
-            .flat_map(|b| {
-                let (l, d) = super::elem::focal::<G>(
-                    f32::from_bits((b as u32) << 16),
-                    0.0,
-                    0.0,
-                    G as f32,
-                    false,
-                );
-                [l, d]
-            })
-            .collect()
-    }
-    TABLES[gamma_mode as usize].get_or_init(|| match gamma_mode {
-        GAMMA_0 => build::<GAMMA_0>(),
-        GAMMA_1 => build::<GAMMA_1>(),
-        _ => build::<GAMMA_2>(),
-    })
 }
 
 /// One chunk into the accumulators: `acc` for weighted losses, `acc0` for the all-zero-target
@@ -260,7 +229,7 @@ pub trait Elem: Copy {
     unsafe fn store(p: *mut Self, m: __mmask16, v: __m512, full_aligned: bool, stream: bool);
     /// Whether the loop stores 32 elements at a time (a whole 64-byte line: bf16).
     const PAIRED: bool;
-    /// Whether all-zero-target chunks are looked up in `t0_table` (bf16 logits).
+    /// Whether all-zero-target chunks are looked up in `table::t0_table` (bf16 logits).
     const TABLE: bool;
     /// Stores `lo` then `hi` (32 elements) at a 64-byte-aligned `p`; `HW`: convert with
     /// AVX512-BF16's `vcvtne2ps2bf16` (only called from code compiled with that feature).
@@ -660,7 +629,9 @@ pub fn fused(
             a0: _mm512_set1_ps(a0),
             a1: _mm512_set1_ps(a1),
             tab: match x {
-                Tensor::Bf16(_) => t0_table(gamma_mode).as_ptr(),
+                Tensor::Bf16(_) => super::table::t0_table(gamma_mode)
+                    .expect("the AVX-512 loop takes only γ ∈ {0, 1, 2}")
+                    .as_ptr() as *const f32,
                 Tensor::F32(_) => std::ptr::null(),
             },
         };

@@ -6,6 +6,7 @@
 mod avx512;
 pub mod elem;
 mod kernel;
+mod table;
 
 pub use kernel::{backward, forward, forward_backward};
 
@@ -24,14 +25,18 @@ pub fn path(isa: crate::Isa, bf16: bool, gamma: f32) -> String {
             "avx512 intrinsics".into()
         };
     }
-    let _ = gamma;
+    let table = if table::t0_table_exists(elem::gamma_mode(gamma)) {
+        "all-zero-target chunks by table lookup, "
+    } else {
+        ""
+    };
     format!(
         "{} auto-vectorized{}",
         isa.name(),
         if bf16 {
-            ", bf16 by integer round-to-nearest-even"
+            format!(", bf16 {table}bf16 by integer round-to-nearest-even")
         } else {
-            ""
+            String::new()
         }
     )
 }
