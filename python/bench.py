@@ -244,7 +244,8 @@ def optimizers(runs, quick):
     # AdamW 14); profilednn keeps an f32 master and f32 state beside the bf16 parameter (SGD r
     # p,g (2 each), master, buf (4 each), w p (2), master, buf (4 each) = 22; AdamW 30); with
     # master="split" only the master's bottom halves (2) beside the bf16 parameter: SGD r p,low,g
-    # (2 each), buf (4), w p,low (2 each), buf (4) = 18 (ws 10); AdamW 26 (ws 14).
+    # (2 each), buf (4), w p,low (2 each), buf (4) = 18 (ws 10); AdamW 26 (ws 14); with
+    # master="none" torch's layout (bf16 state, no master): torch's bytes, SGD 10, AdamW 14.
     def impls(theirs, ours, kw, nbytes, ws, every=True):
         """torch's implementations (for-loop and foreach too when `every`) and ours, of the same
         optimizer with the same arguments: (label, constructor, bytes/param, working set/param)."""
@@ -264,9 +265,13 @@ def optimizers(runs, quick):
             ("python for-loop", None, 40, 16),
             ("profilednn", lambda ps: P.LAMB(ps, lr=1e-3, weight_decay=0.01), 40, 16)]),
         ("SGD momentum", torch.bfloat16, impls(T.SGD, P.SGD, sgd, [10, 22], [6, 14], every=False)
-         + [("pdnn split", lambda ps: P.SGD(ps, **sgd, master="split"), 18, 10)]),
+         + [("pdnn split", lambda ps: P.SGD(ps, **sgd, master="split"), 18, 10),
+            ("pdnn none", lambda ps: P.SGD(ps, **sgd, master="none"), 10, 6)]),
+        ("SGD nesterov wd", torch.bfloat16, impls(T.SGD, P.SGD, nag, [10, 10], [6, 6], every=False)[:1]
+         + [("pdnn none", lambda ps: P.SGD(ps, **nag, master="none"), 10, 6)]),
         ("AdamW", torch.bfloat16, impls(T.AdamW, P.AdamW, adamw, [14, 30], [8, 18], every=False)
-         + [("pdnn split", lambda ps: P.AdamW(ps, **adamw, master="split"), 26, 14)]),
+         + [("pdnn split", lambda ps: P.AdamW(ps, **adamw, master="split"), 26, 14),
+            ("pdnn none", lambda ps: P.AdamW(ps, **adamw, master="none"), 14, 8)]),
     ]
     if quick:
         cases = [c for c in cases if c[1] == torch.float32][:3]

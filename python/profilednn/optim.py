@@ -11,9 +11,13 @@ the keyword `master`:
   update. The price: the bf16 parameter the model computes with is the master truncated (rounded
   toward zero, error < 1 bf16 ulp) instead of rounded to nearest (< 1/2 ulp).
 
-torch's ``fused=True`` keeps bf16 parameters and state without a master (SGD 10, AdamW 14
-bytes): fewer bytes, but every update is rounded to bf16, so updates below half a bf16 ulp of
-the parameter are lost.
+* ``"none"``: torch's ``fused=True`` layout — no master, and the state (momentum buffer,
+  ``exp_avg``, ``exp_avg_sq``) in bf16 too, each step computed in f32 and rounded to nearest
+  even when stored. SGD 10, AdamW 14 bytes per parameter, the fewest; but every update is
+  rounded to bf16, so updates below half a bf16 ulp of the parameter are lost. For SGD,
+  Adam and AdamW (not amsgrad, not LAMB). Its state dict has torch's dtypes.
+
+For f32 parameters ``master`` changes nothing.
 """
 
 import torch
@@ -23,12 +27,17 @@ from ._common import BF16, dtype_code, threads
 
 # dtype code of a bf16 parameter in the split layout (python/src/lib.rs, BF16_SPLIT).
 _BF16_SPLIT = 3
-_MASTERS = ("f32", "split")
+# dtype code of a bf16 parameter with bf16 state and no master (python/src/lib.rs, BF16_STATE).
+_BF16_STATE = 4
+_MASTERS = ("f32", "split", "none")
 
 
-def _check_master(master):
+def _check_master(master, amsgrad=False, lamb=False):
     if master not in _MASTERS:
         raise ValueError(f"master must be one of {_MASTERS}, got {master!r}")
+    if master == "none" and (amsgrad or lamb):
+        raise ValueError('master="none" (bf16 state, torch\'s fused layout) is for SGD, Adam and AdamW '
+                         'without amsgrad: use master="f32" or "split"')
     return master
 
 
@@ -58,6 +67,8 @@ def _param_ptrs(p, state, master_kind="f32"):
     if g.stride() != p.stride():
         g = g.contiguous(memory_format=fmt)
     master = 0
+    if dt == BF16 and master_kind == "none":
+        return p.data_ptr(), g, _BF16_STATE, 0
     if dt == BF16 and master_kind == "split":
         if "master_low" not in state:
             # Bottom halves 0: the master starts as the bf16 parameter exactly.
@@ -68,6 +79,11 @@ def _param_ptrs(p, state, master_kind="f32"):
             state["master"] = p.detach().float()
         master = state["master"].data_ptr()
     return p.data_ptr(), g, dt, master
+
+
+def _state_dtype(p, dt):
+    """The state's dtype: the parameter's in torch's layout (master="none"), else f32."""
+    return p.dtype if dt == _BF16_STATE else torch.float32
 
 
 class SGD(torch.optim.Optimizer):
@@ -99,7 +115,7 @@ class SGD(torch.optim.Optimizer):
                 first = False
                 if group["momentum"] != 0:
                     if st.get("momentum_buffer") is None:
-                        st["momentum_buffer"] = torch.zeros_like(p, dtype=torch.float32)
+                        st["momentum_buffer"] = torch.zeros_like(p, dtype=_state_dtype(p, dt))
                         first = True
                     buf = st["momentum_buffer"].data_ptr()
                 (firsts if first else rest).append((ptr, g.data_ptr(), buf, p.numel(), dt, master))
@@ -130,8 +146,8 @@ class _AdamLike(torch.optim.Optimizer):
                 keep.append(g)
                 if "step" not in st:
                     st["step"] = torch.tensor(0.0)
-                    st["exp_avg"] = torch.zeros_like(p, dtype=torch.float32)
-                    st["exp_avg_sq"] = torch.zeros_like(p, dtype=torch.float32)
+                    st["exp_avg"] = torch.zeros_like(p, dtype=_state_dtype(p, dt))
+                    st["exp_avg_sq"] = torch.zeros_like(p, dtype=_state_dtype(p, dt))
                     if group.get("amsgrad"):
                         st["max_exp_avg_sq"] = torch.zeros_like(p, dtype=torch.float32)
                 mx = st["max_exp_avg_sq"].data_ptr() if group.get("amsgrad") else 0
@@ -153,7 +169,7 @@ class Adam(_AdamLike):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *, maximize=False,
                  master="f32"):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize, master=_check_master(master)))
+                                      amsgrad=amsgrad, maximize=maximize, master=_check_master(master, amsgrad)))
 
 
 class AdamW(_AdamLike):
@@ -164,7 +180,7 @@ class AdamW(_AdamLike):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *, maximize=False,
                  master="f32"):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize, master=_check_master(master)))
+                                      amsgrad=amsgrad, maximize=maximize, master=_check_master(master, amsgrad)))
 
 
 class LAMB(_AdamLike):
@@ -174,4 +190,4 @@ class LAMB(_AdamLike):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0, *, master="f32"):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      master=_check_master(master)))
+                                      master=_check_master(master, lamb=True)))

@@ -4,7 +4,8 @@
 
 use profilednn_kernels::focal::{self, Params, Reduction, Targets, Tensor, TensorMut};
 use profilednn_kernels::optim::{
-    self, AdamConfig, AdamState, Grad, LambConfig, SgdConfig, SgdTensor,
+    self, AdamBf16State, AdamConfig, AdamState, Grad, LambConfig, SgdBf16Tensor, SgdConfig,
+    SgdTensor,
 };
 use profilednn_kernels::Isa;
 use pyo3::exceptions::PyValueError;
@@ -17,6 +18,9 @@ const I64: u8 = 2;
 /// Optimizer parameters only: bf16 whose f32 master's bottom 16 bits are kept apart (the
 /// "master" pointer then points to those `u16` halves).
 const BF16_SPLIT: u8 = 3;
+/// Optimizer parameters only: bf16 with bf16 state and no master (torch's `fused=True`
+/// layout); the state pointers point to `u16`.
+const BF16_STATE: u8 = 4;
 
 /// # Safety
 /// The caller (the Python wrapper) guarantees `ptr` points at `n` live, contiguous elements of
@@ -223,33 +227,36 @@ fn sgd_step(
     maximize: bool,
     threads: usize,
 ) -> PyResult<()> {
+    let c = SgdConfig {
+        lr,
+        momentum,
+        dampening,
+        weight_decay,
+        nesterov,
+        maximize,
+    };
     py.allow_threads(|| unsafe {
-        let mut ts = Vec::with_capacity(tensors.len());
+        let (mut ts, mut bf) = (Vec::new(), Vec::new());
         for (p, g, b, n, dt, m) in tensors {
+            if dt == BF16_STATE {
+                bf.push(SgdBf16Tensor {
+                    param: std::slice::from_raw_parts_mut(p as *mut u16, n),
+                    grad: std::slice::from_raw_parts(g as *const u16, n),
+                    momentum_buffer: (b != 0)
+                        .then(|| std::slice::from_raw_parts_mut(b as *mut u16, n)),
+                    first,
+                });
+                continue;
+            }
             ts.push(SgdTensor {
                 params: params(p, n, dt, m)?,
                 grad: grad(g, n, dt),
-                momentum_buffer: if b == 0 {
-                    None
-                } else {
-                    Some(std::slice::from_raw_parts_mut(b as *mut f32, n))
-                },
+                momentum_buffer: (b != 0).then(|| std::slice::from_raw_parts_mut(b as *mut f32, n)),
                 first,
             });
         }
-        optim::sgd_step(
-            Isa::detect(),
-            threads,
-            &mut ts,
-            &SgdConfig {
-                lr,
-                momentum,
-                dampening,
-                weight_decay,
-                nesterov,
-                maximize,
-            },
-        );
+        optim::sgd_step(Isa::detect(), threads, &mut ts, &c);
+        optim::sgd_step_bf16(Isa::detect(), threads, &mut bf, &c);
         Ok(())
     })
 }
@@ -273,51 +280,56 @@ fn adam_step(
     lamb: bool,
     threads: usize,
 ) -> PyResult<()> {
+    let c = AdamConfig {
+        lr,
+        beta1,
+        beta2,
+        eps,
+        weight_decay,
+        decoupled,
+        amsgrad,
+        maximize,
+    };
     py.allow_threads(|| unsafe {
-        let mut st = Vec::with_capacity(tensors.len());
+        let (mut st, mut bf) = (Vec::new(), Vec::new());
         for (p, g, m, v, mx, n, dt, master) in tensors {
+            if dt == BF16_STATE {
+                if lamb || amsgrad {
+                    return Err(PyValueError::new_err(
+                        "bf16 state (master=\"none\") is for SGD, Adam and AdamW without amsgrad",
+                    ));
+                }
+                bf.push(AdamBf16State {
+                    param: std::slice::from_raw_parts_mut(p as *mut u16, n),
+                    grad: std::slice::from_raw_parts(g as *const u16, n),
+                    exp_avg: std::slice::from_raw_parts_mut(m as *mut u16, n),
+                    exp_avg_sq: std::slice::from_raw_parts_mut(v as *mut u16, n),
+                    step,
+                });
+                continue;
+            }
             st.push(AdamState {
                 params: params(p, n, dt, master)?,
                 grad: grad(g, n, dt),
                 exp_avg: std::slice::from_raw_parts_mut(m as *mut f32, n),
                 exp_avg_sq: std::slice::from_raw_parts_mut(v as *mut f32, n),
-                max_exp_avg_sq: if mx == 0 {
-                    None
-                } else {
-                    Some(std::slice::from_raw_parts_mut(mx as *mut f32, n))
-                },
+                max_exp_avg_sq: (mx != 0)
+                    .then(|| std::slice::from_raw_parts_mut(mx as *mut f32, n)),
                 step,
             });
         }
         if lamb {
-            optim::lamb_step(
-                Isa::detect(),
-                threads,
-                &mut st,
-                &LambConfig {
-                    lr,
-                    beta1,
-                    beta2,
-                    eps,
-                    weight_decay,
-                },
-            );
+            let c = LambConfig {
+                lr,
+                beta1,
+                beta2,
+                eps,
+                weight_decay,
+            };
+            optim::lamb_step(Isa::detect(), threads, &mut st, &c);
         } else {
-            optim::adam_step(
-                Isa::detect(),
-                threads,
-                &mut st,
-                &AdamConfig {
-                    lr,
-                    beta1,
-                    beta2,
-                    eps,
-                    weight_decay,
-                    decoupled,
-                    amsgrad,
-                    maximize,
-                },
-            );
+            optim::adam_step(Isa::detect(), threads, &mut st, &c);
+            optim::adam_step_bf16(Isa::detect(), threads, &mut bf, &c);
         }
         Ok(())
     })

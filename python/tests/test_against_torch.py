@@ -268,6 +268,39 @@ class Optimizers(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "master"):
             profilednn.optim.SGD(params(0), lr=0.1, master="bf16")
 
+    def test_bf16_state_is_torch_fused_layout(self):
+        # master="none": bf16 parameter and bf16 state, no master, as torch's fused=True keeps
+        # them. Same steps as torch's fused optimizer on the same bf16 parameters and gradients:
+        # within one bf16 rounding per step (torch's vector loop may use FMAs, ours does not).
+        cases = [(profilednn.optim.SGD, torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
+                 (profilednn.optim.SGD, torch.optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-4)),
+                 (profilednn.optim.AdamW, torch.optim.AdamW, dict(lr=1e-2))]
+        for ours_cls, torch_cls, kw in cases:
+            ps = params(3, torch.bfloat16)
+            ref = [torch.nn.Parameter(p.detach().clone()) for p in ps]
+            opt = ours_cls(ps, master="none", **kw)
+            topt = torch_cls(ref, fused=True, **kw)
+            g = torch.Generator().manual_seed(11)
+            for step in range(3):
+                for p, r in zip(ps, ref):
+                    p.grad = ((torch.rand(p.shape, generator=g) * 2 - 1) * 0.1).bfloat16()
+                    r.grad = p.grad.clone()
+                opt.step()
+                topt.step()
+                for p, r in zip(ps, ref):
+                    self.assertEqual(p.dtype, torch.bfloat16)
+                    for k, v in opt.state[p].items():
+                        if k != "step":
+                            self.assertEqual(v.dtype, torch.bfloat16, k)
+                            torch.testing.assert_close(v.float(), topt.state[r][k].float(), rtol=2 ** -7 * (step + 1),
+                                                       atol=1e-6, msg=f"{ours_cls.__name__} {kw} {k} step {step}")
+                    torch.testing.assert_close(p.detach().float(), r.detach().float(), rtol=2 ** -7 * (step + 1),
+                                               atol=1e-6, msg=f"{ours_cls.__name__} {kw} step {step}")
+        with self.assertRaisesRegex(ValueError, "amsgrad"):
+            profilednn.optim.AdamW(params(0), amsgrad=True, master="none")
+        with self.assertRaisesRegex(ValueError, "master"):
+            profilednn.optim.LAMB(params(0), master="none")
+
 
 class Training(unittest.TestCase):
     def test_same_loss_curve_as_the_reference(self):

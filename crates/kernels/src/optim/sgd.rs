@@ -33,7 +33,6 @@ fn one(t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<usize>) {
         }),
         Some(buf) => {
             let buf = &mut buf[..];
-            // The flags are matched here, outside the loop, so each loop is branch-free.
             macro_rules! go {
                 ($first:expr, $nesterov:expr) => {
                     super::store::update(&mut t.params, grad, r, |p, g, i| {
@@ -44,12 +43,7 @@ fn one(t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<usize>) {
                     })
                 };
             }
-            match (t.first, c.nesterov) {
-                (true, true) => go!(true, true),
-                (true, false) => go!(true, false),
-                (false, true) => go!(false, true),
-                (false, false) => go!(false, false),
-            }
+            with_sgd_flags!(t.first, c.nesterov, go)
         }
     }
 }
