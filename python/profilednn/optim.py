@@ -67,6 +67,12 @@ def _param_ptrs(p, state, master_kind="f32"):
     if g.stride() != p.stride():
         g = g.contiguous(memory_format=fmt)
     master = 0
+    # A master of another layout (the group's `master` changed) is dropped: the new layout
+    # starts from the bf16 parameter as it is.
+    if dt == BF16 and master_kind != "f32":
+        state.pop("master", None)
+    if dt == BF16 and master_kind != "split":
+        state.pop("master_low", None)
     if dt == BF16 and master_kind == "none":
         return p.data_ptr(), g, _BF16_STATE, 0
     if dt == BF16 and master_kind == "split":
@@ -77,8 +83,17 @@ def _param_ptrs(p, state, master_kind="f32"):
     if dt == BF16:
         if "master" not in state:
             state["master"] = p.detach().float()
+        # torch's load_state_dict casts floating state to the parameter's dtype.
+        state["master"] = _as(state["master"], torch.float32)
         master = state["master"].data_ptr()
     return p.data_ptr(), g, dt, master
+
+
+def _as(t, dtype):
+    """`t` in `dtype`: state loaded from torch (whose load_state_dict casts floating state to
+    the parameter's dtype) or kept under another `master` is converted, never handed to the
+    kernels as bytes of another type."""
+    return t if t.dtype == dtype else t.to(dtype)
 
 
 def _state_dtype(p, dt):
@@ -103,13 +118,15 @@ class SGD(torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        for group in self.param_groups:
+        # Every group checked before any state changes.
+        kinds = [_check_master(group.get("master", self.defaults["master"])) for group in self.param_groups]
+        for group, kind in zip(self.param_groups, kinds):
             firsts, rest, keep = [], [], []
             for p in group["params"]:
                 if p.grad is None or p.numel() == 0:
                     continue
                 st = self.state[p]
-                ptr, g, dt, master = _param_ptrs(p, st, group.get("master", "f32"))
+                ptr, g, dt, master = _param_ptrs(p, st, kind)
                 keep.append(g)
                 buf = 0
                 first = False
@@ -117,6 +134,7 @@ class SGD(torch.optim.Optimizer):
                     if st.get("momentum_buffer") is None:
                         st["momentum_buffer"] = torch.zeros_like(p, dtype=_state_dtype(p, dt))
                         first = True
+                    st["momentum_buffer"] = _as(st["momentum_buffer"], _state_dtype(p, dt))
                     buf = st["momentum_buffer"].data_ptr()
                 (firsts if first else rest).append((ptr, g.data_ptr(), buf, p.numel(), dt, master))
             for items, first in ((firsts, True), (rest, False)):
@@ -136,20 +154,27 @@ class _AdamLike(torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        for group in self.param_groups:
+        # Every group checked before any state changes.
+        kinds = [_check_master(group.get("master", self.defaults["master"]), group.get("amsgrad", False), self._lamb)
+                 for group in self.param_groups]
+        for group, kind in zip(self.param_groups, kinds):
             by_step, keep = {}, []
             for p in group["params"]:
                 if p.grad is None or p.numel() == 0:
                     continue
                 st = self.state[p]
-                ptr, g, dt, master = _param_ptrs(p, st, group.get("master", "f32"))
+                ptr, g, dt, master = _param_ptrs(p, st, kind)
                 keep.append(g)
                 if "step" not in st:
                     st["step"] = torch.tensor(0.0)
                     st["exp_avg"] = torch.zeros_like(p, dtype=_state_dtype(p, dt))
                     st["exp_avg_sq"] = torch.zeros_like(p, dtype=_state_dtype(p, dt))
-                    if group.get("amsgrad"):
-                        st["max_exp_avg_sq"] = torch.zeros_like(p, dtype=torch.float32)
+                if group.get("amsgrad") and "max_exp_avg_sq" not in st:
+                    st["max_exp_avg_sq"] = torch.zeros_like(p, dtype=torch.float32)
+                for k in ("exp_avg", "exp_avg_sq"):
+                    st[k] = _as(st[k], _state_dtype(p, dt))
+                if group.get("amsgrad"):
+                    st["max_exp_avg_sq"] = _as(st["max_exp_avg_sq"], torch.float32)
                 mx = st["max_exp_avg_sq"].data_ptr() if group.get("amsgrad") else 0
                 step = int(st["step"].item())
                 st["step"] += 1

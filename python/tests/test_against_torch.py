@@ -298,6 +298,62 @@ class Optimizers(unittest.TestCase):
                                                atol=1e-6, msg=f"{ours_cls.__name__} {kw} step {step}")
         with self.assertRaisesRegex(ValueError, "amsgrad"):
             profilednn.optim.AdamW(params(0), amsgrad=True, master="none")
+        # amsgrad added later through a parameter group: refused before any state changes.
+        opt = profilednn.optim.AdamW(params(0, torch.bfloat16), master="none")
+        opt.add_param_group(dict(params=params(1, torch.bfloat16), amsgrad=True))
+        for group in opt.param_groups:
+            for p in group["params"]:
+                p.grad = torch.full_like(p, 0.01)
+        with self.assertRaisesRegex(ValueError, "amsgrad"):
+            opt.step()
+        self.assertEqual(len(opt.state), 0)
+
+    def test_state_of_another_layout_is_converted_not_reinterpreted(self):
+        # torch's load_state_dict casts floating state to the parameter's dtype, and a group's
+        # `master` may change between steps: the kernels must get the dtype they read (a bf16
+        # buffer handed to the f32 kernel would be written past its end).
+        def grads(ps, seed):
+            g = torch.Generator().manual_seed(seed)
+            for p in ps:
+                p.grad = ((torch.rand(p.shape, generator=g) * 2 - 1) * 0.1).bfloat16()
+
+        # torch fused bf16 -> ours, f32 master: the moments come back as bf16 and are widened.
+        ps = params(5, torch.bfloat16)
+        topt = torch.optim.AdamW(ps, lr=1e-2, fused=True)
+        grads(ps, 1)
+        topt.step()
+        opt = profilednn.optim.AdamW(ps, lr=1e-2)
+        opt.load_state_dict(topt.state_dict())
+        grads(ps, 2)
+        opt.step()
+        for p in ps:
+            self.assertEqual(opt.state[p]["exp_avg"].dtype, torch.float32)
+            self.assertEqual(opt.state[p]["master"].dtype, torch.float32)
+            self.assertTrue(torch.isfinite(p.float()).all())
+        # Ours with an f32 master, saved and loaded: torch casts the master to bf16.
+        opt2 = profilednn.optim.AdamW(ps, lr=1e-2)
+        opt2.load_state_dict(opt.state_dict())
+        self.assertEqual(opt2.state[ps[0]]["master"].dtype, torch.bfloat16)
+        grads(ps, 3)
+        opt2.step()
+        self.assertEqual(opt2.state[ps[0]]["master"].dtype, torch.float32)
+        # Switching the group to torch's layout: the master is dropped, the moments narrowed.
+        opt2.param_groups[0]["master"] = "none"
+        grads(ps, 4)
+        opt2.step()
+        for p in ps:
+            self.assertNotIn("master", opt2.state[p])
+            self.assertEqual(opt2.state[p]["exp_avg_sq"].dtype, torch.bfloat16)
+        # And back to split, with SGD's buffer too.
+        sgd = profilednn.optim.SGD(ps, lr=0.1, momentum=0.9, master="none")
+        grads(ps, 5)
+        sgd.step()
+        self.assertEqual(sgd.state[ps[1]]["momentum_buffer"].dtype, torch.bfloat16)
+        sgd.param_groups[0]["master"] = "split"
+        grads(ps, 6)
+        sgd.step()
+        self.assertEqual(sgd.state[ps[1]]["momentum_buffer"].dtype, torch.float32)
+        self.assertIn("master_low", sgd.state[ps[1]])
         with self.assertRaisesRegex(ValueError, "master"):
             profilednn.optim.LAMB(params(0), master="none")
 

@@ -325,29 +325,50 @@ fn class_index_targets_equal_dense_one_hot_and_ignore_rows() {
     }
 }
 
+/// Enough elements that the pass really splits (a thread per 64 K elements at least): f32 and
+/// bf16 logits, dense and class-index targets.
 #[test]
 fn any_thread_count_gives_the_same_bits() {
     for isa in every_isa() {
-        let (x, t) = inputs(100_003, 10.0, true, 11);
-        let p = Params::default();
-        let run = |threads| {
-            let mut g = vec![0f32; x.len()];
-            let l = forward_backward(
-                isa,
-                threads,
-                Tensor::F32(&x),
-                Targets::Dense(Tensor::F32(&t)),
-                p,
-                Reduction::Sum,
-                1.0,
-                TensorMut::F32(&mut g),
-            )
-            .unwrap();
-            (l.to_bits(), g)
+        let (x, t) = inputs(600_003, 10.0, true, 11);
+        let xb: Vec<u16> = x.iter().map(|v| bf16::from_f32(*v)).collect();
+        let classes = 91;
+        let rows = x.len() / classes;
+        let labels: Vec<i64> = (0..rows as i64).map(|r| (r * 7) % 120 - 1).collect();
+        let cls = Targets::Classes {
+            labels: &labels,
+            classes,
+            ignore_index: -1,
         };
-        let one = run(1);
-        for threads in [2, 3, 7] {
-            assert_eq!(run(threads), one, "{threads} threads");
+        let p = Params::default();
+        let run = |threads, bf: bool, classes_too: bool| {
+            let n = if classes_too { rows * classes } else { x.len() };
+            let targets = if classes_too {
+                cls
+            } else {
+                Targets::Dense(Tensor::F32(&t))
+            };
+            let (mut g, mut gb) = (vec![0f32; n], vec![0u16; n]);
+            let (logits, grad) = if bf {
+                (Tensor::Bf16(&xb[..n]), TensorMut::Bf16(&mut gb))
+            } else {
+                (Tensor::F32(&x[..n]), TensorMut::F32(&mut g))
+            };
+            let l = forward_backward(isa, threads, logits, targets, p, Reduction::Sum, 1.0, grad)
+                .unwrap();
+            (l.to_bits(), g, gb)
+        };
+        for bf in [false, true] {
+            for classes_too in [false, true] {
+                let one = run(1, bf, classes_too);
+                for threads in [2, 3, 7] {
+                    assert_eq!(
+                        run(threads, bf, classes_too),
+                        one,
+                        "{threads} threads, bf16 {bf}, classes {classes_too}"
+                    );
+                }
+            }
         }
     }
 }

@@ -418,7 +418,7 @@ fn fused_classes<const G: u8, const GRAD: bool, X: Elem>(
             } else {
                 &mut [][..]
             };
-            let tc = ChunkTargets::<f32>::Class(label - c as i64);
+            let tc = ChunkTargets::<f32>::Class(label.wrapping_sub(c as i64));
             let xc = &x[base + c..base + e];
             fused_chunk::<G, GRAD, X, f32>(xc, tc, pass, gc, &mut acc);
         }

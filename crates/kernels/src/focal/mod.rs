@@ -34,7 +34,7 @@ pub fn path(isa: crate::Isa, bf16: bool, gamma: f32) -> String {
         "{} auto-vectorized{}",
         isa.name(),
         if bf16 {
-            format!(", bf16 {table}bf16 by integer round-to-nearest-even")
+            format!(", {table}bf16 gradient by integer round-to-nearest-even")
         } else {
             String::new()
         }
