@@ -124,10 +124,16 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         Err(e) => bail!("cannot run {}: {e}", program.to_string_lossy()),
     };
     CHILD.store(child.id() as i32, Ordering::Relaxed);
-    // SAFETY: installing a handler that only calls kill(2).
+    // SAFETY: installing a handler that only calls kill(2), or putting back SIG_IGN.
     unsafe {
         for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            libc::signal(sig, forward as *const () as libc::sighandler_t);
+            let before = libc::signal(sig, forward as *const () as libc::sighandler_t);
+            // A signal ignored when we started (`nohup`, a job a non-interactive shell put in
+            // the background) stays ignored, as a shell's `trap` leaves it: the program
+            // inherited the same disposition and would ignore it anyway.
+            if before == libc::SIG_IGN {
+                libc::signal(sig, libc::SIG_IGN);
+            }
         }
     }
     let mut reader = BufReader::with_capacity(1 << 20, child.stdout.take().expect("piped"));

@@ -73,21 +73,30 @@ fn ctrl_c_reaches_the_program_once_and_the_log_is_kept() {
     let dir = temp_dir();
     let log = dir.join("int.log");
     let script = "trap 'echo interrupted; exit 130' INT; echo 'onednn_verbose,v1,primitive,exec,cpu,reorder,jit:uni,undef,src:f32::blocked:ab::f0 dst:f32::blocked:ba::f0,,,8x8,0.01'; echo ready; while true; do sleep 0.05; done";
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_profilednn"))
-        .args([
-            "record",
-            "--no-report",
-            "-o",
-            log.to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            script,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_profilednn"));
+    cmd.args([
+        "record",
+        "--no-report",
+        "-o",
+        log.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        script,
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    // As from a terminal: SIGINT not ignored. A test run that a non-interactive shell started
+    // in the background inherits SIGINT ignored, which profilednn and the program keep (as a
+    // shell's trap does) — and this test then waited forever.
+    // SAFETY: signal(2) is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
     // Wait until the program runs, then interrupt profilednn (as a terminal's Ctrl-C would).
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
