@@ -117,6 +117,9 @@ pub mod arg {
 
 /// `dnnl_format_tag_any`: the implementation picks the layout.
 pub const FORMAT_TAG_ANY: c_int = 1;
+
+/// `dnnl_blocked`: the format kind of a strided or blocked descriptor.
+pub const FORMAT_KIND_BLOCKED: c_int = 2;
 /// `dnnl_cpu` (`dnnl_engine_kind_t`)
 pub const ENGINE_KIND_CPU: c_int = 1;
 /// `dnnl_stream_in_order` (`dnnl_stream_flags_t`)
@@ -211,6 +214,16 @@ pub mod query {
     pub const NDIMS_S32: c_int = 256;
     /// `dnnl_query_dims`: a memory descriptor's dimensions (a pointer to its array).
     pub const DIMS: c_int = 257;
+    /// `dnnl_query_format_kind`: a memory descriptor's format kind.
+    pub const FORMAT_KIND: c_int = 262;
+    /// `dnnl_query_inner_nblks_s32`: how many innermost blocks a blocked descriptor has.
+    pub const INNER_NBLKS_S32: c_int = 263;
+    /// `dnnl_query_inner_blks`: the innermost blocks' sizes (a pointer to its array).
+    pub const INNER_BLKS: c_int = 264;
+    /// `dnnl_query_inner_idxs`: the dimension each innermost block splits (a pointer).
+    pub const INNER_IDXS: c_int = 265;
+    /// `dnnl_query_strides`: a blocked descriptor's outer strides (a pointer to its array).
+    pub const STRIDES: c_int = 14;
 }
 
 /// `dnnl_normalization_flags_t`, the flags batch and layer normalization take.
@@ -286,6 +299,7 @@ api! {
     dnnl_memory_desc_create_with_tag: fn(*mut Handle, c_int, *const i64, c_int, c_int) -> Status;
     dnnl_memory_desc_create_with_strides: fn(*mut Handle, c_int, *const i64, c_int, *const i64) -> Status;
     dnnl_memory_desc_destroy: fn(Handle) -> Status;
+    dnnl_memory_desc_clone: fn(*mut Handle, Handle) -> Status;
     dnnl_memory_desc_get_size: fn(Handle) -> usize;
     dnnl_memory_create: fn(*mut Handle, Handle, Handle, *mut c_void) -> Status;
     dnnl_memory_get_data_handle: fn(Handle, *mut *mut c_void) -> Status;

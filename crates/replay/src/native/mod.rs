@@ -3,6 +3,7 @@
 pub mod allocation;
 pub mod api;
 pub mod build;
+pub mod chosen_layouts;
 mod error;
 mod fresh;
 mod kinds;
@@ -16,6 +17,7 @@ pub use error::ReplayError;
 pub use skip::{SkipReason, Status};
 
 use api::{Dnnl, Handle};
+use chosen_layouts::ChosenLayouts;
 use profilednn_analysis::{EventKind, Profile};
 use profilednn_model::Primitive;
 use run::{Measurement, Timing};
@@ -186,7 +188,18 @@ impl Session {
 
     /// Rebuilds and times one primitive.
     pub fn replay(&self, p: &Primitive, t: &Timing) -> Result<Measurement, SkipReason> {
-        let b = build::build(&self.dnnl, self.engine, p)?;
+        self.replay_with(p, t, &ChosenLayouts::none(&self.dnnl))
+    }
+
+    /// Rebuilds and times one primitive, taking the tags this library cannot name from
+    /// `layouts` (the layouts other primitives of its log chose).
+    pub fn replay_with(
+        &self,
+        p: &Primitive,
+        t: &Timing,
+        layouts: &ChosenLayouts,
+    ) -> Result<Measurement, SkipReason> {
+        let b = build::build(&self.dnnl, self.engine, p, layouts)?;
         run::measure(&self.dnnl, self.engine, self.stream, &b, t)
     }
 }
@@ -228,6 +241,7 @@ pub fn replay_profile(
 ) -> Vec<ReplayResult> {
     let probs = problems(profile);
     let n = probs.len();
+    let layouts = ChosenLayouts::of(&s.dnnl, s.engine, probs.iter().map(|p| &*p.primitive));
     let mut going = true;
     probs
         .into_iter()
@@ -243,7 +257,7 @@ pub fn replay_profile(
             } = pr;
             going = going && progress(i, n, &format!("{} {}", p.kind, p.problem)) && !stopped();
             let r = if going {
-                s.replay(&p, t)
+                s.replay_with(&p, t, &layouts)
             } else {
                 Err(SkipReason::Interrupted)
             };

@@ -12,6 +12,7 @@
 
 use super::allocation::{Allocation, PerCall, Plan};
 use super::api::arg::{DIFF_DST, DIFF_SRC, DIFF_WEIGHTS, DST, SRC, WEIGHTS, WORKSPACE};
+use super::chosen_layouts::ChosenLayouts;
 use super::run::{prepare, summarize, Measurement, Prepared};
 use super::{problem_key, problems, stability, ReplayResult, Session, SkipReason};
 use profilednn_analysis::events::{for_each_event, Event};
@@ -341,6 +342,7 @@ pub fn replay_sequence(
     let calls = Calls::of(sequence);
     // Each distinct problem of the iteration built and prepared once.
     let n = calls.firsts.len();
+    let layouts = ChosenLayouts::of(&s.dnnl, s.engine, calls.firsts.iter().map(|p| &***p));
     let mut built = Vec::with_capacity(n);
     let mut going = true;
     for (i, p) in calls.firsts.iter().enumerate() {
@@ -348,7 +350,7 @@ pub fn replay_sequence(
             && progress(i, n, &format!("create {} {}", p.kind, p.problem))
             && !super::stopped();
         built.push(if going {
-            super::build::build(&s.dnnl, s.engine, p)
+            super::build::build(&s.dnnl, s.engine, p, &layouts)
         } else {
             Err(SkipReason::Interrupted)
         });
@@ -393,7 +395,20 @@ pub fn replay_sequence(
     };
     // A program that zero-fills its gradients before each call allocates them once.
     let (fresh, per_call) = match allocation {
-        Allocation::Once => (super::fresh::Fresh::of(&prepared, &backward), None),
+        Allocation::Once => {
+            use super::fresh::Outputs;
+            let outputs: Vec<Outputs> = calls
+                .firsts
+                .iter()
+                .zip(&backward)
+                .map(|(p, &bwd)| match p.kind.family() {
+                    profilednn_model::PrimitiveKind::Reorder => Outputs::Destination,
+                    _ if bwd => Outputs::Gradients,
+                    _ => Outputs::Kept,
+                })
+                .collect();
+            (super::fresh::Fresh::of(&prepared, &outputs), None)
+        }
         Allocation::PerCall => (
             super::fresh::Fresh::none(),
             Some(PerCall::new(
@@ -878,10 +893,11 @@ mod tests {
             prim(copy),
         ];
         let calls = Calls::of(&sequence);
+        let none = ChosenLayouts::none(&s.dnnl);
         let built: Vec<_> = calls
             .firsts
             .iter()
-            .map(|p| super::super::build::build(&s.dnnl, s.engine, p))
+            .map(|p| super::super::build::build(&s.dnnl, s.engine, p, &none))
             .collect();
         let prepared: Vec<Result<Prepared, SkipReason>> = built
             .iter()

@@ -94,6 +94,20 @@ impl Built<'_> {
                     )
                 }
             }
+            Some(m) if !is_any(m) && !m.tag.is_empty() && !dnnl.tags.contains_key(&m.tag) => {
+                match self.layouts.get(&m.tag, &m.data_type.to_string(), dims) {
+                    // SAFETY: clones a live descriptor (owned by `layouts`) into a live
+                    // out-pointer; the clone is this builder's.
+                    Some(chosen) => unsafe { (api.dnnl_memory_desc_clone)(&mut h, chosen) },
+                    None => {
+                        let tag = self.tag(dims.len(), Some(m));
+                        // SAFETY: a 12-entry dims array and a live out-pointer.
+                        unsafe {
+                            (api.dnnl_memory_desc_create_with_tag)(&mut h, nd, d.as_ptr(), dt, tag)
+                        }
+                    }
+                }
+            }
             _ => {
                 let tag = self.tag(dims.len(), m);
                 // SAFETY: a 12-entry dims array and a live out-pointer, as the API expects.

@@ -9,6 +9,7 @@ mod quant;
 pub(crate) use quant::Quant;
 
 use super::api::{arg, Dnnl, Handle};
+use super::chosen_layouts::ChosenLayouts;
 use super::kinds;
 use super::SkipReason;
 use profilednn_model::{DataType, Primitive, PrimitiveKind as K, PropKind};
@@ -30,6 +31,8 @@ pub struct Built<'a> {
     post_ops: Handle,
     /// Logged layout tags this oneDNN does not know (replaced by `any`).
     pub(crate) unknown_tags: Vec<String>,
+    /// Descriptors of layouts this oneDNN chose but cannot name, taken for those tags.
+    layouts: &'a ChosenLayouts<'a>,
     /// Only convolution, deconvolution, inner product, matmul and RNN accept `any` layouts;
     /// the other kinds get
     /// the layout the log printed even where the framework had asked for `any`.
@@ -112,11 +115,13 @@ pub(crate) fn logged_alg(d: &Dnnl, p: &Primitive) -> Result<c_int, SkipReason> {
     alg(d, p.algorithm().ok_or(SkipReason::Missing("algorithm"))?)
 }
 
-/// Builds the primitive descriptor for `p`; `Err` says why it cannot be rebuilt.
+/// Builds the primitive descriptor for `p`; `Err` says why it cannot be rebuilt. A logged tag
+/// this library cannot name is taken from `layouts` when a primitive of the log chose it.
 pub(crate) fn build<'a>(
     d: &'a Dnnl,
     engine: Handle,
     p: &Primitive,
+    layouts: &'a ChosenLayouts<'a>,
 ) -> Result<Built<'a>, SkipReason> {
     let fwd_training = *d
         .props
@@ -132,6 +137,7 @@ pub(crate) fn build<'a>(
         attr: null_mut(),
         post_ops: null_mut(),
         unknown_tags: Vec::new(),
+        layouts,
         allow_any: matches!(
             family,
             K::Convolution | K::Deconvolution | K::InnerProduct | K::Matmul | K::Rnn
