@@ -140,6 +140,19 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
+    if let (Some(t), true) = (
+        args.threads,
+        session.dnnl.cpu_runtime == profilednn_replay::native::api::RUNTIME_SYCL,
+    ) {
+        eprintln!(
+            "profilednn: error: --threads {t}: this oneDNN ({}) runs its CPU engine on the SYCL \
+             CPU device, whose thread count OMP_NUM_THREADS does not set (it uses every core); \
+             replay without --threads, or with an OpenMP build (pip install \
+             onednn-cpu-gomp==2023.2.0)",
+            session.dnnl.api.path.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
     let mut profile = crate::load::profile(&args.log, None, None, args.no_progress)?;
     // Every problem of the log: coverage is of the whole log, `--top` or not.
     let all_problems = profilednn_replay::native::problems(&profile);

@@ -103,7 +103,7 @@ fn values(src: &str) -> HashMap<String, i64> {
 fn named_constants_are_the_header_values() {
     let Some(dir) = header_dir() else { return };
     let mut h = HashMap::new();
-    for f in ["dnnl_common_types.h", "dnnl_types.h"] {
+    for f in ["dnnl_common_types.h", "dnnl_types.h", "dnnl_config.h"] {
         let src = std::fs::read_to_string(dir.join(f)).unwrap();
         h.extend(values(&src));
     }
@@ -169,6 +169,7 @@ fn named_constants_are_the_header_values() {
         ),
         ("dnnl_format_tag_any", api::FORMAT_TAG_ANY.into()),
         ("dnnl_blocked", api::FORMAT_KIND_BLOCKED.into()),
+        ("DNNL_RUNTIME_SYCL", api::RUNTIME_SYCL.into()),
         ("dnnl_cpu", api::ENGINE_KIND_CPU.into()),
         ("dnnl_stream_in_order", api::STREAM_IN_ORDER.into()),
         (

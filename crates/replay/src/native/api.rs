@@ -239,6 +239,8 @@ pub mod norm_flags {
     pub const FUSE_NORM_RELU: c_uint = 0x8;
     /// `dnnl_fuse_norm_add_relu`
     pub const FUSE_NORM_ADD_RELU: c_uint = 0x10;
+    /// `dnnl_rms_norm` (oneDNN 3.9+): layer normalization without the mean.
+    pub const RMS_NORM: c_uint = 0x20;
 }
 
 #[repr(C)]
@@ -258,6 +260,67 @@ pub struct ExecArg {
     pub memory: Handle,
 }
 
+/// Opens the oneDNN library at `path`; a library it needs that the loader does not find but
+/// that lies in `path`'s directory is opened from there first (globally, so the next attempt
+/// finds it) — pip's DPC++ build (`onednn` 2026.x, oneDNN 3.13) keeps its SYCL, TBB and
+/// compiler runtimes beside `libdnnl.so.3` without a RUNPATH, so it loaded only with
+/// `LD_LIBRARY_PATH` set. Its CPU engine runs on the OpenCL CPU runtime in the same directory,
+/// whose ICD file points at the build machine's path: `OCL_ICD_FILENAMES` names it when unset.
+fn open_with_siblings(path: &Path) -> Result<(Library, Vec<Library>), String> {
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let ocl = dir.join("libintelocl.so");
+    if ocl.exists() && std::env::var_os("OCL_ICD_FILENAMES").is_none() {
+        // The ICD loader reads it when the SYCL runtime first enumerates devices, after this.
+        std::env::set_var("OCL_ICD_FILENAMES", &ocl);
+    }
+    let mut deps = Vec::new();
+    let lib = open_needing(&dir, path, &mut deps, 0)?;
+    Ok((lib, deps))
+}
+
+/// Opens `path` (oneDNN itself at `depth` 0, else globally: a library it needs); while the
+/// loader names a library it cannot find that lies in `dir`, opens that one first (the same
+/// way, recursively) and tries again.
+fn open_needing(
+    dir: &Path,
+    path: &Path,
+    deps: &mut Vec<Library>,
+    depth: usize,
+) -> Result<Library, String> {
+    loop {
+        // SAFETY: loading oneDNN, or a library of its own distribution for it, runs their
+        // initialisers, which is what they are for.
+        let opened = unsafe {
+            if depth == 0 {
+                Library::new(path)
+            } else {
+                libloading::os::unix::Library::open(
+                    Some(path),
+                    libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL,
+                )
+                .map(Library::from)
+            }
+        };
+        let err = match opened {
+            Ok(lib) => return Ok(lib),
+            Err(e) => e.to_string(),
+        };
+        // "…/libdnnl.so.3: libtbb.so.12: cannot open shared object file: …"
+        let parts: Vec<&str> = err.split(": ").collect();
+        let missing = parts
+            .windows(2)
+            .find(|w| w[1].starts_with("cannot open shared object file"))
+            .map(|w| dir.join(w[0].trim()));
+        match missing {
+            Some(sibling) if sibling.exists() && depth < 16 && deps.len() < 64 => {
+                let lib = open_needing(dir, &sibling, deps, depth + 1)?;
+                deps.push(lib);
+            }
+            _ => return Err(err),
+        }
+    }
+}
+
 macro_rules! api {
     (required { $($name:ident : fn($($arg:ty),*) -> $ret:ty;)* }
      optional { $($oname:ident : fn($($oarg:ty),*) -> $oret:ty;)* }) => {
@@ -266,14 +329,15 @@ macro_rules! api {
         #[allow(non_snake_case)]
         pub struct Api {
             _lib: Library,
+            /// Libraries of its own directory it needed (kept loaded while it is).
+            _deps: Vec<Library>,
             pub path: PathBuf,
             $(pub $name: unsafe extern "C" fn($($arg),*) -> $ret,)*
             $(pub $oname: Option<unsafe extern "C" fn($($oarg),*) -> $oret>,)*
         }
         impl Api {
             fn load(path: &Path) -> Result<Api, String> {
-                // SAFETY: loading oneDNN runs its initialisers, which is what it is for.
-                let lib = unsafe { Library::new(path) }.map_err(|e| e.to_string())?;
+                let (lib, deps) = open_with_siblings(path)?;
                 // SAFETY: the library was loaded and its symbols resolved with the C API's signatures; the returned C strings are owned by the library and live as long as it stays loaded.
                 unsafe {
                     $(let $name = *lib
@@ -283,7 +347,7 @@ macro_rules! api {
                         .get::<unsafe extern "C" fn($($oarg),*) -> $oret>(concat!(stringify!($oname), "\0").as_bytes())
                         .ok()
                         .map(|f| *f);)*
-                    Ok(Api { _lib: lib, path: path.to_path_buf(), $($name,)* $($oname,)* })
+                    Ok(Api { _lib: lib, _deps: deps, path: path.to_path_buf(), $($name,)* $($oname,)* })
                 }
             }
         }
@@ -374,6 +438,9 @@ api! {
         // oneDNN 3.4+: scales and zero-points with a data type and groups.
         dnnl_primitive_attr_set_scales: fn(Handle, c_int, c_int, c_int, *const i64, c_int) -> Status;
         dnnl_primitive_attr_set_zero_points: fn(Handle, c_int, c_int, c_int, *const i64, c_int) -> Status;
+        // oneDNN 3.3+: group normalization.
+        dnnl_group_normalization_forward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, i64, f32, c_uint, Handle) -> Status;
+        dnnl_group_normalization_backward_primitive_desc_create: fn(*mut Handle, Handle, c_int, Handle, Handle, Handle, i64, f32, c_uint, Handle, Handle) -> Status;
     }
 }
 
@@ -389,7 +456,13 @@ pub struct Dnnl {
     pub dts: HashMap<String, c_int>,
     /// `dnnl_cpu_isa_t` oneDNN dispatches to on this CPU ([`cpu_isa`]).
     pub isa: c_int,
+    /// The CPU engine's runtime (`DNNL_RUNTIME_OMP`, …, [`RUNTIME_SYCL`]).
+    pub cpu_runtime: c_uint,
 }
+
+/// `DNNL_RUNTIME_SYCL`: a CPU engine that runs on the SYCL (OpenCL) CPU device, whose thread
+/// count `OMP_NUM_THREADS` and `omp_set_num_threads` do not set (pip's `onednn` 2026.x).
+pub const RUNTIME_SYCL: c_uint = 512;
 
 fn names(
     f: unsafe extern "C" fn(c_int) -> *const c_char,
@@ -483,6 +556,7 @@ impl Dnnl {
         Dnnl {
             isa,
             release,
+            cpu_runtime: v.cpu_runtime,
             tags: names(api.dnnl_fmt_tag2str, 0..4096),
             algs: names(api.dnnl_alg_kind2str, 0..0x40000),
             props: names(api.dnnl_prop_kind2str, 0..512),

@@ -109,6 +109,7 @@ pub enum SkipReason {
     Quantization,
     #[error("post-op '{0}' is not replayed")]
     PostOpNotReplayed(String),
+    /// Results files written before RMS normalization was replayed (oneDNN 3.9+) say so.
     #[error("RMS normalization (flags M) is not replayed")]
     RmsNorm,
     /// The problem uses what the loaded oneDNN predates: group normalization (3.3), scales and

@@ -1,6 +1,6 @@
 //! Layer normalization, forward and backward, with f32 statistics over all but the last
-//! dimension. RMS normalization (`M`) came with oneDNN 3.9: with an older library it is
-//! reported as needing 3.9; its flag is not bound yet, so with a newer one as not replayed.
+//! dimension. RMS normalization (`M`: no mean) came with oneDNN 3.9: with an older library it
+//! is reported as needing 3.9.
 
 use super::{norm_flags, tensor_dims, EPSILON};
 use crate::native::api::norm_flags as nf;
@@ -19,16 +19,13 @@ pub(crate) fn rebuild(b: &mut Built, p: &Primitive) -> Result<(), SkipReason> {
             ('G', nf::USE_GLOBAL_STATS),
             ('C', nf::USE_SCALE),
             ('H', nf::USE_SHIFT),
+            ('M', nf::RMS_NORM),
         ],
     );
-    if p.aux_value("flags").unwrap_or("").contains('M') {
-        return Err(if b.d.release < (3, 9) {
-            SkipReason::NeedsOneDnn {
-                what: "RMS normalization (flags M)",
-                version: "3.9",
-            }
-        } else {
-            SkipReason::RmsNorm
+    if flags & nf::RMS_NORM != 0 && b.d.release < (3, 9) {
+        return Err(SkipReason::NeedsOneDnn {
+            what: "RMS normalization (flags M)",
+            version: "3.9",
         });
     }
     // Unlike batch normalization's, layer normalization's backward takes the shift it reports
