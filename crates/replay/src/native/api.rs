@@ -268,6 +268,13 @@ pub struct ExecArg {
 /// whose ICD file points at the build machine's path: `OCL_ICD_FILENAMES` names it when unset.
 fn open_with_siblings(path: &Path) -> Result<(Library, Vec<Library>), String> {
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    if dir.as_os_str().is_empty() {
+        // A bare name (`libdnnl.so.3`): the loader's own search, no directory of its own.
+        // SAFETY: loading oneDNN runs its initialisers, which is what it is for.
+        return unsafe { Library::new(path) }
+            .map(|l| (l, Vec::new()))
+            .map_err(|e| e.to_string());
+    }
     let ocl = dir.join("libintelocl.so");
     if ocl.exists() && std::env::var_os("OCL_ICD_FILENAMES").is_none() {
         // The ICD loader reads it when the SYCL runtime first enumerates devices, after this.

@@ -16,10 +16,11 @@ use profilednn_model::{MemoryDesc, Primitive, PropKind};
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 
-/// Descriptors chosen by the library for tags it cannot name, by (tag, data type, dims).
+/// Descriptors chosen by the library for tags it cannot name, by (tag, data type, extra
+/// flags, dims).
 pub struct ChosenLayouts<'a> {
     d: &'a Dnnl,
-    mds: HashMap<(String, String, Vec<i64>), Handle>,
+    mds: HashMap<(String, String, String, Vec<i64>), Handle>,
 }
 
 impl Drop for ChosenLayouts<'_> {
@@ -57,7 +58,12 @@ impl<'a> ChosenLayouts<'a> {
                 let Some(role) = role(m, &p.prop_kind) else {
                     continue;
                 };
-                if !tried.insert((m.tag.clone(), m.data_type.to_string(), p.problem.clone())) {
+                if !tried.insert((
+                    m.tag.clone(),
+                    m.data_type.to_string(),
+                    m.flags.clone(),
+                    format!("{} {} {}", p.kind, p.prop_kind, p.problem),
+                )) {
                     continue;
                 }
                 c.take(engine, p, m, role);
@@ -90,18 +96,28 @@ impl<'a> ChosenLayouts<'a> {
         if st != super::api::status::SUCCESS || own.is_null() {
             return;
         }
-        let key = (m.tag.clone(), m.data_type.to_string(), blocking.dims);
+        let key = (
+            m.tag.clone(),
+            m.data_type.to_string(),
+            m.flags.clone(),
+            blocking.dims,
+        );
         if let Some(old) = self.mds.insert(key, own) {
             // SAFETY: a clone made here, replaced once.
             unsafe { (api.dnnl_memory_desc_destroy)(old) };
         }
     }
 
-    /// The chosen descriptor for `tag` of `data_type` and `dims`, if a primitive of the log
-    /// chose it.
-    pub(crate) fn get(&self, tag: &str, data_type: &str, dims: &[i64]) -> Option<Handle> {
+    /// The chosen descriptor for `m`'s tag, data type and extra flags (`f0`; a compensation
+    /// flag changes the buffer) of `dims`, if a primitive of the log chose it.
+    pub(crate) fn get(&self, m: &MemoryDesc, dims: &[i64]) -> Option<Handle> {
         self.mds
-            .get(&(tag.to_string(), data_type.to_string(), dims.to_vec()))
+            .get(&(
+                m.tag.clone(),
+                m.data_type.to_string(),
+                m.flags.clone(),
+                dims.to_vec(),
+            ))
             .copied()
     }
 
@@ -200,9 +216,10 @@ impl Blocking {
         })
     }
 
-    /// Whether this blocking is the layout `tag` spells: the same innermost blocks, and the
-    /// outer strides decreasing in the tag's order of dimensions (those with more than one
-    /// outer block; a dimension of one block may have any stride).
+    /// Whether this blocking is the dense layout `tag` spells: the same innermost blocks, and
+    /// each outer stride the one the tag gives it (the product of the inner block and the
+    /// outer block counts of the dimensions after it in the tag). A dimension of one outer
+    /// block may have any stride (oneDNN reports some as 1): it moves no address.
     fn spells(&self, tag: &str) -> bool {
         let Some((outer, inner)) = parse_tag(tag) else {
             return false;
@@ -219,12 +236,14 @@ impl Blocking {
                 .product();
             (self.dims[d] + block - 1) / block.max(1)
         };
-        let strides: Vec<i64> = outer
-            .iter()
-            .filter(|&&d| outer_blocks(d) > 1)
-            .map(|&d| self.strides[d])
-            .collect();
-        strides.windows(2).all(|w| w[0] > w[1])
+        let mut stride: i64 = inner.iter().map(|(b, _)| *b).product();
+        for &d in outer.iter().rev() {
+            if outer_blocks(d) > 1 && self.strides[d] != stride {
+                return false;
+            }
+            stride *= outer_blocks(d);
+        }
+        true
     }
 }
 
@@ -239,10 +258,16 @@ fn parse_tag(tag: &str) -> Option<(Vec<usize>, InnerBlocks)> {
     if head.is_empty() || !head.chars().all(|c| c.is_ascii_alphabetic()) {
         return None;
     }
-    let outer = head
+    let outer: Vec<usize> = head
         .chars()
         .map(|c| (c.to_ascii_lowercase() as u8 - b'a') as usize)
         .collect();
+    // Each dimension once: `aab` names no layout.
+    let mut seen = outer.clone();
+    seen.sort_unstable();
+    if seen.iter().enumerate().any(|(i, &d)| i != d) {
+        return None;
+    }
     let mut inner = Vec::new();
     while !rest.is_empty() {
         let n = rest.find(|c: char| !c.is_ascii_digit())?;
@@ -275,6 +300,8 @@ mod tests {
         assert_eq!(parse_tag("8b"), None);
         assert_eq!(parse_tag("aB16"), None);
         assert_eq!(parse_tag("aB16B"), None);
+        assert_eq!(parse_tag("aab"), None, "a dimension twice");
+        assert_eq!(parse_tag("abd"), None, "a dimension missing");
     }
 
     /// Strides computed by hand for `BcdA8b10a` of 10×32×16×16, in the order a, b, c, d: an
@@ -298,5 +325,11 @@ mod tests {
         assert!(!b.spells("cdBA8b10a"), "c and d cannot be outer to B");
         assert!(!b.spells("BcdA10a8b"), "the order of the inner blocks");
         assert!(!b.spells("abc"), "another rank");
+        let mut padded = bcda8b10a();
+        padded.strides[2] = 1360;
+        assert!(
+            !padded.spells("BcdA8b10a"),
+            "c's stride is not the dense one"
+        );
     }
 }

@@ -402,7 +402,16 @@ pub fn replay_sequence(
                 .iter()
                 .zip(&backward)
                 .map(|(p, &bwd)| match p.kind.family() {
-                    profilednn_model::PrimitiveKind::Reorder => Outputs::Destination,
+                    // A reorder with a sum post-op reads its destination: not a fresh one.
+                    profilednn_model::PrimitiveKind::Reorder
+                        if !p
+                            .attrs
+                            .post_ops()
+                            .iter()
+                            .any(|o| o.kind == profilednn_model::attr::PostOpKind::Sum) =>
+                    {
+                        Outputs::Destination
+                    }
                     _ if bwd => Outputs::Gradients,
                     _ => Outputs::Kept,
                 })

@@ -95,7 +95,7 @@ impl Built<'_> {
                 }
             }
             Some(m) if !is_any(m) && !m.tag.is_empty() && !dnnl.tags.contains_key(&m.tag) => {
-                match self.layouts.get(&m.tag, &m.data_type.to_string(), dims) {
+                match self.layouts.get(m, dims) {
                     // SAFETY: clones a live descriptor (owned by `layouts`) into a live
                     // out-pointer; the clone is this builder's.
                     Some(chosen) => unsafe { (api.dnnl_memory_desc_clone)(&mut h, chosen) },
