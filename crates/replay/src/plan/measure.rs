@@ -28,7 +28,7 @@ pub fn rank(
     timing: &SequenceTiming,
     progress: impl FnMut(usize, usize, &str) -> bool,
 ) -> Result<RankReplay, String> {
-    super::threads::set(&s.dnnl.api.path, threads)?;
+    super::threads::set(&s.dnnl, threads)?;
     let w = WhatIf {
         batch: Some(batch),
         ..Default::default()

@@ -8,12 +8,23 @@
 //! the call use the new count. A oneDNN built for TBB or a thread pool has no such symbol: the
 //! error says to run one `profilednn replay --threads T` per count instead.
 
+use crate::native::api::{Dnnl, RUNTIME_SYCL};
 use libloading::Library;
 use std::ffi::c_int;
 use std::path::Path;
 
-/// Sets the OpenMP thread count of the oneDNN at `lib` (already loaded) and checks it held.
-pub fn set(lib: &Path, threads: u64) -> Result<(), String> {
+/// Sets the OpenMP thread count of the loaded oneDNN `d` and checks it held.
+pub fn set(d: &Dnnl, threads: u64) -> Result<(), String> {
+    let lib = d.api.path.as_path();
+    if d.cpu_runtime == RUNTIME_SYCL {
+        // Its CPU engine runs on the SYCL CPU device, whose thread count OpenMP does not set
+        // (pip's `onednn` 2026.x: it uses every core).
+        return Err(format!(
+            "{}: a SYCL (DPC++) build of oneDNN, whose thread count cannot be set; use an \
+             OpenMP build (pip install onednn-cpu-gomp==2023.2.0) with --dnnl-lib",
+            lib.display()
+        ));
+    }
     let n = c_int::try_from(threads).map_err(|_| format!("{threads} threads is too many"))?;
     // SAFETY: the library is already loaded (this only takes another reference to it); the two
     // functions have OpenMP's C signatures and touch only the runtime's own state.
