@@ -232,16 +232,17 @@ impl Blocking {
             let block: i64 = inner
                 .iter()
                 .filter(|(_, i)| *i == d)
-                .map(|(b, _)| *b)
-                .product();
-            (self.dims[d] + block - 1) / block.max(1)
+                .fold(1i64, |a, (b, _)| a.saturating_mul(*b));
+            let block = block.max(1);
+            self.dims[d].saturating_add(block - 1) / block
         };
-        let mut stride: i64 = inner.iter().map(|(b, _)| *b).product();
+        // Sizes come from the log: saturating, a huge one is a mismatch, not an overflow.
+        let mut stride: i64 = inner.iter().fold(1, |a, (b, _)| a.saturating_mul(*b));
         for &d in outer.iter().rev() {
             if outer_blocks(d) > 1 && self.strides[d] != stride {
                 return false;
             }
-            stride *= outer_blocks(d);
+            stride = stride.saturating_mul(outer_blocks(d));
         }
         true
     }
