@@ -120,15 +120,6 @@ impl<'a> ChosenLayouts<'a> {
             ))
             .copied()
     }
-
-    /// How many unnamed layouts are known.
-    pub fn len(&self) -> usize {
-        self.mds.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.mds.is_empty()
-    }
 }
 
 /// The execution argument of the logged descriptor `m` of a primitive that accepts `any`

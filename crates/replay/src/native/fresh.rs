@@ -23,6 +23,7 @@
 use super::api::arg::{DIFF_BIAS, DIFF_SRC, DIFF_WEIGHTS, DST};
 use super::run::Prepared;
 use super::SkipReason;
+use profilednn_model::Primitive;
 
 /// What a problem of the iteration writes into a fresh buffer each call.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -33,6 +34,20 @@ pub(crate) enum Outputs {
     Destination,
     /// Buffers kept across iterations (forward activations).
     Kept,
+}
+
+impl Outputs {
+    /// What problem `p` (a backward call when `backward`) writes afresh each call.
+    pub(crate) fn of(p: &Primitive, backward: bool) -> Outputs {
+        use profilednn_model::{PostOpKind, PrimitiveKind};
+        // A reorder with a sum post-op reads its destination: not a fresh one.
+        let sums = p.attrs.post_ops().iter().any(|o| o.kind == PostOpKind::Sum);
+        match p.kind.family() {
+            PrimitiveKind::Reorder if !sums => Outputs::Destination,
+            _ if backward => Outputs::Gradients,
+            _ => Outputs::Kept,
+        }
+    }
 }
 
 /// Per problem of the iteration, the outputs to zero-fill before each of its calls.

@@ -401,20 +401,7 @@ pub fn replay_sequence(
                 .firsts
                 .iter()
                 .zip(&backward)
-                .map(|(p, &bwd)| match p.kind.family() {
-                    // A reorder with a sum post-op reads its destination: not a fresh one.
-                    profilednn_model::PrimitiveKind::Reorder
-                        if !p
-                            .attrs
-                            .post_ops()
-                            .iter()
-                            .any(|o| o.kind == profilednn_model::attr::PostOpKind::Sum) =>
-                    {
-                        Outputs::Destination
-                    }
-                    _ if bwd => Outputs::Gradients,
-                    _ => Outputs::Kept,
-                })
+                .map(|(p, &bwd)| Outputs::of(p, bwd))
                 .collect();
             (super::fresh::Fresh::of(&prepared, &outputs), None)
         }

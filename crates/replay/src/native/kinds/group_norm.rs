@@ -35,23 +35,17 @@ pub(crate) fn rebuild(b: &mut Built, p: &Primitive) -> Result<(), SkipReason> {
     let src = b.md(&dims, find(p, &["src"]), &dt)?;
     let dst = b.md(&dims, find(p, &["dst"]), &dt)?;
     let attr = b.attr(p, &dims)?;
-    let backward = !p.prop_kind.is_forward();
-    let diff_src = if backward {
-        b.md(&dims, find(p, &["diff_src", "src"]), &dt)?
+    // A backward call's gradients and its propagation; unused by a forward one.
+    let (diff_src, diff_dst, bwd_prop) = if p.prop_kind.is_forward() {
+        (std::ptr::null_mut(), std::ptr::null_mut(), 0)
     } else {
-        std::ptr::null_mut()
-    };
-    let diff_dst = if backward {
-        b.md(&dims, find(p, &["diff_dst", "dst"]), &dt)?
-    } else {
-        std::ptr::null_mut()
+        (
+            b.md(&dims, find(p, &["diff_src", "src"]), &dt)?,
+            b.md(&dims, find(p, &["diff_dst", "dst"]), &dt)?,
+            crate::native::build::prop(b.d, &p.prop_kind)?,
+        )
     };
     let engine = b.engine;
-    let bwd_prop = if backward {
-        crate::native::build::prop(b.d, &p.prop_kind)?
-    } else {
-        0
-    };
     let forward = |pd: &mut _, prop, attr| {
         // SAFETY: a oneDNN C API call on descriptor and attribute handles this builder created
         // and owns until drop; `pd` is a live field.
