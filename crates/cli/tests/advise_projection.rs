@@ -25,8 +25,8 @@ fn replay(name: &str) -> String {
 
 /// The log's steady-state oneDNN time per iteration, from its text: per problem (exec lines
 /// alike but for timestamp, implementation and time) its calls × the median of its durations
-/// (the upper middle one of an even count), summed, over the iterations between its
-/// `profilednn,iteration,N` markers.
+/// after the first third of them in log order (rounded up: the warm-up; the upper middle one of
+/// an even count), summed, over the iterations between its `profilednn,iteration,N` markers.
 fn logged_per_iteration() -> f64 {
     let mut text = String::new();
     flate2::read::MultiGzDecoder::new(std::fs::File::open(path(LOG)).unwrap())
@@ -53,8 +53,11 @@ fn logged_per_iteration() -> f64 {
     let total: f64 = problems
         .values_mut()
         .map(|v| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2] * v.len() as f64
+            let calls = v.len();
+            let warm = if calls < 2 { 0 } else { calls.div_ceil(3) };
+            let mut steady = v[warm..].to_vec();
+            steady.sort_by(f64::total_cmp);
+            steady[steady.len() / 2] * calls as f64
         })
         .sum();
     total / (markers - 1) as f64

@@ -86,6 +86,8 @@ fn percent(d: Option<f64>) -> String {
 /// 2 threads; 234 165 then 145–211 at 1), and the logged figure is each problem's median call:
 /// with the script's default 5 iterations those slow ones were most of the calls, and the real
 /// runs read 20–40 % slow (base f32 runs of 145–162 ms against 102–132 with 12 iterations).
+/// The logged figure now leaves each problem's first third of calls out
+/// (`project::warm_up_calls`); 12 iterations still give each problem 8 steady calls.
 const REAL_ITERATIONS: &str = "12";
 
 fn record(py: &str, dir: &Path, name: &str, args: &[&str]) -> PathBuf {

@@ -40,8 +40,10 @@ pub struct Projection {
     /// `per_iteration` or `total`.
     pub scale: &'static str,
     pub iterations: Option<u64>,
-    /// Logged oneDNN time, steady state: each problem's slowest call (its cold start) replaced
-    /// by the mean of its other calls. This is what the projection is compared with.
+    /// Logged oneDNN time, steady state: each problem's calls × the median of its calls after
+    /// the warm-up ([`logged_medians`]); without those (stdin), its slowest call (its cold
+    /// start) replaced by the mean of its other calls. This is what the projection is compared
+    /// with.
     pub logged_onednn_ms: f64,
     /// Logged oneDNN time as is, cold starts included.
     pub logged_onednn_raw_ms: f64,
@@ -93,13 +95,19 @@ impl ReplayMatch {
     pub const FEW: f64 = 0.5;
 }
 
-/// Median duration of each problem's calls in the log (by the replay key), from a pass over its
-/// events: noise on a shared machine slows some calls, and the median ignores them as it
-/// ignores the cold start. At most 4096 durations per problem are kept (reservoir sample).
+/// Median duration of each problem's steady-state calls in the log (by the replay key), from a
+/// pass over its events: noise on a shared machine slows some calls, and the median ignores
+/// them. The first third of a problem's calls ([`warm_up_calls`]) is left out: a training run's
+/// first iterations are slower (PyTorch 2.15 ResNet-18, AMD EPYC Zen 3, 2 threads: 167, 139, 136
+/// then 114–136 ms per iteration), and in a short log they are most of the calls — with 5
+/// iterations the median of all calls read 20–40 % above the same run's 12-iteration figure.
+/// At most 4096 durations per problem are kept (a reservoir sample, uniform over the calls, so
+/// that the ones after the warm-up stay a uniform sample of those).
 pub fn logged_medians(input: profilednn_verbose::LogInput) -> BTreeMap<String, f64> {
     use profilednn_analysis::events::{for_each_event, Event};
     let mut keys: std::collections::HashMap<usize, String> = Default::default();
-    let mut samples: BTreeMap<String, (u64, Vec<f64>)> = BTreeMap::new();
+    // Per problem: calls seen, and a sample of (call index, duration ms).
+    let mut samples: BTreeMap<String, (u64, Vec<(u64, f64)>)> = BTreeMap::new();
     let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
     for_each_event(input, |e| {
         let Event::Primitive(p) = e else { return };
@@ -112,28 +120,46 @@ pub fn logged_medians(input: profilednn_verbose::LogInput) -> BTreeMap<String, f
             .or_insert_with(|| crate::native::problem_key(&p.primitive))
             .clone();
         let (seen, v) = samples.entry(key).or_default();
+        let call = (*seen, t as f64 / 1e9);
         *seen += 1;
-        let ms = t as f64 / 1e9;
         if v.len() < 4096 {
-            v.push(ms);
+            v.push(call);
         } else {
             rng ^= rng << 13;
             rng ^= rng >> 7;
             rng ^= rng << 17;
             let j = (rng % *seen) as usize;
             if j < v.len() {
-                v[j] = ms;
+                v[j] = call;
             }
         }
     });
     samples
         .into_iter()
-        .map(|(k, (_, mut v))| {
-            v.sort_by(f64::total_cmp);
-            let m = v[v.len() / 2];
-            (k, m)
+        .map(|(k, (seen, v))| {
+            let warm = warm_up_calls(seen);
+            let steady = v.iter().filter(|&&(i, _)| i >= warm);
+            // A sample always holds steady calls (all of them up to 4096 calls); were one to
+            // hold none, its whole would be the figure.
+            let mut ms: Vec<f64> = if steady.clone().next().is_some() {
+                steady.map(|&(_, ms)| ms).collect()
+            } else {
+                v.iter().map(|&(_, ms)| ms).collect()
+            };
+            ms.sort_by(f64::total_cmp);
+            (k, ms[ms.len() / 2])
         })
         .collect()
+}
+
+/// How many of a problem's `calls` in a log are warm-up, left out of its logged median: the
+/// first third, rounded up (1 of 2 or 3, 2 of 5, 4 of 12); none of a single call.
+pub fn warm_up_calls(calls: u64) -> u64 {
+    if calls < 2 {
+        0
+    } else {
+        calls.div_ceil(3)
+    }
 }
 
 pub fn project(
@@ -353,7 +379,7 @@ fn describe(
             _ => "logged time",
         },
         if medians {
-            "calls × the median of the problem's logged calls"
+            "calls × the median of the problem's logged calls after its first third (warm-up)"
         } else {
             "each problem's slowest call, its cold start, replaced by the mean of the others"
         },
