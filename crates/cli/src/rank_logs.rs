@@ -76,6 +76,17 @@ fn by_rank(
     }
 }
 
+/// Whether the file at `path` is one process's log: no launcher rank labels in its first MiB
+/// (what [`split`] looks at), and not a directory of rank logs.
+pub fn is_one_process(path: &Path) -> bool {
+    if path.is_dir() {
+        return false;
+    }
+    let Ok(input) = read(path) else { return true };
+    let (head, _) = read_all(input.take(SNIFF_BYTES));
+    sniff(&head).is_none()
+}
+
 /// A log as `report` reads it: split by rank, or one process's lines as they come.
 pub enum Source {
     Ranks(RankLogs),

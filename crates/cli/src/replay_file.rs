@@ -44,14 +44,15 @@ pub fn projection(
     machine: Option<&profilednn_machine::MachineProfile>,
     mismatch: Mismatch,
 ) -> Result<Projection> {
-    let medians = if log.as_os_str() == "-" {
+    let logged = if log.as_os_str() == "-" {
         None
     } else {
+        let one_process = crate::rank_logs::is_one_process(log);
         profilednn_verbose::LogInput::open(log)
             .ok()
-            .map(profilednn_replay::project::logged_medians)
+            .map(|input| profilednn_replay::logged::logged_steady(input, one_process))
     };
-    let pr = project(profile, replay, machine, medians.as_ref());
+    let pr = project(profile, replay, machine, logged.as_ref());
     if let Some(m) = &pr.replay_match {
         let what = format!(
             "{} of the log's {} problems ({:.1}% of its oneDNN time) have a result in the replay \

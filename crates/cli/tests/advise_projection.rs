@@ -63,6 +63,68 @@ fn logged_per_iteration() -> f64 {
     total / (markers - 1) as f64
 }
 
+/// The log's time outside oneDNN per steady iteration, from its text: per
+/// `profilednn,iteration,N` marker, the first primitive's timestamp after it to the next
+/// marker's first, less the exec times between; a last marker with nothing after it opens no
+/// iteration; the first third of the iterations (rounded up, at least one) and the last one,
+/// which no marker ends, are left out; the median of the rest (the middle two's mean).
+fn logged_outside_per_iteration() -> f64 {
+    let mut text = String::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(path(LOG)).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    // Per marker: (first timestamp after it, exec ms after it).
+    let mut marks: Vec<(Option<f64>, f64)> = Vec::new();
+    for l in text.lines() {
+        if l.starts_with("profilednn,iteration,") {
+            marks.push((None, 0.0));
+            continue;
+        }
+        let f: Vec<&str> = l.split(',').collect();
+        if f.len() == 14 && f[3] == "primitive" && f[4] == "exec" {
+            let m = marks.last_mut().unwrap();
+            m.0.get_or_insert(f[2].parse().unwrap());
+            m.1 += f[13].parse::<f64>().unwrap();
+        }
+    }
+    while marks.last().is_some_and(|m| m.0.is_none()) {
+        marks.pop();
+    }
+    let n = marks.len();
+    assert_eq!(n, 5, "fixture changed");
+    let warm = n.div_ceil(3).max(1);
+    let mut outside: Vec<f64> = (warm..n - 1)
+        .map(|i| marks[i + 1].0.unwrap() - marks[i].0.unwrap() - marks[i].1)
+        .collect();
+    outside.sort_by(f64::total_cmp);
+    let m = outside.len() / 2;
+    if outside.len() % 2 == 1 {
+        outside[m]
+    } else {
+        (outside[m - 1] + outside[m]) / 2.0
+    }
+}
+
+#[test]
+fn time_outside_onednn_is_the_steady_iterations_median() {
+    let (outside, logged) = (logged_outside_per_iteration(), logged_per_iteration());
+    let p = json_of(&["project", &path(LOG), "--replay", &replay("cl"), "--json"]);
+    println!(
+        "outside oneDNN {outside:.3} ms per steady iteration, by hand; project: {}",
+        p["residual_ms"]
+    );
+    assert!(close(p["residual_ms"].as_f64().unwrap(), outside));
+    assert!(close(
+        p["logged_total_ms"].as_f64().unwrap(),
+        outside + logged
+    ));
+    let projected = p["projected_onednn_ms"].as_f64().unwrap();
+    assert!(close(
+        p["projected_total_ms"].as_f64().unwrap(),
+        outside + projected
+    ));
+}
+
 /// A replay's time per iteration: every result's calls × its replayed median (every problem of
 /// the fixtures was replayed), over `iterations`: a what-if replay's results count calls per
 /// iteration (1), an as-logged replay's the log's calls (its 5 iterations).

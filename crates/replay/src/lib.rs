@@ -20,6 +20,7 @@
 pub mod batch;
 pub mod benchdnn;
 pub mod ingest;
+pub mod logged;
 pub mod native;
 pub mod plan;
 pub mod project;

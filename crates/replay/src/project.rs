@@ -2,6 +2,7 @@
 //! there (replayed, or the roofline's when only a machine profile is known), plus the time the
 //! source run spent outside oneDNN, carried over unchanged.
 
+use crate::logged::LoggedSteady;
 use crate::native::{problems, Replay};
 use profilednn_analysis::Profile;
 use profilednn_machine::MachineProfile;
@@ -41,14 +42,16 @@ pub struct Projection {
     pub scale: &'static str,
     pub iterations: Option<u64>,
     /// Logged oneDNN time, steady state: each problem's calls × the median of its calls after
-    /// the warm-up ([`logged_medians`]); without those (stdin), its slowest call (its cold
+    /// the warm-up ([`crate::logged::logged_steady`]); without those (stdin), its slowest call (its cold
     /// start) replaced by the mean of its other calls. This is what the projection is compared
     /// with.
     pub logged_onednn_ms: f64,
     /// Logged oneDNN time as is, cold starts included.
     pub logged_onednn_raw_ms: f64,
     pub projected_onednn_ms: f64,
-    /// Source run's time outside oneDNN (timestamps' span minus oneDNN time), if known.
+    /// Source run's time outside oneDNN per iteration, if known: the median over its steady
+    /// iterations (iteration markers and timestamps, warm-up left out), else the timestamps'
+    /// span minus oneDNN time over the iterations.
     pub residual_ms: Option<f64>,
     pub logged_total_ms: Option<f64>,
     pub projected_total_ms: Option<f64>,
@@ -95,82 +98,18 @@ impl ReplayMatch {
     pub const FEW: f64 = 0.5;
 }
 
-/// Median duration of each problem's steady-state calls in the log (by the replay key), from a
-/// pass over its events: noise on a shared machine slows some calls, and the median ignores
-/// them. The first third of a problem's calls ([`warm_up_calls`]) is left out: a training run's
-/// first iterations are slower (PyTorch 2.15 ResNet-18, AMD EPYC Zen 3, 2 threads: 167, 139, 136
-/// then 114–136 ms per iteration), and in a short log they are most of the calls — with 5
-/// iterations the median of all calls read 20–40 % above the same run's 12-iteration figure.
-/// At most 4096 durations per problem are kept (a reservoir sample, uniform over the calls, so
-/// that the ones after the warm-up stay a uniform sample of those).
-pub fn logged_medians(input: profilednn_verbose::LogInput) -> BTreeMap<String, f64> {
-    use profilednn_analysis::events::{for_each_event, Event};
-    let mut keys: std::collections::HashMap<usize, String> = Default::default();
-    // Per problem: calls seen, and a sample of (call index, duration ms).
-    let mut samples: BTreeMap<String, (u64, Vec<(u64, f64)>)> = BTreeMap::new();
-    let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
-    for_each_event(input, |e| {
-        let Event::Primitive(p) = e else { return };
-        if p.kind != profilednn_analysis::EventKind::Exec {
-            return;
-        }
-        let Some(t) = p.time_ps else { return };
-        let key = keys
-            .entry(std::sync::Arc::as_ptr(&p.primitive) as usize)
-            .or_insert_with(|| crate::native::problem_key(&p.primitive))
-            .clone();
-        let (seen, v) = samples.entry(key).or_default();
-        let call = (*seen, t as f64 / 1e9);
-        *seen += 1;
-        if v.len() < 4096 {
-            v.push(call);
-        } else {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            let j = (rng % *seen) as usize;
-            if j < v.len() {
-                v[j] = call;
-            }
-        }
-    });
-    samples
-        .into_iter()
-        .map(|(k, (seen, v))| {
-            let warm = warm_up_calls(seen);
-            let steady = v.iter().filter(|&&(i, _)| i >= warm);
-            // A sample always holds steady calls (all of them up to 4096 calls); were one to
-            // hold none, its whole would be the figure.
-            let mut ms: Vec<f64> = if steady.clone().next().is_some() {
-                steady.map(|&(_, ms)| ms).collect()
-            } else {
-                v.iter().map(|&(_, ms)| ms).collect()
-            };
-            ms.sort_by(f64::total_cmp);
-            (k, ms[ms.len() / 2])
-        })
-        .collect()
-}
-
-/// How many of a problem's `calls` in a log are warm-up, left out of its logged median: the
-/// first third, rounded up (1 of 2 or 3, 2 of 5, 4 of 12); none of a single call.
-pub fn warm_up_calls(calls: u64) -> u64 {
-    if calls < 2 {
-        0
-    } else {
-        calls.div_ceil(3)
-    }
-}
-
+/// Projects `profile` (the log) onto `replay` and/or `machine`; `logged` is what a second pass
+/// over the log file read ([`crate::logged::logged_steady`]): its steady-state medians and
+/// outside time (none from stdin, which is read once).
 pub fn project(
     profile: &Profile,
     replay: Option<&Replay>,
     machine: Option<&MachineProfile>,
-    medians: Option<&BTreeMap<String, f64>>,
+    logged: Option<&LoggedSteady>,
 ) -> Projection {
     let mut p = match replay.and_then(|r| Some((r, r.what_if.as_ref()?))) {
-        Some((r, w)) => project_what_if(profile, r, w, machine, medians),
-        None => project_logged(profile, replay, machine, medians),
+        Some((r, w)) => project_what_if(profile, r, w, machine, logged),
+        None => project_logged(profile, replay, machine, logged),
     };
     p.replay_dispersion = replay.and_then(|r| r.sequence.as_ref()?.dispersion);
     p
@@ -182,8 +121,10 @@ fn project_logged(
     profile: &Profile,
     replay: Option<&Replay>,
     machine: Option<&MachineProfile>,
-    medians: Option<&BTreeMap<String, f64>>,
+    logged: Option<&LoggedSteady>,
 ) -> Projection {
+    let medians = logged.map(|l| &l.medians);
+    let steady_outside = logged.and_then(|l| l.outside);
     let iters = profile
         .iterations
         .as_ref()
@@ -268,10 +209,19 @@ fn project_logged(
     }
     let mut groups: Vec<GroupProjection> = groups.into_values().collect();
     groups.sort_by(|a, b| b.logged_ms.total_cmp(&a.logged_ms));
-    let residual = profile
-        .timestamps
-        .map(|(a, b)| ((b - a) - profile.exec_time_ms()).max(0.0) / scale);
-    let (target, method) = describe(replay, machine, medians.is_some(), residual.is_some());
+    // Outside oneDNN: the steady iterations' median, else the timestamps' span over the
+    // iterations (the first iteration's creation and allocations included).
+    let residual = steady_outside.map(|(ms, _)| ms).or_else(|| {
+        profile
+            .timestamps
+            .map(|(a, b)| ((b - a) - profile.exec_time_ms()).max(0.0) / scale)
+    });
+    let outside = match (steady_outside, residual) {
+        (Some((_, n)), _) => Outside::Steady(n),
+        (None, Some(_)) => Outside::Span,
+        _ => Outside::Unknown,
+    };
+    let (target, method) = describe(replay, machine, medians.is_some(), outside);
     Projection {
         schema: "profilednn.projection.v1",
         source: profile.sources.join(", "),
@@ -318,8 +268,9 @@ fn project_what_if(
     r: &Replay,
     w: &crate::transform::Record,
     machine: Option<&MachineProfile>,
-    medians: Option<&BTreeMap<String, f64>>,
+    logged: Option<&LoggedSteady>,
 ) -> Projection {
+    let medians = logged.map(|l| &l.medians);
     let per_call = problems(profile)
         .into_iter()
         .map(|p| {
@@ -329,7 +280,7 @@ fn project_what_if(
             (p.key, ms)
         })
         .collect();
-    let mut base = project(profile, None, machine, medians);
+    let mut base = project(profile, None, machine, logged);
     // The replay is of this log when the log's problems are the iteration it rewrote.
     let logged_keys: std::collections::BTreeSet<&str> =
         w.logged_keys.iter().map(|k| k.as_str()).collect();
@@ -353,13 +304,24 @@ fn project_what_if(
     crate::project_what_if::project(base, r, w, &per_call)
 }
 
+/// Where the time outside oneDNN came from.
+#[derive(Clone, Copy)]
+enum Outside {
+    /// The median over this many steady iterations (markers and timestamps).
+    Steady(usize),
+    /// The timestamps' span over all iterations.
+    Span,
+    /// No timestamps.
+    Unknown,
+}
+
 /// What the projection is onto, and how each figure was obtained (the `target` and `method`
 /// texts of the projection).
 fn describe(
     replay: Option<&Replay>,
     machine: Option<&MachineProfile>,
     medians: bool,
-    residual: bool,
+    outside: Outside,
 ) -> (String, String) {
     let target = match (replay, machine) {
         (Some(r), _) => format!(
@@ -383,10 +345,10 @@ fn describe(
         } else {
             "each problem's slowest call, its cold start, replaced by the mean of the others"
         },
-        if residual {
-            "; time outside oneDNN (timestamps' span minus oneDNN time) carried over unchanged"
-        } else {
-            "; the log has no timestamps, so time outside oneDNN is unknown and not included"
+        match outside {
+            Outside::Steady(n) => format!("; time outside oneDNN (the median over {n} steady iterations of each one's timestamps' span minus its oneDNN time; the first third are warm-up) carried over unchanged"),
+            Outside::Span => "; time outside oneDNN (timestamps' span minus oneDNN time, over all iterations) carried over unchanged".to_string(),
+            Outside::Unknown => "; the log has no timestamps, so time outside oneDNN is unknown and not included".to_string(),
         }
     );
     (target, method)
