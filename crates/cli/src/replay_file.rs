@@ -51,6 +51,8 @@ pub fn projection(
         profilednn_verbose::LogInput::open(log)
             .ok()
             .map(|input| profilednn_replay::logged::logged_steady(input, one_process))
+            // A launcher-labelled log reads as no events here: no medians, not empty ones.
+            .filter(|l| !l.medians.is_empty())
     };
     let pr = project(profile, replay, machine, logged.as_ref());
     if let Some(m) = &pr.replay_match {

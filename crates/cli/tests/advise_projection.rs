@@ -73,6 +73,9 @@ fn logged_outside_per_iteration() -> f64 {
     flate2::read::MultiGzDecoder::new(std::fs::File::open(path(LOG)).unwrap())
         .read_to_string(&mut text)
         .unwrap();
+    // Its only primitive lines are exec ones (project takes an iteration's first timestamp
+    // from any primitive line; without create lines that is the first exec line's).
+    assert!(!text.contains(",primitive,create"), "fixture changed");
     // Per marker: (first timestamp after it, exec ms after it).
     let mut marks: Vec<(Option<f64>, f64)> = Vec::new();
     for l in text.lines() {

@@ -211,6 +211,8 @@ fn project_logged(
     groups.sort_by(|a, b| b.logged_ms.total_cmp(&a.logged_ms));
     // Outside oneDNN: the steady iterations' median, else the timestamps' span over the
     // iterations (the first iteration's creation and allocations included).
+    // The steady median is per iteration: used when the projection is (iterations known).
+    let steady_outside = steady_outside.filter(|_| iters.is_some());
     let residual = steady_outside.map(|(ms, _)| ms).or_else(|| {
         profile
             .timestamps

@@ -125,10 +125,15 @@ pub fn project(
         r.cpu.as_deref().unwrap_or("?"),
         r.onednn
     );
+    // How the logged projection got the time outside oneDNN (its method's last clause).
+    let outside = ["; time outside oneDNN", "; the log has no timestamps"]
+        .iter()
+        .find_map(|c| base.method.find(c))
+        .map_or(String::new(), |i| base.method[i..].to_string());
     base.method = format!(
         "what-if: the log's steady-state iteration rewritten ({}) and replayed in sequence here; projected = calls per \
          iteration × replayed median, per problem of the rewritten iteration; logged = the log's steady-state oneDNN time \
-         per iteration; time outside oneDNN carried over unchanged",
+         per iteration{outside}",
         w.transform
     );
     base.replay_onednn = Some(r.onednn.clone());

@@ -27,7 +27,7 @@ pub const EVIDENCE: &str = "fixtures/whatif's ResNet-18 spends 32.2 ms per itera
 /// The logged rank's time outside oneDNN and what it was measured at.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outside {
-    /// Median over the steady iterations (all but the first) of the ranks' mean time outside
+    /// Median over the steady iterations ([`steady_median`]) of the ranks' mean time outside
     /// oneDNN per iteration, in ms, as logged.
     pub logged_ms: f64,
     /// The oneDNN time of the same iterations (median, mean over ranks): with `logged_ms`, the
