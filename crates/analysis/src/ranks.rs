@@ -47,6 +47,13 @@ pub fn iteration_times(bytes: &[u8]) -> Vec<IterationTimes> {
             }
         }
     }
+    iteration_times_of_marks(marks)
+}
+
+/// Per-iteration times from what followed each iteration marker, in order: the oneDNN
+/// execution time (ps) after it and the first primitive's timestamp after it. Shared by the
+/// passes that gather them from lines ([`iteration_times`]) and from parsed events (`project`).
+pub fn iteration_times_of_marks(mut marks: Vec<(u128, Option<f64>)>) -> Vec<IterationTimes> {
     // A marker after the last primitive opens no iteration (as in `iterations::detect`).
     if marks.len() > 1 && marks.last().is_some_and(|m| m.0 == 0 && m.1.is_none()) {
         marks.pop();

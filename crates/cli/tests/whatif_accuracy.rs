@@ -445,11 +445,7 @@ fn step_ms(log: &Path) -> Option<f64> {
         .filter_map(|l| l.strip_prefix("# iteration ")?.split(": ").nth(1))
         .filter_map(|t| t.strip_suffix(" ms")?.parse().ok())
         .collect();
-    let warm = if ms.len() < 2 {
-        0
-    } else {
-        ms.len().div_ceil(3)
-    };
+    let warm = profilednn_replay::logged::warm_up_calls(ms.len() as u64) as usize;
     let mut steady = ms.split_off(warm);
     steady.sort_by(f64::total_cmp);
     steady.get(steady.len() / 2).copied()

@@ -93,14 +93,16 @@ pub fn logged_steady(input: profilednn_verbose::LogInput, one_process: bool) -> 
         .into_iter()
         .map(|(k, (seen, v))| {
             let warm = warm_up_calls(seen);
-            let steady = v.iter().filter(|&&(i, _)| i >= warm);
+            let mut ms: Vec<f64> = v
+                .iter()
+                .filter(|&&(i, _)| i >= warm)
+                .map(|&(_, ms)| ms)
+                .collect();
             // A sample always holds steady calls (all of them up to 4096 calls); were one to
             // hold none, its whole would be the figure.
-            let mut ms: Vec<f64> = if steady.clone().next().is_some() {
-                steady.map(|&(_, ms)| ms).collect()
-            } else {
-                v.iter().map(|&(_, ms)| ms).collect()
-            };
+            if ms.is_empty() {
+                ms = v.iter().map(|&(_, ms)| ms).collect();
+            }
             ms.sort_by(f64::total_cmp);
             (k, ms[ms.len() / 2])
         })
@@ -108,7 +110,7 @@ pub fn logged_steady(input: profilednn_verbose::LogInput, one_process: bool) -> 
     LoggedSteady {
         medians,
         outside: if one_process {
-            outside_per_steady_iteration(&marks)
+            outside_per_steady_iteration(marks)
         } else {
             None
         },
@@ -116,21 +118,12 @@ pub fn logged_steady(input: profilednn_verbose::LogInput, one_process: bool) -> 
 }
 
 /// The median time outside oneDNN over the steady iterations of `marks` (per marker: oneDNN ps
-/// after it, first timestamp after it).
-fn outside_per_steady_iteration(marks: &[(u128, Option<f64>)]) -> Option<(f64, usize)> {
-    // A marker after the last primitive opens no iteration (as in `ranks::iteration_times`).
-    let marks = match marks.split_last() {
-        Some((last, rest)) if !rest.is_empty() && last.0 == 0 && last.1.is_none() => rest,
-        _ => marks,
-    };
-    let per_iteration: Vec<Option<f64>> = (0..marks.len())
-        .map(|i| {
-            let onednn_ms = marks[i].0 as f64 / 1e9;
-            match (marks[i].1, marks.get(i + 1).and_then(|m| m.1)) {
-                (Some(a), Some(b)) if b >= a => Some((b - a - onednn_ms).max(0.0)),
-                _ => None,
-            }
-        })
-        .collect();
+/// after it, first timestamp after it), read as `plan` reads a log's iterations.
+fn outside_per_steady_iteration(marks: Vec<(u128, Option<f64>)>) -> Option<(f64, usize)> {
+    let per_iteration: Vec<Option<f64>> =
+        profilednn_analysis::ranks::iteration_times_of_marks(marks)
+            .into_iter()
+            .map(|i| i.outside_ms)
+            .collect();
     crate::plan::outside::steady_median(&[per_iteration])
 }
