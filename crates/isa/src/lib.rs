@@ -171,6 +171,20 @@ pub fn avx512_bf16() -> bool {
     false
 }
 
+/// Whether the CPU is AMD's (CPUID leaf 0 vendor "AuthenticAMD"). Kernels use it only where
+/// the two vendors' cores were measured to want different code for the same instructions
+/// (software prefetch in the optimizer loops), never to decide what an instruction may do.
+pub fn amd() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let r = std::arch::x86_64::__cpuid(0);
+        // The vendor string is EBX, EDX, ECX: "Auth" "enti" "cAMD".
+        [r.ebx, r.edx, r.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163]
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// CPUID leaf 7: EDX bit 24 = AMX-TILE, bit 22 = AMX-BF16 (Rust's feature-detection macro does
 /// not know AMX on stable). Reported by the CPU; the OS must still grant the tile state.
 pub fn amx_bf16() -> bool {
@@ -226,6 +240,20 @@ mod tests {
             assert_eq!(Level::Avx512.features(), all);
             assert_eq!(Level::Avx512.detected(), all.iter().all(|f| cpu_has(f)));
         }
+    }
+
+    #[test]
+    fn vendor_matches_proc_cpuinfo() {
+        // /proc/cpuinfo's vendor_id is the same CPUID string, read by the kernel.
+        let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+            println!("SKIPPED: no /proc/cpuinfo to compare the vendor with");
+            return;
+        };
+        let Some(line) = info.lines().find(|l| l.starts_with("vendor_id")) else {
+            println!("SKIPPED: /proc/cpuinfo names no vendor_id (not x86)");
+            return;
+        };
+        assert_eq!(amd(), line.trim_end().ends_with("AuthenticAMD"), "{line}");
     }
 
     #[test]

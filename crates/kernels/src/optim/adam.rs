@@ -99,6 +99,7 @@ fn hand_written(
             step_size: (c.lr as f64 / bc1) as f32,
             bc2_sqrt: bc2.sqrt() as f32,
             eps: c.eps,
+            prefetch: super::avx512::software_prefetch(),
         };
         let (m, v) = (&mut t.exp_avg[r.clone()], &mut t.exp_avg_sq[r.clone()]);
         return super::avx512::adam(isa, &mut p[r.clone()], &g[r.clone()], m, v, s);

@@ -1,28 +1,56 @@
 //! The f32 SGD (with momentum) and Adam/AdamW (without amsgrad) steps written with AVX-512
 //! intrinsics, for the case where profilednn and torch's `fused=True` move the same bytes
-//! (SGD 20, AdamW 28 per parameter), so only a better loop can be faster. Measured on 25 M
-//! parameters at one thread (CPU time, load 9; `sgd_step` before this loop 21.6–23.1 ms): an
-//! intrinsics loop 20.0–20.8 ms, with a software prefetch 1 KiB ahead in each stream
-//! 18.6–19.6 ms — the prefetch starts the next lines of all streams before the hardware
+//! (SGD 20, AdamW 28 per parameter), so only a better loop can be faster. Measured on an Intel
+//! Xeon (family 6 model 207), 25 M parameters at one thread (CPU time, load 9; `sgd_step`
+//! before this loop 21.6–23.1 ms): an intrinsics loop 20.0–20.8 ms, with a software prefetch
+//! 1 KiB ahead in each stream 18.6–19.6 ms — the prefetch starts the next lines of all streams before the hardware
 //! prefetcher, which follows each stream on its own, catches up. The operations are those of
 //! `sgd.rs`/`adam.rs` in the same order (separate multiplies and adds, no FMA), so the bits
 //! equal the portable loop's: an f32 run and a bf16 run with an f32 master stay identical.
+//!
+//! The prefetch is chosen per CPU (`software_prefetch`): on an AMD EPYC Zen 4 (family 25 model
+//! 17, 2 vCPUs) the same loops were slower with it at one thread (25 M parameters, median of
+//! 22 steps, three interleaved rounds, ms without / with: SGD 13.4–13.5 / 13.3–14.6, AdamW
+//! 16.8–17.6 / 17.4–18.0, LAMB 26.4–28.0 / 29.7–31.2) and equal at two: its hardware
+//! prefetchers keep up with these streams, and the extra instructions only take load slots.
+//! Intel keeps it (the gain above).
 
 use std::arch::x86_64::*;
 
+/// Whether the loops issue software prefetches on this CPU: `PROFILEDNN_PREFETCH=0|1` if set,
+/// else on everywhere but AMD's cores (see the module doc for what was measured).
+pub(super) fn software_prefetch() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        match std::env::var("PROFILEDNN_PREFETCH")
+            .as_deref()
+            .map(str::trim)
+        {
+            Ok("0") => false,
+            Ok("1") => true,
+            _ => !profilednn_isa::amd(),
+        }
+    })
+}
+
 /// Runs `f(i, mask)` over `0..n` a 64-byte line of f32 at a time (the last one masked), with a
-/// prefetch `AHEAD` elements ahead in each stream of `streams`.
+/// prefetch `AHEAD` elements ahead in each stream of `streams` when `PREFETCH`. A constant, so
+/// that each choice is its own loop, chosen once by the caller's `#[target_feature]` function:
+/// a closure called from two places in one body is not inlined, and outside such a function
+/// its intrinsics become calls (10× slower, seen).
 #[inline(always)]
-unsafe fn lines<const S: usize>(
+unsafe fn lines<const S: usize, const PREFETCH: bool>(
     n: usize,
     streams: [*const f32; S],
     mut f: impl FnMut(usize, __mmask16),
 ) {
     let mut i = 0;
     while i < n {
-        for s in streams {
-            // A hint only (no fault past the end): one line of each stream per iteration.
-            _mm_prefetch::<_MM_HINT_T0>(s.wrapping_add(i + AHEAD) as *const i8);
+        if PREFETCH {
+            for s in streams {
+                // A hint only (no fault past the end): one line of each stream per iteration.
+                _mm_prefetch::<_MM_HINT_T0>(s.wrapping_add(i + AHEAD) as *const i8);
+            }
         }
         let m: __mmask16 = if n - i >= 16 {
             0xffff
@@ -44,13 +72,15 @@ pub(super) struct Sgd {
     pub lr: f32,
     pub first: bool,
     pub nesterov: bool,
+    /// Software prefetch (`software_prefetch()`; the tests run both).
+    pub prefetch: bool,
 }
 
 /// Prefetch distance in elements (1 KiB of f32).
 const AHEAD: usize = 256;
 
 #[inline(always)]
-unsafe fn sgd_body<const FIRST: bool, const NESTEROV: bool>(
+unsafe fn sgd_body<const FIRST: bool, const NESTEROV: bool, const PF: bool>(
     p: &mut [f32],
     g: &[f32],
     buf: &mut [f32],
@@ -66,7 +96,7 @@ unsafe fn sgd_body<const FIRST: bool, const NESTEROV: bool>(
         _mm512_set1_ps(s.damp),
         _mm512_set1_ps(s.lr),
     );
-    lines(n, [pp as *const f32, gp, bp as *const f32], |i, m| {
+    lines::<_, PF>(n, [pp as *const f32, gp, bp as *const f32], |i, m| {
         let pv = _mm512_maskz_loadu_ps(m, pp.add(i));
         let gv = _mm512_add_ps(
             _mm512_mul_ps(sign, _mm512_maskz_loadu_ps(m, gp.add(i))),
@@ -92,11 +122,20 @@ unsafe fn sgd_body<const FIRST: bool, const NESTEROV: bool>(
 
 #[target_feature(enable = "avx512f")]
 unsafe fn sgd_run(p: &mut [f32], g: &[f32], buf: &mut [f32], s: Sgd) {
+    if s.prefetch {
+        sgd_flags::<true>(p, g, buf, s)
+    } else {
+        sgd_flags::<false>(p, g, buf, s)
+    }
+}
+
+#[inline(always)]
+unsafe fn sgd_flags<const PF: bool>(p: &mut [f32], g: &[f32], buf: &mut [f32], s: Sgd) {
     match (s.first, s.nesterov) {
-        (true, true) => sgd_body::<true, true>(p, g, buf, s),
-        (true, false) => sgd_body::<true, false>(p, g, buf, s),
-        (false, true) => sgd_body::<false, true>(p, g, buf, s),
-        (false, false) => sgd_body::<false, false>(p, g, buf, s),
+        (true, true) => sgd_body::<true, true, PF>(p, g, buf, s),
+        (true, false) => sgd_body::<true, false, PF>(p, g, buf, s),
+        (false, true) => sgd_body::<false, true, PF>(p, g, buf, s),
+        (false, false) => sgd_body::<false, false, PF>(p, g, buf, s),
     }
 }
 
@@ -146,10 +185,12 @@ pub(super) struct Adam {
     pub step_size: f32,
     pub bc2_sqrt: f32,
     pub eps: f32,
+    /// Software prefetch (`software_prefetch()`; the tests run both).
+    pub prefetch: bool,
 }
 
 #[inline(always)]
-unsafe fn adam_body<const DECOUPLED: bool>(
+unsafe fn adam_body<const DECOUPLED: bool, const PF: bool>(
     p: &mut [f32],
     g: &[f32],
     m_all: &mut [f32],
@@ -174,7 +215,7 @@ unsafe fn adam_body<const DECOUPLED: bool>(
         c(s.eps),
     );
     let (one_b1, one_b2, bc2) = (c(1.0 - s.b1), c(1.0 - s.b2), c(s.bc2_sqrt));
-    lines(
+    lines::<_, PF>(
         n,
         [pp as *const f32, gp, mp as *const f32, vp as *const f32],
         |i, k| {
@@ -196,10 +237,11 @@ unsafe fn adam_body<const DECOUPLED: bool>(
 
 #[target_feature(enable = "avx512f")]
 unsafe fn adam_run(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], s: Adam) {
-    if s.decoupled {
-        adam_body::<true>(p, g, m, v, s)
-    } else {
-        adam_body::<false>(p, g, m, v, s)
+    match (s.decoupled, s.prefetch) {
+        (true, true) => adam_body::<true, true>(p, g, m, v, s),
+        (true, false) => adam_body::<true, false>(p, g, m, v, s),
+        (false, true) => adam_body::<false, true>(p, g, m, v, s),
+        (false, false) => adam_body::<false, false>(p, g, m, v, s),
     }
 }
 
@@ -230,6 +272,8 @@ pub(super) struct Lamb {
     pub inv_sqrt_bc2: f32,
     pub eps: f32,
     pub wd: f32,
+    /// Software prefetch (`software_prefetch()`; the tests run both).
+    pub prefetch: bool,
 }
 
 /// `lamb.rs`'s `update`: (m·inv_bc1) / (sqrt(v)·inv_sqrt_bc2 + eps) + wd·p, the same operations.
@@ -247,7 +291,7 @@ unsafe fn lamb_update(m: __m512, v: __m512, p: __m512, s: &Lamb) -> __m512 {
 }
 
 #[target_feature(enable = "avx512f")]
-unsafe fn lamb_pass1_run(
+unsafe fn lamb_pass1_run<const PF: bool>(
     p: &[f32],
     g: &[f32],
     ms: &mut [f32],
@@ -271,7 +315,7 @@ unsafe fn lamb_pass1_run(
         let len = block.min(n - b);
         let (mut pa, mut ua) = (_mm512_setzero_ps(), _mm512_setzero_ps());
         let (pb, gb, mb, vb) = (pp.add(b), gp.add(b), mp.add(b), vp.add(b));
-        lines(len, [pb, gb, mb as *const f32, vb as *const f32], |i, k| {
+        lines::<_, PF>(len, [pb, gb, mb as *const f32, vb as *const f32], |i, k| {
             let pv = _mm512_maskz_loadu_ps(k, pb.add(i));
             let gv = _mm512_maskz_loadu_ps(k, gb.add(i));
             let (m, v) = moments(mb.add(i), vb.add(i), k, gv, [b1, b2, one_b2]);
@@ -302,16 +346,28 @@ pub(super) fn lamb_pass1(
         return None;
     }
     // SAFETY: as in `sgd`; `lamb_pass1_run` asserts the lengths are equal and stays below them.
-    Some(unsafe { lamb_pass1_run(p, g, m, v, s, block) })
+    Some(unsafe {
+        if s.prefetch {
+            lamb_pass1_run::<true>(p, g, m, v, s, block)
+        } else {
+            lamb_pass1_run::<false>(p, g, m, v, s, block)
+        }
+    })
 }
 
 #[target_feature(enable = "avx512f")]
-unsafe fn lamb_pass2_run(p: &mut [f32], ms: &[f32], vs: &[f32], s: Lamb, lr_ratio: f32) {
+unsafe fn lamb_pass2_run<const PF: bool>(
+    p: &mut [f32],
+    ms: &[f32],
+    vs: &[f32],
+    s: Lamb,
+    lr_ratio: f32,
+) {
     let n = p.len();
     assert!(ms.len() == n && vs.len() == n);
     let (pp, mp, vp) = (p.as_mut_ptr(), ms.as_ptr(), vs.as_ptr());
     let lr = _mm512_set1_ps(lr_ratio);
-    lines(n, [pp as *const f32, mp, vp], |i, k| {
+    lines::<_, PF>(n, [pp as *const f32, mp, vp], |i, k| {
         let pv = _mm512_maskz_loadu_ps(k, pp.add(i));
         let u = lamb_update(
             _mm512_maskz_loadu_ps(k, mp.add(i)),
@@ -336,6 +392,168 @@ pub(super) fn lamb_pass2(
         return false;
     }
     // SAFETY: as in `sgd`; `lamb_pass2_run` asserts the lengths are equal and stays below them.
-    unsafe { lamb_pass2_run(p, m, v, s, lr_ratio) };
+    unsafe {
+        if s.prefetch {
+            lamb_pass2_run::<true>(p, m, v, s, lr_ratio)
+        } else {
+            lamb_pass2_run::<false>(p, m, v, s, lr_ratio)
+        }
+    };
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Isa, Level};
+
+    /// Values with every kind of lane a step meets: signs, magnitudes over many binades, zeros.
+    fn values(n: usize, seed: u32) -> Vec<f32> {
+        let mut x = seed.wrapping_mul(2_654_435_761).max(1);
+        (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                if i % 97 == 0 {
+                    0.0
+                } else {
+                    (x as f32 / u32::MAX as f32 - 0.5) * (1 << (i % 9)) as f32
+                }
+            })
+            .collect()
+    }
+
+    /// The software prefetch is a hint: with and without it every loop writes the same bits,
+    /// and those of the portable loops (`sgd.rs`, `adam.rs`, `lamb.rs` at the portable level).
+    /// The public steps take one choice per CPU; this runs the other one too.
+    #[test]
+    fn prefetch_or_not_the_loops_write_the_portable_bits() {
+        let Some(isa) = Isa::of(Level::Avx512) else {
+            println!("SKIPPED: no AVX-512 on this CPU (the hand-written loops do not run)");
+            return;
+        };
+        // Lengths that end inside a line, and one longer than the prefetch distance.
+        for n in [1usize, 17, 1000, 4099] {
+            let (p0, g, b0, v0) = (values(n, 1), values(n, 2), values(n, 3), values(n, 4));
+            let v0: Vec<f32> = v0.iter().map(|v| v * v).collect();
+            // SGD with momentum, Nesterov and weight decay, a second step (the buffer is read).
+            let c = super::super::SgdConfig {
+                lr: 0.01,
+                momentum: 0.9,
+                dampening: 0.1,
+                weight_decay: 1e-4,
+                nesterov: true,
+                maximize: false,
+            };
+            let (mut pr, mut br) = (p0.clone(), b0.clone());
+            super::super::sgd_step(
+                Isa::PORTABLE,
+                1,
+                &mut [super::super::SgdTensor {
+                    params: super::super::Params::F32(&mut pr),
+                    grad: super::super::Grad::F32(&g),
+                    momentum_buffer: Some(&mut br),
+                    first: false,
+                }],
+                &c,
+            );
+            // Adam (coupled weight decay) at step 3, against the portable loop.
+            let ac = super::super::AdamConfig {
+                lr: 1e-3,
+                beta1: 0.9,
+                beta2: 0.999,
+                eps: 1e-8,
+                weight_decay: 0.01,
+                decoupled: false,
+                amsgrad: false,
+                maximize: false,
+            };
+            let (mut pa, mut ma, mut va) = (p0.clone(), b0.clone(), v0.clone());
+            super::super::adam_step(
+                Isa::PORTABLE,
+                1,
+                &mut [super::super::AdamState {
+                    params: super::super::Params::F32(&mut pa),
+                    grad: super::super::Grad::F32(&g),
+                    exp_avg: &mut ma,
+                    exp_avg_sq: &mut va,
+                    max_exp_avg_sq: None,
+                    step: 2,
+                }],
+                &ac,
+            );
+            let (bc1, bc2) = (
+                1.0 - (ac.beta1 as f64).powi(3),
+                1.0 - (ac.beta2 as f64).powi(3),
+            );
+            for prefetch in [false, true] {
+                let (mut p, mut b) = (p0.clone(), b0.clone());
+                let s = Sgd {
+                    sign: 1.0,
+                    wd: c.weight_decay,
+                    mom: c.momentum,
+                    damp: 1.0 - c.dampening,
+                    lr: c.lr,
+                    first: false,
+                    nesterov: true,
+                    prefetch,
+                };
+                assert!(sgd(isa, &mut p, &g, &mut b, s));
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&p),
+                    bits(&pr),
+                    "SGD parameters, n {n}, prefetch {prefetch}"
+                );
+                assert_eq!(
+                    bits(&b),
+                    bits(&br),
+                    "SGD buffer, n {n}, prefetch {prefetch}"
+                );
+
+                let (mut p, mut m, mut v) = (p0.clone(), b0.clone(), v0.clone());
+                let s = Adam {
+                    sign: 1.0,
+                    wd: ac.weight_decay,
+                    wd_mul: 1.0,
+                    decoupled: false,
+                    b1: ac.beta1,
+                    b2: ac.beta2,
+                    step_size: (ac.lr as f64 / bc1) as f32,
+                    bc2_sqrt: bc2.sqrt() as f32,
+                    eps: ac.eps,
+                    prefetch,
+                };
+                assert!(adam(isa, &mut p, &g, &mut m, &mut v, s));
+                assert_eq!(
+                    bits(&p),
+                    bits(&pa),
+                    "Adam parameters, n {n}, prefetch {prefetch}"
+                );
+                assert_eq!(bits(&m), bits(&ma), "Adam m, n {n}, prefetch {prefetch}");
+                assert_eq!(bits(&v), bits(&va), "Adam v, n {n}, prefetch {prefetch}");
+            }
+            // LAMB: both passes give the same bits and norms with and without the prefetch.
+            let l = |prefetch| Lamb {
+                b1: 0.9,
+                b2: 0.999,
+                inv_bc1: 10.0,
+                inv_sqrt_bc2: 31.6,
+                eps: 1e-6,
+                wd: 0.01,
+                prefetch,
+            };
+            let run = |prefetch: bool| {
+                let (mut p, mut m, mut v) = (p0.clone(), b0.clone(), v0.clone());
+                let norms = lamb_pass1(isa, &p, &g, &mut m, &mut v, l(prefetch), 64);
+                assert!(lamb_pass2(isa, &mut p, &m, &v, l(prefetch), 1e-3));
+                (
+                    norms,
+                    [p, m, v].map(|x| x.iter().map(|y| y.to_bits()).collect::<Vec<_>>()),
+                )
+            };
+            assert_eq!(run(false), run(true), "LAMB, n {n}");
+        }
+    }
 }

@@ -163,6 +163,7 @@ fn hand_written(isa: Isa, t: &mut AdamState, c: &LambConfig) -> bool {
             inv_sqrt_bc2: inverse_corrections(c, st).1,
             eps: c.eps,
             wd: c.weight_decay,
+            prefetch: super::avx512::software_prefetch(),
         };
         let (m, v) = (&mut *t.exp_avg, &mut *t.exp_avg_sq);
         let Some((pn, un)) = super::avx512::lamb_pass1(isa, p, g, m, v, s, BLOCK) else {

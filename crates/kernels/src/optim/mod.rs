@@ -37,11 +37,17 @@ pub use store::{Grad, Params};
 
 /// The code path the optimizer steps take on `isa`, for benchmark output.
 pub fn path(isa: crate::Isa) -> String {
+    #[cfg(target_arch = "x86_64")]
     let hand = if isa.level() == crate::Level::Avx512 {
-        "f32 SGD-with-momentum and Adam/AdamW by hand-written prefetching loops, the rest "
+        format!(
+            "f32 SGD-with-momentum, Adam/AdamW and LAMB by hand-written loops {} software prefetch, the rest ",
+            if avx512::software_prefetch() { "with" } else { "without" }
+        )
     } else {
-        ""
+        String::new()
     };
+    #[cfg(not(target_arch = "x86_64"))]
+    let hand = String::new();
     format!(
         "{} ({hand}auto-vectorized for this level; bf16 rounded by integer round-to-nearest-even)",
         isa.name()

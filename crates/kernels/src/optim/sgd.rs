@@ -70,6 +70,7 @@ fn hand_written(isa: Isa, t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<u
             lr: c.lr,
             first: t.first,
             nesterov: c.nesterov,
+            prefetch: super::avx512::software_prefetch(),
         };
         return super::avx512::sgd(isa, &mut p[r.clone()], &g[r.clone()], &mut b[r], s);
     }
