@@ -167,7 +167,7 @@ fn peak_writes_a_profile_that_report_accepts() {
     assert_eq!(p["schema"], "profilednn.machine.v1");
     assert!(p["peak_gflops"]["f32"].as_f64().unwrap() > 0.0);
     assert!(p["memory_gbps"].as_f64().unwrap() > 0.0);
-    for k in ["read", "copy", "triad"] {
+    for k in ["read", "copy", "triad", "update"] {
         assert!(p["bandwidth"]
             .as_array()
             .unwrap()

@@ -60,6 +60,7 @@ pub fn render(p: &MachineProfile) -> String {
         "read GB/s",
         "copy GB/s",
         "triad GB/s",
+        "update GB/s",
     ]);
     let mut sets: Vec<(u64, usize)> = p
         .bandwidth
@@ -86,6 +87,7 @@ pub fn render(p: &MachineProfile) -> String {
             num(get("read")),
             num(get("copy")),
             num(get("triad")),
+            num(get("update")),
         ]);
     }
     out += &format!(
