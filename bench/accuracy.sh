@@ -8,7 +8,9 @@
 #     groups with >= 5 % of the time within 25 %) printed as met or MISSED;
 #   - the what-if projections (--layout channels-last, --as bf16, --threads 1, --batch 4) of a
 #     PyTorch resnet18 f32 NCHW run against real runs of each (20 % printed as MET/MISSED; the
-#     direction of the bf16 change enforced). Recorded afresh with PROFILEDNN_TORCH_PYTHON (or
+#     direction of the bf16 change enforced; on a CPU with bf16 units the bf16 pair also with
+#     oneDNN capped below them, ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI, whose slow-down must be
+#     predicted as one). Recorded afresh with PROFILEDNN_TORCH_PYTHON (or
 #     a python3 that imports torch and torchvision), else the committed fixtures/whatif logs;
 #   - `profilednn plan` of a live torchrun ResNet-18 run (1 rank x 2 threads, global batch 16)
 #     against real 1x2 and 2x1 runs: the same order, each within 20 % (SKIPPED without torchrun).

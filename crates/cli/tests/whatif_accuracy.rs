@@ -22,6 +22,10 @@
 //! projected step against the script's own step times (live runs only; on an AMD EPYC Zen 3 the
 //! real bf16 step read 5.0–5.4× the f32 one, projected 11.2–11.6× the f32 replay's: "slower", no
 //! estimate of how much).
+//! On a CPU with bf16 units, with live PyTorch, the bf16 pair is also recorded and replayed with
+//! oneDNN capped below bf16 (`ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI`): the slow-down a CPU without
+//! them shows must be predicted as one too (enforced; the 20 % figure printed). AMD EPYC Zen 4:
+//! real 1.92× the f32 run, projected 1.80× the f32 replay, −0.3 % against the real run.
 //!
 //! The pairs are recorded afresh when `PROFILEDNN_TORCH_PYTHON` names a Python with torch and
 //! torchvision (bench/accuracy.sh sets it when one is found); else the committed fixtures
@@ -44,6 +48,7 @@ fn what_if(
     dir: &Path,
     name: &str,
     args: &[&str],
+    env: &[(&str, &str)],
 ) -> (serde_json::Value, f64, f64, f64, f64) {
     let out = dir.join(format!("{}.json", name.replace(' ', "_")));
     succeeded(
@@ -51,6 +56,7 @@ fn what_if(
             .args(["replay", base, "--dnnl-lib", lib, "--no-progress", "-o"])
             .arg(&out)
             .args(args)
+            .envs(env.iter().copied())
             .output()
             .unwrap(),
     );
@@ -95,7 +101,17 @@ fn percent(d: Option<f64>) -> String {
 /// (`logged::warm_up_calls`); 12 iterations still leave 8 steady iterations' calls.
 const REAL_ITERATIONS: &str = "12";
 
-fn record(py: &str, dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+/// The bf16 what-if: autocast's precision and channels-last, at the base run's 2 threads.
+const BF16_CL: &[&str] = &[
+    "--as",
+    "bf16",
+    "--layout",
+    "channels-last",
+    "--threads",
+    "2",
+];
+
+fn record(py: &str, dir: &Path, name: &str, args: &[&str], env: &[(&str, &str)]) -> PathBuf {
     let out = succeeded(
         std::process::Command::new(py)
             .arg(root().join("fixtures/whatif/train_resnet18.py"))
@@ -103,6 +119,7 @@ fn record(py: &str, dir: &Path, name: &str, args: &[&str]) -> PathBuf {
             .args(args)
             .env("ONEDNN_VERBOSE", "1")
             .env("ONEDNN_VERBOSE_TIMESTAMP", "1")
+            .envs(env.iter().copied())
             .output()
             .unwrap(),
     );
@@ -169,7 +186,9 @@ fn what_if_projections_against_real_runs() {
     let logs: Vec<PathBuf> = match &live {
         Some(py) => {
             println!("what-if pairs recorded afresh with {py}");
-            runs.iter().map(|(n, a)| record(py, &dir, n, a)).collect()
+            runs.iter()
+                .map(|(n, a)| record(py, &dir, n, a, &[]))
+                .collect()
         }
         None => {
             println!("what-if pairs: the committed fixtures (fixtures/whatif; set PROFILEDNN_TORCH_PYTHON to record afresh)");
@@ -191,18 +210,7 @@ fn what_if_projections_against_real_runs() {
             &["--layout", "channels-last", "--threads", "2"],
             1,
         ),
-        (
-            "bf16 autocast channels-last",
-            &[
-                "--as",
-                "bf16",
-                "--layout",
-                "channels-last",
-                "--threads",
-                "2",
-            ],
-            2,
-        ),
+        ("bf16 autocast channels-last", BF16_CL, 2),
         ("f32 NCHW 1 thread", &["--threads", "1"], 3),
         ("f32 NCHW batch 4", &["--batch", "4", "--threads", "2"], 4),
     ];
@@ -242,11 +250,11 @@ fn what_if_projections_against_real_runs() {
             let rerecord = attempt > 1 && !name.starts_with("bf16");
             if let (Some(py), true) = (&live, rerecord) {
                 let tag = |n: &str| format!("{n}-{}-{attempt}", name.replace(' ', "_"));
-                base_log = record(py, &dir, &tag(runs[0].0), runs[0].1);
+                base_log = record(py, &dir, &tag(runs[0].0), runs[0].1, &[]);
                 real_log = if real == 0 {
                     base_log.clone()
                 } else {
-                    record(py, &dir, &tag(runs[real].0), runs[real].1)
+                    record(py, &dir, &tag(runs[real].0), runs[real].1, &[])
                 };
             }
             let m = what_if(
@@ -256,6 +264,7 @@ fn what_if_projections_against_real_runs() {
                 &dir,
                 name,
                 args,
+                &[],
             );
             let (_, _, _, projected, real_ms) = m;
             if real_ms.is_nan() {
@@ -373,6 +382,9 @@ fn what_if_projections_against_real_runs() {
             bf16_direction_ok = predicted_slower == real_slower;
         }
     }
+    if let (Some(py), true) = (&live, has_bf16_units()) {
+        no_bf16_units_pair(py, &lib, &dir, runs[0].1, runs[2].1);
+    }
     if bf16_unavailable && !bf16_step_checked {
         return;
     }
@@ -391,6 +403,77 @@ fn what_if_projections_against_real_runs() {
     assert!(
         bf16_direction_ok,
         "the projection gets the direction of the bf16 change wrong"
+    );
+}
+
+/// What oneDNN is capped to for the "no bf16 units" pair: AVX-512 with VNNI, no AVX512-BF16 or
+/// AMX (PyTorch's bundled oneDNN and the replay's both read it).
+const NO_BF16_UNITS: (&str, &str) = ("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_VNNI");
+
+/// The bf16 pair again as on a CPU without bf16 units, on one that has them: the f32 and the
+/// bf16 runs recorded, and both replays made, with oneDNN capped below bf16 (`NO_BF16_UNITS`),
+/// so that one CI run checks both sides of the validation — a speed-up where bf16 units
+/// exist (the pair above), a slow-down predicted as one where they do not (here; enforced, the
+/// 20 % figure printed). On an Intel Xeon without bf16 units the real bf16 run was 2.1–8.0× the
+/// f32 one and the projection said 2.6–9.1×.
+fn no_bf16_units_pair(py: &str, lib: &str, dir: &Path, f32_args: &[&str], bf16_args: &[&str]) {
+    let f32_log = record(
+        py,
+        dir,
+        "f32-nchw-no-bf16-units",
+        f32_args,
+        &[NO_BF16_UNITS],
+    );
+    let bf16_log = record(
+        py,
+        dir,
+        "bf16-cl-no-bf16-units",
+        bf16_args,
+        &[NO_BF16_UNITS],
+    );
+    if recorded_with_bf16_units(&bf16_log) {
+        println!(
+            "what-if bf16 without bf16 units: SKIPPED: {}={} did not take bf16 away from PyTorch's oneDNN (its isa: line still names bfloat16)",
+            NO_BF16_UNITS.0, NO_BF16_UNITS.1
+        );
+        return;
+    }
+    let base = f32_log.to_str().unwrap();
+    let (_, logged, _, f32_projected, _) = what_if(
+        lib,
+        base,
+        &f32_log,
+        dir,
+        "f32 NCHW without bf16 units",
+        &["--as", "f32", "--threads", "2"],
+        &[NO_BF16_UNITS],
+    );
+    let (_, _, casts, projected, real_ms) = what_if(
+        lib,
+        base,
+        &bf16_log,
+        dir,
+        "bf16 autocast channels-last without bf16 units",
+        BF16_CL,
+        &[NO_BF16_UNITS],
+    );
+    assert!(
+        !real_ms.is_nan(),
+        "the real bf16 run without bf16 units executed nothing in oneDNN"
+    );
+    let (predicted_slower, real_slower) = (projected > f32_projected, real_ms > logged);
+    println!(
+        "what-if bf16 autocast channels-last, oneDNN capped at {} (no bf16 units): logged f32 NCHW {logged:.2} ms/iter (replayed {f32_projected:.2}) -> projected {projected:.2} (+ autocast casts {casts:.2}) vs real {real_ms:.2}: {:+.1}% ({}); real {:.2}x the real f32 run, projected {:.2}x the f32 replay: direction {}",
+        NO_BF16_UNITS.1,
+        (projected / real_ms - 1.0) * 100.0,
+        if (projected / real_ms - 1.0).abs() <= 0.20 { "MET (20 %)" } else { "MISSED (20 %)" },
+        real_ms / logged,
+        projected / f32_projected,
+        if predicted_slower == real_slower { "predicted" } else { "WRONG" }
+    );
+    assert_eq!(
+        predicted_slower, real_slower,
+        "without bf16 units the projection gets the direction of the bf16 change wrong"
     );
 }
 
