@@ -1,12 +1,13 @@
-//! The f32 SGD (with momentum) and Adam/AdamW (without amsgrad) steps written with AVX-512
-//! intrinsics, for the case where profilednn and torch's `fused=True` move the same bytes
-//! (SGD 20, AdamW 28 per parameter), so only a better loop can be faster. Measured on an Intel
-//! Xeon (family 6 model 207), 25 M parameters at one thread (CPU time, load 9; `sgd_step`
-//! before this loop 21.6–23.1 ms): an intrinsics loop 20.0–20.8 ms, with a software prefetch
-//! 1 KiB ahead in each stream 18.6–19.6 ms — the prefetch starts the next lines of all streams before the hardware
-//! prefetcher, which follows each stream on its own, catches up. The operations are those of
-//! `sgd.rs`/`adam.rs` in the same order (separate multiplies and adds, no FMA), so the bits
-//! equal the portable loop's: an f32 run and a bf16 run with an f32 master stay identical.
+//! The f32 SGD (with momentum) and Adam/AdamW (without amsgrad) steps, and LAMB's two passes,
+//! written with AVX-512 intrinsics, for the case where profilednn and torch's `fused=True` move
+//! the same bytes (SGD 20, AdamW 28 per parameter), so only a better loop can be faster.
+//! Measured on an Intel Xeon (family 6 model 207), 25 M parameters at one thread (CPU time,
+//! load 9; `sgd_step` before this loop 21.6–23.1 ms): an intrinsics loop 20.0–20.8 ms, with a
+//! software prefetch 1 KiB ahead in each stream 18.6–19.6 ms — the prefetch starts the next
+//! lines of all streams before the hardware prefetcher, which follows each stream on its own,
+//! catches up. The operations are those of `sgd.rs`/`adam.rs`/`lamb.rs` in the same order
+//! (separate multiplies and adds, no FMA), so the bits equal the portable loop's: an f32 run
+//! and a bf16 run with an f32 master stay identical.
 //!
 //! The prefetch is chosen per CPU (`software_prefetch`): on an AMD EPYC Zen 4 (family 25 model
 //! 17, 2 vCPUs) the same loops were slower with it at one thread (25 M parameters, median of
