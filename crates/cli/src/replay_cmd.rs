@@ -3,9 +3,9 @@
 use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
-use profilednn_replay::native::allocation::Allocation;
+use profilednn_replay::native::allocation::{Allocation, Heap};
 use profilednn_replay::native::run::Timing;
-use profilednn_replay::native::{replay_profile, sequence, Session, SkipReason};
+use profilednn_replay::native::{heap_choice, replay_profile, sequence, Session, SkipReason};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -61,12 +61,26 @@ pub struct ReplayArgs {
     /// What-if: the mini-batch of every problem of the iteration set to N.
     #[arg(long, value_name = "N", value_parser = crate::load::count)]
     batch: Option<u64>,
-    /// Sequence mode: how each call's memory is allocated. `per-call`: outputs and scratchpad
-    /// from the C heap around each call, as PyTorch's allocator does (new pages where `malloc`
-    /// hands them out); `once`: every tensor before the loop, as a C program does. Default: per
+    /// Sequence mode: how each call's memory is allocated. `per-call`: each call's scratchpad
+    /// (and a weight gradient's copy, per iteration) allocated around it, as PyTorch's
+    /// allocator does, from the heap `--heap` says; `once`: every tensor before the loop, as a C program does. Default: per
     /// call when (nearly) every call of the log has a user scratchpad (a framework's), else once.
     #[arg(long, value_enum)]
     allocation: Option<AllocationArg>,
+    /// Per-call allocation: `warm`, freed buffers' pages kept for the next call of the same
+    /// size (no page faults after the first iteration); `cold`, new pages for every buffer
+    /// (each call faults its scratchpad and gradient copy in); `glibc`, the C heap (either,
+    /// varying from run to run). Default: the one the log is nearer to, from two short replays
+    /// of its iteration (see docs/projection.md).
+    #[arg(long, value_enum)]
+    heap: Option<HeapArg>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum HeapArg {
+    Warm,
+    Cold,
+    Glibc,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -213,9 +227,29 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                     AllocationArg::Once => Allocation::Once,
                     AllocationArg::PerCall => Allocation::PerCall,
                 }),
+                heap: args.heap.map(|h| match h {
+                    HeapArg::Warm => Heap::Warm,
+                    HeapArg::Cold => Heap::Cold,
+                    HeapArg::Glibc => Heap::Glibc,
+                }),
                 ..Default::default()
             };
-            let (r, summary) = match &what_if {
+            let (st, heap_why) = if st.heap.is_some() {
+                (st, None)
+            } else {
+                let input = profilednn_verbose::LogInput::open(&args.log)
+                    .with_context(|| format!("{}: cannot read the log", args.log.display()))?;
+                let logged = profilednn_replay::logged::logged_steady(input, false).medians;
+                heap_choice::choose(
+                    &session,
+                    &calls,
+                    &logged,
+                    profile.metadata.threads.map(u64::from),
+                    &st,
+                    progress,
+                )
+            };
+            let (r, mut summary) = match &what_if {
                 None => sequence::replay_sequence(
                     &session,
                     sequence::ResultsFor::Log(&profile),
@@ -233,6 +267,9 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                     (run.results, run.sequence)
                 }
             };
+            if let Some(why) = heap_why {
+                summary.heap_reason = why;
+            }
             (r, Some(summary))
         }
     };

@@ -82,6 +82,29 @@ pub fn project(
     let input = profilednn_verbose::LogInput::open(log)
         .with_context(|| format!("{}: cannot read the log", log.display()))?;
     let (calls, from) = steady_iteration(input, profile);
+    // The heap the log shows, chosen once for every what-if of this log.
+    let input = profilednn_verbose::LogInput::open(log)
+        .with_context(|| format!("{}: cannot read the log", log.display()))?;
+    let logged = profilednn_replay::logged::logged_steady(input, false).medians;
+    let bar_heap = bar(no_progress);
+    let (timing, heap_why) = profilednn_replay::native::heap_choice::choose(
+        &session,
+        &calls,
+        &logged,
+        threads.map(u64::from),
+        &SequenceTiming::default(),
+        |i, n, what| {
+            if let Some(b) = &bar_heap {
+                b.set_length(n as u64);
+                b.set_position(i as u64);
+                b.set_message(what.to_string());
+            }
+            true
+        },
+    );
+    if let Some(b) = bar_heap {
+        b.finish_and_clear();
+    }
     let mut out = Vec::new();
     for (change, rules) in todo {
         let w = what_if(&change);
@@ -92,7 +115,7 @@ pub fn project(
             &calls,
             from.clone(),
             &w,
-            &SequenceTiming::default(),
+            &timing,
             |i, n, what| {
                 if let Some(b) = &bar {
                     b.set_length(n as u64);
@@ -105,6 +128,10 @@ pub fn project(
         .with_context(|| format!("{}", log.display()))?;
         if let Some(b) = bar {
             b.finish_and_clear();
+        }
+        let mut run = run;
+        if let Some(why) = &heap_why {
+            run.sequence.heap_reason = why.clone();
         }
         let mut replay = profilednn_replay::what_if_run::replay_record(
             &session,

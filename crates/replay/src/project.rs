@@ -64,7 +64,8 @@ pub struct Projection {
     /// oneDNN the replay ran with, and how (`sequence` or `isolated`).
     pub replay_onednn: Option<String>,
     pub replay_mode: Option<String>,
-    /// How a sequence replay allocated each call's memory (`once`, `per-call`), and why.
+    /// How a sequence replay allocated each call's memory (`once`, `per-call`, with the heap
+    /// whose pages it took), and why.
     pub replay_allocation: Option<String>,
     /// How well the replay results belong to this log (with `--replay`).
     pub replay_match: Option<ReplayMatch>,
@@ -360,9 +361,16 @@ fn describe(
 pub(crate) fn allocation_of(r: &crate::native::Replay) -> Option<String> {
     let q = r.sequence.as_ref()?;
     let a = q.allocation?;
-    Some(if q.allocation_reason.is_empty() {
+    let mut s = if q.allocation_reason.is_empty() {
         a.as_str().to_string()
     } else {
         format!("{} ({})", a.as_str(), q.allocation_reason)
-    })
+    };
+    if let Some(h) = q.heap {
+        s += &format!("; heap {}", h.as_str());
+        if !q.heap_reason.is_empty() {
+            s += &format!(" ({})", q.heap_reason);
+        }
+    }
+    Some(s)
 }

@@ -34,6 +34,10 @@
 //! line of the corpus' and fixtures' PyTorch logs has `attr-scratchpad:user`); C programs and
 //! benchdnn leave the default (library) mode on most (3 of 78 calls of the corpus' C program,
 //! none of benchdnn's).
+//!
+//! Whether a freed buffer's pages come back warm is the framework heap's business, not the
+//! program's: the per-call buffers come from a [`Heap`] chosen from the log
+//! ([`super::heap_choice`]), not from the replay's own C heap.
 
 use super::api::arg::{DST, SCRATCHPAD};
 use super::api::{ExecArg, Handle};
@@ -91,25 +95,81 @@ fn user_scratchpad(p: &Primitive) -> bool {
         .any(|a| matches!(a, Attribute::Scratchpad(m) if m == "user"))
 }
 
-/// A buffer from the C heap, freed when dropped.
-struct HeapBuffer {
-    ptr: *mut u8,
-    layout: Layout,
+/// Where a per-call buffer's pages come from: whether the framework's heap keeps the pages of
+/// a freed block for the next request or gives them back to the kernel, so that the next call
+/// faults them in again inside its timed run. Which one a training run had is read from its
+/// log ([`super::heap_choice`]); the C heap itself is no model of it: in the replay's small
+/// heap glibc gives the freed top block back (trim) where PyTorch's, holding live tensors above
+/// it, does not, and whether it does changed from run to run (1,640 and 7,330 faults per
+/// iteration for one log and binary on an AMD EPYC Zen 4; `docs/projection.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Heap {
+    /// Freed buffers kept and handed out again for a request of the same size: no page fault
+    /// after the first iteration, as when the framework's heap keeps its pages.
+    Warm,
+    /// New pages for every buffer (an anonymous map, unmapped when freed): every first touch
+    /// in the call is a page fault, as when the framework's heap returns its pages each time.
+    Cold,
+    /// The C heap (`malloc`/`free`), as replays before the choice existed ran: whether a freed
+    /// block's pages go back to the kernel depends on glibc's thresholds and on what else the
+    /// replay's heap holds. For comparison only.
+    Glibc,
+}
+
+impl Heap {
+    /// The name `--heap` takes and the results file writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Heap::Warm => "warm",
+            Heap::Cold => "cold",
+            Heap::Glibc => "glibc",
+        }
+    }
+}
+
+/// A per-call buffer, freed (or kept, [`Heap::Warm`]) when dropped.
+enum HeapBuffer {
+    Malloc { ptr: *mut u8, layout: Layout },
+    Map(memmap2::MmapMut),
 }
 
 impl HeapBuffer {
-    fn new(size: usize) -> Option<HeapBuffer> {
-        let layout = Layout::from_size_align(size.max(1), 64).ok()?;
-        // SAFETY: a non-zero size and a valid alignment.
-        let ptr = unsafe { System.alloc(layout) };
-        (!ptr.is_null()).then_some(HeapBuffer { ptr, layout })
+    fn new(heap: Heap, size: usize) -> Option<HeapBuffer> {
+        match heap {
+            Heap::Cold => memmap2::MmapMut::map_anon(size.max(1))
+                .ok()
+                .map(HeapBuffer::Map),
+            Heap::Glibc | Heap::Warm => {
+                let layout = Layout::from_size_align(size.max(1), 64).ok()?;
+                // SAFETY: a non-zero size and a valid alignment.
+                let ptr = unsafe { System.alloc(layout) };
+                (!ptr.is_null()).then_some(HeapBuffer::Malloc { ptr, layout })
+            }
+        }
+    }
+
+    fn ptr(&mut self) -> *mut u8 {
+        match self {
+            HeapBuffer::Malloc { ptr, .. } => *ptr,
+            HeapBuffer::Map(m) => m.as_mut_ptr(),
+        }
+    }
+
+    fn size(&self) -> usize {
+        match self {
+            HeapBuffer::Malloc { layout, .. } => layout.size(),
+            HeapBuffer::Map(m) => m.len(),
+        }
     }
 }
 
 impl Drop for HeapBuffer {
     fn drop(&mut self) {
-        // SAFETY: allocated by `System` with this layout in `new`, freed once.
-        unsafe { System.dealloc(self.ptr, self.layout) };
+        if let HeapBuffer::Malloc { ptr, layout } = *self {
+            // SAFETY: allocated by `System` with this layout in `new`, freed once.
+            unsafe { System.dealloc(ptr, layout) };
+        }
     }
 }
 
@@ -170,16 +230,50 @@ pub(crate) struct PerCall<'s> {
     call_mems: Vec<Handle>,
     call_buffers: Vec<HeapBuffer>,
     iteration_buffers: Vec<HeapBuffer>,
+    buffers: Buffers,
+}
+
+/// Where [`PerCall`] takes its buffers from and gives them back to.
+struct Buffers {
+    heap: Heap,
+    /// Freed buffers kept for reuse ([`Heap::Warm`]).
+    kept: Vec<HeapBuffer>,
+}
+
+impl Buffers {
+    fn new(heap: Heap) -> Buffers {
+        Buffers {
+            heap,
+            kept: Vec::new(),
+        }
+    }
+
+    /// A buffer of `size` bytes: a kept one of that size, or a new one.
+    fn take(&mut self, size: usize) -> Option<HeapBuffer> {
+        let want = size.max(1);
+        if let Some(i) = self.kept.iter().position(|b| b.size() == want) {
+            return Some(self.kept.swap_remove(i));
+        }
+        HeapBuffer::new(self.heap, size)
+    }
+
+    /// Buffers done with: kept ([`Heap::Warm`]) or freed.
+    fn give(&mut self, buffers: Vec<HeapBuffer>) {
+        if self.heap == Heap::Warm {
+            self.kept.extend(buffers);
+        }
+    }
 }
 
 impl<'s> PerCall<'s> {
-    pub(crate) fn new(s: &'s Session, plans: Vec<Plan>) -> PerCall<'s> {
+    pub(crate) fn new(s: &'s Session, plans: Vec<Plan>, heap: Heap) -> PerCall<'s> {
         PerCall {
             s,
             plans,
             call_mems: Vec::new(),
             call_buffers: Vec::new(),
             iteration_buffers: Vec::new(),
+            buffers: Buffers::new(heap),
         }
     }
 
@@ -189,7 +283,7 @@ impl<'s> PerCall<'s> {
         for i in 0..self.plans[pos].outputs.len() {
             let (k, life) = self.plans[pos].outputs[i];
             let (md, size, _) = p.buffers[k];
-            let Some(buf) = HeapBuffer::new(size) else {
+            let Some(mut buf) = self.buffers.take(size) else {
                 continue;
             };
             let mut mem: Handle = std::ptr::null_mut();
@@ -197,7 +291,7 @@ impl<'s> PerCall<'s> {
             // and `buf` a heap buffer of its size, alive until this memory is destroyed in
             // `after` (a call buffer) or later (an iteration buffer).
             let st = unsafe {
-                (self.s.dnnl.api.dnnl_memory_create)(&mut mem, md, self.s.engine, buf.ptr.cast())
+                (self.s.dnnl.api.dnnl_memory_create)(&mut mem, md, self.s.engine, buf.ptr().cast())
             };
             if st != 0 {
                 continue;
@@ -218,12 +312,14 @@ impl<'s> PerCall<'s> {
             // SAFETY: created in `before` for this call; it does not own its buffer.
             unsafe { (self.s.dnnl.api.dnnl_memory_destroy)(m) };
         }
-        self.call_buffers.clear();
+        let done = std::mem::take(&mut self.call_buffers);
+        self.buffers.give(done);
     }
 
     /// The end of an iteration: the gradients' copies are freed.
     pub(crate) fn end_iteration(&mut self) {
-        self.iteration_buffers.clear();
+        let done = std::mem::take(&mut self.iteration_buffers);
+        self.buffers.give(done);
     }
 }
 
@@ -253,5 +349,52 @@ mod tests {
         calls[0] = library.clone();
         assert_eq!(Allocation::of_iteration(&calls).0, Allocation::Once);
         assert_eq!(Allocation::of_iteration(&[]).0, Allocation::Once);
+    }
+
+    /// Minor page faults of this thread so far.
+    fn faults() -> i64 {
+        // SAFETY: getrusage writes the struct it is given.
+        unsafe {
+            let mut u: libc::rusage = std::mem::zeroed();
+            assert_eq!(libc::getrusage(libc::RUSAGE_THREAD, &mut u), 0);
+            u.ru_minflt
+        }
+    }
+
+    /// Page faults of writing every page of a buffer taken from `b`, given back after.
+    fn touch(b: &mut Buffers, size: usize) -> (i64, *mut u8) {
+        let mut buf = b.take(size).expect("allocated");
+        let ptr = buf.ptr();
+        let before = faults();
+        for i in (0..size).step_by(4096) {
+            // SAFETY: inside the buffer of `size` bytes.
+            unsafe { ptr.add(i).write_volatile(1) };
+        }
+        let n = faults() - before;
+        b.give(vec![buf]);
+        (n, ptr)
+    }
+
+    /// 1 MiB (256 pages of 4 KiB; too small for a transparent huge page): a cold heap faults
+    /// every page in on every use, a warm one only on the first.
+    #[test]
+    fn cold_buffers_fault_every_time_and_warm_ones_once() {
+        const SIZE: usize = 1 << 20;
+        let mut cold = Buffers::new(Heap::Cold);
+        for _ in 0..3 {
+            let (n, _) = touch(&mut cold, SIZE);
+            assert!(n >= 200, "{n} faults touching new pages");
+        }
+        let mut warm = Buffers::new(Heap::Warm);
+        let (first, p) = touch(&mut warm, SIZE);
+        assert!(first >= 200, "{first} faults on the first use");
+        for _ in 0..3 {
+            let (n, q) = touch(&mut warm, SIZE);
+            assert_eq!(q, p, "the kept buffer is handed out again");
+            assert!(n < 8, "{n} faults touching kept pages");
+        }
+        // Another size is another buffer.
+        let (_, q) = touch(&mut warm, SIZE / 2);
+        assert_ne!(q, p);
     }
 }

@@ -6,6 +6,7 @@ pub mod build;
 pub mod chosen_layouts;
 mod error;
 mod fresh;
+pub mod heap_choice;
 mod kinds;
 pub mod run;
 pub mod sequence;

@@ -10,7 +10,7 @@
 //! over blocks of its median call in each block, measured until the blocks agree
 //! ([`super::stability`]).
 
-use super::allocation::{Allocation, PerCall, Plan};
+use super::allocation::{Allocation, Heap, PerCall, Plan};
 use super::api::arg::{DIFF_DST, DIFF_SRC, DIFF_WEIGHTS, DST, SRC, WEIGHTS, WORKSPACE};
 use super::chosen_layouts::ChosenLayouts;
 use super::run::{prepare, summarize, Measurement, Prepared};
@@ -59,6 +59,14 @@ pub struct SequenceSummary {
     /// Why: given (`--allocation`), or what the log showed.
     #[serde(default)]
     pub allocation_reason: String,
+    /// Per-call allocation: where the buffers' pages came from ([`Heap`]); `None` when
+    /// everything was allocated once, and in results files written before the choice existed
+    /// (the C heap).
+    #[serde(default)]
+    pub heap: Option<Heap>,
+    /// Why: given (`--heap`), or what the log showed ([`super::heap_choice`]).
+    #[serde(default)]
+    pub heap_reason: String,
 }
 
 /// At most this many figures of a series are kept (the iterations' times, each problem's call
@@ -132,6 +140,9 @@ pub struct SequenceTiming {
     /// How the calls' memory is allocated; `None`: as the log shows
     /// ([`Allocation::of_iteration`]).
     pub allocation: Option<Allocation>,
+    /// Where per-call buffers' pages come from; `None`: [`Heap::Warm`] (the caller that read
+    /// it from the log, [`super::heap_choice::choose`], sets it and says why in the summary).
+    pub heap: Option<Heap>,
 }
 
 impl Default for SequenceTiming {
@@ -145,6 +156,7 @@ impl Default for SequenceTiming {
             target_dispersion: 0.02,
             max_time_ms: 10_000.0,
             allocation: None,
+            heap: None,
         }
     }
 }
@@ -410,7 +422,16 @@ pub fn replay_sequence(
             Some(PerCall::new(
                 s,
                 Plan::of_iteration(&calls.order, &prepared, &flow.gradient_copies),
+                t.heap.unwrap_or(Heap::Warm),
             )),
+        ),
+    };
+    let (heap, heap_reason) = match (allocation, t.heap) {
+        (Allocation::Once, _) => (None, String::new()),
+        (Allocation::PerCall, Some(h)) => (Some(h), "given".to_string()),
+        (Allocation::PerCall, None) => (
+            Some(Heap::Warm),
+            "not read from the log: freed pages kept".to_string(),
         ),
     };
     let timed = run_iterations(
@@ -433,6 +454,8 @@ pub fn replay_sequence(
         weight_reorders_resolved: resolved,
         allocation: Some(allocation),
         allocation_reason,
+        heap,
+        heap_reason,
     };
     let by_key = outcomes(&calls.index, &prepared, timed, going);
     drop(flow);

@@ -47,6 +47,21 @@ pub fn set(d: &Dnnl, threads: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// The OpenMP thread count of the loaded oneDNN `d` (`omp_get_max_threads`), if it has one.
+pub fn get(d: &Dnnl) -> Option<u64> {
+    if d.cpu_runtime == RUNTIME_SYCL {
+        return None;
+    }
+    // SAFETY: as in `set`: the library is loaded, the function has OpenMP's signature.
+    unsafe {
+        let l = Library::new(d.api.path.as_path()).ok()?;
+        let get = l
+            .get::<unsafe extern "C" fn() -> c_int>(b"omp_get_max_threads\0")
+            .ok()?;
+        u64::try_from(get()).ok()
+    }
+}
+
 fn no_openmp(lib: &Path) -> String {
     format!(
         "{}: no OpenMP runtime found (a TBB or thread-pool build of oneDNN?): the plan sets the \

@@ -1,0 +1,104 @@
+//! The heap of a per-call sequence replay end to end, on the PyTorch ResNet-18 log of
+//! `fixtures/whatif` (every call with a user scratchpad, so allocated per call): the default is
+//! read from the log and says why, `--heap` is obeyed, and the two heaps differ the way they
+//! must — counted in page faults (`getrusage` of the replay process), not in time: new pages for
+//! every buffer fault each call's scratchpad and gradient copy in, kept ones only once.
+//!
+//! Needs `PROFILEDNN_DNNL_LIB` (a libdnnl.so.3); without it the test says SKIPPED and passes,
+//! unless PROFILEDNN_REQUIRE_ONEDNN=1. One test in this file: the children's page faults are
+//! this test's own.
+
+mod common;
+use common::{bin, dnnl_lib_or_skip, json_of, root, succeeded, temp_dir};
+
+/// Minor page faults of the children waited for so far.
+fn children_faults() -> i64 {
+    // SAFETY: getrusage writes the struct it is given.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(libc::RUSAGE_CHILDREN, &mut u), 0);
+        u.ru_minflt
+    }
+}
+
+/// Replays the fixture (its 12 most timed problems, 2 threads as logged) with `heap` (`None`:
+/// the default), returning the replay JSON and the replay process' page faults.
+fn replay(lib: &str, out: &std::path::Path, heap: Option<&str>) -> (serde_json::Value, i64) {
+    let log = root().join("fixtures/whatif/f32-nchw.log.gz");
+    let before = children_faults();
+    let mut cmd = bin();
+    cmd.arg("replay")
+        .arg(&log)
+        .args([
+            "--dnnl-lib",
+            lib,
+            "--no-progress",
+            "--top",
+            "12",
+            "--threads",
+            "2",
+        ])
+        .arg("-o")
+        .arg(out);
+    if let Some(h) = heap {
+        cmd.args(["--heap", h]);
+    }
+    succeeded(cmd.output().unwrap());
+    let faults = children_faults() - before;
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    (j, faults)
+}
+
+#[test]
+fn heap_is_read_from_the_log_given_or_not_and_cold_faults_where_warm_does_not() {
+    let Some(lib) = dnnl_lib_or_skip() else {
+        return;
+    };
+    let dir = temp_dir();
+    let (auto, _) = replay(&lib, &dir.join("auto.json"), None);
+    let q = &auto["sequence"];
+    assert_eq!(q["allocation"], "per-call", "{q}");
+    let heap = q["heap"].as_str().expect("a heap for a per-call replay");
+    assert!(heap == "warm" || heap == "cold", "{q}");
+    let why = q["heap_reason"].as_str().unwrap();
+    // The 512×512×3×3 weight gradient's copy into `.grad` is among the top problems: its
+    // destination is allocated per iteration, so the choice has something to read.
+    assert!(why.starts_with("as logged: "), "{why}");
+    assert!(why.contains("f = "), "{why}");
+    let out = dir.join("auto.json");
+    let text = json_of(&[
+        "project",
+        root()
+            .join("fixtures/whatif/f32-nchw.log.gz")
+            .to_str()
+            .unwrap(),
+        "--replay",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    let a = text["replay_allocation"].as_str().unwrap();
+    assert!(a.contains(&format!("; heap {heap} (as logged: ")), "{a}");
+
+    let (warm, warm_faults) = replay(&lib, &dir.join("warm.json"), Some("warm"));
+    let (cold, cold_faults) = replay(&lib, &dir.join("cold.json"), Some("cold"));
+    for (j, h) in [(&warm, "warm"), (&cold, "cold")] {
+        assert_eq!(j["sequence"]["heap"], h);
+        assert_eq!(j["sequence"]["heap_reason"], "given");
+    }
+    let iterations = |j: &serde_json::Value| j["sequence"]["iterations"].as_i64().unwrap() + 2;
+    let per = |f: i64, j: &serde_json::Value| f / iterations(j);
+    println!(
+        "page faults per iteration (incl. warm-up ones): warm {} ({} in all), cold {} ({} in all)",
+        per(warm_faults, &warm),
+        warm_faults,
+        per(cold_faults, &cold),
+        cold_faults
+    );
+    // The gradient copy's 9.4 MB destination alone is 2,304 pages per iteration, new each time
+    // with the cold heap; the warm heap faults it in once.
+    assert!(
+        per(cold_faults, &cold) > 2_000 + per(warm_faults, &warm),
+        "cold {cold_faults}, warm {warm_faults}"
+    );
+}
