@@ -64,7 +64,11 @@ run "cat | wc -l (pipe baseline)" sh -c "cat $BIG | wc -l"
 run "cat | report - -j 1" sh -c "cat $BIG | $BIN report - --format json --no-progress -j 1"
 run "cat | report - -j $(nproc)" sh -c "cat $BIG | $BIN report - --format json --no-progress"
 run "zcat alone (gzip baseline)" sh -c "zcat $GZ > /dev/null"
+run "zcat | cat (gzip into a pipe)" sh -c "zcat $GZ | cat > /dev/null"
 run "zcat | report - -j $(nproc)" sh -c "zcat $GZ | $BIN report - --format json --no-progress"
+# The compressed bytes themselves, decompressed in process (zlib-rs): from a pipe and a file.
+run "cat .gz | report - -j $(nproc)" sh -c "cat $GZ | $BIN report - --format json --no-progress"
+run "report .gz -j $(nproc)" "$BIN" report "$GZ" --format json --no-progress
 mbs() { cat "bench-data/last_${1// /_}.mbs"; }
 WC=$(mbs "wc -l (baseline)")
 ONE=$(mbs "profilednn report -j 1")
@@ -74,10 +78,14 @@ PWC=$(mbs "cat | wc -l (pipe baseline)")
 P1=$(mbs "cat | report - -j 1")
 PN=$(mbs "cat | report - -j $(nproc)")
 ZB=$(mbs "zcat alone (gzip baseline)")
+ZP=$(mbs "zcat | cat (gzip into a pipe)")
 ZN=$(mbs "zcat | report - -j $(nproc)")
-awk -v w="$PWC" -v o="$P1" -v a="$PN" -v zb="$ZB" -v zn="$ZN" -v m="$ALL" 'BEGIN {
+GP=$(mbs "cat .gz | report - -j $(nproc)")
+GF=$(mbs "report .gz -j $(nproc)")
+awk -v w="$PWC" -v o="$P1" -v a="$PN" -v zb="$ZB" -v zp="$ZP" -v zn="$ZN" -v gp="$GP" -v gf="$GF" -v m="$ALL" 'BEGIN {
     printf "pipe: report -j 1 / wc -l on the pipe = %.2f; -j all / wc -l = %.2f (target >= 0.80); pipe / mapped file (all cores) = %.2f\n", o / w, a / w, a / m
-    printf "gzip pipe: report / zcat alone = %.2f (target: gzip'"'"'s own speed, ~1.0)\n", zn / zb }'
+    printf "gzip pipe: report / zcat alone = %.2f (target: gzip'"'"'s own speed, ~1.0); report / zcat | cat = %.2f\n", zn / zb, zn / zp
+    printf "compressed bytes: cat .gz | report - / zcat alone = %.2f; report .gz / zcat alone = %.2f\n", gp / zb, gf / zb }'
 if [ -n "${VERBOSE_CONVERTER:-}" ]; then
     head -c 100000000 "$BIG" > bench-data/prefix.log
     PB=$(stat -c %s bench-data/prefix.log)

@@ -1,7 +1,9 @@
 //! Reading a whole log into a [`Tally`], in parallel where the input allows it.
 
 use crate::tally::Tally;
-use profilednn_verbose::input::{split_at_newlines, ChunkReader, StreamChunk, StreamError};
+use profilednn_verbose::input::{
+    split_at_newlines, ChunkPool, ChunkReader, StreamChunk, StreamError,
+};
 use profilednn_verbose::LogInput;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -102,12 +104,14 @@ pub fn scan(input: LogInput, opts: &ScanOptions) -> ScanOutput {
             }
         }
         LogInput::Stream { path, reader, .. } => {
-            let chunks = ChunkReader::new(reader, opts.chunk_size, path);
+            let pool = ChunkPool::default();
+            let chunks = ChunkReader::new(reader, opts.chunk_size, path).recycling(pool.clone());
             let consume = |t: &mut Tally, c: StreamChunk| {
                 t.consume_chunk(c.index as u32, &c.bytes, c.is_last);
                 if let Some(p) = &opts.progress {
                     p.fetch_add(c.bytes.len() as u64, Ordering::Relaxed);
                 }
+                pool.give(c.bytes);
             };
             // This thread only reads (and decompresses gzip); `threads` others parse, so the
             // parse runs in parallel with the read even on one core's worth of parsing, and the
