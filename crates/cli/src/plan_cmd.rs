@@ -119,7 +119,13 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         ),
     );
     if !args.dry_run {
-        replay_rows(&args, &mut plan, &logged.calls, &logged.from)?;
+        replay_rows(
+            &args,
+            &mut plan,
+            &logged.calls,
+            &logged.from,
+            logged.threads,
+        )?;
     }
     match args.format {
         Format::Json => outln!("{}", serde_json::to_string_pretty(&plan)?),
@@ -190,6 +196,7 @@ fn replay_rows(
     plan: &mut Plan,
     calls: &plan::Iteration,
     from: &str,
+    log_threads: Option<u64>,
 ) -> Result<()> {
     let session = Session::open(args.dnnl_lib.as_deref()).map_err(|e| {
         anyhow::anyhow!("{e} (`--dry-run` plans without oneDNN: splits, all-reduce and memory)")
@@ -197,6 +204,29 @@ fn replay_rows(
     let timing = SequenceTiming {
         warmup: args.warmup,
         ..Default::default()
+    };
+    // The heap the log shows, as `replay` reads it: every split runs in the same framework.
+    let logged = profilednn_verbose::LogInput::open(&args.log)
+        .ok()
+        .filter(|_| args.log.as_os_str() != "-")
+        .map(|input| profilednn_replay::logged::logged_steady(input, false).medians);
+    let timing = match logged {
+        Some(logged) => {
+            let (t, why) = profilednn_replay::native::heap_choice::choose(
+                &session,
+                calls,
+                &logged,
+                log_threads,
+                &timing,
+                |_, _, _| true,
+            );
+            if let (Some(h), Some(why)) = (t.heap, why) {
+                plan.assumptions
+                    .push(format!("per-call buffers: heap {} ({why})", h.as_str()));
+            }
+            t
+        }
+        None => timing,
     };
     let todo: Vec<(String, u64, u64)> = plan
         .rows
