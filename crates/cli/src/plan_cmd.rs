@@ -206,9 +206,11 @@ fn replay_rows(
         ..Default::default()
     };
     // The heap the log shows, as `replay` reads it: every split runs in the same framework.
+    let once = timing.allocating_as_logged(calls).0.allocation
+        == Some(profilednn_replay::native::allocation::Allocation::Once);
     let logged = profilednn_verbose::LogInput::open(&args.log)
         .ok()
-        .filter(|_| args.log.as_os_str() != "-")
+        .filter(|_| args.log.as_os_str() != "-" && !once)
         .map(|input| profilednn_replay::logged::logged_steady(input, false).medians);
     let timing = match logged {
         Some(logged) => {

@@ -234,7 +234,9 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                 }),
                 ..Default::default()
             };
-            let (st, heap_why) = if st.heap.is_some() {
+            // Nothing to choose (given, or allocated once): the log is not read again.
+            let once = st.allocating_as_logged(&calls).0.allocation == Some(Allocation::Once);
+            let (st, heap_why) = if st.heap.is_some() || once {
                 (st, None)
             } else {
                 let input = profilednn_verbose::LogInput::open(&args.log)

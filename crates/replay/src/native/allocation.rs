@@ -135,12 +135,14 @@ enum HeapBuffer {
 }
 
 impl HeapBuffer {
+    /// Warm and cold buffers are both new anonymous maps, so that they differ only in being
+    /// kept ([`Buffers::give`]), whatever the C heap holds.
     fn new(heap: Heap, size: usize) -> Option<HeapBuffer> {
         match heap {
-            Heap::Cold => memmap2::MmapMut::map_anon(size.max(1))
+            Heap::Cold | Heap::Warm => memmap2::MmapMut::map_anon(size.max(1))
                 .ok()
                 .map(HeapBuffer::Map),
-            Heap::Glibc | Heap::Warm => {
+            Heap::Glibc => {
                 let layout = Layout::from_size_align(size.max(1), 64).ok()?;
                 // SAFETY: a non-zero size and a valid alignment.
                 let ptr = unsafe { System.alloc(layout) };
@@ -380,6 +382,13 @@ mod tests {
     #[test]
     fn cold_buffers_fault_every_time_and_warm_ones_once() {
         const SIZE: usize = 1 << 20;
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .unwrap_or_default();
+        if thp.contains("[always]") {
+            // A new map merged with a neighbour could be backed by 2 MiB pages: one fault.
+            println!("SKIPPED: transparent huge pages are `always` here, page faults are not 4 KiB pages");
+            return;
+        }
         let mut cold = Buffers::new(Heap::Cold);
         for _ in 0..3 {
             let (n, _) = touch(&mut cold, SIZE);
