@@ -366,11 +366,18 @@ pub(crate) fn allocation_of(r: &crate::native::Replay) -> Option<String> {
     } else {
         format!("{} ({})", a.as_str(), q.allocation_reason)
     };
-    if let Some(h) = q.heap {
-        s += &format!("; heap {}", h.as_str());
-        if !q.heap_reason.is_empty() {
-            s += &format!(" ({})", q.heap_reason);
+    match q.heap {
+        Some(h) => {
+            s += &format!("; heap {}", h.as_str());
+            if !q.heap_reason.is_empty() {
+                s += &format!(" ({})", q.heap_reason);
+            }
         }
+        // A results file from before the heap was chosen: its buffers came from the C heap.
+        None if a == crate::native::allocation::Allocation::PerCall => {
+            s += "; heap glibc (a results file from before the heap was read from the log)";
+        }
+        None => {}
     }
     Some(s)
 }

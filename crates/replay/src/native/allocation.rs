@@ -296,6 +296,7 @@ impl<'s> PerCall<'s> {
                 (self.s.dnnl.api.dnnl_memory_create)(&mut mem, md, self.s.engine, buf.ptr().cast())
             };
             if st != 0 {
+                self.buffers.give(vec![buf]);
                 continue;
             }
             self.call_mems.push(mem);
