@@ -423,6 +423,39 @@ fn what_if_projections_against_real_runs() {
     );
 }
 
+/// Both replays of a bf16 pair, made from its f32 run with `env`: the f32 run's logged and
+/// identity-replayed ms/iteration, then the bf16 what-if's casts, projection and the real bf16
+/// run's ms/iteration (`NaN` without oneDNN lines). `tag` names the results files.
+fn replay_pair(
+    lib: &str,
+    dir: &Path,
+    f32_log: &Path,
+    bf16_log: &Path,
+    tag: &str,
+    env: &[(&str, &str)],
+) -> (f64, f64, f64, f64, f64) {
+    let base = f32_log.to_str().unwrap();
+    let (_, logged, _, f32_projected, _) = what_if(
+        lib,
+        base,
+        f32_log,
+        dir,
+        &format!("f32 NCHW {tag}"),
+        &["--as", "f32", "--threads", "2"],
+        env,
+    );
+    let (_, _, casts, projected, real_ms) = what_if(
+        lib,
+        base,
+        bf16_log,
+        dir,
+        &format!("bf16 autocast channels-last {tag}"),
+        BF16_CL,
+        env,
+    );
+    (logged, f32_projected, casts, projected, real_ms)
+}
+
 /// The bf16 pair recorded and replayed again (the f32 run and its identity replay, the real
 /// bf16 run and the bf16 what-if of the new f32 run): whether the direction was predicted.
 fn bf16_pair_again(
@@ -435,23 +468,12 @@ fn bf16_pair_again(
 ) -> bool {
     let f32_log = record(py, dir, &format!("f32-nchw-again-{attempt}"), f32_args, &[]);
     let bf16_log = record(py, dir, &format!("bf16-cl-again-{attempt}"), bf16_args, &[]);
-    let base = f32_log.to_str().unwrap();
-    let (_, logged, _, f32_projected, _) = what_if(
+    let (logged, f32_projected, casts, projected, real_ms) = replay_pair(
         lib,
-        base,
+        dir,
         &f32_log,
-        dir,
-        &format!("f32 NCHW again {attempt}"),
-        &["--as", "f32", "--threads", "2"],
-        &[],
-    );
-    let (_, _, casts, projected, real_ms) = what_if(
-        lib,
-        base,
         &bf16_log,
-        dir,
-        &format!("bf16 autocast channels-last again {attempt}"),
-        BF16_CL,
+        &format!("again {attempt}"),
         &[],
     );
     if real_ms.is_nan() {
@@ -500,23 +522,12 @@ fn no_bf16_units_pair(py: &str, lib: &str, dir: &Path, f32_args: &[&str], bf16_a
         );
         return;
     }
-    let base = f32_log.to_str().unwrap();
-    let (_, logged, _, f32_projected, _) = what_if(
+    let (logged, f32_projected, casts, projected, real_ms) = replay_pair(
         lib,
-        base,
+        dir,
         &f32_log,
-        dir,
-        "f32 NCHW without bf16 units",
-        &["--as", "f32", "--threads", "2"],
-        &[NO_BF16_UNITS],
-    );
-    let (_, _, casts, projected, real_ms) = what_if(
-        lib,
-        base,
         &bf16_log,
-        dir,
-        "bf16 autocast channels-last without bf16 units",
-        BF16_CL,
+        "without bf16 units",
         &[NO_BF16_UNITS],
     );
     if real_ms.is_nan() {
