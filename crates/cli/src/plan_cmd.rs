@@ -206,30 +206,23 @@ fn replay_rows(
         ..Default::default()
     };
     // The heap the log shows, as `replay` reads it: every split runs in the same framework.
-    let once = timing.allocating_as_logged(calls).0.allocation
-        == Some(profilednn_replay::native::allocation::Allocation::Once);
-    let logged = profilednn_verbose::LogInput::open(&args.log)
-        .ok()
-        .filter(|_| args.log.as_os_str() != "-" && !once)
-        .map(|input| profilednn_replay::logged::logged_steady(input, false).medians);
-    let timing = match logged {
-        Some(logged) => {
-            let (t, why) = profilednn_replay::native::heap_choice::choose(
-                &session,
-                calls,
-                &logged,
-                log_threads,
-                &timing,
-                |_, _, _| true,
-            );
-            if let (Some(h), Some(why)) = (t.heap, why) {
-                plan.assumptions
-                    .push(format!("per-call buffers: heap {} ({why})", h.as_str()));
-            }
-            t
-        }
-        None => timing,
-    };
+    let (timing, why) = profilednn_replay::native::heap_choice::choose(
+        &session,
+        calls,
+        || {
+            profilednn_verbose::LogInput::open(&args.log)
+                .ok()
+                .filter(|_| args.log.as_os_str() != "-")
+                .map(|input| profilednn_replay::logged::logged_steady(input, false).medians)
+        },
+        log_threads,
+        &timing,
+        |_, _, _| true,
+    );
+    if let (Some(h), Some(why)) = (timing.heap, why) {
+        plan.assumptions
+            .push(format!("per-call buffers: heap {} ({why})", h.as_str()));
+    }
     let todo: Vec<(String, u64, u64)> = plan
         .rows
         .iter()

@@ -234,23 +234,19 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                 }),
                 ..Default::default()
             };
-            // Nothing to choose (given, or allocated once): the log is not read again.
-            let once = st.allocating_as_logged(&calls).0.allocation == Some(Allocation::Once);
-            let (st, heap_why) = if st.heap.is_some() || once {
-                (st, None)
-            } else {
-                let input = profilednn_verbose::LogInput::open(&args.log)
-                    .with_context(|| format!("{}: cannot read the log", args.log.display()))?;
-                let logged = profilednn_replay::logged::logged_steady(input, false).medians;
-                heap_choice::choose(
-                    &session,
-                    &calls,
-                    &logged,
-                    profile.metadata.threads.map(u64::from),
-                    &st,
-                    progress,
-                )
-            };
+            let log = &args.log;
+            let (st, heap_why) = heap_choice::choose(
+                &session,
+                &calls,
+                || {
+                    profilednn_verbose::LogInput::open(log)
+                        .ok()
+                        .map(|input| profilednn_replay::logged::logged_steady(input, false).medians)
+                },
+                profile.metadata.threads.map(u64::from),
+                &st,
+                progress,
+            );
             let (r, mut summary) = match &what_if {
                 None => sequence::replay_sequence(
                     &session,

@@ -82,25 +82,16 @@ pub fn project(
     let input = profilednn_verbose::LogInput::open(log)
         .with_context(|| format!("{}: cannot read the log", log.display()))?;
     let (calls, from) = steady_iteration(input, profile);
-    // The heap the log shows, chosen once for every what-if of this log (the log read again
-    // only when its calls are allocated per call).
-    let once = SequenceTiming::default()
-        .allocating_as_logged(&calls)
-        .0
-        .allocation
-        == Some(profilednn_replay::native::allocation::Allocation::Once);
-    let logged = if once {
-        Default::default()
-    } else {
-        let input = profilednn_verbose::LogInput::open(log)
-            .with_context(|| format!("{}: cannot read the log", log.display()))?;
-        profilednn_replay::logged::logged_steady(input, false).medians
-    };
+    // The heap the log shows, chosen once for every what-if of this log.
     let bar_heap = bar(no_progress);
     let (timing, heap_why) = profilednn_replay::native::heap_choice::choose(
         &session,
         &calls,
-        &logged,
+        || {
+            profilednn_verbose::LogInput::open(log)
+                .ok()
+                .map(|input| profilednn_replay::logged::logged_steady(input, false).medians)
+        },
         threads.map(u64::from),
         &SequenceTiming::default(),
         |i, n, what| {

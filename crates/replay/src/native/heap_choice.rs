@@ -100,13 +100,15 @@ pub fn decide(rows: &[Row]) -> Option<(Heap, String)> {
 }
 
 /// `t` with the heap the logged `iteration` shows, and why (`None`: nothing to choose — given,
-/// or everything allocated once). `logged`: each problem's steady per-call median in the log
-/// ([`crate::logged::logged_steady`]); `log_threads`: the log's thread count, at which the two
+/// or everything allocated once). `logged` reads each problem's steady per-call median in the
+/// log ([`crate::logged::logged_steady`]; `None` when the log cannot be read again) — called
+/// only when there is something to choose, so a log allocated once is not read twice;
+/// `log_threads`: the log's thread count, at which the two
 /// short replays of the iteration run (a `--threads` what-if replays at another one after).
 pub fn choose(
     s: &Session,
     iteration: &[Arc<Primitive>],
-    logged: &BTreeMap<String, f64>,
+    logged: impl FnOnce() -> Option<BTreeMap<String, f64>>,
     log_threads: Option<u64>,
     t: &SequenceTiming,
     mut progress: impl FnMut(usize, usize, &str) -> bool,
@@ -117,6 +119,9 @@ pub fn choose(
     if t.heap.is_some() || allocation == Allocation::Once || iteration.is_empty() {
         return (*t, None);
     }
+    let Some(logged) = logged() else {
+        return given_up(t, "the log cannot be read a second time");
+    };
     // Per problem: calls per iteration, and a name for the reason.
     let mut per_call: BTreeMap<String, (f64, String)> = BTreeMap::new();
     for p in iteration {
