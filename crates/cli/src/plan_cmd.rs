@@ -210,10 +210,9 @@ fn replay_rows(
         &session,
         calls,
         || {
-            profilednn_verbose::LogInput::open(&args.log)
-                .ok()
-                .filter(|_| args.log.as_os_str() != "-")
-                .map(|input| profilednn_replay::logged::logged_steady(input, false).medians)
+            (args.log.as_os_str() != "-")
+                .then(|| profilednn_replay::logged::medians_of(&args.log))
+                .flatten()
         },
         log_threads,
         &timing,

@@ -238,11 +238,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             let (st, heap_why) = heap_choice::choose(
                 &session,
                 &calls,
-                || {
-                    profilednn_verbose::LogInput::open(log)
-                        .ok()
-                        .map(|input| profilednn_replay::logged::logged_steady(input, false).medians)
-                },
+                || profilednn_replay::logged::medians_of(log),
                 profile.metadata.threads.map(u64::from),
                 &st,
                 progress,

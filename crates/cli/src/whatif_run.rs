@@ -87,11 +87,7 @@ pub fn project(
     let (timing, heap_why) = profilednn_replay::native::heap_choice::choose(
         &session,
         &calls,
-        || {
-            profilednn_verbose::LogInput::open(log)
-                .ok()
-                .map(|input| profilednn_replay::logged::logged_steady(input, false).medians)
-        },
+        || profilednn_replay::logged::medians_of(log),
         threads.map(u64::from),
         &SequenceTiming::default(),
         |i, n, what| {

@@ -27,6 +27,13 @@ pub fn warm_up_calls(calls: u64) -> u64 {
     }
 }
 
+/// Each problem's median steady call in the log file at `path` (by the replay key); `None` when
+/// it cannot be opened (again).
+pub fn medians_of(path: &std::path::Path) -> Option<BTreeMap<String, f64>> {
+    let input = profilednn_verbose::LogInput::open(path).ok()?;
+    Some(logged_steady(input, false).medians)
+}
+
 /// Each problem's median steady call in the log (by the replay key), and, for a log of one
 /// process (`one_process`: no rank labels), its time outside oneDNN per steady iteration.
 ///
