@@ -70,8 +70,10 @@ pub struct ReplayArgs {
     /// Per-call allocation: `warm`, freed buffers' pages kept for the next call of the same
     /// size (no page faults after the first iteration); `cold`, new pages for every buffer
     /// (each call faults its scratchpad and gradient copy in); `glibc`, the C heap (either,
-    /// varying from run to run). Default: the one the log is nearer to, from two short replays
-    /// of its iteration (see docs/projection.md).
+    /// varying from run to run). Default: as the log shows, from two short replays of its
+    /// iteration — new pages for the kinds of buffer (the reorders' gradient copies, the other
+    /// primitives' scratchpads) whose logged calls ran as on new pages, kept pages for the rest
+    /// (see docs/projection.md).
     #[arg(long, value_enum)]
     heap: Option<HeapArg>,
 }

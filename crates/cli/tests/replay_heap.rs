@@ -60,12 +60,38 @@ fn heap_is_read_from_the_log_given_or_not_and_cold_faults_where_warm_does_not() 
     let q = &auto["sequence"];
     assert_eq!(q["allocation"], "per-call", "{q}");
     let heap = q["heap"].as_str().expect("a heap for a per-call replay");
-    assert!(heap == "warm" || heap == "cold", "{q}");
     let why = q["heap_reason"].as_str().unwrap();
     // The 512×512×3×3 weight gradient's copy into `.grad` is among the top problems: its
-    // destination is allocated per iteration, so the choice has something to read.
+    // destination is allocated per iteration, so the choice has something to read — for the
+    // reorders and for the other primitives apart.
     assert!(why.starts_with("as logged: "), "{why}");
+    assert!(
+        why.contains("reorders (") && why.contains("the other primitives ("),
+        "{why}"
+    );
     assert!(why.contains("f = "), "{why}");
+    // Kept pages, or new pages for the problems of the kinds that showed them (listed, each a
+    // problem of the replay); never new pages for every buffer.
+    let cold: Vec<&str> = q["cold_problems"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|k| k.as_str()).collect())
+        .unwrap_or_default();
+    match heap {
+        "warm" => assert!(cold.is_empty(), "{q}"),
+        "as-logged" => {
+            assert!(!cold.is_empty(), "{q}");
+            let keys: Vec<&str> = auto["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|r| r["key"].as_str())
+                .collect();
+            for k in &cold {
+                assert!(keys.contains(k), "{k} is not a problem of the replay");
+            }
+        }
+        other => panic!("heap {other} chosen from the log: {q}"),
+    }
     let out = dir.join("auto.json");
     let text = json_of(&[
         "project",

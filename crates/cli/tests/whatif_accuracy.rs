@@ -61,6 +61,7 @@ fn what_if(
             .unwrap(),
     );
     let out = out.to_str().unwrap();
+    print_heap(name, out);
     let from = json_of(&["project", base, "--replay", out, "--json"]);
     let logged = from["logged_onednn_ms"].as_f64().unwrap();
     let casts = from["what_if"]["autocast_casts_ms"].as_f64().unwrap_or(0.0);
@@ -81,6 +82,20 @@ fn what_if(
     ]);
     let real_ms = against["logged_onednn_ms"].as_f64().unwrap();
     (from, logged, casts, projected, real_ms)
+}
+
+/// The heap a replay's per-call buffers came from and why (`sequence.heap`, `heap_reason`):
+/// printed for every replay, so that a projection far off can be told from a heap chosen
+/// otherwise for the same base log.
+fn print_heap(name: &str, results: &str) {
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results).unwrap()).unwrap();
+    let s = &r["sequence"];
+    println!(
+        "    replay {name}: heap {} ({})",
+        s["heap"].as_str().unwrap_or("none"),
+        s["heap_reason"].as_str().unwrap_or("")
+    );
 }
 
 /// The replay's dispersion as the projection reports it.

@@ -30,7 +30,8 @@ pub fn run(
     let t = transform::apply(w, iteration)?;
     let record = Record::new(w, iteration, &t);
     let rewritten: Vec<Arc<Primitive>> = t.calls.iter().map(|c| c.primitive.clone()).collect();
-    let (timing, logged) = timing.allocating_as_logged(iteration);
+    let (mut timing, logged) = timing.allocating_as_logged(iteration);
+    timing.cold = Arc::new(t.rewritten_from_any(&timing.cold));
     let (results, mut sequence) = replay_sequence(
         s,
         ResultsFor::Rewritten,

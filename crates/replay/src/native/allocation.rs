@@ -115,6 +115,13 @@ pub enum Heap {
     /// block's pages go back to the kernel depends on glibc's thresholds and on what else the
     /// replay's heap holds. For comparison only.
     Glibc,
+    /// Per problem, as the log shows it ([`super::heap_choice`]): new pages for the buffers of
+    /// the problems whose logged calls ran as on new pages (`SequenceTiming::cold`), kept pages
+    /// for every other buffer. A framework's heap does not treat all sizes alike (glibc maps
+    /// blocks above its threshold afresh and keeps smaller ones), and a what-if's rewritten
+    /// calls — a bf16 backward-weights scratchpad twice its f32 one's size — must not take the
+    /// new pages that only the log's gradient copies showed.
+    AsLogged,
 }
 
 impl Heap {
@@ -124,6 +131,7 @@ impl Heap {
             Heap::Warm => "warm",
             Heap::Cold => "cold",
             Heap::Glibc => "glibc",
+            Heap::AsLogged => "as-logged",
         }
     }
 }
@@ -139,7 +147,7 @@ impl HeapBuffer {
     /// kept ([`Buffers::give`]), whatever the C heap holds.
     fn new(heap: Heap, size: usize) -> Option<HeapBuffer> {
         match heap {
-            Heap::Cold | Heap::Warm => memmap2::MmapMut::map_anon(size.max(1))
+            Heap::Cold | Heap::Warm | Heap::AsLogged => memmap2::MmapMut::map_anon(size.max(1))
                 .ok()
                 .map(HeapBuffer::Map),
             Heap::Glibc => {
@@ -190,6 +198,9 @@ pub(crate) enum Lifetime {
 pub(crate) struct Plan {
     /// Argument indices, each with how long its buffer lives.
     pub outputs: Vec<(usize, Lifetime)>,
+    /// With [`Heap::AsLogged`]: this call's buffers take new pages (its problem's logged calls
+    /// ran as on new pages).
+    pub cold: bool,
 }
 
 impl Plan {
@@ -219,6 +230,7 @@ impl Plan {
                         .collect(),
                     Err(_) => Vec::new(),
                 },
+                cold: false,
             })
             .collect()
     }
@@ -230,9 +242,12 @@ pub(crate) struct PerCall<'s> {
     s: &'s Session,
     plans: Vec<Plan>,
     call_mems: Vec<Handle>,
-    call_buffers: Vec<HeapBuffer>,
-    iteration_buffers: Vec<HeapBuffer>,
+    call_buffers: Vec<(HeapBuffer, bool)>,
+    iteration_buffers: Vec<(HeapBuffer, bool)>,
     buffers: Buffers,
+    /// With [`Heap::AsLogged`], where the buffers of the calls whose plan says `cold` come
+    /// from (new pages); every buffer above is paired with whether it came from here.
+    cold: Buffers,
 }
 
 /// Where [`PerCall`] takes its buffers from and gives them back to.
@@ -259,9 +274,10 @@ impl Buffers {
         HeapBuffer::new(self.heap, size)
     }
 
-    /// Buffers done with: kept ([`Heap::Warm`]) or freed.
-    fn give(&mut self, buffers: Vec<HeapBuffer>) {
-        if self.heap == Heap::Warm {
+    /// Buffers done with: kept ([`Heap::Warm`], and the kept side of [`Heap::AsLogged`]) or
+    /// freed.
+    fn give(&mut self, buffers: impl IntoIterator<Item = HeapBuffer>) {
+        if matches!(self.heap, Heap::Warm | Heap::AsLogged) {
             self.kept.extend(buffers);
         }
     }
@@ -276,16 +292,35 @@ impl<'s> PerCall<'s> {
             call_buffers: Vec::new(),
             iteration_buffers: Vec::new(),
             buffers: Buffers::new(heap),
+            cold: Buffers::new(Heap::Cold),
+        }
+    }
+
+    /// Where a call's buffers come from and go back to: new pages for a `cold` plan under
+    /// [`Heap::AsLogged`], else the replay's heap.
+    fn side(&mut self, cold: bool) -> &mut Buffers {
+        if cold {
+            &mut self.cold
+        } else {
+            &mut self.buffers
+        }
+    }
+
+    /// Buffers done with, each back where it came from.
+    fn give(&mut self, done: Vec<(HeapBuffer, bool)>) {
+        for (b, cold) in done {
+            self.side(cold).give([b]);
         }
     }
 
     /// The arguments of the call at `pos`: `base` with those of its plan in new heap buffers.
     pub(crate) fn before(&mut self, pos: usize, p: &Prepared, base: &[ExecArg]) -> Vec<ExecArg> {
         let mut args = base.to_vec();
+        let cold = self.plans[pos].cold && self.buffers.heap == Heap::AsLogged;
         for i in 0..self.plans[pos].outputs.len() {
             let (k, life) = self.plans[pos].outputs[i];
             let (md, size, _) = p.buffers[k];
-            let Some(mut buf) = self.buffers.take(size) else {
+            let Some(mut buf) = self.side(cold).take(size) else {
                 continue;
             };
             let mut mem: Handle = std::ptr::null_mut();
@@ -296,14 +331,14 @@ impl<'s> PerCall<'s> {
                 (self.s.dnnl.api.dnnl_memory_create)(&mut mem, md, self.s.engine, buf.ptr().cast())
             };
             if st != 0 {
-                self.buffers.give(vec![buf]);
+                self.side(cold).give([buf]);
                 continue;
             }
             self.call_mems.push(mem);
             args[k].memory = mem;
             match life {
-                Lifetime::Call => self.call_buffers.push(buf),
-                Lifetime::Iteration => self.iteration_buffers.push(buf),
+                Lifetime::Call => self.call_buffers.push((buf, cold)),
+                Lifetime::Iteration => self.iteration_buffers.push((buf, cold)),
             }
         }
         args
@@ -316,13 +351,13 @@ impl<'s> PerCall<'s> {
             unsafe { (self.s.dnnl.api.dnnl_memory_destroy)(m) };
         }
         let done = std::mem::take(&mut self.call_buffers);
-        self.buffers.give(done);
+        self.give(done);
     }
 
     /// The end of an iteration: the gradients' copies are freed.
     pub(crate) fn end_iteration(&mut self) {
         let done = std::mem::take(&mut self.iteration_buffers);
-        self.buffers.give(done);
+        self.give(done);
     }
 }
 

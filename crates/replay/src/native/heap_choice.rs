@@ -9,64 +9,90 @@
 //! scratchpad faulted in every call (18,515 faults per iteration in PyTorch, 20,654 in a per-call
 //! replay from the C heap; 12.5–15.5 ms logged, 9.7 from the C heap, 6.0 allocated once). So both replays of the logged
 //! iteration are run, shortly, and the problems whose time depends on it — new pages cost them
-//! at least a quarter more — say which one the log is nearer to. A what-if replay takes the
-//! choice of its log: the rewritten calls run in the same framework's heap.
+//! at least a quarter more — say which one the log is nearer to, for the reorders' buffers
+//! (the gradients' copies) and the other primitives' (their scratchpads) apart. A what-if
+//! replay takes the choice of its log, call by call: a rewritten call's buffers take new pages
+//! when the logged call it came from is of a kind the log showed faulting. One heap for every
+//! buffer was wrong there: on the Zen 4 a CI's f32 run whose reorders read as on new pages
+//! (16.6 ms logged where other runs of the script read 10.6) gave new pages to the bf16
+//! what-if's backward-weights scratchpads too, and its projection read +85 … +120 % against the
+//! real bf16 run (with a pair of this session: new pages for every buffer +88 %, kept +2 %).
 
 use super::allocation::{Allocation, Heap};
 use super::sequence::{replay_sequence, ResultsFor, SequenceTiming};
 use super::{problem_key, Session};
-use profilednn_model::Primitive;
-use std::collections::{BTreeMap, HashMap};
+use profilednn_model::{Primitive, PrimitiveKind};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// The short replays of the choice: a few blocks of the logged iteration, at most 1.5 s each.
-const CALIBRATION: SequenceTiming = SequenceTiming {
-    warmup: 2,
-    block_min_iterations: 1,
-    block_min_ms: 100.0,
-    min_blocks: 3,
-    min_time_ms: 400.0,
-    target_dispersion: 0.05,
-    max_time_ms: 1500.0,
-    allocation: Some(Allocation::PerCall),
-    heap: None,
-};
+fn calibration(heap: Heap) -> SequenceTiming {
+    SequenceTiming {
+        warmup: 2,
+        block_min_iterations: 1,
+        block_min_ms: 100.0,
+        min_blocks: 3,
+        min_time_ms: 400.0,
+        target_dispersion: 0.05,
+        max_time_ms: 1500.0,
+        allocation: Some(Allocation::PerCall),
+        heap: Some(heap),
+        cold: Default::default(),
+    }
+}
 
-/// A problem of the logged iteration: calls per iteration, and its per-call time logged,
-/// replayed with kept pages, replayed with new pages (ms).
+/// A problem of the logged iteration: its key ([`problem_key`]), a name for the reason,
+/// whether it is a reorder, calls per iteration, and its per-call time logged, replayed with
+/// kept pages, replayed with new pages (ms).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
+    pub key: String,
     pub problem: String,
+    pub reorder: bool,
     pub calls: f64,
     pub logged: f64,
     pub warm: f64,
     pub cold: f64,
 }
 
-/// The heap nearer to the log, and why, from the problems of the logged iteration: those
-/// whose call costs at least a quarter more (and 10 µs) with new pages decide, by where the
-/// logged time lies between the two replays (`f`: 0 at kept pages, 1 at new ones; cold from
-/// `f ≥ 0.5`). The logged times are first put on the replay's scale by the median ratio
-/// replayed (warm) / logged of the other problems, so that a machine in a slower phase than
-/// when it recorded, or another oneDNN, does not read as page faults. Kept pages when no
-/// problem depends on it, or its stake is under 2 % of the iteration: then the two agree
-/// anyway; `None` when no problem of the iteration was both logged and replayed.
-pub fn decide(rows: &[Row]) -> Option<(Heap, String)> {
+/// What the log shows: the heap, the problems whose buffers take new pages (with
+/// [`Heap::AsLogged`]), and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub heap: Heap,
+    pub cold: BTreeSet<String>,
+    pub why: String,
+}
+
+/// The two kinds of per-call buffer a framework's heap may treat differently, each decided on
+/// its own: the destinations of the reorders (a weight gradient's copy into `.grad`, allocated
+/// per iteration and live to its end) and the scratchpads of the other primitives (allocated
+/// around one call).
+const CLASSES: [(bool, &str); 2] = [
+    (true, "reorders (the gradients' copies into .grad)"),
+    (false, "the other primitives (their scratchpads)"),
+];
+
+/// The heap nearer to the log, and why, from the problems of the logged iteration: those whose
+/// call costs at least a quarter more (and 10 µs) with new pages decide, by where the logged
+/// time lies between the two replays (`f`: 0 at kept pages, 1 at new ones; new pages from
+/// `f ≥ 0.5`) — for the reorders and for the other primitives apart ([`CLASSES`]): a
+/// framework's heap need not treat a `.grad` copy live to the end of the iteration like a
+/// scratchpad freed after its call, and a what-if rewrites the calls, so the new pages go only
+/// to the buffers of the kind the log shows faulting ([`Heap::AsLogged`]; each class's
+/// problems, sensitive or not in the log: a bf16 scratchpad twice its f32 one's size may
+/// depend on it where the f32 one did not). The logged times are first put on the replay's
+/// scale by the median ratio replayed (warm) / logged of the problems that do not depend on
+/// it, so that a machine in a slower phase than when it recorded, or another oneDNN, does not
+/// read as page faults. A class keeps its pages when none of its problems depends on it, or
+/// their stake is under 2 % of the iteration (then the two agree anyway); `None` when no
+/// problem of the iteration was both logged and replayed.
+pub fn decide(rows: &[Row]) -> Option<Choice> {
     if rows.is_empty() {
         return None;
     }
     let total: f64 = rows.iter().map(|r| r.calls * r.warm).sum();
     let depends = |r: &Row| r.cold - r.warm > (0.25 * r.warm).max(0.01);
-    let sensitive: Vec<&Row> = rows.iter().filter(|r| depends(r)).collect();
-    let stake: f64 = sensitive.iter().map(|r| r.calls * (r.cold - r.warm)).sum();
-    if sensitive.is_empty() || stake < 0.02 * total {
-        return Some((
-            Heap::Warm,
-            format!(
-                "no problem of the logged iteration depends on it (new pages would add {stake:.2} ms to {total:.2} per iteration): freed pages kept"
-            ),
-        ));
-    }
     let ratios: Vec<f64> = rows
         .iter()
         .filter(|r| !depends(r) && r.logged > 0.0 && r.warm > 0.0)
@@ -77,26 +103,52 @@ pub fn decide(rows: &[Row]) -> Option<(Heap, String)> {
     } else {
         super::stability::median(&ratios)
     };
-    let at = |f: &dyn Fn(&Row) -> f64| -> f64 { sensitive.iter().map(|r| r.calls * f(r)).sum() };
-    let (logged, warm, cold) = (at(&|r| r.logged * scale), at(&|r| r.warm), at(&|r| r.cold));
-    let f = (logged - warm) / stake;
-    let heap = if f >= 0.5 { Heap::Cold } else { Heap::Warm };
-    let largest = sensitive
-        .iter()
-        .max_by(|a, b| (a.calls * (a.cold - a.warm)).total_cmp(&(b.calls * (b.cold - b.warm))))
-        .map(|r| r.problem.as_str())
-        .unwrap_or_default();
-    Some((
-        heap,
-        format!(
-            "{} problem(s) whose calls fault new pages in (most: {largest}) take {logged:.2} ms per iteration in the log (its times × {scale:.2}, the other problems' replayed / logged), {warm:.2} replayed with freed pages kept, {cold:.2} with new pages each call (f = {f:.2}): {}",
-            sensitive.len(),
-            match heap {
-                Heap::Cold => "new pages each call",
-                _ => "freed pages kept",
+    let mut cold = BTreeSet::new();
+    let mut why = Vec::new();
+    for (reorder, name) in CLASSES {
+        let class: Vec<&Row> = rows.iter().filter(|r| r.reorder == reorder).collect();
+        let sensitive: Vec<&Row> = class.iter().copied().filter(|r| depends(r)).collect();
+        let stake: f64 = sensitive.iter().map(|r| r.calls * (r.cold - r.warm)).sum();
+        if sensitive.is_empty() || stake < 0.02 * total {
+            if !class.is_empty() {
+                why.push(format!(
+                    "{name}: none depends on it (new pages would add {stake:.2} ms per iteration): freed pages kept"
+                ));
             }
+            continue;
+        }
+        let at =
+            |f: &dyn Fn(&Row) -> f64| -> f64 { sensitive.iter().map(|r| r.calls * f(r)).sum() };
+        let (logged, warm, new) = (at(&|r| r.logged * scale), at(&|r| r.warm), at(&|r| r.cold));
+        let f = (logged - warm) / stake;
+        let largest = sensitive
+            .iter()
+            .max_by(|a, b| (a.calls * (a.cold - a.warm)).total_cmp(&(b.calls * (b.cold - b.warm))))
+            .map(|r| r.problem.as_str())
+            .unwrap_or_default();
+        let on_new = f >= 0.5;
+        if on_new {
+            cold.extend(class.iter().map(|r| r.key.clone()));
+        }
+        why.push(format!(
+            "{name}: {} problem(s) whose calls fault new pages in (most: {largest}) take {logged:.2} ms per iteration in the log, {warm:.2} replayed with freed pages kept, {new:.2} with new pages each call (f = {f:.2}): {}",
+            sensitive.len(),
+            if on_new { "new pages each call" } else { "freed pages kept" }
+        ));
+    }
+    let heap = if cold.is_empty() {
+        Heap::Warm
+    } else {
+        Heap::AsLogged
+    };
+    Some(Choice {
+        heap,
+        cold,
+        why: format!(
+            "the log's times × {scale:.2} (the replayed / logged ratio of the problems that do not depend on it); {}",
+            why.join("; ")
         ),
-    ))
+    })
 }
 
 /// `t` with the heap the logged `iteration` shows, and why (`None`: nothing to choose — given,
@@ -117,17 +169,23 @@ pub fn choose(
         .allocation
         .unwrap_or_else(|| Allocation::of_iteration(iteration).0);
     if t.heap.is_some() || allocation == Allocation::Once || iteration.is_empty() {
-        return (*t, None);
+        return (t.clone(), None);
     }
     let Some(logged) = logged() else {
         return given_up(t, "the log cannot be read a second time");
     };
     // Per problem: calls per iteration, and a name for the reason.
-    let mut per_call: BTreeMap<String, (f64, String)> = BTreeMap::new();
+    let mut per_call: BTreeMap<String, (f64, String, bool)> = BTreeMap::new();
     for p in iteration {
         per_call
             .entry(problem_key(p))
-            .or_insert_with(|| (0.0, format!("{} {} {}", p.kind, p.prop_kind, p.problem)))
+            .or_insert_with(|| {
+                (
+                    0.0,
+                    format!("{} {} {}", p.kind, p.prop_kind, p.problem),
+                    p.kind == PrimitiveKind::Reorder,
+                )
+            })
             .0 += 1.0;
     }
     // At the log's thread count, the times compared with the log's; set back to the replay's
@@ -153,13 +211,15 @@ pub fn choose(
         }
     };
     let Some(replayed) = replay_both(s, iteration, &mut progress) else {
-        return (*t, None);
+        return (t.clone(), None);
     };
     let rows: Vec<Row> = per_call
         .iter()
-        .filter_map(|(k, (calls, name))| {
+        .filter_map(|(k, (calls, name, reorder))| {
             Some(Row {
+                key: k.clone(),
                 problem: name.clone(),
+                reorder: *reorder,
                 calls: *calls,
                 logged: *logged.get(k)?,
                 warm: *replayed[0].get(k)?,
@@ -167,7 +227,7 @@ pub fn choose(
             })
         })
         .collect();
-    let Some((heap, why)) = decide(&rows) else {
+    let Some(choice) = decide(&rows) else {
         return given_up(
             t,
             "the short replays measured no problem the log times (an iteration too long for them, or a log without times)",
@@ -175,10 +235,11 @@ pub fn choose(
     };
     (
         SequenceTiming {
-            heap: Some(heap),
-            ..*t
+            heap: Some(choice.heap),
+            cold: Arc::new(choice.cold),
+            ..t.clone()
         },
-        Some(format!("as logged{at}: {why}")),
+        Some(format!("as logged{at}: {}", choice.why)),
     )
 }
 
@@ -187,7 +248,7 @@ fn given_up(t: &SequenceTiming, why: &str) -> (SequenceTiming, Option<String>) {
     (
         SequenceTiming {
             heap: Some(Heap::Warm),
-            ..*t
+            ..t.clone()
         },
         Some(format!("not read from the log: {why}; freed pages kept")),
     )
@@ -211,10 +272,7 @@ fn replay_both(
 ) -> Option<Vec<HashMap<String, f64>>> {
     let mut replayed = Vec::new();
     for heap in [Heap::Warm, Heap::Cold] {
-        let timing = SequenceTiming {
-            heap: Some(heap),
-            ..CALIBRATION
-        };
+        let timing = calibration(heap);
         let (results, _) = replay_sequence(
             s,
             ResultsFor::Rewritten,
@@ -241,12 +299,25 @@ mod tests {
 
     fn row(calls: f64, logged: f64, warm: f64, cold: f64) -> Row {
         Row {
+            key: format!("k{logged}"),
             problem: format!("p{logged}"),
+            reorder: false,
             calls,
             logged,
             warm,
             cold,
         }
+    }
+
+    fn reorder(calls: f64, logged: f64, warm: f64, cold: f64) -> Row {
+        Row {
+            reorder: true,
+            ..row(calls, logged, warm, cold)
+        }
+    }
+
+    fn keys(c: &Choice) -> Vec<&str> {
+        c.cold.iter().map(String::as_str).collect()
     }
 
     /// The figures of the two machines of the module doc: Zen 4's gradient copies (logged at
@@ -255,29 +326,60 @@ mod tests {
     #[test]
     fn the_log_decides_between_kept_and_new_pages() {
         // Problems that do not depend on it, logged as replayed (scale 1).
-        let others = [row(20.0, 0.45, 0.45, 0.47), row(3.0, 1.0, 1.0, 1.1)];
-        let zen4 = [&others[..], &[row(3.0, 1.0, 0.99, 3.1)]].concat();
-        let (h, why) = decide(&zen4).unwrap();
-        assert_eq!(h, Heap::Warm, "{why}");
-        // f = (3·1.0 − 3·0.99) / (3·(3.1 − 0.99)) ≈ 0.005
-        assert!(
-            why.contains("f = 0.00") || why.contains("f = 0.01"),
-            "{why}"
-        );
-        assert!(why.contains("× 1.00"), "{why}");
+        let others = [row(20.0, 0.45, 0.45, 0.47), reorder(3.0, 0.3, 0.3, 0.31)];
+        let zen4 = [&others[..], &[reorder(3.0, 1.01, 0.99, 3.1)]].concat();
+        let c = decide(&zen4).unwrap();
+        assert_eq!((c.heap, keys(&c)), (Heap::Warm, vec![]), "{}", c.why);
+        // f = (3·1.01 − 3·0.99) / (3·(3.1 − 0.99)) ≈ 0.009
+        assert!(c.why.contains("f = 0.01"), "{}", c.why);
+        assert!(c.why.contains("× 1.00"), "{}", c.why);
+        // Zen 3: the other primitives' buffers take new pages (the one that does not depend
+        // on it too: its kind does), the reorders keep theirs.
         let zen3 = [&others[..], &[row(1.0, 14.0, 6.0, 9.7)]].concat();
-        let (h, why) = decide(&zen3).unwrap();
-        assert_eq!(h, Heap::Cold, "{why}");
+        let c = decide(&zen3).unwrap();
+        assert_eq!(
+            (c.heap, keys(&c)),
+            (Heap::AsLogged, vec!["k0.45", "k14"]),
+            "{}",
+            c.why
+        );
         // f = (14 − 6) / (9.7 − 6) ≈ 2.16: beyond the new pages, still nearer them.
-        assert!(why.contains("f = 2.16"), "{why}");
-        // Halfway: cold from f = 0.5.
-        assert_eq!(decide(&[row(1.0, 2.0, 1.0, 3.0)]).unwrap().0, Heap::Cold);
-        assert_eq!(decide(&[row(1.0, 1.9, 1.0, 3.0)]).unwrap().0, Heap::Warm);
+        assert!(c.why.contains("f = 2.16"), "{}", c.why);
+        // Halfway: new pages from f = 0.5.
+        assert_eq!(
+            keys(&decide(&[row(1.0, 2.0, 1.0, 3.0)]).unwrap()),
+            vec!["k2"]
+        );
+        assert_eq!(decide(&[row(1.0, 1.9, 1.0, 3.0)]).unwrap().heap, Heap::Warm);
+    }
+
+    /// The CI's case of the module doc: the reorders (gradient copies) logged as on new pages,
+    /// the scratchpads as on kept ones — each kind gets its own pages, where one choice for
+    /// both (summed f = 0.63 here) gave new pages to the scratchpads too.
+    #[test]
+    fn reorders_and_scratchpads_are_decided_apart() {
+        let rows = [
+            reorder(12.0, 1.3, 0.5, 1.5), // f = 0.8
+            row(6.0, 1.05, 1.0, 1.6),     // f = 0.08
+            row(30.0, 0.2, 0.2, 0.2),
+        ];
+        let c = decide(&rows).unwrap();
+        assert_eq!(
+            (c.heap, keys(&c)),
+            (Heap::AsLogged, vec!["k1.3"]),
+            "{}",
+            c.why
+        );
+        assert!(
+            c.why.contains("f = 0.80") && c.why.contains("f = 0.08"),
+            "{}",
+            c.why
+        );
     }
 
     /// A log 20 % slower than the replay in every problem (a slower phase of the machine when
     /// it recorded, another oneDNN) is no sign of page faults: warm 1.0, cold 1.3, logged 1.2
-    /// would read f = 0.67 (cold) unscaled; scaled by 1/1.2 it reads 0.
+    /// would read f = 0.67 (new pages) unscaled; scaled by 1/1.2 it reads 0.
     #[test]
     fn a_log_slower_everywhere_does_not_read_as_faults() {
         let slower = [
@@ -285,25 +387,34 @@ mod tests {
             row(4.0, 2.4, 2.0, 2.1),
             row(2.0, 1.2, 1.0, 1.3),
         ];
-        let (h, why) = decide(&slower).unwrap();
-        assert_eq!(h, Heap::Warm, "{why}");
-        assert!(why.contains("× 0.83") && why.contains("f = 0.00"), "{why}");
+        let c = decide(&slower).unwrap();
+        assert_eq!(c.heap, Heap::Warm, "{}", c.why);
+        assert!(
+            c.why.contains("× 0.83") && c.why.contains("f = 0.00"),
+            "{}",
+            c.why
+        );
         // Without problems to scale by, the log is taken as it is.
-        let (h, why) = decide(&slower[2..]).unwrap();
-        assert_eq!(h, Heap::Cold, "{why}");
-        assert!(why.contains("f = 0.67"), "{why}");
+        let c = decide(&slower[2..]).unwrap();
+        assert_eq!(
+            (c.heap, keys(&c)),
+            (Heap::AsLogged, vec!["k1.2"]),
+            "{}",
+            c.why
+        );
+        assert!(c.why.contains("f = 0.67"), "{}", c.why);
     }
 
     #[test]
     fn nothing_to_decide_keeps_the_pages() {
         // No problem slower by a quarter with new pages.
-        let (h, why) = decide(&[row(10.0, 5.0, 1.0, 1.2)]).unwrap();
-        assert_eq!(h, Heap::Warm);
-        assert!(why.starts_with("no problem"), "{why}");
+        let c = decide(&[row(10.0, 5.0, 1.0, 1.2)]).unwrap();
+        assert_eq!((c.heap, keys(&c)), (Heap::Warm, vec![]));
+        assert!(c.why.contains("none depends on it"), "{}", c.why);
         // One that is, but 1 % of the iteration: the two replays would agree.
-        let (h, why) = decide(&[row(1.0, 0.09, 0.02, 0.1), row(1.0, 9.0, 8.0, 8.0)]).unwrap();
-        assert_eq!(h, Heap::Warm);
-        assert!(why.starts_with("no problem"), "{why}");
+        let c = decide(&[row(1.0, 0.09, 0.02, 0.1), row(1.0, 9.0, 8.0, 8.0)]).unwrap();
+        assert_eq!((c.heap, keys(&c)), (Heap::Warm, vec![]));
+        assert!(c.why.contains("none depends on it"), "{}", c.why);
         assert!(decide(&[]).is_none());
     }
 }

@@ -19,7 +19,7 @@ use profilednn_analysis::events::{for_each_event, Event};
 use profilednn_analysis::{EventKind, Profile};
 use profilednn_model::Primitive;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// How the iteration replayed was chosen, and what it took.
@@ -67,6 +67,9 @@ pub struct SequenceSummary {
     /// Why: given (`--heap`), or what the log showed ([`super::heap_choice`]).
     #[serde(default)]
     pub heap_reason: String,
+    /// With the `as-logged` heap: the replayed problems whose buffers took new pages every call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cold_problems: Vec<String>,
 }
 
 /// At most this many figures of a series are kept (the iterations' times, each problem's call
@@ -121,7 +124,7 @@ impl Thinned {
 }
 
 /// How long to measure: warm-up iterations, then blocks of iterations until the blocks agree.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SequenceTiming {
     pub warmup: u32,
     /// A block holds at least this many iterations…
@@ -143,6 +146,9 @@ pub struct SequenceTiming {
     /// Where per-call buffers' pages come from; `None`: [`Heap::Warm`] (the caller that read
     /// it from the log, [`super::heap_choice::choose`], sets it and says why in the summary).
     pub heap: Option<Heap>,
+    /// With [`Heap::AsLogged`]: the problems (keys of the replayed iteration, [`problem_key`])
+    /// whose buffers take new pages every call; every other buffer keeps its pages.
+    pub cold: Arc<BTreeSet<String>>,
 }
 
 impl Default for SequenceTiming {
@@ -157,6 +163,7 @@ impl Default for SequenceTiming {
             max_time_ms: 10_000.0,
             allocation: None,
             heap: None,
+            cold: Arc::default(),
         }
     }
 }
@@ -170,13 +177,13 @@ impl SequenceTiming {
         iteration: &[Arc<Primitive>],
     ) -> (SequenceTiming, Option<String>) {
         match self.allocation {
-            Some(_) => (*self, None),
+            Some(_) => (self.clone(), None),
             None => {
                 let (a, why) = Allocation::of_iteration(iteration);
                 (
                     SequenceTiming {
                         allocation: Some(a),
-                        ..*self
+                        ..self.clone()
                     },
                     Some(why),
                 )
@@ -417,14 +424,25 @@ pub fn replay_sequence(
                 .collect();
             (super::fresh::Fresh::of(&prepared, &outputs), None)
         }
-        Allocation::PerCall => (
-            super::fresh::Fresh::none(),
-            Some(PerCall::new(
-                s,
-                Plan::of_iteration(&calls.order, &prepared, &flow.gradient_copies),
-                t.heap.unwrap_or(Heap::Warm),
-            )),
-        ),
+        Allocation::PerCall => {
+            let mut plans = Plan::of_iteration(&calls.order, &prepared, &flow.gradient_copies);
+            for (plan, &i) in plans.iter_mut().zip(&calls.order) {
+                plan.cold = t.cold.contains(&problem_key(calls.firsts[i].as_ref()));
+            }
+            (
+                super::fresh::Fresh::none(),
+                Some(PerCall::new(s, plans, t.heap.unwrap_or(Heap::Warm))),
+            )
+        }
+    };
+    let cold_problems: Vec<String> = match (allocation, t.heap) {
+        (Allocation::PerCall, Some(Heap::AsLogged)) => calls
+            .firsts
+            .iter()
+            .map(|p| problem_key(p))
+            .filter(|k| t.cold.contains(k))
+            .collect(),
+        _ => Vec::new(),
     };
     let (heap, heap_reason) = match (allocation, t.heap) {
         (Allocation::Once, _) => (None, String::new()),
@@ -456,6 +474,7 @@ pub fn replay_sequence(
         allocation_reason,
         heap,
         heap_reason,
+        cold_problems,
     };
     let by_key = outcomes(&calls.index, &prepared, timed, going);
     drop(flow);

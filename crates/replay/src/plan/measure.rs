@@ -35,7 +35,8 @@ pub fn rank(
     };
     let t = transform::apply(&w, iteration).map_err(|e| e.to_string())?;
     let rewritten: Vec<Arc<Primitive>> = t.calls.iter().map(|c| c.primitive.clone()).collect();
-    let (timing, _) = timing.allocating_as_logged(iteration);
+    let (mut timing, _) = timing.allocating_as_logged(iteration);
+    timing.cold = Arc::new(t.rewritten_from_any(&timing.cold));
     let (results, _) = replay_sequence(
         s,
         ResultsFor::Rewritten,

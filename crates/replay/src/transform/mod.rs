@@ -108,6 +108,27 @@ pub struct Transformed {
     pub added: usize,
 }
 
+impl Transformed {
+    /// The rewritten problems that come from a logged problem in `logged` (keys, as
+    /// [`crate::native::problem_key`] gives them): a property the log shows of a logged call —
+    /// that its buffers faulted new pages in — carried to what it was rewritten into; added
+    /// calls (autocast casts) have no logged call to show it.
+    pub fn rewritten_from_any(
+        &self,
+        logged: &std::collections::BTreeSet<String>,
+    ) -> std::collections::BTreeSet<String> {
+        if logged.is_empty() {
+            return Default::default();
+        }
+        let key = crate::native::problem_key;
+        self.calls
+            .iter()
+            .filter(|c| c.logged.as_ref().is_some_and(|l| logged.contains(&key(l))))
+            .map(|c| key(&c.primitive))
+            .collect()
+    }
+}
+
 /// What a what-if replay ran, kept in the replay file (`what_if`) for `project`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
