@@ -241,6 +241,8 @@ fn what_if_projections_against_real_runs() {
     let mut base_logged = None;
     let mut base_replayed = None;
     let mut bf16_direction_ok = true;
+    // Whether the bf16 pair's projection was within 20 % of its real run (live pairs only).
+    let mut bf16_met = true;
     let mut bf16_unavailable = false;
     // The bf16 direction checked on the training step (oneDNN has no bf16 on this CPU).
     let mut bf16_step_checked = false;
@@ -260,8 +262,9 @@ fn what_if_projections_against_real_runs() {
         let (mut base_log, mut real_log) = (first_base, logs[real].clone());
         let (from, logged, casts, projected, real_ms) = loop {
             attempt += 1;
-            // The bf16 pair keeps its recordings: its direction check compares it with the
-            // identity pair's f32 run and replay (the same base log).
+            // The bf16 pair keeps its recordings here: its direction check compares it with
+            // the identity pair's f32 run and replay (the same base log); with live PyTorch a
+            // miss is recorded again as a whole pair after this loop (`bf16_pair_again`).
             let rerecord = attempt > 1 && !name.starts_with("bf16");
             if let (Some(py), true) = (&live, rerecord) {
                 let tag = |n: &str| format!("{n}-{}-{attempt}", name.replace(' ', "_"));
@@ -287,7 +290,9 @@ fn what_if_projections_against_real_runs() {
             }
             let err = projected / real_ms - 1.0;
             let v = verdict(err, dispersion(&m.0), 0.20);
-            if v == Verdict::Met || attempt == 3 {
+            // With live PyTorch the bf16 pair is recorded again as a whole below (its direction
+            // needs the f32 replay of the same base), not replayed again here.
+            if v == Verdict::Met || attempt == 3 || (live.is_some() && name.starts_with("bf16")) {
                 break m;
             }
             println!(
@@ -332,6 +337,9 @@ fn what_if_projections_against_real_runs() {
         base_replayed.get_or_insert(projected);
         let err = (projected / real_ms - 1.0) * 100.0;
         let d = dispersion(&from);
+        if name.starts_with("bf16") && live.is_some() {
+            bf16_met = verdict(err / 100.0, d, 0.20) == Verdict::Met;
+        }
         println!(
             "what-if {:<28} [{}]: logged f32 NCHW {logged:.2} ms/iter -> projected {projected:.2} ± {} (+ autocast casts {casts:.2}) vs real {real_ms:.2}: {err:+.1}% {}",
             name,
@@ -415,18 +423,23 @@ fn what_if_projections_against_real_runs() {
         );
         return;
     }
-    if !bf16_direction_ok && !bf16_step_checked {
+    if (!bf16_direction_ok || !bf16_met) && !bf16_step_checked {
         // Measured again, as the other pairs are: on a shared VM one real run alone can fall in
         // a slow phase (a CI run here read the real bf16 run at 1.31× its f32 run, every
-        // convolution group slower, where three recordings within the hour read 0.65–1.02×).
-        // Both real runs are recorded again together and both replays made again.
+        // convolution group slower, where three recordings within the hour read 0.65–1.02×;
+        // another 1.03×, against 0.73× recorded again minutes later). Both real runs are
+        // recorded again together and both replays made again, until the direction was
+        // predicted once and the projection is within 20 %.
         if let Some(py) = &live {
             for attempt in 2..=3 {
                 println!(
-                    "    the bf16 direction: the f32 run and the real bf16 run recorded again and both replayed (attempt {attempt} of 3)"
+                    "    the bf16 pair ({}): the f32 run and the real bf16 run recorded again and both replayed (attempt {attempt} of 3)",
+                    if bf16_direction_ok { "20 % missed" } else { "direction wrong" }
                 );
-                if bf16_pair_again(py, &lib, &dir, runs[0].1, runs[2].1, attempt) {
-                    bf16_direction_ok = true;
+                let (direction, met) =
+                    bf16_pair_again(py, &lib, &dir, runs[0].1, runs[2].1, attempt);
+                bf16_direction_ok |= direction;
+                if bf16_direction_ok && met {
                     break;
                 }
             }
@@ -472,7 +485,8 @@ fn replay_pair(
 }
 
 /// The bf16 pair recorded and replayed again (the f32 run and its identity replay, the real
-/// bf16 run and the bf16 what-if of the new f32 run): whether the direction was predicted.
+/// bf16 run and the bf16 what-if of the new f32 run): whether the direction was predicted, and
+/// whether the projection is within 20 % of the real run.
 fn bf16_pair_again(
     py: &str,
     lib: &str,
@@ -480,7 +494,7 @@ fn bf16_pair_again(
     f32_args: &[&str],
     bf16_args: &[&str],
     attempt: u32,
-) -> bool {
+) -> (bool, bool) {
     let f32_log = record(py, dir, &format!("f32-nchw-again-{attempt}"), f32_args, &[]);
     let bf16_log = record(py, dir, &format!("bf16-cl-again-{attempt}"), bf16_args, &[]);
     let (logged, f32_projected, casts, projected, real_ms) = replay_pair(
@@ -492,17 +506,19 @@ fn bf16_pair_again(
         &[],
     );
     if real_ms.is_nan() {
-        return false;
+        return (false, false);
     }
     let (predicted_slower, real_slower) = (projected > f32_projected, real_ms > logged);
+    let met = (projected / real_ms - 1.0).abs() <= 0.20;
     println!(
-        "what-if bf16 autocast channels-last  attempt {attempt}: logged f32 NCHW {logged:.2} ms/iter (replayed {f32_projected:.2}) -> projected {projected:.2} (+ autocast casts {casts:.2}) vs real {real_ms:.2}: {:+.1}%; real {:.2}x the real f32 run, projected {:.2}x the f32 replay: direction {}",
+        "what-if bf16 autocast channels-last  attempt {attempt}: logged f32 NCHW {logged:.2} ms/iter (replayed {f32_projected:.2}) -> projected {projected:.2} (+ autocast casts {casts:.2}) vs real {real_ms:.2}: {:+.1}% {}; real {:.2}x the real f32 run, projected {:.2}x the f32 replay: direction {}",
         (projected / real_ms - 1.0) * 100.0,
+        if met { "MET (20 %)" } else { "MISSED (20 %)" },
         real_ms / logged,
         projected / f32_projected,
         if predicted_slower == real_slower { "predicted" } else { "WRONG" }
     );
-    predicted_slower == real_slower
+    (predicted_slower == real_slower, met)
 }
 
 /// What oneDNN is capped to for the "no bf16 units" pair: AVX-512 with VNNI, no AVX512-BF16 or
