@@ -76,7 +76,7 @@ const CLASSES: [(bool, &str); 2] = [
 /// The heap nearer to the log, and why, from the problems of the logged iteration: those whose
 /// call costs at least a quarter more (and 10 µs) with new pages decide, by where the logged
 /// time lies between the two replays (`f`: 0 at kept pages, 1 at new ones; new pages from
-/// `f ≥ 0.5`) — for the reorders and for the other primitives apart ([`CLASSES`]): a
+/// `f ≥ 0.5`) — for the reorders and for the other primitives apart (`CLASSES`): a
 /// framework's heap need not treat a `.grad` copy live to the end of the iteration like a
 /// scratchpad freed after its call, and a what-if rewrites the calls, so the new pages go only
 /// to the buffers of the kind the log shows faulting ([`Heap::AsLogged`]; each class's
