@@ -67,8 +67,9 @@ pub struct SequenceSummary {
     /// Why: given (`--heap`), or what the log showed ([`super::heap_choice`]).
     #[serde(default)]
     pub heap_reason: String,
-    /// With the `as-logged` heap: the replayed problems whose buffers took new pages every call.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// With the `as-logged` heap: the replayed problems whose buffers took new pages every call
+    /// (empty with any other).
+    #[serde(default)]
     pub cold_problems: Vec<String>,
 }
 
