@@ -30,8 +30,7 @@ pub fn run(
     let t = transform::apply(w, iteration)?;
     let record = Record::new(w, iteration, &t);
     let rewritten: Vec<Arc<Primitive>> = t.calls.iter().map(|c| c.primitive.clone()).collect();
-    let (mut timing, logged) = timing.allocating_as_logged(iteration);
-    timing.cold = Arc::new(t.rewritten_from_any(&timing.cold));
+    let (timing, logged) = t.timing(iteration, timing);
     let (results, mut sequence) = replay_sequence(
         s,
         ResultsFor::Rewritten,

@@ -198,8 +198,8 @@ pub(crate) enum Lifetime {
 pub(crate) struct Plan {
     /// Argument indices, each with how long its buffer lives.
     pub outputs: Vec<(usize, Lifetime)>,
-    /// With [`Heap::AsLogged`]: this call's buffers take new pages (its problem's logged calls
-    /// ran as on new pages).
+    /// This call's buffers take new pages (set only with [`Heap::AsLogged`]: its problem's
+    /// logged calls ran as on new pages).
     pub cold: bool,
 }
 
@@ -316,7 +316,7 @@ impl<'s> PerCall<'s> {
     /// The arguments of the call at `pos`: `base` with those of its plan in new heap buffers.
     pub(crate) fn before(&mut self, pos: usize, p: &Prepared, base: &[ExecArg]) -> Vec<ExecArg> {
         let mut args = base.to_vec();
-        let cold = self.plans[pos].cold && self.buffers.heap == Heap::AsLogged;
+        let cold = self.plans[pos].cold;
         for i in 0..self.plans[pos].outputs.len() {
             let (k, life) = self.plans[pos].outputs[i];
             let (md, size, _) = p.buffers[k];

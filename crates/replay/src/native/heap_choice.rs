@@ -103,12 +103,13 @@ pub fn decide(rows: &[Row]) -> Option<Choice> {
     } else {
         super::stability::median(&ratios)
     };
+    let stake_of = |r: &&Row| r.calls * (r.cold - r.warm);
     let mut cold = BTreeSet::new();
     let mut why = Vec::new();
     for (reorder, name) in CLASSES {
         let class: Vec<&Row> = rows.iter().filter(|r| r.reorder == reorder).collect();
         let sensitive: Vec<&Row> = class.iter().copied().filter(|r| depends(r)).collect();
-        let stake: f64 = sensitive.iter().map(|r| r.calls * (r.cold - r.warm)).sum();
+        let stake: f64 = sensitive.iter().map(stake_of).sum();
         if sensitive.is_empty() || stake < 0.02 * total {
             if !class.is_empty() {
                 why.push(format!(
@@ -123,7 +124,7 @@ pub fn decide(rows: &[Row]) -> Option<Choice> {
         let f = (logged - warm) / stake;
         let largest = sensitive
             .iter()
-            .max_by(|a, b| (a.calls * (a.cold - a.warm)).total_cmp(&(b.calls * (b.cold - b.warm))))
+            .max_by(|a, b| stake_of(a).total_cmp(&stake_of(b)))
             .map(|r| r.problem.as_str())
             .unwrap_or_default();
         let on_new = f >= 0.5;

@@ -414,6 +414,19 @@ pub fn replay_sequence(
         None => Allocation::of_iteration(sequence),
     };
     // A program that zero-fills its gradients before each call allocates them once.
+    // With the as-logged heap, the problems whose buffers take new pages (by their index in
+    // `calls.firsts`): read once, for the plans and for the summary.
+    let cold: Vec<Option<String>> = calls
+        .firsts
+        .iter()
+        .map(|p| {
+            let k = problem_key(p);
+            (allocation == Allocation::PerCall
+                && t.heap == Some(Heap::AsLogged)
+                && t.cold.contains(&k))
+            .then_some(k)
+        })
+        .collect();
     let (fresh, per_call) = match allocation {
         Allocation::Once => {
             use super::fresh::Outputs;
@@ -428,7 +441,7 @@ pub fn replay_sequence(
         Allocation::PerCall => {
             let mut plans = Plan::of_iteration(&calls.order, &prepared, &flow.gradient_copies);
             for (plan, &i) in plans.iter_mut().zip(&calls.order) {
-                plan.cold = t.cold.contains(&problem_key(calls.firsts[i].as_ref()));
+                plan.cold = cold[i].is_some();
             }
             (
                 super::fresh::Fresh::none(),
@@ -436,15 +449,7 @@ pub fn replay_sequence(
             )
         }
     };
-    let cold_problems: Vec<String> = match (allocation, t.heap) {
-        (Allocation::PerCall, Some(Heap::AsLogged)) => calls
-            .firsts
-            .iter()
-            .map(|p| problem_key(p))
-            .filter(|k| t.cold.contains(k))
-            .collect(),
-        _ => Vec::new(),
-    };
+    let cold_problems: Vec<String> = cold.into_iter().flatten().collect();
     let (heap, heap_reason) = match (allocation, t.heap) {
         (Allocation::Once, _) => (None, String::new()),
         (Allocation::PerCall, Some(h)) => (Some(h), "given".to_string()),

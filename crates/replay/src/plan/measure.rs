@@ -35,8 +35,7 @@ pub fn rank(
     };
     let t = transform::apply(&w, iteration).map_err(|e| e.to_string())?;
     let rewritten: Vec<Arc<Primitive>> = t.calls.iter().map(|c| c.primitive.clone()).collect();
-    let (mut timing, _) = timing.allocating_as_logged(iteration);
-    timing.cold = Arc::new(t.rewritten_from_any(&timing.cold));
+    let (timing, _) = t.timing(iteration, timing);
     let (results, _) = replay_sequence(
         s,
         ResultsFor::Rewritten,

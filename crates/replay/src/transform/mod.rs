@@ -109,6 +109,22 @@ pub struct Transformed {
 }
 
 impl Transformed {
+    /// `timing` for replaying these rewritten calls of the logged `iteration`: allocated as the
+    /// log shows ([`SequenceTiming::allocating_as_logged`], with why when it was not given), and
+    /// new pages for the calls rewritten from a logged problem that took them
+    /// ([`Self::rewritten_from_any`]).
+    ///
+    /// [`SequenceTiming::allocating_as_logged`]: crate::native::sequence::SequenceTiming::allocating_as_logged
+    pub fn timing(
+        &self,
+        iteration: &[Arc<Primitive>],
+        timing: &crate::native::sequence::SequenceTiming,
+    ) -> (crate::native::sequence::SequenceTiming, Option<String>) {
+        let (mut timing, why) = timing.allocating_as_logged(iteration);
+        timing.cold = Arc::new(self.rewritten_from_any(&timing.cold));
+        (timing, why)
+    }
+
     /// The rewritten problems that come from a logged problem in `logged` (keys, as
     /// [`crate::native::problem_key`] gives them): a property the log shows of a logged call —
     /// that its buffers faulted new pages in — carried to what it was rewritten into; added
