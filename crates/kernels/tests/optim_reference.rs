@@ -196,16 +196,19 @@ fn adam_and_adamw_match_torch_rule() {
     }
 }
 
+/// The LAMB configuration of the tests against the paper and against the portable loop.
+const LAMB: LambConfig = LambConfig {
+    lr: 1e-2,
+    beta1: 0.9,
+    beta2: 0.999,
+    eps: 1e-6,
+    weight_decay: 0.01,
+};
+
 #[test]
 fn lamb_matches_the_paper() {
     for isa in every_isa() {
-        let c = LambConfig {
-            lr: 1e-2,
-            beta1: 0.9,
-            beta2: 0.999,
-            eps: 1e-6,
-            weight_decay: 0.01,
-        };
+        let c = LAMB;
         for n in SIZES {
             let mut p = rnd(n, 9, 1.0);
             let (mut m, mut v) = (vec![0f32; n], vec![0f32; n]);
@@ -422,7 +425,8 @@ fn hand_written_paths_equal_the_portable_loop_bitwise() {
         }
         (ps, bs)
     };
-    let adam = |isa: Isa, decoupled: bool| {
+    // Three steps of an optimizer keeping Adam's state (Adam, LAMB) on the sizes above.
+    let adam_state_steps = |seed: u64, step_fn: &dyn Fn(&mut [AdamState])| {
         let mut ps: Vec<Vec<f32>> = (0..sizes.len())
             .map(|k| rnd(sizes[k], k as u64, 1.0))
             .collect();
@@ -431,7 +435,7 @@ fn hand_written_paths_equal_the_portable_loop_bitwise() {
         let mut steps = vec![0u64; sizes.len()];
         for step in 0..3u64 {
             let gs: Vec<Vec<f32>> = (0..sizes.len())
-                .map(|k| rnd(sizes[k], 70 + 10 * step + k as u64, 0.5))
+                .map(|k| rnd(sizes[k], seed + 10 * step + k as u64, 0.5))
                 .collect();
             let mut st: Vec<AdamState> = ps
                 .iter_mut()
@@ -447,22 +451,28 @@ fn hand_written_paths_equal_the_portable_loop_bitwise() {
                     step: *s,
                 })
                 .collect();
-            let c = AdamConfig {
-                lr: 1e-2,
-                beta1: 0.9,
-                beta2: 0.999,
-                eps: 1e-8,
-                weight_decay: 0.01,
-                decoupled,
-                amsgrad: false,
-                maximize: false,
-            };
-            adam_step(isa, 1, &mut st, &c);
+            step_fn(&mut st);
             steps = st.iter().map(|s| s.step).collect();
         }
         (ps, ms, vs)
     };
+    let adam = |isa: Isa, decoupled: bool| {
+        let c = AdamConfig {
+            lr: 1e-2,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.01,
+            decoupled,
+            amsgrad: false,
+            maximize: false,
+        };
+        adam_state_steps(70, &|st| adam_step(isa, 1, st, &c))
+    };
+    // LAMB's two passes (the second runs from the end of the tensor down on AVX-512).
+    let lamb = |isa: Isa| adam_state_steps(90, &|st| lamb_step(isa, 1, st, &LAMB));
     for isa in every_isa() {
+        assert_eq!(lamb(isa), lamb(portable), "lamb on {}", isa.name());
         for flag in [false, true] {
             assert_eq!(
                 sgd(isa, flag),

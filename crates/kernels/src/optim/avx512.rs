@@ -63,6 +63,35 @@ unsafe fn lines<const S: usize, const PREFETCH: bool>(
     }
 }
 
+/// [`lines`] from the last line down to the first (the masked tail first), prefetching
+/// `AHEAD` elements below. LAMB's second pass runs this way: the first pass left the end of
+/// the tensor in the caches, and a second pass from the end reads that part before its own
+/// loads evict it, where one from the start evicts it before reaching it. Measured on an AMD
+/// EPYC Zen 4 (2 vCPUs; 25 M parameters, 60 alternating steps, caches flushed before each):
+/// 0.91–0.95× the time at 1 thread, 0.92–0.98× at 2 for the bench's 39 tensors, 0.86–0.92×
+/// for one 25 M tensor; a plain read of 24–48 MB after a forward read of it ran 1.1–1.4×
+/// faster backwards. The pass is element-wise, so the bits are the same either way.
+#[inline(always)]
+unsafe fn lines_down<const S: usize, const PREFETCH: bool>(
+    n: usize,
+    streams: [*const f32; S],
+    mut f: impl FnMut(usize, __mmask16),
+) {
+    let mut i = n - n % 16;
+    if i < n {
+        f(i, ((1u32 << (n - i)) - 1) as __mmask16);
+    }
+    while i > 0 {
+        i -= 16;
+        if PREFETCH {
+            for s in streams {
+                _mm_prefetch::<_MM_HINT_T0>(s.wrapping_add(i).wrapping_sub(AHEAD) as *const i8);
+            }
+        }
+        f(i, 0xffff);
+    }
+}
+
 /// The SGD configuration as `sgd.rs` derives it.
 #[derive(Clone, Copy)]
 pub(super) struct Sgd {
@@ -368,7 +397,7 @@ unsafe fn lamb_pass2_run<const PF: bool>(
     assert!(ms.len() == n && vs.len() == n);
     let (pp, mp, vp) = (p.as_mut_ptr(), ms.as_ptr(), vs.as_ptr());
     let lr = _mm512_set1_ps(lr_ratio);
-    lines::<_, PF>(n, [pp as *const f32, mp, vp], |i, k| {
+    let body = |i: usize, k: __mmask16| {
         let pv = _mm512_maskz_loadu_ps(k, pp.add(i));
         let u = lamb_update(
             _mm512_maskz_loadu_ps(k, mp.add(i)),
@@ -377,7 +406,8 @@ unsafe fn lamb_pass2_run<const PF: bool>(
             &s,
         );
         _mm512_mask_storeu_ps(pp.add(i), k, _mm512_sub_ps(pv, _mm512_mul_ps(lr, u)));
-    });
+    };
+    lines_down::<_, PF>(n, [pp as *const f32, mp, vp], body);
 }
 
 /// LAMB's second pass, p − (lr·ratio)·u, when `isa` is the AVX-512 level; `false` otherwise.
