@@ -386,6 +386,138 @@ fn threads_do_not_change_results() {
     }
 }
 
+/// Tensors larger than a thread's share are cut into pieces for the threads (SGD, Adam and
+/// their bf16-state forms; `split.rs`): every storage kind gives the bits of one thread, at any
+/// thread count, over two steps (the second reads the momentum and moments the first wrote).
+#[test]
+fn large_tensors_cut_across_threads_give_the_same_bits() {
+    // At 2–4 threads the 300 000 and 90 000 tensors exceed a share (cut), the others do not.
+    let sizes = [300_000usize, 3, 90_000, 17];
+    let sgd_c = SgdConfig {
+        lr: 0.05,
+        momentum: 0.9,
+        dampening: 0.0,
+        weight_decay: 1e-4,
+        nesterov: true,
+        maximize: false,
+    };
+    let adam_c = AdamConfig {
+        lr: 1e-2,
+        beta1: 0.9,
+        beta2: 0.999,
+        eps: 1e-8,
+        weight_decay: 0.01,
+        decoupled: true,
+        amsgrad: false,
+        maximize: false,
+    };
+    let b16 = |v: Vec<f32>| v.iter().map(|x| bf16::from_f32(*x)).collect::<Vec<u16>>();
+    for isa in every_isa() {
+        let run = |threads: usize| {
+            let mut out: Vec<Vec<u32>> = Vec::new();
+            // f32 parameters and gradients, SGD with momentum; bf16 parameters with an f32
+            // master and bf16 gradients, Adam with amsgrad.
+            let mut ps: Vec<Vec<f32>> = sizes.iter().map(|&n| rnd(n, n as u64, 1.0)).collect();
+            let mut bs: Vec<Vec<f32>> = sizes.iter().map(|&n| vec![0.0; n]).collect();
+            let mut qs: Vec<Vec<u16>> = ps.iter().map(|p| b16(p.clone())).collect();
+            let mut masters = ps.clone();
+            let zeros = || sizes.iter().map(|&n| vec![0f32; n]).collect::<Vec<_>>();
+            let (mut ms, mut vs, mut xs) = (zeros(), zeros(), zeros());
+            // bf16 state (torch's fused layout).
+            let mut hp: Vec<Vec<u16>> = qs.clone();
+            let mut hb: Vec<Vec<u16>> = sizes.iter().map(|&n| vec![0u16; n]).collect();
+            let (mut hm, mut hv) = (hb.clone(), hb.clone());
+            let mut hq = qs.clone();
+            for step in 0..2u64 {
+                let gs: Vec<Vec<f32>> = sizes
+                    .iter()
+                    .map(|&n| rnd(n, 7 + n as u64 + step, 0.5))
+                    .collect();
+                let g16: Vec<Vec<u16>> = gs.iter().map(|g| b16(g.clone())).collect();
+                let mut t: Vec<SgdTensor> = ps
+                    .iter_mut()
+                    .zip(bs.iter_mut())
+                    .zip(&gs)
+                    .map(|((p, b), g)| SgdTensor {
+                        params: Params::F32(p),
+                        grad: Grad::F32(g),
+                        momentum_buffer: Some(b),
+                        first: step == 0,
+                    })
+                    .collect();
+                sgd_step(isa, threads, &mut t, &sgd_c);
+                let mut t: Vec<AdamState> = qs
+                    .iter_mut()
+                    .zip(masters.iter_mut())
+                    .zip(&g16)
+                    .zip(ms.iter_mut().zip(vs.iter_mut()).zip(xs.iter_mut()))
+                    .map(|(((q, master), g), ((m, v), x))| AdamState {
+                        params: Params::Bf16Master { param: q, master },
+                        grad: Grad::Bf16(g),
+                        exp_avg: m,
+                        exp_avg_sq: v,
+                        max_exp_avg_sq: Some(x),
+                        step,
+                    })
+                    .collect();
+                adam_step(
+                    isa,
+                    threads,
+                    &mut t,
+                    &AdamConfig {
+                        amsgrad: true,
+                        ..adam_c
+                    },
+                );
+                let mut t: Vec<SgdBf16Tensor> = hp
+                    .iter_mut()
+                    .zip(hb.iter_mut())
+                    .zip(&g16)
+                    .map(|((p, b), g)| SgdBf16Tensor {
+                        param: p,
+                        grad: g,
+                        momentum_buffer: Some(b),
+                        first: step == 0,
+                    })
+                    .collect();
+                sgd_step_bf16(isa, threads, &mut t, &sgd_c);
+                let mut t: Vec<AdamBf16State> = hq
+                    .iter_mut()
+                    .zip(&g16)
+                    .zip(hm.iter_mut().zip(hv.iter_mut()))
+                    .map(|((p, g), (m, v))| AdamBf16State {
+                        param: p,
+                        grad: g,
+                        exp_avg: m,
+                        exp_avg_sq: v,
+                        step,
+                    })
+                    .collect();
+                adam_step_bf16(isa, threads, &mut t, &adam_c);
+            }
+            let f = |v: &Vec<Vec<f32>>| {
+                v.iter()
+                    .flat_map(|x| x.iter().map(|y| y.to_bits()))
+                    .collect()
+            };
+            let h =
+                |v: &Vec<Vec<u16>>| v.iter().flat_map(|x| x.iter().map(|y| *y as u32)).collect();
+            out.extend([f(&ps), f(&bs), h(&qs), f(&masters), f(&ms), f(&vs), f(&xs)]);
+            out.extend([h(&hp), h(&hb), h(&hq), h(&hm), h(&hv)]);
+            out
+        };
+        let one = run(1);
+        for threads in [2, 3, 4] {
+            assert!(
+                run(threads) == one,
+                "{} threads on {}: other bits than 1 thread",
+                threads,
+                isa.name()
+            );
+        }
+    }
+}
+
 /// The hand-written f32 loops (AVX-512; AVX2 over whole lines with the portable loop on the
 /// tail) do the portable loop's operations in its order: every path's parameters and state
 /// equal the portable path's bit for bit, for lengths around the 16-element line.

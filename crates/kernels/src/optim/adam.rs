@@ -1,5 +1,6 @@
 //! Adam and AdamW (decoupled weight decay), with amsgrad and maximize (torch.optim.Adam/AdamW).
 
+use super::split::{split_large, split_option, Split};
 use super::{for_pieces, Grad, Params};
 use crate::Isa;
 
@@ -25,6 +26,51 @@ pub struct AdamState<'a> {
     pub max_exp_avg_sq: Option<&'a mut [f32]>,
     /// Steps taken so far by this tensor (incremented by the step).
     pub step: u64,
+}
+
+impl AdamState<'_> {
+    fn reborrow(&mut self) -> AdamState<'_> {
+        AdamState {
+            params: self.params.reborrow(),
+            grad: self.grad,
+            exp_avg: self.exp_avg,
+            exp_avg_sq: self.exp_avg_sq,
+            max_exp_avg_sq: self.max_exp_avg_sq.as_deref_mut(),
+            step: self.step,
+        }
+    }
+}
+
+impl Split for AdamState<'_> {
+    fn len(&self) -> usize {
+        self.params.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (p0, p1) = self.params.split_at(mid);
+        let (g0, g1) = self.grad.split_at(mid);
+        let (m0, m1) = self.exp_avg.split_at_mut(mid);
+        let (v0, v1) = self.exp_avg_sq.split_at_mut(mid);
+        let (x0, x1) = split_option(self.max_exp_avg_sq, mid);
+        let step = self.step;
+        (
+            AdamState {
+                params: p0,
+                grad: g0,
+                exp_avg: m0,
+                exp_avg_sq: v0,
+                max_exp_avg_sq: x0,
+                step,
+            },
+            AdamState {
+                params: p1,
+                grad: g1,
+                exp_avg: m1,
+                exp_avg_sq: v1,
+                max_exp_avg_sq: x1,
+                step,
+            },
+        )
+    }
 }
 
 #[inline(always)]
@@ -112,8 +158,12 @@ pub fn adam_step(isa: Isa, threads: usize, tensors: &mut [AdamState], c: &AdamCo
     for t in tensors.iter_mut() {
         t.step += 1;
     }
-    let lens: Vec<usize> = tensors.iter().map(|t| t.params.len()).collect();
-    for_pieces(tensors, &lens, threads, 1 << 16, |t, r| {
+    let mut pieces = split_large(
+        tensors.iter_mut().map(AdamState::reborrow).collect(),
+        threads,
+    );
+    let lens: Vec<usize> = pieces.iter().map(|t| t.params.len()).collect();
+    for_pieces(&mut pieces, &lens, threads, 1 << 16, |t, r| {
         let s = t.step;
         if !hand_written(isa, t, c, s, r.clone()) {
             adam_range(isa, t, c, s, r)

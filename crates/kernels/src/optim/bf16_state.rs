@@ -7,6 +7,7 @@
 //! order, on the widened values.
 
 use super::for_pieces;
+use super::split::{split_large, split_option, Split};
 use super::{AdamConfig, SgdConfig};
 use crate::bf16;
 use crate::Isa;
@@ -29,6 +30,84 @@ pub struct AdamBf16State<'a> {
     pub exp_avg_sq: &'a mut [u16],
     /// Steps taken so far by this tensor (incremented by the step).
     pub step: u64,
+}
+
+impl SgdBf16Tensor<'_> {
+    fn reborrow(&mut self) -> SgdBf16Tensor<'_> {
+        SgdBf16Tensor {
+            param: self.param,
+            grad: self.grad,
+            momentum_buffer: self.momentum_buffer.as_deref_mut(),
+            first: self.first,
+        }
+    }
+}
+
+impl Split for SgdBf16Tensor<'_> {
+    fn len(&self) -> usize {
+        self.param.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (p0, p1) = self.param.split_at_mut(mid);
+        let (g0, g1) = self.grad.split_at(mid);
+        let (b0, b1) = split_option(self.momentum_buffer, mid);
+        let first = self.first;
+        (
+            SgdBf16Tensor {
+                param: p0,
+                grad: g0,
+                momentum_buffer: b0,
+                first,
+            },
+            SgdBf16Tensor {
+                param: p1,
+                grad: g1,
+                momentum_buffer: b1,
+                first,
+            },
+        )
+    }
+}
+
+impl AdamBf16State<'_> {
+    fn reborrow(&mut self) -> AdamBf16State<'_> {
+        AdamBf16State {
+            param: self.param,
+            grad: self.grad,
+            exp_avg: self.exp_avg,
+            exp_avg_sq: self.exp_avg_sq,
+            step: self.step,
+        }
+    }
+}
+
+impl Split for AdamBf16State<'_> {
+    fn len(&self) -> usize {
+        self.param.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (p0, p1) = self.param.split_at_mut(mid);
+        let (g0, g1) = self.grad.split_at(mid);
+        let (m0, m1) = self.exp_avg.split_at_mut(mid);
+        let (v0, v1) = self.exp_avg_sq.split_at_mut(mid);
+        let step = self.step;
+        (
+            AdamBf16State {
+                param: p0,
+                grad: g0,
+                exp_avg: m0,
+                exp_avg_sq: v0,
+                step,
+            },
+            AdamBf16State {
+                param: p1,
+                grad: g1,
+                exp_avg: m1,
+                exp_avg_sq: v1,
+                step,
+            },
+        )
+    }
 }
 
 #[inline(always)]
@@ -73,12 +152,18 @@ crate::dispatch! {
     }
 }
 
-/// One SGD step over all tensors, on `threads` threads (whole tensors per thread).
+/// One SGD step over all tensors, on `threads` threads (whole tensors per thread, those larger
+/// than a thread's share in pieces: `split`).
 pub fn sgd_step_bf16(isa: Isa, threads: usize, tensors: &mut [SgdBf16Tensor], c: &SgdConfig) {
-    let lens: Vec<usize> = tensors.iter().map(|t| t.param.len()).collect();
-    for_pieces(tensors, &lens, threads, 1 << 16, |t, _| {
+    let mut pieces = split_large(
+        tensors.iter_mut().map(SgdBf16Tensor::reborrow).collect(),
+        threads,
+    );
+    let lens: Vec<usize> = pieces.iter().map(|t| t.param.len()).collect();
+    for_pieces(&mut pieces, &lens, threads, 1 << 16, |t, _| {
         sgd_tensor(isa, t, c)
     });
+    drop(pieces);
     for t in tensors.iter_mut() {
         t.first = false;
     }
@@ -143,8 +228,12 @@ pub fn adam_step_bf16(isa: Isa, threads: usize, tensors: &mut [AdamBf16State], c
     for t in tensors.iter_mut() {
         t.step += 1;
     }
-    let lens: Vec<usize> = tensors.iter().map(|t| t.param.len()).collect();
-    for_pieces(tensors, &lens, threads, 1 << 16, |t, _| {
+    let mut pieces = split_large(
+        tensors.iter_mut().map(AdamBf16State::reborrow).collect(),
+        threads,
+    );
+    let lens: Vec<usize> = pieces.iter().map(|t| t.param.len()).collect();
+    for_pieces(&mut pieces, &lens, threads, 1 << 16, |t, _| {
         adam_tensor(isa, t, c)
     });
 }

@@ -27,6 +27,7 @@ mod avx512;
 mod bf16_state;
 mod lamb;
 mod sgd;
+mod split;
 mod store;
 
 pub use adam::{adam_step, AdamConfig, AdamState};
@@ -54,8 +55,10 @@ pub fn path(isa: crate::Isa) -> String {
     )
 }
 
-/// Runs `f` over `(tensor, element range)` pieces of about `piece` elements, on `threads`
-/// threads. Pieces are assigned in order, so work is the same for any thread count.
+/// Runs `f(tensor, 0..len)` over every tensor, on `threads` threads, each tensor on one thread
+/// (the element-wise steps cut the large ones into pieces first: `split`); serially when one
+/// thread is asked for or there is a single tensor of at most `piece` elements. Which thread
+/// updates a tensor does not change its bits.
 pub(crate) fn for_pieces<T: Send>(
     items: &mut [T],
     lens: &[usize],
@@ -69,8 +72,7 @@ pub(crate) fn for_pieces<T: Send>(
         }
         return;
     }
-    // Whole tensors per thread (a tensor is never split here: the kernels keep per-tensor
-    // state slices, and most tensors are small), balanced by size: largest first, each to the
+    // Whole tensors (or pieces) per thread, balanced by size: largest first, each to the
     // least-loaded thread. Assigning contiguous runs by position instead left one thread with
     // 56 % of a ResNeXt-sized parameter set (a big tensor straddling the midpoint). The result
     // does not depend on the assignment: each tensor's update is computed by one thread.

@@ -1,5 +1,6 @@
 //! SGD with momentum, dampening, Nesterov, weight decay and maximize (torch.optim.SGD).
 
+use super::split::{split_large, split_option, Split};
 use super::{for_pieces, Grad, Params};
 use crate::Isa;
 
@@ -20,6 +21,43 @@ pub struct SgdTensor<'a> {
     pub grad: Grad<'a>,
     pub momentum_buffer: Option<&'a mut [f32]>,
     pub first: bool,
+}
+
+impl SgdTensor<'_> {
+    fn reborrow(&mut self) -> SgdTensor<'_> {
+        SgdTensor {
+            params: self.params.reborrow(),
+            grad: self.grad,
+            momentum_buffer: self.momentum_buffer.as_deref_mut(),
+            first: self.first,
+        }
+    }
+}
+
+impl Split for SgdTensor<'_> {
+    fn len(&self) -> usize {
+        self.params.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (p0, p1) = self.params.split_at(mid);
+        let (g0, g1) = self.grad.split_at(mid);
+        let (b0, b1) = split_option(self.momentum_buffer, mid);
+        let first = self.first;
+        (
+            SgdTensor {
+                params: p0,
+                grad: g0,
+                momentum_buffer: b0,
+                first,
+            },
+            SgdTensor {
+                params: p1,
+                grad: g1,
+                momentum_buffer: b1,
+                first,
+            },
+        )
+    }
 }
 
 #[inline(always)]
@@ -79,12 +117,17 @@ fn hand_written(isa: Isa, t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<u
 }
 
 pub fn sgd_step(isa: Isa, threads: usize, tensors: &mut [SgdTensor], c: &SgdConfig) {
-    let lens: Vec<usize> = tensors.iter().map(|t| t.params.len()).collect();
-    for_pieces(tensors, &lens, threads, 1 << 16, |t, r| {
+    let mut pieces = split_large(
+        tensors.iter_mut().map(SgdTensor::reborrow).collect(),
+        threads,
+    );
+    let lens: Vec<usize> = pieces.iter().map(|t| t.params.len()).collect();
+    for_pieces(&mut pieces, &lens, threads, 1 << 16, |t, r| {
         if !hand_written(isa, t, c, r.clone()) {
             sgd_range(isa, t, c, r)
         }
     });
+    drop(pieces);
     for t in tensors.iter_mut() {
         t.first = false;
     }

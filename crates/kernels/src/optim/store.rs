@@ -29,6 +29,45 @@ impl Params<'_> {
         self.len() == 0
     }
 
+    /// The same storage, borrowed for a shorter time (to be cut into pieces).
+    pub(crate) fn reborrow(&mut self) -> Params<'_> {
+        match self {
+            Params::F32(p) => Params::F32(p),
+            Params::Bf16Master { param, master } => Params::Bf16Master { param, master },
+            Params::Bf16Split { param, low } => Params::Bf16Split { param, low },
+        }
+    }
+
+    /// Elements `..mid` and `mid..`.
+    pub(crate) fn split_at(self, mid: usize) -> (Self, Self) {
+        match self {
+            Params::F32(p) => {
+                let (a, b) = p.split_at_mut(mid);
+                (Params::F32(a), Params::F32(b))
+            }
+            Params::Bf16Master { param, master } => {
+                let ((p0, p1), (m0, m1)) = (param.split_at_mut(mid), master.split_at_mut(mid));
+                (
+                    Params::Bf16Master {
+                        param: p0,
+                        master: m0,
+                    },
+                    Params::Bf16Master {
+                        param: p1,
+                        master: m1,
+                    },
+                )
+            }
+            Params::Bf16Split { param, low } => {
+                let ((p0, p1), (l0, l1)) = (param.split_at_mut(mid), low.split_at_mut(mid));
+                (
+                    Params::Bf16Split { param: p0, low: l0 },
+                    Params::Bf16Split { param: p1, low: l1 },
+                )
+            }
+        }
+    }
+
     /// The f32 value of element `i`.
     #[inline(always)]
     pub(crate) fn get(&self, i: usize) -> f32 {
@@ -55,6 +94,19 @@ impl Grad<'_> {
         match self {
             Grad::F32(g) => g[i],
             Grad::Bf16(g) => bf16::to_f32(g[i]),
+        }
+    }
+    /// Elements `..mid` and `mid..`.
+    pub(crate) fn split_at(self, mid: usize) -> (Self, Self) {
+        match self {
+            Grad::F32(g) => {
+                let (a, b) = g.split_at(mid);
+                (Grad::F32(a), Grad::F32(b))
+            }
+            Grad::Bf16(g) => {
+                let (a, b) = g.split_at(mid);
+                (Grad::Bf16(a), Grad::Bf16(b))
+            }
         }
     }
     pub fn len(&self) -> usize {
