@@ -230,8 +230,8 @@ def optimizers(runs, quick):
     out = []
     threads = torch.get_num_threads()
 
-    def make(dtype):
-        ps = [torch.nn.Parameter(torch.rand(n).to(dtype)) for n in sizes]
+    def make(dtype, one=False):
+        ps = [torch.nn.Parameter(torch.rand(n).to(dtype)) for n in ([total] if one else sizes)]
         for p in ps:
             p.grad = (torch.rand(p.numel()) * 0.01).to(dtype)
         return ps
@@ -278,10 +278,12 @@ def optimizers(runs, quick):
     ]
     if quick:
         cases = [c for c in cases if c[1] == torch.float32][:3]
+    # The same parameters as one tensor (an embedding-sized one): the threads share it.
+    cases.append(("SGD 1 tensor", torch.float32, impls(T.SGD, P.SGD, sgd, [20], [12], every=False)))
     for name, dtype, impls in cases:
         for label, mk, bpe, ws in impls:
             bound = Bound(total * bpe, total * ws, threads, f"{bpe} B/param")
-            ps = make(dtype)
+            ps = make(dtype, one=name.endswith("1 tensor"))
             if mk is None:
                 st = [dict(m=torch.zeros_like(p), v=torch.zeros_like(p)) for p in ps]
 
