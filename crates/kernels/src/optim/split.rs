@@ -6,7 +6,7 @@
 //! 25 M-parameter tensor took 15.9 ms on one thread and 15.9 on two (AMD EPYC Zen 4, 2 vCPUs),
 //! and on a server the largest tensor of a model (an embedding, a classifier) bounds the step at
 //! any thread count (BERT-base's 23 M-parameter word embedding is a fifth of the model: at 32
-//! threads it alone would take 6.7× a thread's share). Each update reads and writes only its own
+//! threads it alone would take 6.8× a thread's share). Each update reads and writes only its own
 //! element, so a piece is updated exactly as the whole tensor would be: the bits do not depend
 //! on the cuts.
 
