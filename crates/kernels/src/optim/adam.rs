@@ -1,7 +1,7 @@
 //! Adam and AdamW (decoupled weight decay), with amsgrad and maximize (torch.optim.Adam/AdamW).
 
-use super::split::{split_large, split_option, Split};
-use super::{for_pieces, Grad, Params};
+use super::split::{for_split_pieces, split_option, Split};
+use super::{Grad, Params};
 use crate::Isa;
 
 #[derive(Debug, Clone, Copy)]
@@ -158,12 +158,8 @@ pub fn adam_step(isa: Isa, threads: usize, tensors: &mut [AdamState], c: &AdamCo
     for t in tensors.iter_mut() {
         t.step += 1;
     }
-    let mut pieces = split_large(
-        tensors.iter_mut().map(AdamState::reborrow).collect(),
-        threads,
-    );
-    let lens: Vec<usize> = pieces.iter().map(|t| t.params.len()).collect();
-    for_pieces(&mut pieces, &lens, threads, 1 << 16, |t, r| {
+    let pieces = tensors.iter_mut().map(AdamState::reborrow).collect();
+    for_split_pieces(pieces, threads, |t, r| {
         let s = t.step;
         if !hand_written(isa, t, c, s, r.clone()) {
             adam_range(isa, t, c, s, r)

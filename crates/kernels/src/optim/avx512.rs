@@ -397,7 +397,7 @@ unsafe fn lamb_pass2_run<const PF: bool>(
     assert!(ms.len() == n && vs.len() == n);
     let (pp, mp, vp) = (p.as_mut_ptr(), ms.as_ptr(), vs.as_ptr());
     let lr = _mm512_set1_ps(lr_ratio);
-    let body = |i: usize, k: __mmask16| {
+    lines_down::<_, PF>(n, [pp as *const f32, mp, vp], |i, k| {
         let pv = _mm512_maskz_loadu_ps(k, pp.add(i));
         let u = lamb_update(
             _mm512_maskz_loadu_ps(k, mp.add(i)),
@@ -406,8 +406,7 @@ unsafe fn lamb_pass2_run<const PF: bool>(
             &s,
         );
         _mm512_mask_storeu_ps(pp.add(i), k, _mm512_sub_ps(pv, _mm512_mul_ps(lr, u)));
-    };
-    lines_down::<_, PF>(n, [pp as *const f32, mp, vp], body);
+    });
 }
 
 /// LAMB's second pass, p − (lr·ratio)·u, when `isa` is the AVX-512 level; `false` otherwise.

@@ -6,8 +6,7 @@
 //! for the exact `Bf16Split` layout). The arithmetic is `sgd.rs`'s and `adam.rs`'s, in their
 //! order, on the widened values.
 
-use super::for_pieces;
-use super::split::{split_large, split_option, Split};
+use super::split::{for_split_pieces, split_option, Split};
 use super::{AdamConfig, SgdConfig};
 use crate::bf16;
 use crate::Isa;
@@ -155,15 +154,8 @@ crate::dispatch! {
 /// One SGD step over all tensors, on `threads` threads (whole tensors per thread, those larger
 /// than a thread's share in pieces: `split`).
 pub fn sgd_step_bf16(isa: Isa, threads: usize, tensors: &mut [SgdBf16Tensor], c: &SgdConfig) {
-    let mut pieces = split_large(
-        tensors.iter_mut().map(SgdBf16Tensor::reborrow).collect(),
-        threads,
-    );
-    let lens: Vec<usize> = pieces.iter().map(|t| t.param.len()).collect();
-    for_pieces(&mut pieces, &lens, threads, 1 << 16, |t, _| {
-        sgd_tensor(isa, t, c)
-    });
-    drop(pieces);
+    let pieces = tensors.iter_mut().map(SgdBf16Tensor::reborrow).collect();
+    for_split_pieces(pieces, threads, |t, _| sgd_tensor(isa, t, c));
     for t in tensors.iter_mut() {
         t.first = false;
     }
@@ -228,12 +220,6 @@ pub fn adam_step_bf16(isa: Isa, threads: usize, tensors: &mut [AdamBf16State], c
     for t in tensors.iter_mut() {
         t.step += 1;
     }
-    let mut pieces = split_large(
-        tensors.iter_mut().map(AdamBf16State::reborrow).collect(),
-        threads,
-    );
-    let lens: Vec<usize> = pieces.iter().map(|t| t.param.len()).collect();
-    for_pieces(&mut pieces, &lens, threads, 1 << 16, |t, _| {
-        adam_tensor(isa, t, c)
-    });
+    let pieces = tensors.iter_mut().map(AdamBf16State::reborrow).collect();
+    for_split_pieces(pieces, threads, |t, _| adam_tensor(isa, t, c));
 }

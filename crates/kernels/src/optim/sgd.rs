@@ -1,7 +1,7 @@
 //! SGD with momentum, dampening, Nesterov, weight decay and maximize (torch.optim.SGD).
 
-use super::split::{split_large, split_option, Split};
-use super::{for_pieces, Grad, Params};
+use super::split::{for_split_pieces, split_option, Split};
+use super::{Grad, Params};
 use crate::Isa;
 
 #[derive(Debug, Clone, Copy)]
@@ -117,17 +117,12 @@ fn hand_written(isa: Isa, t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<u
 }
 
 pub fn sgd_step(isa: Isa, threads: usize, tensors: &mut [SgdTensor], c: &SgdConfig) {
-    let mut pieces = split_large(
-        tensors.iter_mut().map(SgdTensor::reborrow).collect(),
-        threads,
-    );
-    let lens: Vec<usize> = pieces.iter().map(|t| t.params.len()).collect();
-    for_pieces(&mut pieces, &lens, threads, 1 << 16, |t, r| {
+    let pieces = tensors.iter_mut().map(SgdTensor::reborrow).collect();
+    for_split_pieces(pieces, threads, |t, r| {
         if !hand_written(isa, t, c, r.clone()) {
             sgd_range(isa, t, c, r)
         }
     });
-    drop(pieces);
     for t in tensors.iter_mut() {
         t.first = false;
     }

@@ -37,6 +37,18 @@ const ALIGN: usize = 64;
 /// Pieces below this many elements are not worth a thread's start (the step's fixed cost).
 const MIN_PIECE: usize = 1 << 15;
 
+/// `f(piece, 0..len)` over the pieces of `items` ([`split_large`]) on `threads` threads
+/// (`for_pieces`): the element-wise steps' one way onto the threads.
+pub(crate) fn for_split_pieces<T: Split + Send>(
+    items: Vec<T>,
+    threads: usize,
+    f: impl Fn(&mut T, std::ops::Range<usize>) + Sync,
+) {
+    let mut pieces = split_large(items, threads);
+    let lens: Vec<usize> = pieces.iter().map(Split::len).collect();
+    super::for_pieces(&mut pieces, &lens, threads, 1 << 16, f);
+}
+
 /// `items` with every tensor larger than a thread's share of the total cut into pieces of at
 /// most about that share (at least [`MIN_PIECE`] elements each), in order.
 pub(crate) fn split_large<T: Split>(items: Vec<T>, threads: usize) -> Vec<T> {
