@@ -280,6 +280,8 @@ def optimizers(runs, quick):
         cases = [c for c in cases if c[1] == torch.float32][:3]
     # The same parameters as one tensor (an embedding-sized one): the threads share it.
     cases.append(("SGD 1 tensor", torch.float32, impls(T.SGD, P.SGD, sgd, [20], [12], every=False)))
+    cases.append(("LAMB 1 tensor", torch.float32,
+                  [("profilednn", lambda ps: P.LAMB(ps, lr=1e-3, weight_decay=0.01), 40, 16)]))
     for name, dtype, impls in cases:
         for label, mk, bpe, ws in impls:
             bound = Bound(total * bpe, total * ws, threads, f"{bpe} B/param")

@@ -518,6 +518,98 @@ fn large_tensors_cut_across_threads_give_the_same_bits() {
     }
 }
 
+/// LAMB cuts a tensor larger than a thread's share on its norms' blocks: the threads run the
+/// pieces' first pass, the norms are added from the pieces' block sums, then the second pass.
+/// The bits of one thread at 2–4 threads, over three steps, for f32 parameters (the
+/// hand-written loops on AVX-512) and bf16 parameters with an f32 master and bf16 gradients
+/// (the portable loop); and the ratio is the whole tensor's (a piece's own norms would give
+/// other bits: a 300 000-element tensor whose halves differ in scale).
+#[test]
+fn lamb_cuts_large_tensors_across_threads_with_the_bits_of_one() {
+    let sizes = [300_000usize, 3, 90_000, 17];
+    for isa in every_isa() {
+        let run = |threads: usize| {
+            let mut ps: Vec<Vec<f32>> = sizes
+                .iter()
+                .map(|&n| {
+                    let mut p = rnd(n, n as u64 + 3, 1.0);
+                    // The second half 8x the first: its own norms are not the tensor's.
+                    let h = n / 2;
+                    p[h..].iter_mut().for_each(|x| *x *= 8.0);
+                    p
+                })
+                .collect();
+            let mut qs: Vec<Vec<u16>> = ps
+                .iter()
+                .map(|p| p.iter().map(|x| bf16::from_f32(*x)).collect())
+                .collect();
+            let mut masters = ps.clone();
+            let zeros = || sizes.iter().map(|&n| vec![0f32; n]).collect::<Vec<_>>();
+            let (mut ms, mut vs, mut mq, mut vq) = (zeros(), zeros(), zeros(), zeros());
+            let (mut step_f, mut step_q) = (0u64, 0u64);
+            for step in 0..3u64 {
+                let gs: Vec<Vec<f32>> = sizes
+                    .iter()
+                    .map(|&n| rnd(n, 11 + n as u64 + step, 0.3))
+                    .collect();
+                let g16: Vec<Vec<u16>> = gs
+                    .iter()
+                    .map(|g| g.iter().map(|x| bf16::from_f32(*x)).collect())
+                    .collect();
+                let mut t: Vec<AdamState> = ps
+                    .iter_mut()
+                    .zip(&gs)
+                    .zip(ms.iter_mut().zip(vs.iter_mut()))
+                    .map(|((p, g), (m, v))| AdamState {
+                        params: Params::F32(p),
+                        grad: Grad::F32(g),
+                        exp_avg: m,
+                        exp_avg_sq: v,
+                        max_exp_avg_sq: None,
+                        step: step_f,
+                    })
+                    .collect();
+                lamb_step(isa, threads, &mut t, &LAMB);
+                step_f = t[0].step;
+                let mut t: Vec<AdamState> = qs
+                    .iter_mut()
+                    .zip(masters.iter_mut())
+                    .zip(&g16)
+                    .zip(mq.iter_mut().zip(vq.iter_mut()))
+                    .map(|(((q, master), g), (m, v))| AdamState {
+                        params: Params::Bf16Master { param: q, master },
+                        grad: Grad::Bf16(g),
+                        exp_avg: m,
+                        exp_avg_sq: v,
+                        max_exp_avg_sq: None,
+                        step: step_q,
+                    })
+                    .collect();
+                lamb_step(isa, threads, &mut t, &LAMB);
+                step_q = t[0].step;
+            }
+            let f = |v: &Vec<Vec<f32>>| -> Vec<u32> {
+                v.iter()
+                    .flat_map(|x| x.iter().map(|y| y.to_bits()))
+                    .collect()
+            };
+            let h = |v: &Vec<Vec<u16>>| -> Vec<u32> {
+                v.iter().flat_map(|x| x.iter().map(|y| *y as u32)).collect()
+            };
+            [f(&ps), f(&ms), f(&vs), h(&qs), f(&masters), f(&mq), f(&vq)]
+        };
+        let one = run(1);
+        for threads in [2, 3, 4] {
+            assert!(
+                run(threads) == one,
+                "LAMB at {} threads on {}: other bits than 1 thread",
+                threads,
+                isa.name()
+            );
+        }
+    }
+}
+
 /// The hand-written f32 loops (AVX-512; AVX2 over whole lines with the portable loop on the
 /// tail) do the portable loop's operations in its order: every path's parameters and state
 /// equal the portable path's bit for bit, for lengths around the 16-element line.

@@ -29,7 +29,7 @@ pub struct AdamState<'a> {
 }
 
 impl AdamState<'_> {
-    fn reborrow(&mut self) -> AdamState<'_> {
+    pub(crate) fn reborrow(&mut self) -> AdamState<'_> {
         AdamState {
             params: self.params.reborrow(),
             grad: self.grad,

@@ -328,9 +328,11 @@ unsafe fn lamb_pass1_run<const PF: bool>(
     vs: &mut [f32],
     s: Lamb,
     block: usize,
-) -> (f64, f64) {
+    sums: &mut [(f64, f64)],
+) {
     let n = p.len();
     assert!(g.len() == n && ms.len() == n && vs.len() == n && block.is_multiple_of(16));
+    assert!(sums.len() == n.div_ceil(block));
     let (pp, gp, mp, vp) = (p.as_ptr(), g.as_ptr(), ms.as_mut_ptr(), vs.as_mut_ptr());
     let (b1, b2) = (_mm512_set1_ps(1.0 - s.b1), _mm512_set1_ps(s.b2));
     let one_b2 = _mm512_set1_ps(1.0 - s.b2);
@@ -339,7 +341,6 @@ unsafe fn lamb_pass1_run<const PF: bool>(
         _mm512_storeu_ps(l.as_mut_ptr(), a);
         l.iter().map(|x| *x as f64).sum::<f64>()
     };
-    let (mut pn, mut un) = (0f64, 0f64);
     let mut b = 0;
     while b < n {
         let len = block.min(n - b);
@@ -354,35 +355,35 @@ unsafe fn lamb_pass1_run<const PF: bool>(
             pa = _mm512_add_ps(pa, _mm512_mul_ps(pv, pv));
             ua = _mm512_add_ps(ua, _mm512_mul_ps(u, u));
         });
-        pn += lanes(pa);
-        un += lanes(ua);
+        sums[b / block] = (lanes(pa), lanes(ua));
         b += len;
     }
-    (pn, un)
 }
 
 /// LAMB's first pass (m and v updated; Σp² and Σu² summed per `block` elements in 16 lanes,
-/// then in f64 in lane order, as `lamb.rs`'s f32 loop) when `isa` is the AVX-512 level.
+/// then in f64 in lane order, into `sums[block index]`, as `lamb.rs`'s f32 loop) when `isa` is
+/// the AVX-512 level; `false` otherwise.
 pub(super) fn lamb_pass1(
     isa: crate::Isa,
     p: &[f32],
     g: &[f32],
-    m: &mut [f32],
-    v: &mut [f32],
+    (m, v): (&mut [f32], &mut [f32]),
     s: Lamb,
     block: usize,
-) -> Option<(f64, f64)> {
+    sums: &mut [(f64, f64)],
+) -> bool {
     if isa.level() != crate::Level::Avx512 {
-        return None;
+        return false;
     }
     // SAFETY: as in `sgd`; `lamb_pass1_run` asserts the lengths are equal and stays below them.
-    Some(unsafe {
+    unsafe {
         if s.prefetch {
-            lamb_pass1_run::<true>(p, g, m, v, s, block)
+            lamb_pass1_run::<true>(p, g, m, v, s, block, sums)
         } else {
-            lamb_pass1_run::<false>(p, g, m, v, s, block)
+            lamb_pass1_run::<false>(p, g, m, v, s, block, sums)
         }
-    })
+    };
+    true
 }
 
 #[target_feature(enable = "avx512f")]
@@ -576,10 +577,21 @@ mod tests {
             };
             let run = |prefetch: bool| {
                 let (mut p, mut m, mut v) = (p0.clone(), b0.clone(), v0.clone());
-                let norms = lamb_pass1(isa, &p, &g, &mut m, &mut v, l(prefetch), 64);
+                let mut sums = vec![(0f64, 0f64); n.div_ceil(64)];
+                assert!(lamb_pass1(
+                    isa,
+                    &p,
+                    &g,
+                    (&mut m, &mut v),
+                    l(prefetch),
+                    64,
+                    &mut sums
+                ));
                 assert!(lamb_pass2(isa, &mut p, &m, &v, l(prefetch), 1e-3));
                 (
-                    norms,
+                    sums.iter()
+                        .map(|(a, b)| (a.to_bits(), b.to_bits()))
+                        .collect::<Vec<_>>(),
                     [p, m, v].map(|x| x.iter().map(|y| y.to_bits()).collect::<Vec<_>>()),
                 )
             };

@@ -33,13 +33,28 @@ fn update(c: &LambConfig, m: f32, v: f32, p: f32, inv_bc1: f32, inv_sqrt_bc2: f3
     (m * inv_bc1) / (v.sqrt() * inv_sqrt_bc2 + c.eps) + c.weight_decay * p
 }
 
-/// Pass 1: moments, and the squared norms of p and u (f64 over f32 lanes of 16).
+/// Pass 1: moments, and per block of [`BLOCK`] elements the sums of p² and u² (f64 over f32
+/// lanes of 16) into `sums`.
 #[inline(always)]
-fn pass1(t: &mut AdamState, c: &LambConfig, inv_bc1: f32, inv_sqrt_bc2: f32) -> (f64, f64) {
+fn pass1(
+    t: &mut AdamState,
+    c: &LambConfig,
+    inv_bc1: f32,
+    inv_sqrt_bc2: f32,
+    sums: &mut [(f64, f64)],
+) {
     if let (super::Params::F32(p), super::Grad::F32(g)) = (&t.params, t.grad) {
-        return pass1_f32(p, g, t.exp_avg, t.exp_avg_sq, c, inv_bc1, inv_sqrt_bc2);
+        return pass1_f32(
+            p,
+            g,
+            t.exp_avg,
+            t.exp_avg_sq,
+            c,
+            (inv_bc1, inv_sqrt_bc2),
+            sums,
+        );
     }
-    pass1_any(t, c, inv_bc1, inv_sqrt_bc2)
+    pass1_any(t, c, inv_bc1, inv_sqrt_bc2, sums)
 }
 
 /// The common case with plain slices, so the loop vectorizes.
@@ -50,19 +65,19 @@ fn pass1_f32(
     ms: &mut [f32],
     vs: &mut [f32],
     c: &LambConfig,
-    inv_bc1: f32,
-    inv_sqrt_bc2: f32,
-) -> (f64, f64) {
+    (inv_bc1, inv_sqrt_bc2): (f32, f32),
+    sums: &mut [(f64, f64)],
+) {
     let n = p.len();
     let (g, ms, vs) = (&g[..n], &mut ms[..n], &mut vs[..n]);
-    let (mut pn, mut un) = (0f64, 0f64);
     // f32 lanes per block of 4096 elements, then f64 across blocks: a horizontal f64 sum per
     // 16 elements would be a serial chain costing more than the update itself.
-    for (((pb, gb), mb), vb) in p
+    for ((((pb, gb), mb), vb), sum) in p
         .chunks(BLOCK)
         .zip(g.chunks(BLOCK))
         .zip(ms.chunks_mut(BLOCK))
         .zip(vs.chunks_mut(BLOCK))
+        .zip(sums.iter_mut())
     {
         let (mut pa, mut ua) = ([0f32; 16], [0f32; 16]);
         let step = |pc: &[f32],
@@ -96,14 +111,21 @@ fn pass1_f32(
             &mut pa,
             &mut ua,
         );
-        pn += pa.iter().map(|x| *x as f64).sum::<f64>();
-        un += ua.iter().map(|x| *x as f64).sum::<f64>();
+        *sum = (
+            pa.iter().map(|x| *x as f64).sum::<f64>(),
+            ua.iter().map(|x| *x as f64).sum::<f64>(),
+        );
     }
-    (pn, un)
 }
 
 #[inline(always)]
-fn pass1_any(t: &mut AdamState, c: &LambConfig, inv_bc1: f32, inv_sqrt_bc2: f32) -> (f64, f64) {
+fn pass1_any(
+    t: &mut AdamState,
+    c: &LambConfig,
+    inv_bc1: f32,
+    inv_sqrt_bc2: f32,
+    sums: &mut [(f64, f64)],
+) {
     let n = t.params.len();
     let (mut pn, mut un) = (0f64, 0f64);
     let mut i = 0;
@@ -125,8 +147,33 @@ fn pass1_any(t: &mut AdamState, c: &LambConfig, inv_bc1: f32, inv_sqrt_bc2: f32)
         pn += pa.iter().map(|x| *x as f64).sum::<f64>();
         un += ua.iter().map(|x| *x as f64).sum::<f64>();
         i += k;
+        // The sums restart at each block (BLOCK is a multiple of 16), so that a piece of
+        // the tensor cut on a block sums what the whole tensor does there.
+        if i % BLOCK == 0 || i == n {
+            sums[(i - 1) / BLOCK] = (pn, un);
+            (pn, un) = (0.0, 0.0);
+        }
     }
-    (pn, un)
+}
+
+/// ‖p‖² and ‖u‖² of a tensor from its blocks' sums, added in block order: the same bits
+/// whichever pieces (cut on blocks) the sums came from.
+fn norms(sums: &[(f64, f64)]) -> (f64, f64) {
+    norms_from((0.0, 0.0), sums)
+}
+
+/// [`norms`] continued from `from` (the sums of the blocks before these).
+fn norms_from(from: (f64, f64), sums: &[(f64, f64)]) -> (f64, f64) {
+    sums.iter().fold(from, |(pn, un), &(p, u)| (pn + p, un + u))
+}
+
+/// The trust ratio ‖p‖ / ‖u‖ (1 when a norm is zero).
+fn trust_ratio((pn, un): (f64, f64)) -> f32 {
+    if pn > 0.0 && un > 0.0 {
+        (pn.sqrt() / un.sqrt()) as f32
+    } else {
+        1.0
+    }
 }
 
 #[inline(always)]
@@ -139,55 +186,153 @@ fn pass2(t: &mut AdamState, c: &LambConfig, inv_bc1: f32, inv_sqrt_bc2: f32, rat
 }
 
 crate::dispatch! {
-    fn lamb_tensor(t: &mut AdamState, c: &LambConfig) -> () {
-        let s = t.step as i32;
-        let (inv_bc1, inv_sqrt_bc2) = inverse_corrections(c, s);
-        let (pn, un) = pass1(t, c, inv_bc1, inv_sqrt_bc2);
-        let ratio = if pn > 0.0 && un > 0.0 { (pn.sqrt() / un.sqrt()) as f32 } else { 1.0 };
+    fn first_pass_tensor(t: &mut AdamState, c: &LambConfig, sums: &mut [(f64, f64)]) -> () {
+        let (inv_bc1, inv_sqrt_bc2) = inverse_corrections(c, t.step as i32);
+        pass1(t, c, inv_bc1, inv_sqrt_bc2, sums)
+    }
+}
+
+crate::dispatch! {
+    fn second_pass_tensor(t: &mut AdamState, c: &LambConfig, ratio: f32) -> () {
+        let (inv_bc1, inv_sqrt_bc2) = inverse_corrections(c, t.step as i32);
         pass2(t, c, inv_bc1, inv_sqrt_bc2, ratio)
     }
 }
 
-/// f32 parameters and gradient on AVX-512: both passes by the hand-written loops of `avx512`
-/// (the same operations, blocks and lane order as `pass1_f32`/`pass2`, so the same bits);
-/// `false` when this tensor or CPU takes the loops here. The auto-vectorized passes moved
-/// 40 B/param at 1.93x the bandwidth bound (25 M parameters, 1 thread).
-fn hand_written(isa: Isa, t: &mut AdamState, c: &LambConfig) -> bool {
+/// Pass 1 of (a piece of) a tensor: f32 parameters and gradient on AVX-512 by the hand-written
+/// loop of `avx512` (the same operations, blocks and lane order as `pass1_f32`, so the same
+/// bits), anything else by the loops here. The auto-vectorized passes moved 40 B/param at
+/// 1.93x the bandwidth bound (25 M parameters, 1 thread).
+fn first_pass(isa: Isa, t: &mut AdamState, c: &LambConfig, sums: &mut [(f64, f64)]) {
     #[cfg(target_arch = "x86_64")]
-    if let (super::Params::F32(p), super::Grad::F32(g)) = (&mut t.params, t.grad) {
-        let st = t.step as i32;
-        let s = super::avx512::Lamb {
-            b1: c.beta1,
-            b2: c.beta2,
-            inv_bc1: inverse_corrections(c, st).0,
-            inv_sqrt_bc2: inverse_corrections(c, st).1,
-            eps: c.eps,
-            wd: c.weight_decay,
-            prefetch: super::avx512::software_prefetch(),
-        };
+    if let (super::Params::F32(p), super::Grad::F32(g)) = (&t.params, t.grad) {
+        let s = hand_constants_of(t.step, c);
         let (m, v) = (&mut *t.exp_avg, &mut *t.exp_avg_sq);
-        let Some((pn, un)) = super::avx512::lamb_pass1(isa, p, g, m, v, s, BLOCK) else {
-            return false;
-        };
-        let ratio = if pn > 0.0 && un > 0.0 {
-            (pn.sqrt() / un.sqrt()) as f32
-        } else {
-            1.0
-        };
-        return super::avx512::lamb_pass2(isa, p, m, v, s, c.lr * ratio);
+        if super::avx512::lamb_pass1(isa, p, g, (m, v), s, BLOCK, sums) {
+            return;
+        }
     }
-    let _ = (isa, t, c);
-    false
+    first_pass_tensor(isa, t, c, sums)
 }
 
+/// Pass 2 of (a piece of) a tensor with its trust ratio, as [`first_pass`] chooses.
+fn second_pass(isa: Isa, t: &mut AdamState, c: &LambConfig, ratio: f32) {
+    #[cfg(target_arch = "x86_64")]
+    if let super::Params::F32(p) = &mut t.params {
+        let s = hand_constants_of(t.step, c);
+        if super::avx512::lamb_pass2(isa, p, t.exp_avg, t.exp_avg_sq, s, c.lr * ratio) {
+            return;
+        }
+    }
+    second_pass_tensor(isa, t, c, ratio)
+}
+
+/// The constants of the hand-written AVX-512 loops for a tensor at `step`.
+#[cfg(target_arch = "x86_64")]
+fn hand_constants_of(step: u64, c: &LambConfig) -> super::avx512::Lamb {
+    let (inv_bc1, inv_sqrt_bc2) = inverse_corrections(c, step as i32);
+    super::avx512::Lamb {
+        b1: c.beta1,
+        b2: c.beta2,
+        inv_bc1,
+        inv_sqrt_bc2,
+        eps: c.eps,
+        wd: c.weight_decay,
+        prefetch: super::avx512::software_prefetch(),
+    }
+}
+
+/// A tensor, or a piece of one cut on [`BLOCK`]s, with its blocks' norm sums.
+struct Piece<'a> {
+    t: AdamState<'a>,
+    sums: &'a mut [(f64, f64)],
+    tensor: usize,
+}
+
+impl super::split::Split for Piece<'_> {
+    fn len(&self) -> usize {
+        self.t.params.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        debug_assert!(mid.is_multiple_of(BLOCK));
+        let (t0, t1) = self.t.split_at(mid);
+        let (s0, s1) = self.sums.split_at_mut(mid / BLOCK);
+        (
+            Piece {
+                t: t0,
+                sums: s0,
+                tensor: self.tensor,
+            },
+            Piece {
+                t: t1,
+                sums: s1,
+                tensor: self.tensor,
+            },
+        )
+    }
+}
+
+/// One LAMB step of every tensor on `threads` threads. A tensor within a thread's share runs
+/// both passes on one thread, the second right after the first (from the end down, where the
+/// first left its data in the caches). A larger one — BERT's 23 M-parameter word embedding, a
+/// fifth of the model, for which LAMB was made — is cut on blocks into shares: the threads
+/// run its pieces' first pass, its norms are added from the pieces' block sums in block order
+/// (the bits of one thread), and the threads run the pieces' second pass with its ratio.
 pub fn lamb_step(isa: Isa, threads: usize, tensors: &mut [AdamState], c: &LambConfig) {
     for t in tensors.iter_mut() {
         t.step += 1;
     }
-    let lens: Vec<usize> = tensors.iter().map(|t| t.params.len()).collect();
-    for_pieces(tensors, &lens, threads, usize::MAX, |t, _| {
-        if !hand_written(isa, t, c) {
-            lamb_tensor(isa, t, c)
+    let count = tensors.len();
+    let mut sums: Vec<Vec<(f64, f64)>> = tensors
+        .iter()
+        .map(|t| vec![(0.0, 0.0); t.params.len().div_ceil(BLOCK)])
+        .collect();
+    let items: Vec<Piece> = tensors
+        .iter_mut()
+        .zip(sums.iter_mut())
+        .enumerate()
+        .map(|(tensor, (t, s))| Piece {
+            t: t.reborrow(),
+            sums: s,
+            tensor,
+        })
+        .collect();
+    let mut pieces = super::split::split_large_on(items, threads, BLOCK);
+    let mut cut = vec![0usize; count];
+    for p in &pieces {
+        cut[p.tensor] += 1;
+    }
+    let lens: Vec<usize> = pieces.iter().map(|p| p.t.params.len()).collect();
+    for_pieces(&mut pieces, &lens, threads, usize::MAX, |p, _| {
+        first_pass(isa, &mut p.t, c, p.sums);
+        if cut[p.tensor] == 1 {
+            second_pass(isa, &mut p.t, c, trust_ratio(norms(p.sums)));
         }
+    });
+    // The cut tensors: each one's norms from its pieces (consecutive, in order), then the
+    // second pass of every piece.
+    let mut parts: Vec<(Piece, f32)> = Vec::new();
+    let mut acc: Option<(usize, (f64, f64))> = None;
+    let mut ratios = vec![1f32; count];
+    for p in pieces.into_iter().filter(|p| cut[p.tensor] > 1) {
+        // One fold over the tensor's blocks, continued from piece to piece.
+        let from = match acc {
+            Some((t, n)) if t == p.tensor => n,
+            _ => (0.0, 0.0),
+        };
+        let n = norms_from(from, p.sums);
+        acc = Some((p.tensor, n));
+        ratios[p.tensor] = trust_ratio(n);
+        parts.push((p, 0.0));
+    }
+    if parts.is_empty() {
+        return;
+    }
+    for (p, r) in &mut parts {
+        *r = ratios[p.tensor];
+    }
+    let lens: Vec<usize> = parts.iter().map(|(p, _)| p.t.params.len()).collect();
+    for_pieces(&mut parts, &lens, threads, usize::MAX, |(p, r), _| {
+        second_pass(isa, &mut p.t, c, *r)
     });
 }

@@ -1,5 +1,6 @@
 //! Large tensors cut into element ranges for the threads of an element-wise step (SGD, Adam,
-//! their bf16-state forms; not LAMB, whose trust ratio needs the whole tensor's norms).
+//! their bf16-state forms; LAMB's two passes, with the trust ratio's norms summed from the
+//! pieces' block sums in between — `lamb.rs`).
 //!
 //! The threads take whole tensors, largest first, each to the least-loaded thread
 //! (`for_pieces`). A tensor larger than a thread's share then sets the step's time alone: one
@@ -52,6 +53,13 @@ pub(crate) fn for_split_pieces<T: Split + Send>(
 /// `items` with every tensor larger than a thread's share of the total cut into pieces of at
 /// most about that share (at least [`MIN_PIECE`] elements each), in order.
 pub(crate) fn split_large<T: Split>(items: Vec<T>, threads: usize) -> Vec<T> {
+    split_large_on(items, threads, ALIGN)
+}
+
+/// [`split_large`] with the cuts at multiples of `align` elements (a multiple of [`ALIGN`]:
+/// LAMB cuts on its norms' blocks), each tensor's pieces consecutive and in order.
+pub(crate) fn split_large_on<T: Split>(items: Vec<T>, threads: usize, align: usize) -> Vec<T> {
+    debug_assert!(align.is_multiple_of(ALIGN));
     let total: usize = items.iter().map(Split::len).sum();
     if threads <= 1 || total == 0 {
         return items;
@@ -69,7 +77,7 @@ pub(crate) fn split_large<T: Split>(items: Vec<T>, threads: usize) -> Vec<T> {
         let mut left = n;
         for k in (1..pieces).rev() {
             // Equal pieces of what is left, cut on a line.
-            let here = (left - left * k / (k + 1)).div_ceil(ALIGN) * ALIGN;
+            let here = (left - left * k / (k + 1)).div_ceil(align) * align;
             if here >= left {
                 break;
             }
@@ -127,5 +135,17 @@ mod tests {
             vec![R(0..25_000_000)]
         );
         assert_eq!(split_large(vec![R(0..40_000)], 8), vec![R(0..40_000)]);
+    }
+
+    #[test]
+    fn lamb_cuts_fall_on_its_blocks() {
+        // 12 500 000 / 4096 = 3051.76: the cut at 3052 blocks.
+        let got = split_large_on(vec![R(0..25_000_000)], 2, 4096);
+        assert_eq!(got, vec![R(0..12_500_992), R(12_500_992..25_000_000)]);
+        let got = split_large_on(vec![R(0..1_000_000), R(0..7)], 3, 4096);
+        assert_eq!(got.len(), 4);
+        assert!(got[..3].windows(2).all(|w| w[0].0.end == w[1].0.start));
+        assert!(got[..2].iter().all(|r| r.0.end % 4096 == 0));
+        assert_eq!((got[2].0.end, &got[3]), (1_000_000, &R(0..7)));
     }
 }
