@@ -180,9 +180,14 @@ fn trust_ratio((pn, un): (f64, f64)) -> f32 {
 fn pass2(t: &mut AdamState, c: &LambConfig, inv_bc1: f32, inv_sqrt_bc2: f32, ratio: f32) {
     let (m, v) = (&t.exp_avg[..], &t.exp_avg_sq[..]);
     let n = t.params.len();
-    super::store::update(&mut t.params, t.grad, 0..n, |p, _, i| {
-        p - c.lr * ratio * update(c, m[i], v[i], p, inv_bc1, inv_sqrt_bc2)
-    });
+    // Blocks from the tensor's end down (each block upwards, so that it vectorizes): the
+    // first pass left the end of the tensor in the caches, as in the AVX-512 loop.
+    for start in (0..n).step_by(BLOCK).rev() {
+        let r = start..(start + BLOCK).min(n);
+        super::store::update(&mut t.params, t.grad, r, |p, _, i| {
+            p - c.lr * ratio * update(c, m[i], v[i], p, inv_bc1, inv_sqrt_bc2)
+        });
+    }
 }
 
 crate::dispatch! {
