@@ -391,7 +391,8 @@ fn threads_do_not_change_results() {
 /// thread count, over two steps (the second reads the momentum and moments the first wrote).
 #[test]
 fn large_tensors_cut_across_threads_give_the_same_bits() {
-    // At 2–4 threads the 300 000 and 90 000 tensors exceed a share (cut), the others do not.
+    // At 2–4 threads the 300 000 tensor exceeds a share (cut in 2–4 pieces), the others do
+    // not (the smallest share, at 4 threads, is 97 505).
     let sizes = [300_000usize, 3, 90_000, 17];
     let sgd_c = SgdConfig {
         lr: 0.05,
@@ -523,10 +524,12 @@ fn large_tensors_cut_across_threads_give_the_same_bits() {
 /// The bits of one thread at 2–4 threads, over three steps, for f32 parameters (the
 /// hand-written loops on AVX-512) and bf16 parameters with an f32 master and bf16 gradients
 /// (the portable loop); and the ratio is the whole tensor's (a piece's own norms would give
-/// other bits: a 300 000-element tensor whose halves differ in scale).
+/// other bits: tensors whose halves differ 8× in scale).
 #[test]
 fn lamb_cuts_large_tensors_across_threads_with_the_bits_of_one() {
-    let sizes = [300_000usize, 3, 90_000, 17];
+    // Cut at 2 threads: the 300 000 tensor; at 3 and 4 (shares 166 674, 125 005): it and the
+    // 200 000 one, so that one step adds the norms of two cut tensors.
+    let sizes = [300_000usize, 3, 200_000, 17];
     for isa in every_isa() {
         let run = |threads: usize| {
             let mut ps: Vec<Vec<f32>> = sizes

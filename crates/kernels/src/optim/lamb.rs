@@ -70,6 +70,7 @@ fn pass1_f32(
 ) {
     let n = p.len();
     let (g, ms, vs) = (&g[..n], &mut ms[..n], &mut vs[..n]);
+    assert_eq!(sums.len(), n.div_ceil(BLOCK), "one sum per block");
     // f32 lanes per block of 4096 elements, then f64 across blocks: a horizontal f64 sum per
     // 16 elements would be a serial chain costing more than the update itself.
     for ((((pb, gb), mb), vb), sum) in p
@@ -259,7 +260,7 @@ impl super::split::Split for Piece<'_> {
         self.t.params.len()
     }
     fn split_at(self, mid: usize) -> (Self, Self) {
-        debug_assert!(mid.is_multiple_of(BLOCK));
+        assert!(mid.is_multiple_of(BLOCK), "LAMB cuts on its norms' blocks");
         let (t0, t1) = self.t.split_at(mid);
         let (s0, s1) = self.sums.split_at_mut(mid / BLOCK);
         (
@@ -277,9 +278,10 @@ impl super::split::Split for Piece<'_> {
     }
 }
 
-/// One LAMB step of every tensor on `threads` threads. A tensor within a thread's share runs
-/// both passes on one thread, the second right after the first (from the end down, where the
-/// first left its data in the caches). A larger one — BERT's 23 M-parameter word embedding, a
+/// One LAMB step of every tensor on `threads` threads. A tensor that is not cut (within a
+/// thread's share, or too small to be worth a thread) runs both passes on one thread, the
+/// second right after the first (from the end down, where the first left its data in the
+/// caches). A larger one — BERT's 23 M-parameter word embedding, a
 /// fifth of the model, for which LAMB was made — is cut on blocks into shares: the threads
 /// run its pieces' first pass, its norms are added from the pieces' block sums in block order
 /// (the bits of one thread), and the threads run the pieces' second pass with its ratio.
@@ -307,7 +309,12 @@ pub fn lamb_step(isa: Isa, threads: usize, tensors: &mut [AdamState], c: &LambCo
     for p in &pieces {
         cut[p.tensor] += 1;
     }
-    let lens: Vec<usize> = pieces.iter().map(|p| p.t.params.len()).collect();
+    // Balanced by bytes: a whole tensor moves 40 per element (both passes), a piece 24 (the
+    // first). The ranges `for_pieces` hands over are not used.
+    let lens: Vec<usize> = pieces
+        .iter()
+        .map(|p| p.t.params.len() * if cut[p.tensor] == 1 { 40 } else { 24 })
+        .collect();
     for_pieces(&mut pieces, &lens, threads, usize::MAX, |p, _| {
         first_pass(isa, &mut p.t, c, p.sums);
         if cut[p.tensor] == 1 {

@@ -7,9 +7,10 @@
 //! 25 M-parameter tensor took 15.9 ms on one thread and 15.9 on two (AMD EPYC Zen 4, 2 vCPUs),
 //! and on a server the largest tensor of a model (an embedding, a classifier) bounds the step at
 //! any thread count (BERT-base's 23 M-parameter word embedding is a fifth of the model: at 32
-//! threads it alone would take 6.8× a thread's share). Each update reads and writes only its own
-//! element, so a piece is updated exactly as the whole tensor would be: the bits do not depend
-//! on the cuts.
+//! threads it alone would take 6.8× a thread's share). Each update of SGD and Adam reads and
+//! writes only its own element, so a piece is updated exactly as the whole tensor would be: the
+//! bits do not depend on the cuts (LAMB's pieces share the tensor's norms, added between its
+//! passes from per-block sums: no more depend on the cuts either).
 
 /// Tensors whose update of element `i` reads and writes only element `i` of each of their
 /// slices, so that the two halves of a cut are updated independently.
@@ -51,7 +52,8 @@ pub(crate) fn for_split_pieces<T: Split + Send>(
 }
 
 /// `items` with every tensor larger than a thread's share of the total cut into pieces of at
-/// most about that share (at least [`MIN_PIECE`] elements each), in order.
+/// most about that share (about [`MIN_PIECE`] elements at least: a cut is rounded to the
+/// alignment), in order.
 pub(crate) fn split_large<T: Split>(items: Vec<T>, threads: usize) -> Vec<T> {
     split_large_on(items, threads, ALIGN)
 }
