@@ -19,6 +19,20 @@
 //!
 //! Not every framework does this (PyTorch allocates gradients with `empty`, no fill), so the
 //! replay does it only when asked: `PROFILEDNN_REPLAY_ZERO_FILL=1`.
+//!
+//! The program's buffers are also new pages every iteration (`new_mem`, never freed), which
+//! the replay's buffers, allocated once, are not. Measured in one process alternating blocks of
+//! 10 iterations (AMD EPYC Zen 4, 2 vCPUs): the program as written against its buffers pooled
+//! 1.06–1.27× at 2 threads and 1.05–1.12× at 1, in every primitive (the new pages' lines push
+//! the kept tensors out of the caches). Moving these outputs to never-used pages of an
+//! anonymous map before each fill reproduced that in the program (1.04–1.26×) and in the
+//! replay (1.107× at 1 thread, 1.149× at 2), but made the projection worse against fresh logs
+//! of a quiet machine (medians over 11–13 logs: kept pages +0.9 % at 1 thread and −4.2 % at 2,
+//! new pages +9.2 % and +19.5 %), so the pages stay kept: what else makes the replay slower
+//! than the pooled program is not known. Per-buffer unmapping or `madvise(MADV_DONTNEED)`
+//! instead overshoot more (each flushes every core's TLB, which the program never does), and
+//! after `dnnl_memory_set_data_handle` a memory made with `DNNL_MEMORY_ALLOCATE` has freed its
+//! own buffer: an emulation must not touch the old pointer again.
 
 use super::api::arg::{DIFF_BIAS, DIFF_SRC, DIFF_WEIGHTS, DST};
 use super::run::Prepared;
