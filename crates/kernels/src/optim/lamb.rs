@@ -323,7 +323,7 @@ pub fn lamb_step(isa: Isa, threads: usize, tensors: &mut [AdamState], c: &LambCo
     });
     // The cut tensors: each one's norms from its pieces (consecutive, in order), then the
     // second pass of every piece.
-    let mut parts: Vec<(Piece, f32)> = Vec::new();
+    let mut parts: Vec<Piece> = Vec::new();
     let mut acc: Option<(usize, (f64, f64))> = None;
     let mut ratios = vec![1f32; count];
     for p in pieces.into_iter().filter(|p| cut[p.tensor] > 1) {
@@ -335,16 +335,13 @@ pub fn lamb_step(isa: Isa, threads: usize, tensors: &mut [AdamState], c: &LambCo
         let n = norms_from(from, p.sums);
         acc = Some((p.tensor, n));
         ratios[p.tensor] = trust_ratio(n);
-        parts.push((p, 0.0));
+        parts.push(p);
     }
     if parts.is_empty() {
         return;
     }
-    for (p, r) in &mut parts {
-        *r = ratios[p.tensor];
-    }
-    let lens: Vec<usize> = parts.iter().map(|(p, _)| p.t.params.len()).collect();
-    for_pieces(&mut parts, &lens, threads, usize::MAX, |(p, r), _| {
-        second_pass(isa, &mut p.t, c, *r)
+    let lens: Vec<usize> = parts.iter().map(|p| p.t.params.len()).collect();
+    for_pieces(&mut parts, &lens, threads, usize::MAX, |p, _| {
+        second_pass(isa, &mut p.t, c, ratios[p.tensor])
     });
 }
