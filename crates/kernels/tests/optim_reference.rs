@@ -26,6 +26,28 @@ fn rnd(n: usize, seed: u64, scale: f32) -> Vec<f32> {
         .collect()
 }
 
+/// Adam/LAMB states of f32 tensors (parameters, gradients, first and second moments), at `step`.
+fn f32_states<'a>(
+    ps: &'a mut [Vec<f32>],
+    gs: &'a [Vec<f32>],
+    ms: &'a mut [Vec<f32>],
+    vs: &'a mut [Vec<f32>],
+    step: u64,
+) -> Vec<AdamState<'a>> {
+    ps.iter_mut()
+        .zip(gs)
+        .zip(ms.iter_mut().zip(vs.iter_mut()))
+        .map(|((p, g), (m, v))| AdamState {
+            params: Params::F32(p),
+            grad: Grad::F32(g),
+            exp_avg: m,
+            exp_avg_sq: v,
+            max_exp_avg_sq: None,
+            step,
+        })
+        .collect()
+}
+
 /// 2e-6 relative, with a floor of 1e-6 (parameters are of order 1: an element that an update
 /// brings near zero keeps the absolute rounding error of its operands).
 fn close(a: &[f32], r: &[f64], what: &str) {
@@ -352,19 +374,7 @@ fn threads_do_not_change_results() {
                 .collect();
             let mut ms: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.0; *n]).collect();
             let mut vs: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.0; *n]).collect();
-            let mut st: Vec<AdamState> = ps
-                .iter_mut()
-                .zip(&gs)
-                .zip(ms.iter_mut().zip(vs.iter_mut()))
-                .map(|((p, g), (m, v))| AdamState {
-                    params: Params::F32(p),
-                    grad: Grad::F32(g),
-                    exp_avg: m,
-                    exp_avg_sq: v,
-                    max_exp_avg_sq: None,
-                    step: 0,
-                })
-                .collect();
+            let mut st = f32_states(&mut ps, &gs, &mut ms, &mut vs, 0);
             lamb_step(
                 isa,
                 threads,
@@ -559,19 +569,7 @@ fn lamb_cuts_large_tensors_across_threads_with_the_bits_of_one() {
                     .iter()
                     .map(|g| g.iter().map(|x| bf16::from_f32(*x)).collect())
                     .collect();
-                let mut t: Vec<AdamState> = ps
-                    .iter_mut()
-                    .zip(&gs)
-                    .zip(ms.iter_mut().zip(vs.iter_mut()))
-                    .map(|((p, g), (m, v))| AdamState {
-                        params: Params::F32(p),
-                        grad: Grad::F32(g),
-                        exp_avg: m,
-                        exp_avg_sq: v,
-                        max_exp_avg_sq: None,
-                        step: step_f,
-                    })
-                    .collect();
+                let mut t = f32_states(&mut ps, &gs, &mut ms, &mut vs, step_f);
                 lamb_step(isa, threads, &mut t, &LAMB);
                 step_f = t[0].step;
                 let mut t: Vec<AdamState> = qs
