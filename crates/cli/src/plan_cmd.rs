@@ -218,10 +218,21 @@ fn replay_rows(
         &timing,
         |_, _, _| true,
     );
+    // A split other than the logged one (its threads and mini-batch) is another run of the
+    // training: its gradients' copies do not inherit this run's heap accident.
+    let (another, another_why) =
+        profilednn_replay::native::heap_choice::for_another_run(&timing, calls);
     if let (Some(h), Some(why)) = (timing.heap, why) {
         plan.assumptions
             .push(format!("per-call buffers: heap {} ({why})", h.as_str()));
+        if let (Some(note), Some(h)) = (another_why, another.heap) {
+            plan.assumptions.push(format!(
+                "per-call buffers of the splits other than the logged one: heap {} ({note})",
+                h.as_str()
+            ));
+        }
     }
+    let logged_batch = plan.logged_batch;
     let todo: Vec<(String, u64, u64)> = plan
         .rows
         .iter()
@@ -230,7 +241,9 @@ fn replay_rows(
         .collect();
     for (split, threads, batch) in todo {
         eprintln!("profilednn: replaying split {split}: {threads} thread(s), mini-batch {batch}");
-        match plan::measure::rank(&session, calls, from, threads, batch, &timing, |_, _, _| {
+        let logged_split = Some(threads) == log_threads && batch == logged_batch;
+        let timing = if logged_split { &timing } else { &another };
+        match plan::measure::rank(&session, calls, from, threads, batch, timing, |_, _, _| {
             true
         }) {
             Ok(r) => {

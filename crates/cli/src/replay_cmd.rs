@@ -237,14 +237,29 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                 ..Default::default()
             };
             let log = &args.log;
-            let (st, heap_why) = heap_choice::choose(
+            let log_threads = profile.metadata.threads.map(u64::from);
+            let (mut st, mut heap_why) = heap_choice::choose(
                 &session,
                 &calls,
                 || profilednn_replay::logged::medians_of(log),
-                profile.metadata.threads.map(u64::from),
+                log_threads,
                 &st,
                 progress,
             );
+            // A rewrite, or another thread count, projects another run of the training: its
+            // gradients' copies do not inherit this run's heap accident.
+            let rewrites = what_if.as_ref().is_some_and(|w| {
+                profilednn_replay::transform::apply(w, &calls)
+                    .map_or(true, |t| !t.changes_nothing(&calls))
+            });
+            let other_threads = args.threads.is_some_and(|n| Some(n as u64) != log_threads);
+            if rewrites || other_threads {
+                let (other, note) = heap_choice::for_another_run(&st, &calls);
+                st = other;
+                if let (Some(why), Some(note)) = (&mut heap_why, note) {
+                    *why = format!("{why}; {note}");
+                }
+            }
             let (r, mut summary) = match &what_if {
                 None => sequence::replay_sequence(
                     &session,

@@ -244,6 +244,54 @@ pub fn choose(
     )
 }
 
+/// What a log's heap says of *another* run of its training — a what-if (`--as`, `--layout`,
+/// `--batch`), another thread count, another split of `plan` — and why: its gradients' copies
+/// into `.grad` keep their pages, whatever this log's did; the other primitives' scratchpads
+/// keep the log's choice. Whether a run's heap gives the gradients' pages back each iteration
+/// is an accident of that run: the same ResNet-18 script recorded 47 times in three CIs on an
+/// AMD EPYC Zen 4 (2 threads, PyTorch 2.15) read f ≥ 0.5 in 6 recordings, 0.3–0.5 in 5, near 0
+/// in the others (median 0.08), and the what-ifs that carried a log's new pages over read
+/// +22 … +64 % against their real runs (about −1 … +15 % less those pages' price). A scratchpad
+/// allocated around each call is another matter: its pages come back new every call when the
+/// allocator maps blocks of its size afresh (glibc above its threshold), in every run — the
+/// backward-weights scratchpads of an AMD EPYC Zen 3 did in every recording.
+/// `None` when the log's choice gave no gradient copy new pages (nothing changes).
+pub fn for_another_run(
+    t: &SequenceTiming,
+    iteration: &[Arc<Primitive>],
+) -> (SequenceTiming, Option<&'static str>) {
+    if t.heap != Some(Heap::AsLogged) {
+        return (t.clone(), None);
+    }
+    let reorders: BTreeSet<String> = iteration
+        .iter()
+        .filter(|p| p.kind == PrimitiveKind::Reorder)
+        .map(|p| problem_key(p))
+        .collect();
+    if !t.cold.iter().any(|k| reorders.contains(k)) {
+        return (t.clone(), None);
+    }
+    let cold: BTreeSet<String> = t.cold.difference(&reorders).cloned().collect();
+    let heap = if cold.is_empty() {
+        Heap::Warm
+    } else {
+        Heap::AsLogged
+    };
+    (
+        SequenceTiming {
+            heap: Some(heap),
+            cold: Arc::new(cold),
+            ..t.clone()
+        },
+        Some(
+            "for another run of this training, the gradients' copies keep their pages: whether a \
+             run's heap gives them back each iteration is an accident of that run (6 of 47 \
+             recordings of one script on an AMD EPYC Zen 4 did); `--heap cold` projects them on \
+             new pages",
+        ),
+    )
+}
+
 /// Kept pages, not read from the log, and why.
 fn given_up(t: &SequenceTiming, why: &str) -> (SequenceTiming, Option<String>) {
     (
@@ -404,6 +452,36 @@ mod tests {
             c.why
         );
         assert!(c.why.contains("f = 0.67"), "{}", c.why);
+    }
+
+    /// A run to come: the log's new pages leave the reorders (the gradients' copies), stay with
+    /// the scratchpads; the heap is kept pages when nothing else took new ones.
+    #[test]
+    fn another_run_keeps_the_gradient_copies_pages() {
+        use crate::transform::testing::prim;
+        let conv = prim("cpu,convolution,jit:avx512_core,backward_weights,src:f32::blocked:abcd::f0 wei:f32::blocked:abcd::f0 bia:undef::undef:: dst:f32::blocked:abcd::f0,attr-scratchpad:user,alg:convolution_direct,mb8_ic64oc64_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1");
+        let copy = prim("cpu,reorder,jit:uni,undef,src:f32::blocked:Acdb16a::f0 dst:f32::blocked:abcd::f0,attr-scratchpad:user,,64x64x3x3");
+        let iteration = vec![conv.clone(), copy.clone()];
+        let t = |cold: &[&Arc<Primitive>]| SequenceTiming {
+            heap: Some(Heap::AsLogged),
+            cold: Arc::new(cold.iter().map(|p| problem_key(p)).collect()),
+            ..Default::default()
+        };
+        let (both, why) = for_another_run(&t(&[&conv, &copy]), &iteration);
+        assert_eq!(both.heap, Some(Heap::AsLogged));
+        assert_eq!(*both.cold, [problem_key(&conv)].into_iter().collect());
+        assert!(why.is_some_and(|w| w.contains("accident")));
+        let (copies, why) = for_another_run(&t(&[&copy]), &iteration);
+        assert_eq!(copies.heap, Some(Heap::Warm));
+        assert!(copies.cold.is_empty() && why.is_some());
+        let (scratch, why) = for_another_run(&t(&[&conv]), &iteration);
+        assert_eq!(*scratch.cold, *t(&[&conv]).cold);
+        assert!(why.is_none());
+        let warm = SequenceTiming {
+            heap: Some(Heap::Warm),
+            ..Default::default()
+        };
+        assert_eq!(for_another_run(&warm, &iteration).0.heap, Some(Heap::Warm));
     }
 
     #[test]

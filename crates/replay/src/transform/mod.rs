@@ -125,6 +125,20 @@ impl Transformed {
         (timing, why)
     }
 
+    /// Whether the rewrite left the logged `iteration` as it was (`--as f32` on an f32 log):
+    /// the same run, whose heap the log shows, rather than another one
+    /// ([`crate::native::heap_choice::for_another_run`]).
+    pub fn changes_nothing(&self, iteration: &[Arc<Primitive>]) -> bool {
+        self.added == 0
+            && self.removed == 0
+            && self.calls.len() == iteration.len()
+            && self
+                .calls
+                .iter()
+                .zip(iteration)
+                .all(|(c, l)| c.origin == Origin::Logged && *c.primitive == **l)
+    }
+
     /// The rewritten problems that come from a logged problem in `logged` (keys, as
     /// [`crate::native::problem_key`] gives them): a property the log shows of a logged call —
     /// that its buffers faulted new pages in — carried to what it was rewritten into; added
@@ -352,5 +366,40 @@ mod tests {
         };
         assert_eq!(w.describe(), "--as bf16 --layout channels-last --batch 16");
         assert!(WhatIf::default().is_identity());
+    }
+
+    /// `--as f32` on an f32 iteration rewrites nothing (the same run); `--batch`, `--as bf16`
+    /// and `--layout channels-last` do.
+    #[test]
+    fn a_rewrite_that_changes_nothing_is_told_from_one_that_does() {
+        let iteration = vec![
+            testing::prim("cpu,convolution,jit:avx512_core,forward_training,src:f32::blocked:abcd::f0 wei:f32::blocked:abcd::f0 bia:undef::undef:: dst:f32::blocked:abcd::f0,attr-scratchpad:user,alg:convolution_direct,mb8_ic64oc64_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1"),
+            testing::prim("cpu,reorder,jit:uni,undef,src:f32::blocked:abcd::f0 dst:f32::blocked:ABcd16b16a::f0,attr-scratchpad:user,,64x64x3x3"),
+        ];
+        let f32 = WhatIf {
+            precision: Some(Precision::F32),
+            ..Default::default()
+        };
+        assert!(apply(&f32, &iteration).unwrap().changes_nothing(&iteration));
+        assert!(apply(&WhatIf::default(), &iteration)
+            .unwrap()
+            .changes_nothing(&iteration));
+        for w in [
+            WhatIf {
+                batch: Some(4),
+                ..Default::default()
+            },
+            WhatIf {
+                precision: Some(Precision::Bf16),
+                ..Default::default()
+            },
+            WhatIf {
+                layout: Layout::ChannelsLast,
+                ..Default::default()
+            },
+        ] {
+            let t = apply(&w, &iteration).unwrap();
+            assert!(!t.changes_nothing(&iteration), "{}", w.describe());
+        }
     }
 }

@@ -1,0 +1,122 @@
+//! A log's heap carried to the run it projects, end to end: the PyTorch ResNet-18 log of
+//! `fixtures/whatif` with its gradients' copies into `.grad` (the `ABcd16b16a` → `abcd`
+//! reorders of the 3×3 weights) logged 30× slower — far above what new pages cost them on any
+//! machine, so the log reads as a run whose heap gave those pages back every iteration. The
+//! same run replayed (as logged, or `--as f32`, which rewrites nothing of an f32 log) keeps
+//! that: the copies take new pages. Another run — `--batch 4`, `--threads 1` — does not
+//! inherit it (whether a heap gives the pages back is an accident of each run,
+//! `heap_choice::for_another_run`), and says so.
+//!
+//! Needs `PROFILEDNN_DNNL_LIB` (a libdnnl.so.3); without it the test says SKIPPED and passes,
+//! unless PROFILEDNN_REQUIRE_ONEDNN=1.
+
+mod common;
+use common::{bin, dnnl_lib_or_skip, root, succeeded, temp_dir};
+use std::io::Read;
+use std::path::Path;
+
+/// The fixture with the 3×3 weight gradients' copies logged `factor`× their time.
+fn slowed_copies(to: &Path, factor: f64) -> usize {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(root().join("fixtures/whatif/f32-nchw.log.gz")).unwrap(),
+    )
+    .read_to_string(&mut text)
+    .unwrap();
+    let mut slowed = 0;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let copy = l.contains(",exec,cpu,reorder,")
+                && l.contains("src:f32::blocked:ABcd16b16a::f0 dst:f32::blocked:abcd::f0")
+                && l.contains("x3x3,");
+            match (copy, l.rsplit_once(',')) {
+                (true, Some((head, ms))) => {
+                    slowed += 1;
+                    format!("{head},{}", ms.parse::<f64>().unwrap() * factor)
+                }
+                _ => l.to_string(),
+            }
+        })
+        .collect();
+    std::fs::write(to, lines.join("\n") + "\n").unwrap();
+    slowed
+}
+
+/// The replay's heap, its problems on new pages that are reorders, and why.
+fn replay(lib: &str, log: &Path, out: &Path, args: &[&str]) -> (String, Vec<String>, String) {
+    succeeded(
+        bin()
+            .arg("replay")
+            .arg(log)
+            .args(["--dnnl-lib", lib, "--no-progress", "--top", "12"])
+            .args(args)
+            .arg("-o")
+            .arg(out)
+            .output()
+            .unwrap(),
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    let q = &j["sequence"];
+    let reorders = q["cold_problems"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|k| k.as_str())
+                .filter(|k| k.starts_with("--reorder"))
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    (
+        q["heap"].as_str().unwrap_or("none").to_string(),
+        reorders,
+        q["heap_reason"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+#[test]
+fn another_run_does_not_inherit_the_logs_gradient_copies_on_new_pages() {
+    let Some(lib) = dnnl_lib_or_skip() else {
+        return;
+    };
+    let dir = temp_dir();
+    let log = dir.join("slow-copies.log");
+    assert_eq!(
+        slowed_copies(&log, 30.0),
+        80,
+        "the fixture's 3×3 gradient copies (16 per iteration)"
+    );
+    let note = "for another run of this training";
+    for (name, args) in [
+        ("as logged", &["--threads", "2"][..]),
+        ("--as f32", &["--threads", "2", "--as", "f32"][..]),
+    ] {
+        let (heap, reorders, why) = replay(&lib, &log, &dir.join("same.json"), args);
+        println!(
+            "{name}: heap {heap}, {} gradient copies on new pages",
+            reorders.len()
+        );
+        assert_eq!(heap, "as-logged", "{name}: {why}");
+        assert!(
+            reorders.iter().any(|k| k.contains("512x512x3x3")),
+            "{name}: {reorders:?} ({why})"
+        );
+        assert!(!why.contains(note), "{name}: {why}");
+    }
+    for (name, args) in [
+        ("--batch 4", &["--threads", "2", "--batch", "4"][..]),
+        ("--threads 1", &["--threads", "1"][..]),
+    ] {
+        let (heap, reorders, why) = replay(&lib, &log, &dir.join("other.json"), args);
+        println!(
+            "{name}: heap {heap}, {} gradient copies on new pages",
+            reorders.len()
+        );
+        assert!(reorders.is_empty(), "{name}: {reorders:?} ({why})");
+        assert!(why.contains(note), "{name}: {why}");
+        // The log's own choice is still said, before the note.
+        assert!(why.contains("new pages each call"), "{name}: {why}");
+    }
+}
