@@ -19,7 +19,9 @@
 //!   label inside it), so its targets are not widened and compared as f32 either: 0.91–0.96×
 //!   the time, bf16 RetinaNet head (63.4 M logits) on AMD EPYC Zen 4, 31 pairs alternated in
 //!   one process (dense fwd+bwd 0.925 at 1 thread, 0.944 at 2; class labels 0.906, 0.912;
-//!   forward alone 0.928, 0.960).
+//!   forward alone 0.928, 0.960); such a line is looked up whole (`line32_t0_table`), on AMD's
+//!   cores with 32 scalar loads instead of four gathers (`scalar_lookups`: 0.76–0.82× the time
+//!   on Zen 4), its (loss, gradient) pairs summed as gathered, without separating them.
 //!
 //! The sums are kept per fixed block of elements (dense) or per row (classes), lanes added in
 //! lane order, exactly like the portable loop, so the total is the same for any thread count.
@@ -47,6 +49,30 @@ struct K {
     a1: __m512,
     /// bf16 logits: the all-zero-target values of every bf16 bit pattern (`table::t0_table`).
     tab: *const f32,
+    /// Whether a line of all-zero targets looks its 32 logits up with scalar loads rather than
+    /// gathers ([`scalar_lookups`]).
+    scalar: bool,
+}
+
+/// Whether a line of 32 bf16 logits with all-zero targets is looked up with 32 scalar loads
+/// instead of four 8-element gathers: `PROFILEDNN_FOCAL_LOOKUP=scalar|gather` if set, else
+/// scalar on AMD's cores. Measured on an AMD EPYC Zen 4 (RetinaNet head 240 174×264 bf16, the
+/// two forms alternated call by call in one process, medians of the pairwise ratios): scalar
+/// 0.76 / 0.78 of the gathers' time for dense fwd+bwd / forward at 1 thread, 0.79 / 0.76 at 2,
+/// class labels 0.82–0.96 — there the gathers were about half the loop (without any lookup it
+/// ran 0.45× the time), ~9.5 cycles per 8-element `vpgatherdq`. Intel's cores gather faster
+/// and have fewer load ports for 64 scalar loads per line: they keep the gathers (not measured
+/// there). Both load the same entries and add them in the same order: the same bits.
+fn scalar_lookups() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        crate::dispatch::env_switch(
+            "PROFILEDNN_FOCAL_LOOKUP",
+            "scalar",
+            "gather",
+            profilednn_isa::amd,
+        )
+    })
 }
 
 /// e^x for x ≤ 0: Cephes' degree-6 polynomial folded into one Horner chain with the constant
@@ -190,6 +216,44 @@ unsafe fn focal16_t0_table(x: __m512, k: &K) -> (__m512, __m512) {
     let l = _mm512_permutex2var_ps(a, even, b);
     let d = _mm512_permutex2var_ps(a, odd, b);
     (l, _mm512_mul_ps(k.at0, d))
+}
+
+/// A 64-byte line of 32 bf16 logits whose targets are all zero, looked up (`table::t0_table`):
+/// the unweighted losses added into `pairs` as the table holds them — (loss, gradient) in
+/// each pair of lanes, so that no permute separates them (the even lanes are the losses;
+/// [`run_elems`] adds them at the end) — and the two chunks' gradients × α_t·scale returned.
+/// `scalar`: 32 scalar 64-bit loads assembled into four vectors instead of four gathers.
+#[inline(always)]
+unsafe fn line32_t0_table(x: *const u16, k: &K, pairs: &mut __m512) -> (__m512, __m512) {
+    let tab = k.tab as *const i64;
+    let entries = |o: usize| -> __m512 {
+        if k.scalar {
+            let e = |j: usize| *tab.add(*x.add(o + j) as usize);
+            _mm512_castsi512_ps(_mm512_set_epi64(
+                e(7),
+                e(6),
+                e(5),
+                e(4),
+                e(3),
+                e(2),
+                e(1),
+                e(0),
+            ))
+        } else {
+            let idx = _mm256_cvtepu16_epi32(_mm_loadu_si128(x.add(o) as *const __m128i));
+            _mm512_castsi512_ps(_mm512_i32gather_epi64::<8>(idx, tab))
+        }
+    };
+    let (a, b, c, d) = (entries(0), entries(8), entries(16), entries(24));
+    *pairs = _mm512_add_ps(
+        *pairs,
+        _mm512_add_ps(_mm512_add_ps(a, b), _mm512_add_ps(c, d)),
+    );
+    let odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    (
+        _mm512_mul_ps(k.at0, _mm512_permutex2var_ps(a, odd, b)),
+        _mm512_mul_ps(k.at0, _mm512_permutex2var_ps(c, odd, d)),
+    )
 }
 
 /// One chunk into the accumulators: `acc` for weighted losses, `acc0` for the all-zero-target
@@ -397,6 +461,8 @@ unsafe fn run_elems<const G: u8, const GRAD: bool, const HW: bool, X: Elem>(
     zero32: impl Fn(usize) -> bool,
 ) -> __m512 {
     let (mut acc, mut acc0) = (k.zero, k.zero);
+    // Looked-up lines' (loss, gradient) pairs (`line32_t0_table`).
+    let mut pairs = k.zero;
     let h = if GRAD { head_len(g, n) } else { head_len(x, n) };
     // A macro, not a closure: the body must be compiled inside this function's target features.
     macro_rules! one {
@@ -424,11 +490,14 @@ unsafe fn run_elems<const G: u8, const GRAD: bool, const HW: bool, X: Elem>(
     }
     if X::PAIRED {
         // Two chunks (a 64-byte line of bf16 gradient) per step. Where all 32 targets are zero
-        // (`zero32`, nearly every line of a detection head's loss), both take the all-zero-target
-        // form without their targets being loaded and compared as f32; the sums get the same
-        // terms in the same order either way.
+        // (`zero32`, nearly every line of a detection head's loss), the line is looked up whole
+        // (`line32_t0_table`) without its targets being loaded and compared as f32; its losses
+        // go to their own accumulator, in the same lanes whichever way it was looked up.
         while i + 2 * W <= n {
-            let (lo, hi) = if zero32(i) {
+            let (lo, hi) = if X::TABLE && zero32(i) {
+                // TABLE: bf16 logits, `X` is `u16`.
+                line32_t0_table(x.add(i) as *const u16, k, &mut pairs)
+            } else if zero32(i) {
                 (
                     chunk16_t0::<G, X>(X::load(x.add(i), 0xffff), k, &mut acc0),
                     chunk16_t0::<G, X>(X::load(x.add(i + W), 0xffff), k, &mut acc0),
@@ -466,6 +535,8 @@ unsafe fn run_elems<const G: u8, const GRAD: bool, const HW: bool, X: Elem>(
     if i < n {
         one!(i, mask(n - i), false);
     }
+    // The looked-up losses: the even lanes of the pairs.
+    let acc0 = _mm512_add_ps(acc0, _mm512_maskz_mov_ps(0x5555, pairs));
     _mm512_fmadd_ps(acc0, k.a0, acc)
 }
 
@@ -632,6 +703,15 @@ pub fn applies(isa: crate::Isa, gamma_mode: u8) -> Option<Avx512> {
     })
 }
 
+/// How the AVX-512 loop looks up lines of all-zero targets on this CPU (for benchmark output).
+pub fn lookup_form() -> &'static str {
+    if scalar_lookups() {
+        "scalar loads"
+    } else {
+        "gathers"
+    }
+}
+
 /// How the AVX-512 loop converts a bf16 gradient on this CPU (for benchmark output).
 pub fn bf16_rounding(proof: Avx512) -> &'static str {
     if proof.bf16_hw {
@@ -692,6 +772,7 @@ pub fn fused(
                     .as_ptr() as *const f32,
                 Tensor::F32(_) => std::ptr::null(),
             },
+            scalar: scalar_lookups(),
         };
         macro_rules! by_gamma {
             ($f:ident, $grad:expr, $($arg:expr),*) => {
@@ -862,6 +943,61 @@ mod tests {
     fn check(got: &[u16], v: &[u32], want: fn(u32) -> u16, what: &str) {
         for (i, (&b, &g)) in v.iter().zip(got).enumerate() {
             assert_eq!(g, want(b), "{what}: element {i}, input bits {b:#010x}");
+        }
+    }
+
+    /// Both lookups of a line, on every bf16 bit pattern (in a scrambled order, so each line
+    /// holds unrelated entries): the (loss, gradient) pairs summed and the gradients returned.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    unsafe fn both_lookups(logits: &[u16], tab: *const f32) -> [Vec<u32>; 2] {
+        let mut out = [Vec::new(), Vec::new()];
+        for (form, scalar) in out.iter_mut().zip([false, true]) {
+            let k = K {
+                zero: _mm512_setzero_ps(),
+                one: _mm512_set1_ps(1.0),
+                two: _mm512_set1_ps(2.0),
+                at0: _mm512_set1_ps(0.75 / 3.0),
+                at1: _mm512_set1_ps(0.0),
+                a0: _mm512_set1_ps(0.75),
+                a1: _mm512_set1_ps(0.0),
+                tab,
+                scalar,
+            };
+            let mut pairs = k.zero;
+            for line in logits.chunks_exact(2 * W) {
+                let (lo, hi) = line32_t0_table(line.as_ptr(), &k, &mut pairs);
+                for v in [lo, hi, pairs] {
+                    let mut a = [0u32; W];
+                    _mm512_storeu_si512(a.as_mut_ptr() as *mut __m512i, _mm512_castps_si512(v));
+                    form.extend(a);
+                }
+            }
+        }
+        out
+    }
+
+    /// The scalar loads and the gathers look up the same entries and add them alike (the
+    /// choice between them is the CPU vendor's, `scalar_lookups`): the same bits, for every
+    /// bf16 logit, against the gradients and losses of the table itself.
+    #[test]
+    fn scalar_and_gathered_lookups_give_the_same_bits() {
+        let Some(_) = crate::Isa::of(crate::Level::Avx512) else {
+            eprintln!("SKIPPED: the CPU has no AVX-512 (avx512f/bw/vl/dq)");
+            return;
+        };
+        let table = crate::focal::table::t0_table(GAMMA_2).unwrap();
+        // Every pattern once, multiplied by an odd constant modulo 2^16: a permutation.
+        let logits: Vec<u16> = (0..=u16::MAX).map(|b| b.wrapping_mul(40_503)).collect();
+        // SAFETY: the AVX-512 level was detected just above; every u16 indexes the table.
+        let [gathered, scalar] = unsafe { both_lookups(&logits, table.as_ptr() as *const f32) };
+        assert_eq!(gathered.len(), 3 * logits.len() / 2);
+        assert!(gathered == scalar, "the two lookups differ");
+        // The gradients are the table's × α_t·scale, in logit order.
+        for (line, out) in logits.chunks_exact(2 * W).zip(scalar.chunks_exact(3 * W)) {
+            for (j, &b) in line.iter().enumerate() {
+                let want = (0.75f32 / 3.0) * table[b as usize][1];
+                assert_eq!(out[j], want.to_bits(), "gradient of logit bits {b:#06x}");
+            }
         }
     }
 

@@ -23,14 +23,7 @@ use std::arch::x86_64::*;
 pub(super) fn software_prefetch() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| {
-        match std::env::var("PROFILEDNN_PREFETCH")
-            .as_deref()
-            .map(str::trim)
-        {
-            Ok("0") => false,
-            Ok("1") => true,
-            _ => !profilednn_isa::amd(),
-        }
+        crate::dispatch::env_switch("PROFILEDNN_PREFETCH", "1", "0", || !profilednn_isa::amd())
     })
 }
 
