@@ -233,6 +233,9 @@ fn replay_rows(
         }
     }
     let logged_batch = plan.logged_batch;
+    // A log without a thread count ran on the planned cores, its ranks sharing them (as the
+    // plan's time outside oneDNN assumes).
+    let threads_without_nthr = (args.cores / plan.logged_ranks.max(1)).max(1);
     let todo: Vec<(String, u64, u64)> = plan
         .rows
         .iter()
@@ -241,7 +244,12 @@ fn replay_rows(
         .collect();
     for (split, threads, batch) in todo {
         eprintln!("profilednn: replaying split {split}: {threads} thread(s), mini-batch {batch}");
-        let logged_split = Some(threads) == log_threads && batch == logged_batch;
+        let logged_split = batch == logged_batch
+            && !profilednn_replay::native::heap_choice::is_another_run(
+                false,
+                Some(threads),
+                log_threads.or(Some(threads_without_nthr)),
+            );
         let timing = if logged_split { &timing } else { &another };
         match plan::measure::rank(&session, calls, from, threads, batch, timing, |_, _, _| {
             true

@@ -76,6 +76,20 @@ pub struct ReplayArgs {
     /// (see docs/projection.md).
     #[arg(long, value_enum)]
     heap: Option<HeapArg>,
+    /// Per-call allocation with the heap read from the log: whether the replay projects the
+    /// `logged` run (its buffers' pages as the log shows them) or `another` run of the
+    /// training, whose gradients' copies keep their pages whatever the log's did (whether a
+    /// heap gives them back each iteration is an accident of each run). Default: another when a
+    /// what-if rewrites a call or the thread count differs from the log's, else logged. To set
+    /// a what-if against an as-logged replay by hand, like with like: `--run another` on both.
+    #[arg(long, value_enum)]
+    run: Option<RunArg>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RunArg {
+    Logged,
+    Another,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -246,14 +260,22 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                 &st,
                 progress,
             );
-            // A rewrite, or another thread count, projects another run of the training: its
-            // gradients' copies do not inherit this run's heap accident.
+            // A rewrite, or another thread count (given, or the runtime's default), projects
+            // another run of the training: its gradients' copies do not inherit this run's
+            // heap accident.
             let rewrites = what_if.as_ref().is_some_and(|w| {
                 profilednn_replay::transform::apply(w, &calls)
                     .map_or(true, |t| !t.changes_nothing(&calls))
             });
-            let other_threads = args.threads.is_some_and(|n| Some(n as u64) != log_threads);
-            if rewrites || other_threads {
+            let replay_threads = args
+                .threads
+                .map(|n| n as u64)
+                .or_else(|| profilednn_replay::plan::threads::get(&session.dnnl));
+            let another = match args.run {
+                Some(r) => r == RunArg::Another,
+                None => heap_choice::is_another_run(rewrites, replay_threads, log_threads),
+            };
+            if another {
                 let (other, note) = heap_choice::for_another_run(&st, &calls);
                 st = other;
                 if let (Some(why), Some(note)) = (&mut heap_why, note) {

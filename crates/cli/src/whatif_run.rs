@@ -103,22 +103,22 @@ pub fn project(
         b.finish_and_clear();
     }
     // Every change the rules want projects another run of the training: its gradients'
-    // copies do not inherit this run's heap accident (the as-logged baseline, which rewrites
-    // nothing, keeps the log's heap).
-    let (another, note) = profilednn_replay::native::heap_choice::for_another_run(&timing, &calls);
+    // copies do not inherit this run's heap accident. The as-logged baseline, which rewrites
+    // nothing, is replayed the same way: it is what the change's speed-up is measured against
+    // (a run of the script unchanged), and a baseline keeping the log's new pages would credit
+    // every change with their cost.
+    let (timing, note) = profilednn_replay::native::heap_choice::for_another_run(&timing, &calls);
     let mut out = Vec::new();
     for (change, rules) in todo {
         let w = what_if(&change);
         let bar = bar(no_progress);
         let started = std::time::Instant::now();
-        let same_run = profilednn_replay::transform::apply(&w, &calls)
-            .is_ok_and(|t| t.changes_nothing(&calls));
         let run = profilednn_replay::what_if_run::run(
             &session,
             &calls,
             from.clone(),
             &w,
-            if same_run { &timing } else { &another },
+            &timing,
             |i, n, what| {
                 if let Some(b) = &bar {
                     b.set_length(n as u64);
@@ -135,8 +135,8 @@ pub fn project(
         let mut run = run;
         if let Some(why) = &heap_why {
             run.sequence.heap_reason = match note {
-                Some(note) if !same_run => format!("{why}; {note}"),
-                _ => why.clone(),
+                Some(note) => format!("{why}; {note}"),
+                None => why.clone(),
             };
         }
         let mut replay = profilednn_replay::what_if_run::replay_record(

@@ -20,11 +20,13 @@
 //!   the time, bf16 RetinaNet head (63.4 M logits) on AMD EPYC Zen 4, 31 pairs alternated in
 //!   one process (dense fwd+bwd 0.925 at 1 thread, 0.944 at 2; class labels 0.906, 0.912;
 //!   forward alone 0.928, 0.960); such a line is looked up whole (`line32_t0_table`), on AMD's
-//!   cores with 32 scalar loads instead of four gathers (`scalar_lookups`: 0.76–0.82× the time
+//!   cores with 32 scalar loads instead of four gathers (`scalar_lookups`: 0.76–0.96× the time
 //!   on Zen 4), its (loss, gradient) pairs summed as gathered, without separating them.
 //!
-//! The sums are kept per fixed block of elements (dense) or per row (classes), lanes added in
-//! lane order, exactly like the portable loop, so the total is the same for any thread count.
+//! The sums are kept per fixed block of elements (dense) or per group of rows (classes), each
+//! term in a lane fixed by its position in the block (a looked-up line's term j in lane
+//! 2·(j mod 8), the others in lane j mod 16) and the lanes added in lane order, so the total is
+//! the same for any thread count (not the portable loop's bits: its lanes are j mod 16).
 
 use std::arch::x86_64::*;
 
@@ -234,7 +236,8 @@ unsafe fn line32_t0_table(x: *const u16, k: &K, pairs: &mut __m512) -> (__m512, 
     let tab = k.tab as *const i64;
     let entries = |o: usize| -> __m512 {
         if k.scalar {
-            let e = |j: usize| *tab.add(*x.add(o + j) as usize);
+            // The table's entries are pairs of f32: 4-byte aligned as far as Rust knows.
+            let e = |j: usize| tab.add(*x.add(o + j) as usize).read_unaligned();
             _mm512_castsi512_ps(_mm512_set_epi64(
                 e(7),
                 e(6),
@@ -501,14 +504,16 @@ unsafe fn run_elems<const G: u8, const GRAD: bool, const HW: bool, X: Elem>(
         // go to their own accumulator, in the same lanes whichever way it was looked up.
         while i + 2 * W <= n {
             _mm_prefetch::<_MM_HINT_T0>(x.wrapping_add(i + PREFETCH_AHEAD) as *const i8);
-            let (lo, hi) = if X::TABLE && zero32(i) {
-                // TABLE: bf16 logits, `X` is `u16`.
-                line32_t0_table(x.add(i) as *const u16, k, &mut pairs)
-            } else if zero32(i) {
-                (
-                    chunk16_t0::<G, X>(X::load(x.add(i), 0xffff), k, &mut acc0),
-                    chunk16_t0::<G, X>(X::load(x.add(i + W), 0xffff), k, &mut acc0),
-                )
+            let (lo, hi) = if zero32(i) {
+                if X::TABLE {
+                    // TABLE: bf16 logits, `X` is `u16`.
+                    line32_t0_table(x.add(i) as *const u16, k, &mut pairs)
+                } else {
+                    (
+                        chunk16_t0::<G, X>(X::load(x.add(i), 0xffff), k, &mut acc0),
+                        chunk16_t0::<G, X>(X::load(x.add(i + W), 0xffff), k, &mut acc0),
+                    )
+                }
             } else {
                 (
                     chunk16::<G, X>(
@@ -1006,6 +1011,57 @@ mod tests {
                 assert_eq!(out[j], want.to_bits(), "gradient of logit bits {b:#06x}");
             }
         }
+    }
+
+    /// The dense fwd+bwd pass with each lookup form (`K.scalar` set both ways, whatever
+    /// `scalar_lookups` chose for this CPU): the same block sums and gradient bits, on logits
+    /// with some nonzero targets among the zero ones (lines of both kinds, heads and tails).
+    #[test]
+    fn the_pass_gives_the_same_bits_with_either_lookup() {
+        let Some(_) = crate::Isa::of(crate::Level::Avx512) else {
+            eprintln!("SKIPPED: the CPU has no AVX-512 (avx512f/bw/vl/dq)");
+            return;
+        };
+        let n = 100_003;
+        let x: Vec<u16> = (0..n as u32)
+            .map(|i| {
+                crate::bf16::from_f32(
+                    ((i.wrapping_mul(2_654_435_761) >> 8) as f32 / 65_536.0) - 128.0,
+                )
+            })
+            .collect();
+        let t: Vec<u16> = (0..n)
+            .map(|i| {
+                if i % 997 == 0 {
+                    crate::bf16::from_f32(1.0)
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let table = crate::focal::table::t0_table(GAMMA_2).unwrap();
+        let run = |scalar: bool| {
+            let mut g = vec![0u16; n];
+            // SAFETY: the AVX-512 level was detected above; the slices are of equal length.
+            let sums = unsafe {
+                let k = K {
+                    zero: _mm512_setzero_ps(),
+                    one: _mm512_set1_ps(1.0),
+                    two: _mm512_set1_ps(2.0),
+                    at0: _mm512_set1_ps(0.75 / 7.0),
+                    at1: _mm512_set1_ps(-0.5 / 7.0),
+                    a0: _mm512_set1_ps(0.75),
+                    a1: _mm512_set1_ps(-0.5),
+                    tab: table.as_ptr() as *const f32,
+                    scalar,
+                };
+                dense::<GAMMA_2, true, u16, u16>((&x[1..], &t[1..], g.as_mut_ptr().add(1), k, 4096))
+            };
+            (sums.iter().map(|s| s.to_bits()).collect::<Vec<_>>(), g)
+        };
+        let (gathered, scalar) = (run(false), run(true));
+        assert!(gathered.1.iter().any(|&v| v != 0), "a gradient was written");
+        assert!(gathered == scalar, "the two lookups' passes differ");
     }
 
     #[test]

@@ -244,6 +244,18 @@ pub fn choose(
     )
 }
 
+/// Whether a replay projects another run of the log's training rather than the logged one:
+/// the iteration rewritten (`rewrites`: a what-if that changes a call), or replayed at a
+/// thread count known to differ from the log's — where either count is unknown, the same run
+/// as far as can be told.
+pub fn is_another_run(
+    rewrites: bool,
+    replay_threads: Option<u64>,
+    log_threads: Option<u64>,
+) -> bool {
+    rewrites || matches!((replay_threads, log_threads), (Some(r), Some(l)) if r != l)
+}
+
 /// What a log's heap says of *another* run of its training — a what-if (`--as`, `--layout`,
 /// `--batch`), another thread count, another split of `plan` — and why: its gradients' copies
 /// into `.grad` keep their pages, whatever this log's did; the other primitives' scratchpads
@@ -482,6 +494,17 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(for_another_run(&warm, &iteration).0.heap, Some(Heap::Warm));
+    }
+
+    #[test]
+    fn another_run_is_a_rewrite_or_a_thread_count_known_to_differ() {
+        assert!(!is_another_run(false, Some(2), Some(2)));
+        assert!(is_another_run(false, Some(1), Some(2)));
+        assert!(is_another_run(true, Some(2), Some(2)));
+        // Unknown on either side: the same run, as far as can be told.
+        assert!(!is_another_run(false, None, Some(2)));
+        assert!(!is_another_run(false, Some(1), None));
+        assert!(is_another_run(true, None, None));
     }
 
     #[test]
