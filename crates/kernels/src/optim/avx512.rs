@@ -320,12 +320,14 @@ unsafe fn lamb_pass1_run<const PF: bool>(
     ms: &mut [f32],
     vs: &mut [f32],
     s: Lamb,
-    block: usize,
-    sums: &mut [(f64, f64)],
+    (block, sums): (usize, &mut [(f64, f64)]),
+    kept: Option<&mut [f32]>,
 ) {
     let n = p.len();
     assert!(g.len() == n && ms.len() == n && vs.len() == n && block.is_multiple_of(16));
     assert!(sums.len() == n.div_ceil(block));
+    assert!(kept.as_ref().is_none_or(|u| u.len() == n));
+    let up = kept.map(|u| u.as_mut_ptr());
     let (pp, gp, mp, vp) = (p.as_ptr(), g.as_ptr(), ms.as_mut_ptr(), vs.as_mut_ptr());
     let (b1, b2) = (_mm512_set1_ps(1.0 - s.b1), _mm512_set1_ps(s.b2));
     let one_b2 = _mm512_set1_ps(1.0 - s.b2);
@@ -344,6 +346,9 @@ unsafe fn lamb_pass1_run<const PF: bool>(
             let gv = _mm512_maskz_loadu_ps(k, gb.add(i));
             let (m, v) = moments(mb.add(i), vb.add(i), k, gv, [b1, b2, one_b2]);
             let u = lamb_update(m, v, pv, &s);
+            if let Some(up) = up {
+                _mm512_mask_storeu_ps(up.add(b + i), k, u);
+            }
             // Lanes outside `k` are 0 in every input, so they add +0.
             pa = _mm512_add_ps(pa, _mm512_mul_ps(pv, pv));
             ua = _mm512_add_ps(ua, _mm512_mul_ps(u, u));
@@ -355,15 +360,16 @@ unsafe fn lamb_pass1_run<const PF: bool>(
 
 /// LAMB's first pass (m and v updated; Σp² and Σu² summed per `block` elements in 16 lanes,
 /// then in f64 in lane order, into `sums[block index]`, as `lamb.rs`'s f32 loop) when `isa` is
-/// the AVX-512 level; `false` otherwise.
+/// the AVX-512 level; `false` otherwise. With `kept`, each u is stored there too, for
+/// [`lamb_pass2_kept`].
 pub(super) fn lamb_pass1(
     isa: crate::Isa,
     p: &[f32],
     g: &[f32],
     (m, v): (&mut [f32], &mut [f32]),
     s: Lamb,
-    block: usize,
-    sums: &mut [(f64, f64)],
+    (block, sums): (usize, &mut [(f64, f64)]),
+    kept: Option<&mut [f32]>,
 ) -> bool {
     if isa.level() != crate::Level::Avx512 {
         return false;
@@ -371,9 +377,9 @@ pub(super) fn lamb_pass1(
     // SAFETY: as in `sgd`; `lamb_pass1_run` asserts the lengths are equal and stays below them.
     unsafe {
         if s.prefetch {
-            lamb_pass1_run::<true>(p, g, m, v, s, block, sums)
+            lamb_pass1_run::<true>(p, g, m, v, s, (block, sums), kept)
         } else {
-            lamb_pass1_run::<false>(p, g, m, v, s, block, sums)
+            lamb_pass1_run::<false>(p, g, m, v, s, (block, sums), kept)
         }
     };
     true
@@ -421,6 +427,43 @@ pub(super) fn lamb_pass2(
             lamb_pass2_run::<true>(p, m, v, s, lr_ratio)
         } else {
             lamb_pass2_run::<false>(p, m, v, s, lr_ratio)
+        }
+    };
+    true
+}
+
+#[target_feature(enable = "avx512f")]
+unsafe fn lamb_pass2_kept_run<const PF: bool>(p: &mut [f32], u: &[f32], lr_ratio: f32) {
+    let n = p.len();
+    assert!(u.len() == n);
+    let (pp, up) = (p.as_mut_ptr(), u.as_ptr());
+    let lr = _mm512_set1_ps(lr_ratio);
+    lines_down::<_, PF>(n, [pp as *const f32, up], |i, k| {
+        let pv = _mm512_maskz_loadu_ps(k, pp.add(i));
+        let u = _mm512_maskz_loadu_ps(k, up.add(i));
+        _mm512_mask_storeu_ps(pp.add(i), k, _mm512_sub_ps(pv, _mm512_mul_ps(lr, u)));
+    });
+}
+
+/// LAMB's second pass from the updates the first pass kept (`lamb_pass1`'s `kept`):
+/// p − (lr·ratio)·u with the same u, so the same bits as [`lamb_pass2`], without its second
+/// division and square root per element and reading u instead of m and v.
+pub(super) fn lamb_pass2_kept(
+    isa: crate::Isa,
+    p: &mut [f32],
+    u: &[f32],
+    prefetch: bool,
+    lr_ratio: f32,
+) -> bool {
+    if isa.level() != crate::Level::Avx512 {
+        return false;
+    }
+    // SAFETY: as in `sgd`; `lamb_pass2_kept_run` asserts the lengths are equal and stays below.
+    unsafe {
+        if prefetch {
+            lamb_pass2_kept_run::<true>(p, u, lr_ratio)
+        } else {
+            lamb_pass2_kept_run::<false>(p, u, lr_ratio)
         }
     };
     true
@@ -558,7 +601,8 @@ mod tests {
                 assert_eq!(bits(&m), bits(&ma), "Adam m, n {n}, prefetch {prefetch}");
                 assert_eq!(bits(&v), bits(&va), "Adam v, n {n}, prefetch {prefetch}");
             }
-            // LAMB: both passes give the same bits and norms with and without the prefetch.
+            // LAMB: both passes give the same bits and norms with and without the prefetch,
+            // and with the updates kept between the passes (`lamb_pass2_kept`) or recomputed.
             let l = |prefetch| Lamb {
                 b1: 0.9,
                 b2: 0.999,
@@ -568,19 +612,24 @@ mod tests {
                 wd: 0.01,
                 prefetch,
             };
-            let run = |prefetch: bool| {
+            let run = |prefetch: bool, keep: bool| {
                 let (mut p, mut m, mut v) = (p0.clone(), b0.clone(), v0.clone());
                 let mut sums = vec![(0f64, 0f64); n.div_ceil(64)];
+                let mut u = vec![f32::NAN; n];
                 assert!(lamb_pass1(
                     isa,
                     &p,
                     &g,
                     (&mut m, &mut v),
                     l(prefetch),
-                    64,
-                    &mut sums
+                    (64, &mut sums),
+                    keep.then_some(&mut u[..]),
                 ));
-                assert!(lamb_pass2(isa, &mut p, &m, &v, l(prefetch), 1e-3));
+                if keep {
+                    assert!(lamb_pass2_kept(isa, &mut p, &u, prefetch, 1e-3));
+                } else {
+                    assert!(lamb_pass2(isa, &mut p, &m, &v, l(prefetch), 1e-3));
+                }
                 (
                     sums.iter()
                         .map(|(a, b)| (a.to_bits(), b.to_bits()))
@@ -588,7 +637,10 @@ mod tests {
                     [p, m, v].map(|x| x.iter().map(|y| y.to_bits()).collect::<Vec<_>>()),
                 )
             };
-            assert_eq!(run(false), run(true), "LAMB, n {n}");
+            let plain = run(false, false);
+            assert_eq!(plain, run(true, false), "LAMB, n {n}");
+            assert_eq!(plain, run(false, true), "LAMB kept, n {n}");
+            assert_eq!(plain, run(true, true), "LAMB kept with prefetch, n {n}");
         }
     }
 }

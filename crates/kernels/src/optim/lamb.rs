@@ -214,7 +214,7 @@ fn first_pass(isa: Isa, t: &mut AdamState, c: &LambConfig, sums: &mut [(f64, f64
     if let (super::Params::F32(p), super::Grad::F32(g)) = (&t.params, t.grad) {
         let s = hand_constants_of(t.step, c);
         let (m, v) = (&mut *t.exp_avg, &mut *t.exp_avg_sq);
-        if super::avx512::lamb_pass1(isa, p, g, (m, v), s, BLOCK, sums) {
+        if super::avx512::lamb_pass1(isa, p, g, (m, v), s, (BLOCK, sums), None) {
             return;
         }
     }
@@ -231,6 +231,53 @@ fn second_pass(isa: Isa, t: &mut AdamState, c: &LambConfig, ratio: f32) {
         }
     }
     second_pass_tensor(isa, t, c, ratio)
+}
+
+/// A tensor that is not cut keeps its updates u between the passes when it has at most this
+/// many elements (16 MB of f32 per thread, allocated once and reused).
+#[cfg(target_arch = "x86_64")]
+const KEEP_MAX: usize = 4 << 20;
+
+#[cfg(target_arch = "x86_64")]
+thread_local! {
+    /// The updates of the tensor this thread is stepping, between its two passes.
+    static KEPT: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Both passes of a tensor that is not cut. With f32 parameters and gradient on AVX-512 (and at
+/// most [`KEEP_MAX`] elements) the first pass stores each u in this thread's buffer and the second
+/// reads it back: the same u, so the same bits, without the second pass's division and square
+/// root per element (the loop was limited by them: LAMB 1.53× its bound at 1 thread against
+/// AdamW's 1.34× with one of each, Intel Xeon family 6 model 167), and reading 4 bytes of u
+/// where it read 8 of m and v (the buffer stays in the caches for all but the largest tensors).
+fn both_passes(isa: Isa, t: &mut AdamState, c: &LambConfig, sums: &mut [(f64, f64)]) {
+    #[cfg(target_arch = "x86_64")]
+    if t.params.len() <= KEEP_MAX && isa.level() == crate::Level::Avx512 {
+        if let (super::Params::F32(_), super::Grad::F32(g)) = (&t.params, t.grad) {
+            let n = g.len();
+            let s = hand_constants_of(t.step, c);
+            let done = KEPT.with_borrow_mut(|kept| {
+                if kept.len() < n {
+                    kept.resize(n, 0.0);
+                }
+                let u = &mut kept[..n];
+                let super::Params::F32(p) = &mut t.params else {
+                    unreachable!("matched above")
+                };
+                let (m, v) = (&mut *t.exp_avg, &mut *t.exp_avg_sq);
+                if !super::avx512::lamb_pass1(isa, p, g, (m, v), s, (BLOCK, sums), Some(u)) {
+                    return false;
+                }
+                let ratio = trust_ratio(norms(sums));
+                super::avx512::lamb_pass2_kept(isa, p, u, s.prefetch, c.lr * ratio)
+            });
+            if done {
+                return;
+            }
+        }
+    }
+    first_pass(isa, t, c, sums);
+    second_pass(isa, t, c, trust_ratio(norms(sums)));
 }
 
 /// The constants of the hand-written AVX-512 loops for a tensor at `step`.
@@ -316,9 +363,10 @@ pub fn lamb_step(isa: Isa, threads: usize, tensors: &mut [AdamState], c: &LambCo
         .map(|p| p.t.params.len() * if cut[p.tensor] == 1 { 40 } else { 24 })
         .collect();
     for_pieces(&mut pieces, &lens, threads, usize::MAX, |p, _| {
-        first_pass(isa, &mut p.t, c, p.sums);
         if cut[p.tensor] == 1 {
-            second_pass(isa, &mut p.t, c, trust_ratio(norms(p.sums)));
+            both_passes(isa, &mut p.t, c, p.sums);
+        } else {
+            first_pass(isa, &mut p.t, c, p.sums);
         }
     });
     // The cut tensors: each one's norms from its pieces (consecutive, in order), then the
