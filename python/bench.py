@@ -119,6 +119,7 @@ _best_seen = {}
 def _last_level_cache():
     """The largest cache this CPU reports (sysfs; 0 when it says nothing)."""
     best = 0
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     base = "/sys/devices/system/cpu/cpu0/cache"
     try:
         entries = os.listdir(base)
@@ -130,7 +131,6 @@ def _last_level_cache():
                 size = f.read().strip()
         except OSError:
             continue
-        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
         if size and size[-1] in units and size[:-1].isdigit():
             best = max(best, int(size[:-1]) * units[size[-1]])
     return best

@@ -252,32 +252,39 @@ thread_local! {
 /// where it read 8 of m and v (the buffer stays in the caches for all but the largest tensors).
 fn both_passes(isa: Isa, t: &mut AdamState, c: &LambConfig, sums: &mut [(f64, f64)]) {
     #[cfg(target_arch = "x86_64")]
-    if t.params.len() <= KEEP_MAX && isa.level() == crate::Level::Avx512 {
-        if let (super::Params::F32(_), super::Grad::F32(g)) = (&t.params, t.grad) {
-            let n = g.len();
-            let s = hand_constants_of(t.step, c);
-            let done = KEPT.with_borrow_mut(|kept| {
-                if kept.len() < n {
-                    kept.resize(n, 0.0);
-                }
-                let u = &mut kept[..n];
-                let super::Params::F32(p) = &mut t.params else {
-                    unreachable!("matched above")
-                };
-                let (m, v) = (&mut *t.exp_avg, &mut *t.exp_avg_sq);
-                if !super::avx512::lamb_pass1(isa, p, g, (m, v), s, (BLOCK, sums), Some(u)) {
-                    return false;
-                }
-                let ratio = trust_ratio(norms(sums));
-                super::avx512::lamb_pass2_kept(isa, p, u, s.prefetch, c.lr * ratio)
-            });
-            if done {
-                return;
-            }
-        }
+    if t.params.len() <= KEEP_MAX && kept_passes(isa, t, c, sums) {
+        return;
     }
     first_pass(isa, t, c, sums);
     second_pass(isa, t, c, trust_ratio(norms(sums)));
+}
+
+/// [`both_passes`] through this thread's buffer of updates; `false` (nothing done) unless the
+/// parameters and gradient are f32 and `isa` is the AVX-512 level.
+#[cfg(target_arch = "x86_64")]
+fn kept_passes(isa: Isa, t: &mut AdamState, c: &LambConfig, sums: &mut [(f64, f64)]) -> bool {
+    if isa.level() != crate::Level::Avx512 {
+        return false;
+    }
+    let (super::Params::F32(p), super::Grad::F32(g)) = (&mut t.params, t.grad) else {
+        return false;
+    };
+    let s = hand_constants_of(t.step, c);
+    let (m, v) = (&mut *t.exp_avg, &mut *t.exp_avg_sq);
+    KEPT.with_borrow_mut(|kept| {
+        if kept.len() < g.len() {
+            kept.resize(g.len(), 0.0);
+        }
+        let u = &mut kept[..g.len()];
+        super::avx512::lamb_pass1(isa, p, g, (m, v), s, (BLOCK, sums), Some(u))
+            && super::avx512::lamb_pass2_kept(
+                isa,
+                p,
+                u,
+                s.prefetch,
+                c.lr * trust_ratio(norms(sums)),
+            )
+    })
 }
 
 /// The constants of the hand-written AVX-512 loops for a tensor at `step`.
