@@ -22,6 +22,14 @@ kernel (x = b - x for three arrays beside a fourth, in place: four streams read,
 back) is how Adam and LAMB use memory: on an AMD EPYC Zen 4 guest one thread's bandwidth grew
 with the streams in flight (AdamW's step 44-52 GB/s, copy and triad 24-34), and rows printed
 0.83-0.95x their bound.
+
+Floors (optimizer rows): the bytes a step must read (each array it reads once; LAMB's second pass
+reads the parameter and the update again: 24 B/param in f32) at the rate of a loop that only reads,
+four streams side by side (`read4`; one thread's reads grow with the streams in flight), over the
+row's working set on its thread count, best seen in the run as for the bounds. No step that reads
+those bytes can take less time, so "x floor" is never below 1.00 and says how much faster any
+implementation could be: on one Intel Xeon guest a step's writes in place were nearly free and
+torch's fused f32 SGD ran 1.04-1.07x its floor at one thread.
 """
 
 import argparse
@@ -145,26 +153,30 @@ def _last_level_cache():
 _DRAM_SET = 128 << 20
 
 
-def bandwidth(working_set, threads):
-    """Best bytes/s moved by `profilednn peak`'s read, copy, triad and update kernels over
-    `working_set` bytes on `threads` threads, write-allocate traffic counted (see the module
-    docstring), and the kernel that reached it; for working sets beyond the caches, the best
-    seen so far in this run at this thread count."""
+BOUND_KERNELS = ("read", "copy", "triad", "update")
+FLOOR_KERNELS = ("read4",)
+
+
+def bandwidth(working_set, threads, kernels=BOUND_KERNELS):
+    """Best bytes/s moved by `kernels` (by default `profilednn peak`'s read, copy, triad and
+    update) over `working_set` bytes on `threads` threads, write-allocate traffic counted (see
+    the module docstring), and the kernel that reached it; for working sets beyond the caches,
+    the best seen so far in this run at this thread count by the same kernels."""
     best = (0.0, "")
-    for k in ("read", "copy", "triad", "update"):
+    for k in kernels:
         _counted, moved = profilednn._native.bandwidth(k, int(max(working_set, 1 << 20)), threads, 5,
                                                        _clock is time.process_time)
         best = max(best, (moved * 1e9, k))
     if working_set >= _DRAM_SET:
-        best = max(best, _best_at_least(working_set, threads))
-        _best_seen.setdefault((threads, _clock), []).append((working_set, best))
+        best = max(best, _best_at_least(working_set, threads, kernels))
+        _best_seen.setdefault((threads, _clock, kernels), []).append((working_set, best))
     return best
 
 
-def _best_at_least(working_set, threads):
-    """The best rate seen in the run at `threads` over a working set of `working_set` bytes or
-    more (a larger one gets no more help from the caches), or (0, "")."""
-    seen = _best_seen.get((threads, _clock), [])
+def _best_at_least(working_set, threads, kernels=BOUND_KERNELS):
+    """The best rate `kernels` reached in the run at `threads` over a working set of
+    `working_set` bytes or more (a larger one gets no more help from the caches), or (0, "")."""
+    seen = _best_seen.get((threads, _clock, kernels), [])
     return max((r for ws, r in seen if ws >= working_set), default=(0.0, ""))
 
 
@@ -173,18 +185,19 @@ class Bound:
     row's timings (`start`) and after (`finish`): a machine busier during one measurement does
     not make the bound look slower than it is."""
 
-    def __init__(self, nbytes, working_set, threads, what):
+    def __init__(self, nbytes, working_set, threads, what, kernels=BOUND_KERNELS):
         self.nbytes, self.ws, self.threads, self.what = nbytes, working_set, threads, what
-        self.bw = bandwidth(working_set, threads)
+        self.kernels = kernels
+        self.bw = bandwidth(working_set, threads, kernels)
 
     def finish(self):
-        self.bw = max(self.bw, bandwidth(self.ws, self.threads))
+        self.bw = max(self.bw, bandwidth(self.ws, self.threads, self.kernels))
         return self
 
     def rate(self):
         """The best rate: this row's, or the best seen in the run by the time it is printed."""
         if self.ws >= _DRAM_SET:
-            return max(self.bw, _best_at_least(self.ws, self.threads))
+            return max(self.bw, _best_at_least(self.ws, self.threads, self.kernels))
         return self.bw
 
     @property
@@ -283,42 +296,45 @@ def optimizers(runs, quick):
     # master="split" only the master's bottom halves (2) beside the bf16 parameter: SGD r p,low,g
     # (2 each), buf (4), w p,low (2 each), buf (4) = 18 (ws 10); AdamW 26 (ws 14); with
     # master="none" torch's layout (bf16 state, no master): torch's bytes, SGD 10, AdamW 14.
-    def impls(theirs, ours, kw, nbytes, ws, every=True):
+    # Bytes per parameter each implementation must read (the floor's): its arrays, a parameter
+    # kept only as the rounding of its f32 master not read (f32 master: SGD g, master, buf = 10;
+    # AdamW 14), LAMB's parameter and update read again by its second pass (f32: 24).
+    def impls(theirs, ours, kw, nbytes, ws, reads, every=True):
         """torch's implementations (for-loop and foreach too when `every`) and ours, of the same
-        optimizer with the same arguments: (label, constructor, bytes/param, working set/param)."""
+        optimizer with the same arguments: (label, constructor, bytes/param, working set/param,
+        bytes read/param)."""
         rows = [(f"torch {k}", lambda ps, k=k: theirs(ps, **kw, **{k: True} if k == "fused" else {"foreach": k == "foreach"}),
-                 nbytes[0], ws[0]) for k in (["for-loop", "foreach", "fused"] if every else ["fused"])]
-        rows.append(("profilednn", lambda ps: ours(ps, **kw), nbytes[-1], ws[-1]))
+                 nbytes[0], ws[0], reads[0]) for k in (["for-loop", "foreach", "fused"] if every else ["fused"])]
+        rows.append(("profilednn", lambda ps: ours(ps, **kw), nbytes[-1], ws[-1], reads[-1]))
         if every:
-            rows.append(("pdnn std threads", lambda ps: _StdThreads(ours(ps, **kw)), nbytes[-1], ws[-1]))
+            rows.append(("pdnn std threads", lambda ps: _StdThreads(ours(ps, **kw)), nbytes[-1], ws[-1], reads[-1]))
         return rows
 
     T = torch.optim
+    lamb = lambda ps: P.LAMB(ps, lr=1e-3, weight_decay=0.01)
     cases = [
-        ("SGD momentum", torch.float32, impls(T.SGD, P.SGD, sgd, [20], [12])),
-        ("SGD nesterov wd", torch.float32, impls(T.SGD, P.SGD, nag, [20], [12], every=False)),
-        ("AdamW", torch.float32, impls(T.AdamW, P.AdamW, adamw, [28], [16])),
-        ("LAMB", torch.float32, [
-            ("python for-loop", None, 40, 16),
-            ("profilednn", lambda ps: P.LAMB(ps, lr=1e-3, weight_decay=0.01), 40, 16)]),
-        ("SGD momentum", torch.bfloat16, impls(T.SGD, P.SGD, sgd, [10, 22], [6, 14], every=False)
-         + [("pdnn split", lambda ps: P.SGD(ps, **sgd, master="split"), 18, 10),
-            ("pdnn none", lambda ps: P.SGD(ps, **sgd, master="none"), 10, 6)]),
-        ("SGD nesterov wd", torch.bfloat16, impls(T.SGD, P.SGD, nag, [10, 10], [6, 6], every=False)[:1]
-         + [("pdnn none", lambda ps: P.SGD(ps, **nag, master="none"), 10, 6)]),
-        ("AdamW", torch.bfloat16, impls(T.AdamW, P.AdamW, adamw, [14, 30], [8, 18], every=False)
-         + [("pdnn split", lambda ps: P.AdamW(ps, **adamw, master="split"), 26, 14),
-            ("pdnn none", lambda ps: P.AdamW(ps, **adamw, master="none"), 14, 8)]),
+        ("SGD momentum", torch.float32, impls(T.SGD, P.SGD, sgd, [20], [12], [12])),
+        ("SGD nesterov wd", torch.float32, impls(T.SGD, P.SGD, nag, [20], [12], [12], every=False)),
+        ("AdamW", torch.float32, impls(T.AdamW, P.AdamW, adamw, [28], [16], [16])),
+        ("LAMB", torch.float32, [("python for-loop", None, 40, 16, 24), ("profilednn", lamb, 40, 16, 24)]),
+        ("SGD momentum", torch.bfloat16, impls(T.SGD, P.SGD, sgd, [10, 22], [6, 14], [6, 10], every=False)
+         + [("pdnn split", lambda ps: P.SGD(ps, **sgd, master="split"), 18, 10, 10),
+            ("pdnn none", lambda ps: P.SGD(ps, **sgd, master="none"), 10, 6, 6)]),
+        ("SGD nesterov wd", torch.bfloat16, impls(T.SGD, P.SGD, nag, [10, 10], [6, 6], [6, 6], every=False)[:1]
+         + [("pdnn none", lambda ps: P.SGD(ps, **nag, master="none"), 10, 6, 6)]),
+        ("AdamW", torch.bfloat16, impls(T.AdamW, P.AdamW, adamw, [14, 30], [8, 18], [8, 14], every=False)
+         + [("pdnn split", lambda ps: P.AdamW(ps, **adamw, master="split"), 26, 14, 14),
+            ("pdnn none", lambda ps: P.AdamW(ps, **adamw, master="none"), 14, 8, 8)]),
     ]
     if quick:
         cases = [c for c in cases if c[1] == torch.float32][:3]
     # The same parameters as one tensor (an embedding-sized one): the threads share it.
-    cases.append(("SGD 1 tensor", torch.float32, impls(T.SGD, P.SGD, sgd, [20], [12], every=False)))
-    cases.append(("LAMB 1 tensor", torch.float32,
-                  [("profilednn", lambda ps: P.LAMB(ps, lr=1e-3, weight_decay=0.01), 40, 16)]))
+    cases.append(("SGD 1 tensor", torch.float32, impls(T.SGD, P.SGD, sgd, [20], [12], [12], every=False)))
+    cases.append(("LAMB 1 tensor", torch.float32, [("profilednn", lamb, 40, 16, 24)]))
     for name, dtype, impls in cases:
-        for label, mk, bpe, ws in impls:
+        for label, mk, bpe, ws, reads in impls:
             bound = Bound(total * bpe, total * ws, threads, f"{bpe} B/param")
+            floor = Bound(total * reads, total * ws, threads, f"read {reads} B/param", FLOOR_KERNELS)
             ps = make(dtype, one=name.endswith("1 tensor"))
             if mk is None:
                 st = [dict(m=torch.zeros_like(p), v=torch.zeros_like(p)) for p in ps]
@@ -339,9 +355,10 @@ def optimizers(runs, quick):
                     opt = mk(ps)
                     t = med(opt.step, runs, torch_op)
                 except (RuntimeError, ValueError) as e:
-                    out.append((name, str(dtype)[6:], label, None, bound.finish(), str(e).splitlines()[0][:60]))
+                    out.append((name, str(dtype)[6:], label, None, bound.finish(), floor.finish(),
+                                str(e).splitlines()[0][:60]))
                     continue
-            out.append((name, str(dtype)[6:], label, t, bound.finish(), ""))
+            out.append((name, str(dtype)[6:], label, t, bound.finish(), floor.finish(), ""))
     return total, len(sizes), out
 
 
@@ -387,10 +404,15 @@ def main():
         print(f"\noptimizer step, {total / 1e6:.1f} M parameters in {ntensors} tensors, each step right after a "
               f"PyTorch convolution (as in training); kernels on {'OpenMP' if profilednn._native.openmp() else 'std'} "
               f"threads; {load()}")
-        print(f"{'optimizer':<16} {'params':>8} {'implementation':<16} {'ms':>8} {'x bound':>8}  bound")
-        for name, dt, label, t, bound, err in rows:
-            tm = f"{t * 1e3:8.2f} {t / bound.seconds:7.2f}x" if t is not None else f"{'-':>8} {'-':>8}"
-            print(f"{name:<16} {dt:>8} {label:<16} {tm}  {bound.describe()}{'  (' + err + ')' if err else ''}")
+        print("x floor: time / the time to only read what the step reads (see the module docstring): no\n"
+              "implementation of the step can be faster than 1.00x")
+        print(f"{'optimizer':<16} {'params':>8} {'implementation':<16} {'ms':>8} {'x bound':>8} {'x floor':>8}  "
+              f"bound; floor")
+        for name, dt, label, t, bound, floor, err in rows:
+            tm = (f"{t * 1e3:8.2f} {t / bound.seconds:7.2f}x {t / floor.seconds:7.2f}x" if t is not None
+                  else f"{'-':>8} {'-':>8} {'-':>8}")
+            print(f"{name:<16} {dt:>8} {label:<16} {tm}  {bound.describe()}; {floor.describe()}"
+                  f"{'  (' + err + ')' if err else ''}")
     print(f"\nend: {load()}")
 
 

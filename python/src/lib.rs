@@ -392,8 +392,9 @@ fn cpu_features(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     Ok(d)
 }
 
-/// Memory bandwidth of one of `profilednn peak`'s kernels (`read`, `copy`, `triad`, `update`) over
-/// `working_set` bytes on `threads` threads: arrays allocated and first-touched before timing
+/// Memory bandwidth of one of `profilednn peak`'s kernels (`read`, `copy`, `triad`, `update`),
+/// or of the four-stream read `read4` (benchmarks' floors), over `working_set` bytes on `threads`
+/// threads: arrays allocated and first-touched before timing
 /// (warm, page-faulted), best of `runs`. Returns (GB/s as STREAM counts, GB/s of the bytes
 /// the memory system moves, write-allocate included): a bound for a kernel that writes with
 /// non-temporal stores or in place must use the second, or the kernel beats its "bound".
@@ -410,7 +411,9 @@ fn bandwidth(
 ) -> PyResult<(f64, f64)> {
     use profilednn_machine::measure::bandwidth::{run_timed, Clock, Kernel};
     let k = Kernel::from_name(kernel).ok_or_else(|| {
-        PyValueError::new_err(format!("{kernel}: expected read, copy, triad or update"))
+        PyValueError::new_err(format!(
+            "{kernel}: expected read, copy, triad, update or read4"
+        ))
     })?;
     let clock = if cpu_time {
         Clock::ThreadCpu
