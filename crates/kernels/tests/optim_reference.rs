@@ -618,14 +618,22 @@ fn lamb_cuts_large_tensors_across_threads_with_the_bits_of_one() {
 fn hand_written_paths_equal_the_portable_loop_bitwise() {
     let portable = Isa::of(profilednn_kernels::Level::Portable).expect("portable always runs");
     let sizes = [1usize, 7, 8, 15, 16, 17, 31, 33, 1000, 4099];
-    let sgd = |isa: Isa, nesterov: bool| {
+    // SGD with weight decay, and without (the loops leave its operations out then): the bits of
+    // parameters and buffers, zero gradients of either sign among the random ones.
+    let sgd = |isa: Isa, nesterov: bool, weight_decay: f32| {
         let mut ps: Vec<Vec<f32>> = (0..sizes.len())
             .map(|k| rnd(sizes[k], k as u64, 1.0))
             .collect();
         let mut bs: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.0; *n]).collect();
         for step in 0..3u64 {
             let gs: Vec<Vec<f32>> = (0..sizes.len())
-                .map(|k| rnd(sizes[k], 50 + 10 * step + k as u64, 0.5))
+                .map(|k| {
+                    let mut g = rnd(sizes[k], 50 + 10 * step + k as u64, 0.5);
+                    for (i, x) in g.iter_mut().enumerate().filter(|(i, _)| i % 5 == 2) {
+                        *x = if i % 2 == 0 { 0.0 } else { -0.0 };
+                    }
+                    g
+                })
                 .collect();
             let mut ts: Vec<SgdTensor> = ps
                 .iter_mut()
@@ -642,13 +650,18 @@ fn hand_written_paths_equal_the_portable_loop_bitwise() {
                 lr: 0.05,
                 momentum: 0.9,
                 dampening: 0.0,
-                weight_decay: 1e-4,
+                weight_decay,
                 nesterov,
                 maximize: false,
             };
             sgd_step(isa, 1, &mut ts, &c);
         }
-        (ps, bs)
+        let bits = |v: &[Vec<f32>]| -> Vec<Vec<u32>> {
+            v.iter()
+                .map(|t| t.iter().map(|x| x.to_bits()).collect())
+                .collect()
+        };
+        (bits(&ps), bits(&bs))
     };
     // Three steps of an optimizer keeping Adam's state (Adam, LAMB) on the sizes above.
     let adam_state_steps = |seed: u64, step_fn: &dyn Fn(&mut [AdamState])| {
@@ -699,12 +712,14 @@ fn hand_written_paths_equal_the_portable_loop_bitwise() {
     for isa in every_isa() {
         assert_eq!(lamb(isa), lamb(portable), "lamb on {}", isa.name());
         for flag in [false, true] {
-            assert_eq!(
-                sgd(isa, flag),
-                sgd(portable, flag),
-                "sgd nesterov={flag} on {}",
-                isa.name()
-            );
+            for wd in [1e-4, 0.0] {
+                assert_eq!(
+                    sgd(isa, flag, wd),
+                    sgd(portable, flag, wd),
+                    "sgd nesterov={flag} weight decay {wd} on {}",
+                    isa.name()
+                );
+            }
             assert_eq!(
                 adam(isa, flag),
                 adam(portable, flag),

@@ -99,11 +99,24 @@ pub(super) struct Sgd {
     pub prefetch: bool,
 }
 
+impl Sgd {
+    /// Nothing to apply but momentum: not maximizing, no weight decay, no dampening (`sgd.rs`
+    /// leaves out the same operations then, so the bits stay equal).
+    fn plain(&self) -> bool {
+        super::sgd::plain(self.sign, self.wd, self.damp)
+    }
+}
+
 /// Prefetch distance in elements (1 KiB of f32).
 const AHEAD: usize = 256;
 
+/// The SGD step. `PLAIN`: no sign, weight decay or dampening to apply (`Sgd::plain`), so the
+/// loop leaves out their three multiplies and an add. The loop is memory-bound, yet on an Intel
+/// Xeon guest (family 6 model 167, 25 M parameters, one thread, medians of 21) the same loop
+/// with them ran 3-4 % longer (21.7-22.0 ms against 21.0-21.2 without): the fewer operations
+/// between its loads, the more lines in flight.
 #[inline(always)]
-unsafe fn sgd_body<const FIRST: bool, const NESTEROV: bool, const PF: bool>(
+unsafe fn sgd_body<const FIRST: bool, const NESTEROV: bool, const PLAIN: bool, const PF: bool>(
     p: &mut [f32],
     g: &[f32],
     buf: &mut [f32],
@@ -121,17 +134,19 @@ unsafe fn sgd_body<const FIRST: bool, const NESTEROV: bool, const PF: bool>(
     );
     lines::<_, PF>(n, [pp as *const f32, gp, bp as *const f32], |i, m| {
         let pv = _mm512_maskz_loadu_ps(m, pp.add(i));
-        let gv = _mm512_add_ps(
-            _mm512_mul_ps(sign, _mm512_maskz_loadu_ps(m, gp.add(i))),
-            _mm512_mul_ps(wd, pv),
-        );
+        let gv = if PLAIN {
+            _mm512_maskz_loadu_ps(m, gp.add(i))
+        } else {
+            _mm512_add_ps(
+                _mm512_mul_ps(sign, _mm512_maskz_loadu_ps(m, gp.add(i))),
+                _mm512_mul_ps(wd, pv),
+            )
+        };
         let b = if FIRST {
             gv
         } else {
-            _mm512_add_ps(
-                _mm512_mul_ps(mom, _mm512_maskz_loadu_ps(m, bp.add(i))),
-                _mm512_mul_ps(damp, gv),
-            )
+            let dg = if PLAIN { gv } else { _mm512_mul_ps(damp, gv) };
+            _mm512_add_ps(_mm512_mul_ps(mom, _mm512_maskz_loadu_ps(m, bp.add(i))), dg)
         };
         _mm512_mask_storeu_ps(bp.add(i), m, b);
         let u = if NESTEROV {
@@ -145,20 +160,26 @@ unsafe fn sgd_body<const FIRST: bool, const NESTEROV: bool, const PF: bool>(
 
 #[target_feature(enable = "avx512f")]
 unsafe fn sgd_run(p: &mut [f32], g: &[f32], buf: &mut [f32], s: Sgd) {
-    if s.prefetch {
-        sgd_flags::<true>(p, g, buf, s)
-    } else {
-        sgd_flags::<false>(p, g, buf, s)
+    match (s.plain(), s.prefetch) {
+        (true, true) => sgd_flags::<true, true>(p, g, buf, s),
+        (true, false) => sgd_flags::<true, false>(p, g, buf, s),
+        (false, true) => sgd_flags::<false, true>(p, g, buf, s),
+        (false, false) => sgd_flags::<false, false>(p, g, buf, s),
     }
 }
 
 #[inline(always)]
-unsafe fn sgd_flags<const PF: bool>(p: &mut [f32], g: &[f32], buf: &mut [f32], s: Sgd) {
+unsafe fn sgd_flags<const PLAIN: bool, const PF: bool>(
+    p: &mut [f32],
+    g: &[f32],
+    buf: &mut [f32],
+    s: Sgd,
+) {
     match (s.first, s.nesterov) {
-        (true, true) => sgd_body::<true, true, PF>(p, g, buf, s),
-        (true, false) => sgd_body::<true, false, PF>(p, g, buf, s),
-        (false, true) => sgd_body::<false, true, PF>(p, g, buf, s),
-        (false, false) => sgd_body::<false, false, PF>(p, g, buf, s),
+        (true, true) => sgd_body::<true, true, PLAIN, PF>(p, g, buf, s),
+        (true, false) => sgd_body::<true, false, PLAIN, PF>(p, g, buf, s),
+        (false, true) => sgd_body::<false, true, PLAIN, PF>(p, g, buf, s),
+        (false, false) => sgd_body::<false, false, PLAIN, PF>(p, g, buf, s),
     }
 }
 

@@ -60,10 +60,19 @@ impl Split for SgdTensor<'_> {
     }
 }
 
+/// Whether the gradient goes into the momentum as it is: `sign`, `wd`, `damp` (the factors of
+/// `one`) are 1, 0, 1. The step then leaves out their multiplies and the add, as torch does
+/// for a zero weight decay: the same values for every finite parameter and gradient, and the
+/// zero's sign and an infinite parameter's update come out as torch's (0·∞ is not added).
+pub(super) fn plain(sign: f32, wd: f32, damp: f32) -> bool {
+    sign == 1.0 && wd == 0.0 && damp == 1.0
+}
+
 #[inline(always)]
 fn one(t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<usize>) {
     let sign = if c.maximize { -1.0 } else { 1.0 };
     let (wd, mom, damp, lr) = (c.weight_decay, c.momentum, 1.0 - c.dampening, c.lr);
+    let plain = plain(sign, wd, damp);
     let grad = t.grad;
     match t.momentum_buffer.as_deref_mut() {
         None => super::store::update(&mut t.params, grad, r, |p, g, _| {
@@ -74,8 +83,9 @@ fn one(t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<usize>) {
             macro_rules! go {
                 ($first:expr, $nesterov:expr) => {
                     super::store::update(&mut t.params, grad, r, |p, g, i| {
-                        let g = sign * g + wd * p;
-                        let b = if $first { g } else { mom * buf[i] + damp * g };
+                        let g = if plain { g } else { sign * g + wd * p };
+                        let dg = if plain { g } else { damp * g };
+                        let b = if $first { g } else { mom * buf[i] + dg };
                         buf[i] = b;
                         p - lr * if $nesterov { g + mom * b } else { b }
                     })

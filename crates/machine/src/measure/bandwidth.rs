@@ -138,7 +138,7 @@ fn sum_body(a: &[f32]) -> f64 {
 fn sum4_body(a: &[f32], b: &[f32], c: &[f32], d: &[f32]) -> f64 {
     let mut acc = [0.0f32; 64];
     let n = a.len() - a.len() % 64;
-    let (a, b, c, d) = (&a[..], &b[..a.len()], &c[..a.len()], &d[..a.len()]);
+    let (b, c, d) = (&b[..a.len()], &c[..a.len()], &d[..a.len()]);
     for i in (0..n).step_by(64) {
         let (x, y, z, w) = (&a[i..i + 64], &b[i..i + 64], &c[i..i + 64], &d[i..i + 64]);
         for j in 0..64 {
