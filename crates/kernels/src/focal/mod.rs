@@ -18,8 +18,9 @@ pub fn path(isa: crate::Isa, bf16: bool, gamma: f32) -> String {
     if let Some(proof) = avx512::applies(isa, elem::gamma_mode(gamma)) {
         return if bf16 {
             format!(
-                "avx512 intrinsics, all-zero-target chunks by table lookup ({}), bf16 gradient by {}",
+                "avx512 intrinsics, all-zero-target chunks by table lookup ({}), {}, bf16 gradient by {}",
                 avx512::lookup_form(),
+                avx512::target_prefetch_form(),
                 avx512::bf16_rounding(proof)
             )
         } else {
