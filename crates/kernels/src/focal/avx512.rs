@@ -43,14 +43,15 @@ const STREAM_BYTES: usize = 4 << 20;
 /// ahead read 0.93–1.01 dense; prefetching the dense targets too was not better (0.90–1.06).
 const PREFETCH_AHEAD: usize = 1024;
 
-/// How far ahead (in elements) the dense targets are prefetched where [`target_prefetch`] says
-/// so: 4 KB of bf16 targets. On an Intel Xeon guest (family 6 model 167, RetinaNet head bf16,
+/// How far ahead (in elements) bf16 dense targets are prefetched where [`target_prefetch`] says
+/// so: 4 KB. (f32 targets beside bf16 logits are not prefetched: a line of 32 logits has two
+/// lines of them, and that form was not measured.) On an Intel Xeon guest (family 6 model 167, RetinaNet head bf16,
 /// dense targets; the forms alternated process by process, medians of 11): forward 0.82× the
 /// time without, fwd+bwd 0.87× at 2 threads and 0.90× at 1 with 2 KB ahead; 4 KB ahead a further
 /// 0.95× forward; 8 KB, or the logits 4 KB ahead as well, no better.
 const TARGET_PREFETCH_AHEAD: usize = 2048;
 
-/// Whether the loop over dense targets prefetches them too: `PROFILEDNN_FOCAL_PREFETCH_TARGETS=1|0`
+/// Whether the loop over bf16 dense targets prefetches them too: `PROFILEDNN_FOCAL_PREFETCH_TARGETS=1|0`
 /// if set, else on everywhere but AMD's cores. Intel's hardware prefetchers left the second
 /// stream behind while the lookups took the load ports (measured above); on an AMD EPYC Zen 4
 /// the same prefetch was measured 0.90–1.06× the time without (see `PREFETCH_AHEAD`): no gain
@@ -584,8 +585,8 @@ unsafe fn dense_body<const G: u8, const GRAD: bool, const HW: bool, X: Elem, T: 
             stream,
             |i, m| T::load(tp.add(i), m),
             |i| {
-                if k.prefetch_targets {
-                    // A hint only (no fault past the end); one per line of 32 logits.
+                if k.prefetch_targets && std::mem::size_of::<T>() == 2 {
+                    // A hint only (no fault past the end); one per line of 32 logits and targets.
                     let ahead = tp.wrapping_add(i + TARGET_PREFETCH_AHEAD);
                     _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
                 }
@@ -742,9 +743,9 @@ pub fn lookup_form() -> &'static str {
 /// Whether the bf16 loop prefetches dense targets on this CPU (for benchmark output).
 pub fn target_prefetch_form() -> &'static str {
     if target_prefetch() {
-        "dense targets prefetched 4 KB ahead"
+        "bf16 dense targets prefetched 4 KB ahead"
     } else {
-        "dense targets not prefetched"
+        "bf16 dense targets not prefetched"
     }
 }
 

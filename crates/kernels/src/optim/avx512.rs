@@ -112,9 +112,9 @@ const AHEAD: usize = 256;
 
 /// The SGD step. `PLAIN`: no sign, weight decay or dampening to apply (`Sgd::plain`), so the
 /// loop leaves out their three multiplies and an add. The loop is memory-bound, yet on an Intel
-/// Xeon guest (family 6 model 167, 25 M parameters, one thread, medians of 21) the same loop
-/// with them ran 3-4 % longer (21.7-22.0 ms against 21.0-21.2 without): the fewer operations
-/// between its loads, the more lines in flight.
+/// Xeon guest (family 6 model 167, 25 M parameters, one thread) a loop with them ran 3-4 %
+/// longer than one without in a Rust harness (medians of 21: 21.7-22.0 ms against 21.0-21.2);
+/// the Python step, two builds alternated, took 0.98-1.00x the time with `PLAIN`.
 #[inline(always)]
 unsafe fn sgd_body<const FIRST: bool, const NESTEROV: bool, const PLAIN: bool, const PF: bool>(
     p: &mut [f32],
@@ -512,6 +512,79 @@ mod tests {
             .collect()
     }
 
+    /// One SGD step of the portable loop from `p`, `b` (parameters and buffer after it).
+    fn portable_sgd(
+        p: &[f32],
+        g: &[f32],
+        b: &[f32],
+        first: bool,
+        c: &super::super::SgdConfig,
+    ) -> (Vec<f32>, Vec<f32>) {
+        let (mut p, mut b) = (p.to_vec(), b.to_vec());
+        super::super::sgd_step(
+            Isa::PORTABLE,
+            1,
+            &mut [super::super::SgdTensor {
+                params: super::super::Params::F32(&mut p),
+                grad: super::super::Grad::F32(g),
+                momentum_buffer: Some(&mut b),
+                first,
+            }],
+            c,
+        );
+        (p, b)
+    }
+
+    /// SGD without weight decay or dampening (`PLAIN`: the operations left out), with and
+    /// without the prefetch, Nesterov or not, first step or not: the portable loop's bits.
+    #[test]
+    fn plain_sgd_writes_the_portable_bits() {
+        let Some(isa) = Isa::of(Level::Avx512) else {
+            println!("SKIPPED: no AVX-512 on this CPU (the hand-written loops do not run)");
+            return;
+        };
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for n in [1usize, 17, 1000, 4099] {
+            let (p0, b0) = (values(n, 5), values(n, 6));
+            // Zero gradients of both signs among the others: a full loop's +0·p turns a −0 to +0.
+            let g: Vec<f32> = values(n, 7)
+                .iter()
+                .enumerate()
+                .map(|(i, v)| if i % 7 == 3 { -0.0 } else { *v })
+                .collect();
+            for (first, nesterov) in [(false, false), (false, true), (true, false), (true, true)] {
+                let c = super::super::SgdConfig {
+                    lr: 0.01,
+                    momentum: 0.9,
+                    dampening: 0.0,
+                    weight_decay: 0.0,
+                    nesterov,
+                    maximize: false,
+                };
+                let (pr, br) = portable_sgd(&p0, &g, &b0, first, &c);
+                for prefetch in [false, true] {
+                    let (mut p, mut b) = (p0.clone(), b0.clone());
+                    let s = Sgd {
+                        sign: 1.0,
+                        wd: 0.0,
+                        mom: c.momentum,
+                        damp: 1.0,
+                        lr: c.lr,
+                        first,
+                        nesterov,
+                        prefetch,
+                    };
+                    assert!(s.plain());
+                    assert!(sgd(isa, &mut p, &g, &mut b, s));
+                    let what =
+                        format!("n {n}, first {first}, nesterov {nesterov}, prefetch {prefetch}");
+                    assert_eq!(bits(&p), bits(&pr), "parameters, {what}");
+                    assert_eq!(bits(&b), bits(&br), "buffer, {what}");
+                }
+            }
+        }
+    }
+
     /// The software prefetch is a hint: with and without it every loop writes the same bits,
     /// and those of the portable loops (`sgd.rs`, `adam.rs`, `lamb.rs` at the portable level).
     /// The public steps take one choice per CPU; this runs the other one too.
@@ -534,18 +607,7 @@ mod tests {
                 nesterov: true,
                 maximize: false,
             };
-            let (mut pr, mut br) = (p0.clone(), b0.clone());
-            super::super::sgd_step(
-                Isa::PORTABLE,
-                1,
-                &mut [super::super::SgdTensor {
-                    params: super::super::Params::F32(&mut pr),
-                    grad: super::super::Grad::F32(&g),
-                    momentum_buffer: Some(&mut br),
-                    first: false,
-                }],
-                &c,
-            );
+            let (pr, br) = portable_sgd(&p0, &g, &b0, false, &c);
             // Adam (coupled weight decay) at step 3, against the portable loop.
             let ac = super::super::AdamConfig {
                 lr: 1e-3,

@@ -4,7 +4,8 @@
 //! half a bf16 ulp of the parameter is lost, exactly the trade torch's layout makes — for the
 //! fewest bytes a step can move (SGD with momentum 10 per parameter, AdamW 14, against 18 and 26
 //! for the exact `Bf16Split` layout). The arithmetic is `sgd.rs`'s and `adam.rs`'s, in their
-//! order, on the widened values.
+//! order, on the widened values (a plain SGD step there leaves out multiplies by 1 and the add
+//! of 0·p, which change no finite value: `sgd::plain`).
 
 use super::split::{for_split_pieces, split_option, Split};
 use super::{AdamConfig, SgdConfig};

@@ -61,9 +61,11 @@ impl Split for SgdTensor<'_> {
 }
 
 /// Whether the gradient goes into the momentum as it is: `sign`, `wd`, `damp` (the factors of
-/// `one`) are 1, 0, 1. The step then leaves out their multiplies and the add, as torch does
-/// for a zero weight decay: the same values for every finite parameter and gradient, and the
-/// zero's sign and an infinite parameter's update come out as torch's (0·∞ is not added).
+/// `one`) are 1, 0, 1. A step with momentum then leaves out their multiplies and the add (the
+/// hand-written loop the same: `avx512::sgd_body`), as torch leaves out a zero weight decay:
+/// the same values for every finite parameter and gradient, and there the zero's sign and an
+/// infinite parameter's update come out as torch's (0·∞ is not added). The other forms
+/// (maximize, dampening, no momentum, `bf16_state`) still add 0·p when the decay is 0.
 pub(super) fn plain(sign: f32, wd: f32, damp: f32) -> bool {
     sign == 1.0 && wd == 0.0 && damp == 1.0
 }
@@ -80,18 +82,34 @@ fn one(t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<usize>) {
         }),
         Some(buf) => {
             let buf = &mut buf[..];
+            // `plain` as a literal too, so that each loop is compiled without the operations it
+            // leaves out (a value tested inside the loop is computed both ways and selected).
             macro_rules! go {
-                ($first:expr, $nesterov:expr) => {
+                ($first:expr, $nesterov:expr, $plain:expr) => {
                     super::store::update(&mut t.params, grad, r, |p, g, i| {
-                        let g = if plain { g } else { sign * g + wd * p };
-                        let dg = if plain { g } else { damp * g };
+                        let g = if $plain { g } else { sign * g + wd * p };
+                        let dg = if $plain { g } else { damp * g };
                         let b = if $first { g } else { mom * buf[i] + dg };
                         buf[i] = b;
                         p - lr * if $nesterov { g + mom * b } else { b }
                     })
                 };
             }
-            with_sgd_flags!(t.first, c.nesterov, go)
+            macro_rules! go_plain {
+                ($first:expr, $nesterov:expr) => {
+                    go!($first, $nesterov, true)
+                };
+            }
+            macro_rules! go_full {
+                ($first:expr, $nesterov:expr) => {
+                    go!($first, $nesterov, false)
+                };
+            }
+            if plain {
+                with_sgd_flags!(t.first, c.nesterov, go_plain)
+            } else {
+                with_sgd_flags!(t.first, c.nesterov, go_full)
+            }
         }
     }
 }
