@@ -23,6 +23,9 @@ back) is how Adam and LAMB use memory: on an AMD EPYC Zen 4 guest one thread's b
 with the streams in flight (AdamW's step 44-52 GB/s, copy and triad 24-34), and rows printed
 0.83-0.95x their bound.
 
+Optimizer rows: the implementations of one optimizer are timed call by call in turn (medians of
+11), so that a VM drifting 5-10 % within minutes (seen) moves them alike and their ratios hold.
+
 Floors (optimizer rows): the bytes a step must read from memory (each array it reads, once: LAMB's
 second pass may find the parameter and the update in the caches, so only its first pass counts)
 at the rate of a loop that only reads, four streams side by side (`read4`; one thread's reads grow
@@ -61,6 +64,22 @@ def med(f, runs, before=None):
         f()
         ts.append(_clock() - s)
     return statistics.median(ts)
+
+
+def interleaved(fs, runs, before=None):
+    """Median time of each of `fs`, called in turn (`before`, untimed, right before each call)
+    `runs` times after one untimed call each: the rows of one comparison see the same machine."""
+    for f in fs:
+        f()
+    ts = [[] for _ in fs]
+    for _ in range(runs):
+        for f, t in zip(fs, ts):
+            if before:
+                before()
+            s = _clock()
+            f()
+            t.append(_clock() - s)
+    return [statistics.median(t) for t in ts]
 
 
 def cpu_line():
@@ -333,6 +352,9 @@ def optimizers(runs, quick):
     cases.append(("SGD 1 tensor", torch.float32, impls(T.SGD, P.SGD, sgd, [20], [12], [12], every=False)))
     cases.append(("LAMB 1 tensor", torch.float32, [("profilednn", lamb, 40, 16, 16)]))
     for name, dtype, impls in cases:
+        # Every implementation of the case built first, then timed call by call in turn: a VM
+        # that drifts 5-10 % within minutes (seen) moves them all alike, so their ratios hold.
+        built = []
         for label, mk, bpe, ws, reads in impls:
             bound = Bound(total * bpe, total * ws, threads, f"{bpe} B/param")
             floor = Bound(total * reads, total * ws, threads, f"read {reads} B/param", FLOOR_KERNELS)
@@ -340,7 +362,7 @@ def optimizers(runs, quick):
             if mk is None:
                 st = [dict(m=torch.zeros_like(p), v=torch.zeros_like(p)) for p in ps]
 
-                def lamb_loop():
+                def lamb_loop(ps=ps, st=st):
                     with torch.no_grad():
                         for p, s in zip(ps, st):
                             s["m"].mul_(0.9).add_(p.grad, alpha=0.1)
@@ -350,16 +372,18 @@ def optimizers(runs, quick):
                             r = (pn / un) if pn > 0 and un > 0 else 1.0
                             p.sub_(1e-3 * r * u)
 
-                t = med(lamb_loop, runs, torch_op)
+                step, err = lamb_loop, ""
             else:
                 try:
-                    opt = mk(ps)
-                    t = med(opt.step, runs, torch_op)
+                    step, err = mk(ps).step, ""
+                    step()
                 except (RuntimeError, ValueError) as e:
-                    out.append((name, str(dtype)[6:], label, None, bound.finish(), floor.finish(),
-                                str(e).splitlines()[0][:60]))
-                    continue
-            out.append((name, str(dtype)[6:], label, t, bound.finish(), floor.finish(), ""))
+                    step, err = None, str(e).splitlines()[0][:60]
+            built.append((label, step, bound, floor, err))
+        times = interleaved([b[1] for b in built if b[1] is not None], 2 * runs + 1, torch_op)
+        for label, step, bound, floor, err in built:
+            t = times.pop(0) if step is not None else None
+            out.append((name, str(dtype)[6:], label, t, bound.finish(), floor.finish(), err))
     return total, len(sizes), out
 
 
@@ -403,7 +427,8 @@ def main():
             print("\n".join(notes))
         total, ntensors, rows = optimizers(runs, a.quick)
         print(f"\noptimizer step, {total / 1e6:.1f} M parameters in {ntensors} tensors, each step right after a "
-              f"PyTorch convolution (as in training); kernels on {'OpenMP' if profilednn._native.openmp() else 'std'} "
+              f"PyTorch convolution (as in training); the implementations of a row group timed in turn, "
+              f"medians of {2 * runs + 1}; kernels on {'OpenMP' if profilednn._native.openmp() else 'std'} "
               f"threads; {load()}")
         print("x floor: time / the time to only read what the step reads (see the module docstring): no\n"
               "implementation of the step can be faster than 1.00x")
