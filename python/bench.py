@@ -24,7 +24,7 @@ with the streams in flight (AdamW's step 44-52 GB/s, copy and triad 24-34), and 
 0.83-0.95x their bound.
 
 Optimizer rows: the implementations of one optimizer are timed call by call in turn (medians of
-11), so that a VM drifting 5-10 % within minutes (seen) moves them alike and their ratios hold.
+11; 7 with --quick), so that a VM drifting 5-10 % within minutes (seen) moves them alike and their ratios hold.
 
 Floors (optimizer rows): the bytes a step must read from memory (each array it reads, once: LAMB's
 second pass may find the parameter and the update in the caches, so only its first pass counts)
@@ -67,10 +67,9 @@ def med(f, runs, before=None):
 
 
 def interleaved(fs, runs, before=None):
-    """Median time of each of `fs`, called in turn (`before`, untimed, right before each call)
-    `runs` times after one untimed call each: the rows of one comparison see the same machine."""
-    for f in fs:
-        f()
+    """Median time of each of `fs` (each already called once, untimed), called in turn `runs`
+    times (`before`, untimed, right before each call): the rows of one comparison see the same
+    machine."""
     ts = [[] for _ in fs]
     for _ in range(runs):
         for f, t in zip(fs, ts):
@@ -372,13 +371,13 @@ def optimizers(runs, quick):
                             r = (pn / un) if pn > 0 and un > 0 else 1.0
                             p.sub_(1e-3 * r * u)
 
-                step, err = lamb_loop, ""
-            else:
-                try:
-                    step, err = mk(ps).step, ""
-                    step()
-                except (RuntimeError, ValueError) as e:
-                    step, err = None, str(e).splitlines()[0][:60]
+            try:
+                step, err = (lamb_loop if mk is None else mk(ps).step), ""
+                # Untimed: the first step allocates the state, and one this build cannot take
+                # fails here.
+                step()
+            except (RuntimeError, ValueError) as e:
+                step, err = None, str(e).splitlines()[0][:60]
             built.append((label, step, bound, floor, err))
         times = interleaved([b[1] for b in built if b[1] is not None], 2 * runs + 1, torch_op)
         for label, step, bound, floor, err in built:

@@ -45,10 +45,10 @@ const PREFETCH_AHEAD: usize = 1024;
 
 /// How far ahead (in elements) bf16 dense targets are prefetched where [`target_prefetch`] says
 /// so: 4 KB. (f32 targets beside bf16 logits are not prefetched: a line of 32 logits has two
-/// lines of them, and that form was not measured.) On an Intel Xeon guest (family 6 model 167, RetinaNet head bf16,
-/// dense targets; the forms alternated process by process, medians of 11): forward 0.82× the
-/// time without, fwd+bwd 0.87× at 2 threads and 0.90× at 1 with 2 KB ahead; 4 KB ahead a further
-/// 0.95× forward; 8 KB, or the logits 4 KB ahead as well, no better.
+/// lines of them, and that form was not measured.) On an Intel Xeon guest (family 6 model 167,
+/// RetinaNet head bf16, dense targets; the forms alternated process by process, medians of 11):
+/// forward 0.82× the time without, fwd+bwd 0.87× at 2 threads and 0.90× at 1 with 2 KB ahead;
+/// 4 KB ahead a further 0.95× forward; 8 KB, or the logits 4 KB ahead as well, no better.
 const TARGET_PREFETCH_AHEAD: usize = 2048;
 
 /// Whether the loop over bf16 dense targets prefetches them too: `PROFILEDNN_FOCAL_PREFETCH_TARGETS=1|0`

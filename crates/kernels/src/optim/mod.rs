@@ -8,15 +8,16 @@
 //! torch's `fused=True` keeps them (`bf16_state`: the fewest bytes, updates below half a bf16
 //! ulp lost).
 
-/// Expands `$go!(first, nesterov)` with SGD's two flags as literals: matched once, outside
-/// the loop that `$go` writes, so each loop is branch-free.
+/// Expands `$go!(first, nesterov, extra…)` with SGD's two flags as literals: matched once,
+/// outside the loop that `$go` writes, so each loop is branch-free. `extra` tokens (other
+/// literals the caller has already matched) are passed on as they are.
 macro_rules! with_sgd_flags {
-    ($first:expr, $nesterov:expr, $go:ident) => {
+    ($first:expr, $nesterov:expr, $go:ident $(, $extra:tt)*) => {
         match ($first, $nesterov) {
-            (true, true) => $go!(true, true),
-            (true, false) => $go!(true, false),
-            (false, true) => $go!(false, true),
-            (false, false) => $go!(false, false),
+            (true, true) => $go!(true, true $(, $extra)*),
+            (true, false) => $go!(true, false $(, $extra)*),
+            (false, true) => $go!(false, true $(, $extra)*),
+            (false, false) => $go!(false, false $(, $extra)*),
         }
     };
 }

@@ -95,20 +95,10 @@ fn one(t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<usize>) {
                     })
                 };
             }
-            macro_rules! go_plain {
-                ($first:expr, $nesterov:expr) => {
-                    go!($first, $nesterov, true)
-                };
-            }
-            macro_rules! go_full {
-                ($first:expr, $nesterov:expr) => {
-                    go!($first, $nesterov, false)
-                };
-            }
             if plain {
-                with_sgd_flags!(t.first, c.nesterov, go_plain)
+                with_sgd_flags!(t.first, c.nesterov, go, true)
             } else {
-                with_sgd_flags!(t.first, c.nesterov, go_full)
+                with_sgd_flags!(t.first, c.nesterov, go, false)
             }
         }
     }
