@@ -81,6 +81,29 @@ class CpuFeatures(unittest.TestCase):
         got, why = out.stdout.splitlines()[:2]
         self.assertEqual(got, "False", why)
 
+    def test_bf16_pays_is_decided_by_measured_rates(self):
+        # Capped below bf16 units: never pays, and nothing is measured.
+        env = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX512_CORE_VNNI")
+        code = "import profilednn.cpu as c; p, why = c.bf16_pays(); print(p); print(why)"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        got, why = out.stdout.splitlines()[:2]
+        self.assertEqual(got, "False", why)
+        self.assertNotIn("measured", why)
+        # Uncapped: on a CPU with units the answer quotes the measured ratios, and follows them.
+        env = {k: v for k, v in os.environ.items() if k not in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        got, why = out.stdout.splitlines()[:2]
+        flags = cpuinfo_flags() or set()
+        if not ("avx512_bf16" in flags or "amx_bf16" in flags):
+            self.assertEqual(got, "False", why)
+            print("\nSKIPPED: no bf16 units, bf16_pays did not measure", file=sys.stderr)
+            return
+        self.assertIn("measured: GEMM", why)
+        self.assertEqual(got == "True", " pays here" in why, why)
+        print(f"\nthis CPU: bf16 pays {got} ({why})", file=sys.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -205,7 +205,7 @@ pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {
         match (rule.check)(ev, t) {
             Ok(Finding {
                 not_recommended: Some(why),
-                projection: Some(projection),
+                projection,
                 ..
             }) => {
                 outcomes.push(RuleOutcome {

@@ -199,5 +199,8 @@ pub struct NotRecommended {
     pub id: &'static str,
     /// Why it stayed quiet, with the figures.
     pub why: String,
-    pub projection: Projected,
+    /// The projection that showed it slower; absent when the measured rates of the machine
+    /// profile did (`f32-on-bf16-hardware` with bf16 slower than f32 and no projection).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projection: Option<Projected>,
 }

@@ -2,12 +2,11 @@
 //! where it does not; evidence checked against figures computed naively from the log text.
 
 mod common;
-use common::{fixture, profile};
+use common::{fixture, profile, text};
 use profilednn_advice::{advise, Advice, Evidence, Thresholds};
 use profilednn_analysis::{summarize, Profile, SummaryOptions};
 use profilednn_machine::MachineProfile;
 use profilednn_verbose::LogInput;
-use std::io::Read;
 
 fn run(rels: &[&str], cores: Option<usize>, machine: Option<MachineProfile>) -> Advice {
     let profiles: Vec<Profile> = rels.iter().map(|r| profile(r)).collect();
@@ -42,19 +41,6 @@ fn fires(a: &Advice, id: &str) -> bool {
     let fired = a.rules.iter().find(|r| r.id == id).unwrap().fired;
     assert_eq!(fired, a.finding(id).is_some());
     fired
-}
-
-fn text(rel: &str) -> String {
-    let mut s = String::new();
-    let f = std::fs::File::open(fixture(rel)).unwrap();
-    if rel.ends_with(".gz") {
-        flate2::read::MultiGzDecoder::new(f)
-            .read_to_string(&mut s)
-            .unwrap();
-    } else {
-        std::io::BufReader::new(f).read_to_string(&mut s).unwrap();
-    }
-    s
 }
 
 /// Time of exec lines whose kind and prop_kind fields match (`None` = any), computed by

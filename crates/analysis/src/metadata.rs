@@ -1,6 +1,7 @@
 //! What the log's header and diagnostics say about the run.
 
 use crate::tally::Tally;
+use profilednn_model::cpu_units::{header_units, IsaUnits};
 use profilednn_verbose::line::{Component, Marker};
 use profilednn_verbose::{parse_info, InfoLine};
 use serde::Serialize;
@@ -96,17 +97,44 @@ impl RunMetadata {
         m
     }
 
-    /// True when the header reports bf16 or AMX support (for f32-on-bf16-hardware advice).
+    /// The units the header's ISA lines say the CPU has (all of them, for merged logs), from
+    /// [`profilednn_model::cpu_units`]'s table; `None` without an ISA line.
+    pub fn cpu_units(&self) -> Option<IsaUnits> {
+        let readings: Vec<IsaUnits> = self.isa.iter().map(|i| header_units(i)).collect();
+        IsaUnits::merge(&readings)
+    }
+
+    /// Whether bf16 compute runs on bf16 units (AVX512-BF16/AVX10 dot products or AMX) by the
+    /// header: `None` when there is no ISA line or the table does not know it.
+    pub fn native_bf16(&self) -> Option<bool> {
+        self.cpu_units().and_then(|u| u.native_bf16())
+    }
+
+    /// True when the header reports bf16 units (for f32-on-bf16-hardware advice); false when
+    /// it reports none *or is unknown* — see [`RunMetadata::native_bf16`] to tell them apart.
     pub fn has_bf16_hardware(&self) -> bool {
-        self.isa
-            .iter()
-            .any(|i| i.contains("bfloat16") || i.contains("AMX"))
+        self.native_bf16() == Some(true)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn avx10_1_header_has_bf16_units() {
+        let m = RunMetadata {
+            isa: vec!["Intel AVX10.1".into()],
+            ..Default::default()
+        };
+        assert_eq!(m.native_bf16(), Some(true));
+        let m = RunMetadata {
+            isa: vec!["Intel AVX10.7 with teleport support".into()],
+            ..Default::default()
+        };
+        assert_eq!(m.native_bf16(), None);
+        assert!(!m.has_bf16_hardware());
+    }
 
     /// Found by `cargo fuzz`: a commit hash with multi-byte characters once split a char.
     #[test]

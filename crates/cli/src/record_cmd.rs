@@ -187,7 +187,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         eprintln!("{note}");
     }
     if verbose_lines == 0 {
-        eprintln!("profilednn: the program printed no oneDNN verbose lines: does it use oneDNN (PyTorch on CPU, IPEX, TensorFlow with oneDNN)?");
+        eprintln!("profilednn: the program printed no oneDNN verbose lines: does it use oneDNN (PyTorch on CPU: convolutions and bf16 matmuls; f32 Linear runs in BLAS and attention in ATen, which oneDNN never logs)?");
     } else if !args.no_report {
         let loaded = crate::load::logs_and_ranks(std::slice::from_ref(&path), None, None, true)?;
         let summary = profilednn_analysis::summarize(&loaded.profiles, &Default::default());

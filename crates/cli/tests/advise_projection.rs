@@ -275,7 +275,7 @@ fn the_terminal_says_why_a_rule_stayed_quiet() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("Not recommended (projected slower on this machine):")
+        text.contains("Not recommended (projected, or measured, slower on this machine):")
             && text.contains("[f32-on-bf16-hardware] bf16 is not recommended here"),
         "{text}"
     );

@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod attr;
+pub mod cpu_units;
 pub mod data_type;
 pub mod engine;
 pub mod kind;

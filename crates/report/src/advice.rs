@@ -85,7 +85,10 @@ pub fn render(a: &Advice, short: bool) -> String {
         let _ = writeln!(out, "   try: {}", f.action);
     }
     if !a.not_recommended.is_empty() {
-        let _ = writeln!(out, "\nNot recommended (projected slower on this machine):");
+        let _ = writeln!(
+            out,
+            "\nNot recommended (projected, or measured, slower on this machine):"
+        );
         for n in &a.not_recommended {
             let _ = writeln!(out, "  [{}] {}", n.id, n.why);
         }

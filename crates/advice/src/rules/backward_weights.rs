@@ -72,8 +72,9 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
 /// units (AMX `brgconv_bwd_w`); without them oneDNN emulates bf16 through f32, slower
 /// (`bf16-without-bf16-units`).
 fn action(md: &profilednn_analysis::RunMetadata) -> String {
-    let precision = if md.isa.is_empty() || md.has_bf16_hardware() {
-        "a larger batch, channels-last and, on a CPU with bf16 units, bf16 (AMX `brgconv_bwd_w`) help."
+    let precision = if md.native_bf16() != Some(false) {
+        "a larger batch, channels-last and, where the CPU's measured bf16 rate beats f32 \
+         (AMX `brgconv_bwd_w`; `profilednn peak`, `advise --project`), bf16 help."
     } else {
         "a larger batch helps; keep f32 here: the log's CPU has no bf16 units (its ISA line), where \
          bf16 weight gradients are emulated through f32 and slower (see `bf16-without-bf16-units`)."

@@ -18,17 +18,37 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
     if md.isa.is_empty() {
         return Err("the log has no ISA header line (not applicable)".into());
     }
-    if md.has_bf16_hardware() {
-        return Err(format!(
-            "the log's ISA has bf16 units ({})",
-            md.isa.join("; ")
-        ));
+    match md.native_bf16() {
+        Some(true) => {
+            return Err(format!(
+                "the log's ISA has bf16 units ({})",
+                md.isa.join("; ")
+            ))
+        }
+        None => {
+            return Err(format!(
+                "the log's ISA is unknown ({}): measure it with `profilednn peak`",
+                md.isa.join("; ")
+            ))
+        }
+        Some(false) => {}
     }
     let total = total_ms(ev);
     let bf16_compute: Vec<&Entry> = exec(ev)
         .filter(|e| e.primitive.kind.is_compute_heavy())
         .filter(|e| matches!(&e.cost, Ok(c) if c.precision == MathPrecision::Bf16))
         .collect();
+    // A kernel named for bf16 units ran (`brg_matmul:avx512_core_bf16`): the header's reading
+    // notwithstanding, this CPU has them.
+    if let Some(native) = bf16_compute.iter().find(|e| {
+        profilednn_model::cpu_units::impl_units(&e.primitive.implementation.to_string())
+            .is_some_and(|(_, u)| u.native_bf16())
+    }) {
+        return Err(format!(
+            "bf16 compute ran on bf16 units ({})",
+            native.primitive.implementation
+        ));
+    }
     let (time, share) = time_share(total, &bf16_compute);
     if bf16_compute.is_empty() || share < t.bf16_emulated_share {
         return Err(format!(
@@ -75,9 +95,9 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         Some(time * (1.0 - 1.0 / MEASURED_SLOWDOWN)),
         "bf16 compute time less the same work in f32: bf16 measured 2.4x or more slower than f32 \
          on a CPU without bf16 units (oneDNN 3.2, AVX-512 with DL Boost)",
-        "Run in f32 on this CPU: drop `torch.autocast(\"cpu\", dtype=torch.bfloat16)` / \
-         `ipex.optimize(..., dtype=torch.bfloat16)` (or `.to(torch.bfloat16)`) here. bf16 pays off \
-         only where the ISA line reports bf16 units (\"AVX-512 … bfloat16 support\", AVX512_BF16 \
-         on Cooper Lake and later) or AMX (Sapphire Rapids and later).",
+        "Run in f32 on this CPU: drop `torch.autocast(\"cpu\", dtype=torch.bfloat16)` (or \
+         `.to(torch.bfloat16)`) here. bf16 can only pay where the CPU has bf16 units (AVX512-BF16: \
+         Cooper Lake, Zen 4 and later; AVX10.1; AMX: Sapphire Rapids and later), and even there \
+         only where its measured bf16 rate beats f32 (`profilednn peak`, `advise --project`).",
     ))
 }

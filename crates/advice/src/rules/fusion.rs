@@ -79,7 +79,9 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         "their whole time: as post-ops they run while the output is still in registers",
         "Fuse them into the producer as oneDNN post-ops: conv/matmul + ReLU/GELU/add. For \
          inference and frozen layers, fold batch-norm (torchvision's FrozenBatchNorm2d runs as a \
-         separate mul and add) into the convolution's weights and bias; `torch.jit.freeze`, \
-         `ipex.optimize` or `torch.compile` do this fusion; in training, IPEX fuses conv+ReLU.",
+         separate mul and add) into the convolution's weights and bias \
+         (`profilednn.nn.fold_frozen_batchnorm(model)`, in training too); `torch.compile` \
+         (PyTorch 2.0 and later) fuses element-wise chains into generated kernels, and \
+         `torch.jit.freeze` folds them for inference.",
     ))
 }

@@ -83,13 +83,17 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
     let calls: u64 = r.all.iter().map(|e| e.calls).sum();
     let action = if !r.mostly_layout() {
         "Most reorder time converts data types (f32 <-> bf16) every step: keep weights in the \
-         compute type between steps (IPEX `ipex.optimize(model, optimizer, dtype=torch.bfloat16)` \
-         keeps bf16 weights with an f32 master copy) instead of converting on every call."
+         compute type between steps instead of converting on every call: bf16 parameters \
+         (`model.to(torch.bfloat16)`) with an f32 master copy in the optimizer \
+         (`profilednn.optim.AdamW(..., master=\"f32\")`, or `\"split\"`), or at least one cast \
+         per forward pass (`torch.autocast(\"cpu\", dtype=torch.bfloat16)` caches its weight \
+         casts by default)."
     } else {
         "Keep one layout end to end: convert model and inputs to channels-last \
          (`model.to(memory_format=torch.channels_last)`, `x.to(memory_format=torch.channels_last)`) \
-         so oneDNN's kernels read the framework's tensors directly, or let IPEX pre-pack weights \
-         (`ipex.optimize`) so blocked weights are not reordered on every call."
+         so oneDNN's kernels read the framework's tensors directly; the reorders that remain \
+         each step are weights into oneDNN's blocked layouts, which `torch.compile` with \
+         `torch._inductor.config.freezing` pre-packs for inference only."
     };
     let f = finding(
         ev,

@@ -66,7 +66,7 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         "time lost against the roofline (measured minus the roofline's time)",
         "For compute-bound primitives, check the implementation name: a jit:avx2 or gemm kernel \
          on an AVX-512/AMX machine means a layout or data type kept the best kernel away \
-         (channels-last, bf16, blocked weights via IPEX); small problems cannot fill all cores \
+         (channels-last, or bf16 where `profilednn peak` measures it faster than f32); small problems cannot fill all cores \
          (larger batch). For memory-bound ones, fuse them with their neighbours (post-ops) so \
          their data is not re-read from memory.",
     ))

@@ -131,7 +131,7 @@ pub fn normalization(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
          frozen statistics into the preceding convolution (w' = w·scale, b' = b·scale + shift): \
          `profilednn.nn.fold_frozen_batchnorm(model)` does it in place for training (the \
          convolutions keep their parameters and gradients, the state dict its keys), or let \
-         `torch.jit.freeze`/IPEX/`torch.compile` fuse it.",
+         `torch.compile` (PyTorch 2.0 and later) fuse it; `torch.jit.freeze` folds it for inference.",
     ))
 }
 

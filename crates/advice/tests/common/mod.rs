@@ -3,6 +3,7 @@
 use profilednn_analysis::profile::ProfileOptions;
 use profilednn_analysis::{scan, Profile, ScanOptions};
 use profilednn_verbose::LogInput;
+use std::io::Read;
 use std::path::PathBuf;
 
 pub fn fixture(rel: &str) -> PathBuf {
@@ -17,4 +18,19 @@ pub fn profile(rel: &str) -> Profile {
         &ScanOptions::default(),
     );
     Profile::from_scan(rel, out, &ProfileOptions::default())
+}
+
+/// A fixture's text (gzip decompressed).
+#[allow(dead_code)] // not every test file reads texts
+pub fn text(rel: &str) -> String {
+    let mut s = String::new();
+    let f = std::fs::File::open(fixture(rel)).unwrap();
+    if rel.ends_with(".gz") {
+        flate2::read::MultiGzDecoder::new(f)
+            .read_to_string(&mut s)
+            .unwrap();
+    } else {
+        std::io::BufReader::new(f).read_to_string(&mut s).unwrap();
+    }
+    s
 }
