@@ -90,7 +90,9 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         (Some((m, b, f)), _) if b / f >= PAYING_RATE => (
             Some(time * (1.0 - f / b)),
             format!(
-                "the f32 compute time less the same work at the measured bf16 rate ({b:.0} against                  {f:.0} GFLOP/s in f32, {:.2}x, machine profile \"{m}\"): compute-bound layers",
+                "the f32 compute time less the same work at the measured bf16 rate ({b:.0} \
+                 against {f:.0} GFLOP/s in f32, {:.2}x, machine profile \"{m}\"): an upper \
+                 bound, reached by compute-bound layers",
                 b / f
             ),
         ),
