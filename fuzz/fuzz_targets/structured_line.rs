@@ -226,7 +226,8 @@ impl Time {
 #[derive(Arbitrary, Debug)]
 struct FuzzLine {
     /// 0: `onednn_verbose,v1,primitive,exec,cpu,…`; 1: `dnnl_verbose,exec,cpu,…`; 2: timestamped;
-    /// 3: `mkldnn_verbose,exec,…` (0.x).
+    /// 3: `mkldnn_verbose,exec,…` (0.x); 4: 0 behind spdlog's prefix (oneDNN's file logger);
+    /// 5: a graph exec line with 3.13's `scratchpad:` field.
     header: u8,
     create: bool,
     kind: u8,
@@ -247,7 +248,7 @@ impl FuzzLine {
         } else {
             "exec"
         };
-        let head = match self.header % 4 {
+        let head = match self.header % 6 {
             0 => format!("onednn_verbose,v1,primitive,{op},cpu"),
             1 => format!(
                 "dnnl_verbose,{},cpu",
@@ -257,10 +258,14 @@ impl FuzzLine {
                 "onednn_verbose,1700000000000.{},primitive,{op},cpu",
                 self.imp
             ),
-            _ => format!(
+            3 => format!(
                 "mkldnn_verbose,{}",
                 if self.create { "create" } else { "exec" }
             ),
+            4 => format!(
+                "[2026-04-02 10:15:32.123] [oneDNN] [info] onednn_verbose,v1,primitive,{op},cpu"
+            ),
+            _ => "onednn_verbose,v1,graph,exec,cpu".to_string(),
         };
         let kind = KINDS[self.kind as usize % KINDS.len()];
         let imp = [
@@ -269,7 +274,9 @@ impl FuzzLine {
             "brg:avx512_core_amx",
             "gemm:jit",
             "simple:any",
-        ][self.imp as usize % 5];
+            "zen:matmul:f32|bf16:amd",
+            "brg_matmul:avx10_2_512_amx_2",
+        ][self.imp as usize % 7];
         let prop = PROPS[self.prop as usize % PROPS.len()];
         let mds = self
             .mds
@@ -291,6 +298,16 @@ impl FuzzLine {
             .join(" ");
         let attr = ATTRS[self.attr as usize % ATTRS.len()];
         let aux = AUX[self.aux as usize % AUX.len()];
+        if self.header % 6 == 5 {
+            // engine,partition_id,partition_kind,op_names,data_formats,logical_tensors,
+            // fpmath_mode,implementation,backend, then the scratchpad by name.
+            return format!(
+                "{head},{},fused_op,{kind},,{mds},fpm:strict,{imp},dnnl_backend,scratchpad:library:{},{}",
+                self.kind,
+                self.problem.text().replace(',', ""),
+                self.time.text()
+            );
+        }
         format!(
             "{head},{kind},{imp},{prop},{mds},{attr},{aux},{},{}",
             self.problem.text(),

@@ -69,7 +69,24 @@ pub fn logs_and_ranks(
         profiles: Vec::new(),
         ranks: Vec::new(),
     };
-    for path in logs {
+    for group in log_groups(logs)? {
+        let [path] = &group[..] else {
+            // The files of one rotated set (oneDNN's file logger), oldest first: one log.
+            let name = format!(
+                "{} (rotated set of {} files, {} … {})",
+                group[group.len() - 1].display(),
+                group.len(),
+                group[0].display(),
+                group[group.len() - 1].display()
+            );
+            let input = LogInput::rotated(&group[group.len() - 1], group.clone());
+            let profile = scan_profile(name, input, threads, iterations, no_progress)?;
+            if let Some(msg) = no_verbose_lines(&profile) {
+                bail!(msg);
+            }
+            out.profiles.push(profile);
+            continue;
+        };
         let input = match crate::rank_logs::split_or_open(path)? {
             crate::rank_logs::Source::Single(input) => input,
             crate::rank_logs::Source::Ranks(split) => {
@@ -134,6 +151,39 @@ pub fn logs_and_ranks(
         out.profiles.push(profile);
     }
     Ok(out)
+}
+
+/// The logs that `paths` name, each a group of files read as one log:
+/// - the files of a rotated set given together (`train.log train.1.log …`) are one group,
+///   oldest first ([`profilednn_verbose::rotated`]);
+/// - a directory without subdirectories that is not one rotated set is each of its files (a
+///   folder of logs); a directory of one rotated set, and a torchrun `--log-dir` tree, stay one
+///   path, which opening reads as a whole.
+fn log_groups(paths: &[PathBuf]) -> Result<Vec<Vec<PathBuf>>> {
+    use profilednn_verbose::rotated;
+    let mut flat = Vec::new();
+    for p in paths {
+        if p.as_os_str() == "-" || !p.is_dir() {
+            flat.push(p.clone());
+            continue;
+        }
+        let has_subdirs = std::fs::read_dir(p)
+            .with_context(|| format!("{}: cannot list the directory", p.display()))?
+            .flatten()
+            .any(|e| e.path().is_dir());
+        if has_subdirs || rotated::set_in_dir(p).ok().flatten().is_some() {
+            flat.push(p.clone());
+            continue;
+        }
+        let files = rotated::files_in(p)
+            .with_context(|| format!("{}: cannot list the directory", p.display()))?;
+        if files.is_empty() {
+            flat.push(p.clone()); // opening it says what it is
+            continue;
+        }
+        flat.extend(files);
+    }
+    Ok(rotated::group(&flat))
 }
 
 /// A rank's lines, read like a log.

@@ -393,6 +393,27 @@ fn no_verbose_lines_is_an_error_that_says_how_to_record() {
     );
 }
 
+/// A plain folder of logs is every log in it, side by side, in name order (it used to be the
+/// error "is a directory, not a log file").
+#[test]
+fn a_folder_of_logs_is_each_of_its_logs() {
+    let dir = tempdir().join("a-folder-of-logs");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["zen_pipe_impl.log", "create_nested_before_header.log"] {
+        std::fs::copy(root().join("fixtures/forms").join(f), dir.join(f)).unwrap();
+    }
+    let r = json_of(&["report", dir.to_str().unwrap(), "--format", "json"]);
+    let sources = r["sources"].as_array().unwrap();
+    assert_eq!(sources.len(), 2, "{sources:?}");
+    assert!(sources[0]
+        .as_str()
+        .unwrap()
+        .ends_with("create_nested_before_header.log"));
+    assert!(sources[1].as_str().unwrap().ends_with("zen_pipe_impl.log"));
+    // 2 matmuls (zen) + 1 (gemm:jit).
+    assert_eq!(r["calls"], 3);
+}
+
 /// A directory, a missing log, a missing machine profile: one line each, the OS error once.
 #[test]
 fn errors_are_said_once() {

@@ -48,21 +48,26 @@ impl Units {
         self.bf16_dot || self.amx_bf16
     }
 
-    /// The units a second reading adds to these (two header lines of merged logs do not add:
-    /// see [`IsaUnits::merge`]; this is for the extensions of one header).
-    fn or(self, o: Units) -> Units {
+    /// Field by field: the width by `bits`, every unit by `flag` (`|` for the extensions of
+    /// one header, `&` for the units several headers all have).
+    fn combine(self, o: Units, bits: fn(u16, u16) -> u16, flag: fn(bool, bool) -> bool) -> Units {
         Units {
-            f32_vector_bits: self.f32_vector_bits.max(o.f32_vector_bits),
-            fma: self.fma | o.fma,
-            int8_vnni: self.int8_vnni | o.int8_vnni,
-            bf16_dot: self.bf16_dot | o.bf16_dot,
-            bf16_convert_only: self.bf16_convert_only | o.bf16_convert_only,
-            fp16: self.fp16 | o.fp16,
-            amx_bf16: self.amx_bf16 | o.amx_bf16,
-            amx_int8: self.amx_int8 | o.amx_int8,
-            amx_fp16: self.amx_fp16 | o.amx_fp16,
-            amx_fp8: self.amx_fp8 | o.amx_fp8,
+            f32_vector_bits: bits(self.f32_vector_bits, o.f32_vector_bits),
+            fma: flag(self.fma, o.fma),
+            int8_vnni: flag(self.int8_vnni, o.int8_vnni),
+            bf16_dot: flag(self.bf16_dot, o.bf16_dot),
+            bf16_convert_only: flag(self.bf16_convert_only, o.bf16_convert_only),
+            fp16: flag(self.fp16, o.fp16),
+            amx_bf16: flag(self.amx_bf16, o.amx_bf16),
+            amx_int8: flag(self.amx_int8, o.amx_int8),
+            amx_fp16: flag(self.amx_fp16, o.amx_fp16),
+            amx_fp8: flag(self.amx_fp8, o.amx_fp8),
         }
+    }
+
+    /// These units with an extension's.
+    fn or(self, o: Units) -> Units {
+        self.combine(o, u16::max, |a, b| a | b)
     }
 
     /// A short human list: `AVX-512 FMA, VNNI, bf16 dot product, fp16, AMX-BF16, AMX-INT8`.
@@ -124,18 +129,7 @@ impl IsaUnits {
         let first = it.next()?.clone();
         Some(it.fold(first, |acc, r| match (acc, r) {
             (IsaUnits::Known { units: a }, IsaUnits::Known { units: b }) => IsaUnits::Known {
-                units: Units {
-                    f32_vector_bits: a.f32_vector_bits.min(b.f32_vector_bits),
-                    fma: a.fma & b.fma,
-                    int8_vnni: a.int8_vnni & b.int8_vnni,
-                    bf16_dot: a.bf16_dot & b.bf16_dot,
-                    bf16_convert_only: a.bf16_convert_only & b.bf16_convert_only,
-                    fp16: a.fp16 & b.fp16,
-                    amx_bf16: a.amx_bf16 & b.amx_bf16,
-                    amx_int8: a.amx_int8 & b.amx_int8,
-                    amx_fp16: a.amx_fp16 & b.amx_fp16,
-                    amx_fp8: a.amx_fp8 & b.amx_fp8,
-                },
+                units: a.combine(*b, u16::min, |x, y| x & y),
             },
             (u @ IsaUnits::Unknown { .. }, _) => u,
             (_, u) => u.clone(),
@@ -415,7 +409,8 @@ pub const IMPL_ISAS: &[(&str, Units)] = &[
 /// ISA), `brg_matmul:avx512_core_bf16`. `None` for names without an ISA token (`ref:any`,
 /// `gemm:jit`, AMD's `zen:matmul:f32|bf16:amd`).
 pub fn impl_units(implementation: &str) -> Option<(&'static str, Units)> {
-    // The longest ISA name that a `:`-separated field starts with, at a `_` or the field's end.
+    // The longest ISA name that a `:`-separated field starts with, at a `_` or the field's end:
+    // an AMX kernel named by data type (`jit:avx512_core_amx_bf16`) is the AMX level itself.
     let mut best: Option<(&'static str, Units)> = None;
     for field in implementation.split([':', '|', ',']) {
         for (name, units) in IMPL_ISAS {
@@ -426,7 +421,6 @@ pub fn impl_units(implementation: &str) -> Option<(&'static str, Units)> {
             }
         }
     }
-    // An AMX kernel named by data type (`jit:avx512_core_amx_bf16`) is the AMX level itself.
     best
 }
 

@@ -72,6 +72,7 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
     let label = |k: &str| match k {
         "foreign" => "application output".to_string(),
         "truncated_last_line" => "truncated last line".to_string(),
+        "logger" => "file-logger lines".to_string(),
         o => o.replace('_', " "),
     };
     let mut skipped: Vec<String> = l

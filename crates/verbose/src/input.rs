@@ -54,6 +54,10 @@ impl LogInput {
         })?;
         let meta = file.metadata().ok();
         if meta.as_ref().is_some_and(|m| m.is_dir()) {
+            // A directory that holds one rotated set (oneDNN's file logger) is that one log.
+            if let Ok(Some(files)) = crate::rotated::set_in_dir(path) {
+                return Ok(LogInput::rotated(path, files));
+            }
             return Err(OpenError::Directory { path: path.into() });
         }
         let len = meta.map(|m| m.len()).unwrap_or(0);
@@ -94,6 +98,21 @@ impl LogInput {
             path: path.into(),
             map,
         })
+    }
+
+    /// The files of a rotated set ([`crate::rotated`]), oldest first, read as one log named
+    /// `name`: streamed, each file decompressed if it is gzip.
+    pub fn rotated(name: &Path, files: Vec<PathBuf>) -> LogInput {
+        let len = files
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        LogInput::Stream {
+            path: name.into(),
+            reader: Box::new(crate::rotated::Concat::new(files)),
+            compressed_len: Some(len),
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -154,13 +173,13 @@ pub fn decompressed<R: Read + Send + 'static>(raw: R) -> impl Read + Send {
 }
 
 /// Reads a stream, decompressing it when it starts with the gzip magic.
-struct GzipSniff<R: Read> {
+pub(crate) struct GzipSniff<R: Read> {
     inner: Option<Box<dyn Read + Send>>,
     raw: Option<R>,
 }
 
 impl<R: Read + Send + 'static> GzipSniff<R> {
-    fn new(raw: R) -> Self {
+    pub(crate) fn new(raw: R) -> Self {
         GzipSniff {
             inner: None,
             raw: Some(raw),

@@ -35,6 +35,8 @@ pub mod line;
 pub mod markers;
 pub mod memory;
 pub mod primitive;
+pub mod rotated;
+pub mod spdlog;
 pub mod time;
 
 pub use header::{parse_info, InfoLine};

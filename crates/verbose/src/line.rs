@@ -52,16 +52,20 @@ pub enum SkipReason {
     Binary,
     /// The input ended without a newline; a half-written last line is not trusted.
     TruncatedLastLine,
+    /// The file logger's own lines (spdlog's prefix before a separator or `logger enabled,…`):
+    /// see [`crate::spdlog`].
+    Logger,
 }
 
 impl SkipReason {
-    pub const ALL: [SkipReason; 6] = [
+    pub const ALL: [SkipReason; 7] = [
         SkipReason::Empty,
         SkipReason::Foreign,
         SkipReason::Torn,
         SkipReason::InvalidUtf8,
         SkipReason::Binary,
         SkipReason::TruncatedLastLine,
+        SkipReason::Logger,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -71,6 +75,7 @@ impl SkipReason {
             SkipReason::InvalidUtf8 => "invalid_utf8",
             SkipReason::Binary => "binary",
             SkipReason::TruncatedLastLine => "truncated_last_line",
+            SkipReason::Logger => "logger",
         }
     }
     pub fn describe(self) -> &'static str {
@@ -81,6 +86,7 @@ impl SkipReason {
             SkipReason::InvalidUtf8 => "invalid UTF-8",
             SkipReason::Binary => "binary data (control characters)",
             SkipReason::TruncatedLastLine => "truncated last line (no final newline)",
+            SkipReason::Logger => "oneDNN's file logger's own lines (separators, 'logger enabled')",
         }
     }
 }
@@ -180,6 +186,18 @@ pub fn classify(line: &[u8]) -> Line<'_> {
         b'o' if line.starts_with(MARKERS[0].0) => (Marker::Onednn, &line[MARKERS[0].0.len()..]),
         b'd' if line.starts_with(MARKERS[1].0) => (Marker::Dnnl, &line[MARKERS[1].0.len()..]),
         b'm' if line.starts_with(MARKERS[2].0) => (Marker::Mkldnn, &line[MARKERS[2].0.len()..]),
+        // oneDNN's file logger (ONEDNN_VERBOSE_LOGFILE) puts spdlog's prefix before each line.
+        b'[' => match crate::spdlog::strip_prefix(line) {
+            Some(rest) => {
+                return match classify(rest) {
+                    Line::Skip(SkipReason::Foreign | SkipReason::Empty) => {
+                        Line::Skip(SkipReason::Logger)
+                    }
+                    other => other,
+                }
+            }
+            None => return Line::Skip(classify_foreign(line)),
+        },
         _ => return Line::Skip(classify_foreign(line)),
     };
     // A verbose line is ASCII in practice, but free-text messages may carry anything; what we

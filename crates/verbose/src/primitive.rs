@@ -135,7 +135,24 @@ pub fn parse_aux(field: &str) -> Vec<AuxItem> {
 }
 
 /// `engine,partition_id,partition_kind,op_names,data_formats,logical_tensors,fpmath_mode,[impl,]backend`
+///
+/// oneDNN 3.13 adds `scratchpad:<user|library>:<bytes>` to exec lines, a field the template
+/// line does not list: it is taken out by its name wherever it stands and kept as the aux item
+/// `scratchpad`, so that the other fields keep their places.
 fn parse_graph(fields: &[&str], _timed: bool) -> Result<Primitive, PrimitiveError> {
+    let scratchpad = fields.iter().find(|f| f.starts_with("scratchpad:"));
+    let named: Vec<&str>;
+    let fields = match scratchpad {
+        Some(_) => {
+            named = fields
+                .iter()
+                .copied()
+                .filter(|f| !f.starts_with("scratchpad:"))
+                .collect();
+            &named[..]
+        }
+        None => fields,
+    };
     let n = fields.len();
     if !(8..=9).contains(&n) {
         return Err(PrimitiveError::FieldCount {
@@ -164,6 +181,13 @@ fn parse_graph(fields: &[&str], _timed: bool) -> Result<Primitive, PrimitiveErro
             value: fields[4].to_string(),
         },
     ];
+    let mut aux = aux;
+    if let Some(sp) = scratchpad {
+        aux.push(AuxItem {
+            key: "scratchpad".into(),
+            value: sp["scratchpad:".len()..].to_string(),
+        });
+    }
     let mut attrs = Attributes::default();
     if !fields[6].is_empty() {
         attrs.items.push(Attribute::Fpmath {
@@ -306,5 +330,21 @@ mod tests {
         assert_eq!(p.kind, PrimitiveKind::GraphPartition);
         assert_eq!(p.implementation, "larger_partition_kernel_t:dnnl_backend");
         assert_eq!(p.aux_value("op_names"), Some("conv+relu"));
+    }
+
+    #[test]
+    fn graph_scratchpad_field_is_matched_by_name() {
+        let body = "cpu,139,fused_op,conv+relu,data:NCX;filter:OIX,in0_f32:0:strided:undef:1x3x8x8:192s64s8s1 out0_f32:2:strided:undef:1x8x8x8:512s64s8s1,strict,larger_partition_kernel_t,dnnl_backend";
+        let syntax = Syntax {
+            v1_descriptors: true,
+            graph: true,
+        };
+        let plain = parse_primitive(body, syntax, true).unwrap();
+        let with =
+            parse_primitive(&format!("{body},scratchpad:library:4096"), syntax, true).unwrap();
+        assert_eq!(with.aux_value("scratchpad"), Some("library:4096"));
+        assert_eq!(with.implementation, plain.implementation);
+        assert_eq!(with.problem, plain.problem);
+        assert_eq!(with.aux_value("op_names"), plain.aux_value("op_names"));
     }
 }

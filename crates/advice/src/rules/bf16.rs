@@ -86,6 +86,9 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         (None, _) => "of unknown units",
     };
     let rate = rates(ev);
+    // A measured rate that does not pay: why bf16 is not recommended here (a projection, when
+    // given, decides instead).
+    let mut slower = None;
     let (gain, basis) = match (rate, amx) {
         (Some((m, b, f)), _) if b / f >= PAYING_RATE => (
             Some(time * (1.0 - f / b)),
@@ -96,7 +99,18 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
                 b / f
             ),
         ),
-        (Some(_), _) => (None, String::new()),
+        (Some((m, b, f)), _) => {
+            let without = if amx { "" } else { " without AMX" };
+            slower = Some(format!(
+                "bf16 runs natively here ({}), but at {:.2}x the f32 rate{without} (measured: {b:.0} \
+                 against {f:.0} GFLOP/s, machine profile \"{m}\"): compute-bound layers will not \
+                 speed up, memory-bound ones may; `advise --project` replays bf16 on this machine \
+                 before you change the training script",
+                md.isa.join("; "),
+                b / f
+            ));
+            (None, String::new())
+        }
         (None, true) => (
             Some(0.5 * time),
             "half of the f32 compute time: AMX's bf16 tiles run many times the f32 FMA rate (the \
@@ -137,18 +151,8 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
          (any PyTorch 2.x; `profilednn.optimize` decides it by measured steps), keep the loss and \
          reductions in f32 (autocast does), and keep f32 master weights in the optimizer.",
     );
-    if let (Some((m, b, fr)), None) = (rate, projected) {
-        if b / fr < PAYING_RATE {
-            let without = if amx { "" } else { " without AMX" };
-            f.not_recommended = Some(format!(
-                "bf16 runs natively here ({}), but at {:.2}x the f32 rate{without} (measured: {b:.0} \
-                 against {fr:.0} GFLOP/s, machine profile \"{m}\"): compute-bound layers will not \
-                 speed up, memory-bound ones may; `advise --project` replays bf16 on this machine \
-                 before you change the training script",
-                md.isa.join("; "),
-                b / fr
-            ));
-        }
+    if projected.is_none() {
+        f.not_recommended = slower;
     }
     Ok(match projected {
         Some(p) => projected::restate(ev, f, p, "bf16", ""),
