@@ -50,6 +50,13 @@ class _GradBuffers:
 _grads = _GradBuffers()
 
 
+# Class-index targets follow torchvision: its Matcher marks anchors below the low IoU threshold
+# -1 (background: they count, with an all-zero target) and those between the thresholds -2
+# (ignored: RetinaNet's head drops them). Ignoring -1 instead dropped ~99 % of a RetinaNet loss.
+BACKGROUND = -1
+IGNORE = -2
+
+
 def _targets(inputs, targets, ignore_index):
     if targets.dtype in (torch.int64, torch.int32):
         # Class indices: one label per row of the last dimension.
@@ -138,12 +145,16 @@ class _FocalLoss(torch.autograd.Function):
 
 
 def sigmoid_focal_loss(inputs: torch.Tensor, targets: torch.Tensor, alpha: float = 0.25,
-                       gamma: float = 2, reduction: str = "none", ignore_index: int = -1) -> torch.Tensor:
+                       gamma: float = 2, reduction: str = "none", ignore_index: int = IGNORE) -> torch.Tensor:
     """Drop-in for `torchvision.ops.sigmoid_focal_loss`.
 
     `targets` is a dense tensor like `inputs` (values in [0, 1]), or class indices (int64, one per
-    row of the last dimension; `ignore_index` rows contribute nothing, labels outside
-    `0..classes` are background). Reductions are computed in float32.
+    row of the last dimension) in torchvision's convention, that of its `Matcher` and RetinaNet
+    head: a label in `0..classes` is that class, `-1` (`Matcher.BELOW_LOW_THRESHOLD`) is
+    background (all-zero target, it counts), and `ignore_index`, by default `-2`
+    (`Matcher.BETWEEN_THRESHOLDS`), leaves the row out (no loss, no gradient, not counted by
+    `mean`); any other label outside `0..classes` is background too. Reductions are computed in
+    float32.
     """
     if reduction not in _REDUCTIONS:
         raise ValueError(f"Invalid value for arg 'reduction': '{reduction}' "
@@ -153,7 +164,7 @@ def sigmoid_focal_loss(inputs: torch.Tensor, targets: torch.Tensor, alpha: float
     return _FocalLoss.apply(inputs, targets, alpha, gamma, reduction, ignore_index)
 
 
-def sigmoid_focal_loss_and_grad(inputs, targets, alpha=0.25, gamma=2, reduction="mean", ignore_index=-1,
+def sigmoid_focal_loss_and_grad(inputs, targets, alpha=0.25, gamma=2, reduction="mean", ignore_index=IGNORE,
                                 grad=None):
     """The fused training step: returns (loss, d loss / d inputs) in one pass over memory.
 

@@ -149,6 +149,41 @@ class FocalLoss(unittest.TestCase):
         self.assertLess(abs(loss.item() - ref_loss.item()), 1e-5 * ref_loss.item())
         assert_close(self, grad, ref_grad, 1e-5, "fused grad")
 
+    def test_class_indices_follow_torchvisions_matcher_through_the_retinanet_head(self):
+        # torchvision's own RetinaNet loss code path: its Matcher gives -1 for background
+        # anchors (they count, all-zero target) and -2 between the thresholds (ignored). The
+        # class-index form must give the same loss with the matched labels as they come; it
+        # used to ignore -1 and dropped ~99 % of the loss.
+        from torchvision.models.detection._utils import Matcher
+        from torchvision.models.detection.retinanet import RetinaNetClassificationHead
+        head = RetinaNetClassificationHead(in_channels=8, num_anchors=1, num_classes=21)
+        g = torch.Generator().manual_seed(5)
+        images, anchors, classes = 2, 600, 21
+        logits = torch.randn(images, anchors, classes, generator=g) * 3
+        targets, matched = [], []
+        for _ in range(images):
+            boxes = 4
+            targets.append({"labels": torch.randint(0, classes, (boxes,), generator=g)})
+            m = torch.randint(0, boxes, (anchors,), generator=g)
+            kind = torch.rand(anchors, generator=g)
+            m[kind < 0.8] = Matcher.BELOW_LOW_THRESHOLD
+            m[(kind >= 0.8) & (kind < 0.9)] = Matcher.BETWEEN_THRESHOLDS
+            matched.append(m)
+        ref = head.compute_loss(targets, {"cls_logits": logits.double()}, matched)
+        losses = []
+        for t, x, m in zip(targets, logits, matched):
+            # Foreground anchors get their box's class; the Matcher's -1 and -2 stay as they are.
+            labels = torch.where(m >= 0, t["labels"][m.clamp(min=0)], m)
+            fg = int((m >= 0).sum())
+            losses.append(sigmoid_focal_loss(x, labels, reduction="sum") / max(1, fg))
+        ours = sum(losses) / images
+        self.assertLess(abs(ours.item() - ref.item()), 1e-5 * ref.item(), (ours.item(), ref.item()))
+        # With -1 read as "ignore", the background anchors (80 %) would drop out.
+        wrong = sum(sigmoid_focal_loss(x, torch.where(m >= 0, t["labels"][m.clamp(min=0)], m),
+                                       reduction="sum", ignore_index=-1) / max(1, int((m >= 0).sum()))
+                    for t, x, m in zip(targets, logits, matched)) / images
+        self.assertLess(wrong.item(), 0.5 * ref.item())
+
     def test_clear_errors(self):
         x = torch.randn(4, 5)
         with self.assertRaisesRegex(TypeError, "float64"):
