@@ -31,6 +31,18 @@ pub struct Iterations {
 }
 
 impl Iterations {
+    /// oneDNN time per iteration, of a log with `total_ms` in all: the iterations' own time,
+    /// averaged. With markers, the work before the first marker (set-up, a warm-up outside the
+    /// loop, a compiled model's first run) and a partial last iteration are in no iteration, so
+    /// neither is averaged in. `None` without iterations.
+    pub fn mean_ms(&self, total_ms: f64) -> Option<f64> {
+        if self.count == 0 {
+            return None;
+        }
+        let outside = self.before_first_ms.unwrap_or(0.0) + self.partial_last_ms.unwrap_or(0.0);
+        Some((total_ms - outside).max(0.0) / self.count as f64)
+    }
+
     /// The log could not be read to its end: its last marked iteration is partial, so it
     /// leaves the count and the per-iteration times (`None` when no whole iteration is left).
     pub fn without_cut_last(mut self) -> Option<Iterations> {

@@ -139,7 +139,13 @@ impl Profile {
     ) -> Profile {
         let mut p = Profile::from_tally(source.into(), &scan.tally, opts);
         p.read_error = scan.read_error.map(|e| e.to_string());
-        if p.read_error.is_some() {
+        // A plain log cut mid-line (a process killed while writing, a copy stopped early) is cut
+        // like a truncated gzip: oneDNN ends every line with a newline.
+        let cut_mid_line = p
+            .lines
+            .skipped
+            .contains_key(SkipReason::TruncatedLastLine.as_str());
+        if p.read_error.is_some() || cut_mid_line {
             p.iterations = p.iterations.take().and_then(Iterations::without_cut_last);
         }
         p

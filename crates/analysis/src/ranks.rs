@@ -157,6 +157,7 @@ impl RankView {
         let per_iteration = iteration_times(bytes);
         let total = profile.exec_time_ms();
         let iterations = profile.iterations.as_ref().map(|i| i.count);
+        let per_iteration_ms = profile.iterations.as_ref().and_then(|i| i.mean_ms(total));
         let walled = || per_iteration.iter().filter(|i| i.wall_ms.is_some());
         RankView {
             rank,
@@ -164,7 +165,7 @@ impl RankView {
             calls: profile.exec_calls(),
             total_time_ms: total,
             iterations,
-            time_ms_per_iteration: iterations.filter(|n| *n > 0).map(|n| total / n as f64),
+            time_ms_per_iteration: per_iteration_ms,
             wall_ms_per_iteration: mean(walled().filter_map(|i| i.wall_ms)),
             outside_ms_per_iteration: mean(walled().filter_map(|i| i.outside_ms)),
             threads: profile.metadata.threads,

@@ -276,6 +276,5 @@ pub fn summarize_merged(profiles: &[Profile], merged: &Profile, opts: &SummaryOp
 
 /// oneDNN time per whole iteration (a partial last iteration left out).
 fn per_iteration(total_ms: f64, it: Option<&Iterations>) -> Option<f64> {
-    let it = it.filter(|i| i.count > 0)?;
-    Some((total_ms - it.partial_last_ms.unwrap_or(0.0)) / it.count as f64)
+    it.and_then(|i| i.mean_ms(total_ms))
 }

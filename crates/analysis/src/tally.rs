@@ -185,8 +185,10 @@ impl Tally {
                 }
             }
             Line::Skip(reason) => {
+                let marker = reason == SkipReason::Foreign && is_iteration_marker(line);
+                let reason = if marker { SkipReason::Marker } else { reason };
                 *self.skipped.entry(reason).or_default() += 1;
-                if reason == SkipReason::Foreign && is_iteration_marker(line) {
+                if marker {
                     summary.markers.push((pos, summary.exec_ps));
                     *self
                         .markers_seen

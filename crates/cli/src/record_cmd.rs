@@ -121,7 +121,17 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => bail!("cannot run {}: {e}", program.to_string_lossy()),
+        Err(e) => {
+            // Nothing ran, so no log: an empty file left behind would read as a run without a
+            // verbose line.
+            drop(log);
+            let _ = std::fs::remove_file(&path);
+            bail!(
+                "cannot run {}: {e} (no log written to {})",
+                program.to_string_lossy(),
+                path.display()
+            )
+        }
     };
     CHILD.store(child.id() as i32, Ordering::Relaxed);
     // SAFETY: installing a handler that only calls kill(2), or putting back SIG_IGN.

@@ -114,3 +114,27 @@ fn ctrl_c_reaches_the_program_once_and_the_log_is_kept() {
     let written = std::fs::read_to_string(&log).unwrap();
     assert_eq!(written.lines().count(), 1);
 }
+
+/// A program that cannot be started leaves no log behind (it used to leave an empty file, which
+/// read later as "no oneDNN verbose line").
+#[test]
+fn a_program_that_does_not_start_leaves_no_log() {
+    let dir = temp_dir();
+    let log = dir.join("never.log");
+    let out = bin()
+        .args([
+            "record",
+            "-o",
+            log.to_str().unwrap(),
+            "--",
+            "/nonexistent/no-such-program",
+        ])
+        .output()
+        .unwrap();
+    let err = common::failed(out);
+    assert!(
+        err.contains("cannot run /nonexistent/no-such-program"),
+        "{err}"
+    );
+    assert!(!log.exists(), "an empty log was left at {}", log.display());
+}

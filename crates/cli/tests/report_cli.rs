@@ -537,15 +537,70 @@ fn truncated_log_reports_its_cut_iteration_as_partial() {
         "{per:?} {segs:?}"
     );
     assert!(close(it["partial_last_ms"].as_f64().unwrap(), segs[2]));
+    // The headline is the iterations' own mean: neither the partial third nor the work before
+    // the first marker is averaged in (the headline was total/2 with the latter once).
     let headline = j["time_ms_per_iteration"].as_f64().unwrap();
-    assert!(close(headline, (total - segs[2]) / 2.0), "{headline}");
+    assert!(close(headline, (segs[0] + segs[1]) / 2.0), "{headline}");
+    assert!(close(it["before_first_ms"].as_f64().unwrap(), before));
     assert!(close(before + segs.iter().sum::<f64>(), total));
     let out = bin()
         .args(["report", path.to_str().unwrap()])
         .output()
         .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("partial last iteration"), "{report}");
+
+    // The same readable text as a plain file, cut mid-line: the same iterations, the partial
+    // third left out of the average as for the gzip (it used to be averaged in).
+    let plain = tempdir().join("cut-iterations.log");
+    let mid_line = whole.len() + (readable.len() - whole.len()).clamp(1, 10);
+    let cut_text = &readable.as_bytes()[..mid_line.min(readable.len())];
+    assert_ne!(cut_text.last(), Some(&b'\n'));
+    std::fs::write(&plain, cut_text).unwrap();
+    let j = json_of(&["report", plain.to_str().unwrap(), "--format", "json"]);
+    let it = &j["iterations"];
+    assert_eq!(it["count"], 2, "{it}");
+    assert!(close(it["partial_last_ms"].as_f64().unwrap(), segs[2]));
+    let headline = j["time_ms_per_iteration"].as_f64().unwrap();
+    assert!(close(headline, (segs[0] + segs[1]) / 2.0), "{headline}");
+}
+
+/// Work before the first marker (a warm-up step outside the loop, a compiled model's first run)
+/// is in no iteration: the headline, JSON and per-rank figures average the iterations' own
+/// time, and the time before is shown apart (it was averaged in: 199.6 ms headline for
+/// iterations of 166 ms on a newcomer's compiled run).
+#[test]
+fn work_before_the_first_marker_is_not_averaged_in() {
+    let exec = |ms: f64| GOOD.replace(",1.5", &format!(",{ms}"));
+    let mut log = String::from("onednn_verbose,info,cpu,runtime:OpenMP,nthr:2\n");
+    // 201 ms of warm-up, then iterations of 3 and 5 ms.
+    log += &format!("{}\n{}\n", exec(200.0), exec(1.0));
+    for (i, ms) in [3.0, 5.0].iter().enumerate() {
+        log += &format!("### ITER {i} BEGIN\n{}\n{}\n", exec(ms - 1.0), exec(1.0));
+    }
+    let path = tempdir().join("before-first.log");
+    std::fs::write(&path, &log).unwrap();
+    let j = json_of(&["report", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(j["iterations"]["count"], 2);
+    assert!(
+        (j["time_ms_per_iteration"].as_f64().unwrap() - 4.0).abs() < 1e-9,
+        "{j}"
+    );
+    assert!((j["iterations"]["before_first_ms"].as_f64().unwrap() - 201.0).abs() < 1e-9);
+    assert!((j["total_time_ms"].as_f64().unwrap() - 209.0).abs() < 1e-9);
+    let out = bin()
+        .args(["report", path.to_str().unwrap()])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("partial last iteration"), "{text}");
+    assert!(
+        text.contains("4.000 ms of oneDNN time per iteration"),
+        "{text}"
+    );
+    assert!(
+        text.contains("201.0 ms of oneDNN time before the first marker"),
+        "{text}"
+    );
 }
 
 /// One thread, one 5 µs call: "1 thread" (not "1 threads"), and the time as 0.005 ms, not in

@@ -73,6 +73,7 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         "foreign" => "application output".to_string(),
         "truncated_last_line" => "truncated last line".to_string(),
         "logger" => "file-logger lines".to_string(),
+        "marker" => "iteration markers".to_string(),
         o => o.replace('_', " "),
     };
     let mut skipped: Vec<String> = l
@@ -220,6 +221,14 @@ fn iteration_details(out: &mut String, indent: &str, it: &Iterations) {
             out,
             "{indent}per iteration: {}",
             per_iteration_list(&it.per_iteration_ms)
+        );
+    }
+    // Shown when it is worth a line: 0.0005 ms is what a 3-decimal figure rounds away.
+    if let Some(b) = it.before_first_ms.filter(|b| *b >= 0.0005) {
+        let _ = writeln!(
+            out,
+            "{indent}+ {} ms of oneDNN time before the first marker (set-up, warm-up): not averaged in",
+            ms(b)
         );
     }
     if let Some(p) = it.partial_last_ms {

@@ -55,10 +55,13 @@ pub enum SkipReason {
     /// The file logger's own lines (spdlog's prefix before a separator or `logger enabled,…`):
     /// see [`crate::spdlog`].
     Logger,
+    /// An iteration marker the training script printed (`### ITER n BEGIN`,
+    /// `profilednn,iteration,n`): read for the iteration boundaries, not application output.
+    Marker,
 }
 
 impl SkipReason {
-    pub const ALL: [SkipReason; 7] = [
+    pub const ALL: [SkipReason; 8] = [
         SkipReason::Empty,
         SkipReason::Foreign,
         SkipReason::Torn,
@@ -66,6 +69,7 @@ impl SkipReason {
         SkipReason::Binary,
         SkipReason::TruncatedLastLine,
         SkipReason::Logger,
+        SkipReason::Marker,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -76,6 +80,7 @@ impl SkipReason {
             SkipReason::Binary => "binary",
             SkipReason::TruncatedLastLine => "truncated_last_line",
             SkipReason::Logger => "logger",
+            SkipReason::Marker => "marker",
         }
     }
     pub fn describe(self) -> &'static str {
@@ -87,6 +92,7 @@ impl SkipReason {
             SkipReason::Binary => "binary data (control characters)",
             SkipReason::TruncatedLastLine => "truncated last line (no final newline)",
             SkipReason::Logger => "oneDNN's file logger's own lines (separators, 'logger enabled')",
+            SkipReason::Marker => "iteration markers",
         }
     }
 }

@@ -60,6 +60,7 @@
       ["unique primitives", D.primitives.length],
     ];
     if (D.iterations) facts.push(["per iteration (" + D.iterations.count + " iterations)", ms(D.per_iteration_time_ms) + " ms"]);
+    if (D.iterations && D.iterations.before_first_ms >= 0.0005) facts.push(["before the first marker (not averaged in)", ms(D.iterations.before_first_ms) + " ms"]);
     if (D.wall_span_ms) facts.push(["wall-clock span", ms(D.wall_span_ms) + " ms"]);
     if (D.create_calls) facts.push(["creations", D.create_calls + " (" + ms(D.create_time_ms) + " ms)"]);
     const meta = [].concat(md.versions || [], md.formats || [], md.runtimes || [], md.isa || []).join(" · ");
