@@ -148,7 +148,7 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         gain,
         &basis,
         "Train in bf16: wrap forward and loss in `with torch.autocast(\"cpu\", dtype=torch.bfloat16):` \
-         (any PyTorch 2.x; `profilednn.optimize` decides it by measured steps), keep the loss and \
+         (any PyTorch 2.x; `profilednn.cpu.bf16_pays()` measures whether it pays here), keep the loss and \
          reductions in f32 (autocast does), and keep f32 master weights in the optimizer.",
     );
     if projected.is_none() {
