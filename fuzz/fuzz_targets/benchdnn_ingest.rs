@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let (records, errors) = profilednn_replay::ingest::parse_perf(&text);
+    let (records, errors) = profilednn_benchdnn::ingest::parse_perf(&text);
     for e in &errors {
         let _ = e.to_string();
     }

@@ -3,8 +3,8 @@
 use crate::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use profilednn_replay::batch::{batch_file, batches};
-use profilednn_replay::ingest::parse_perf;
+use profilednn_benchdnn::batch::{batch_file, batches};
+use profilednn_benchdnn::ingest::parse_perf;
 use std::path::PathBuf;
 
 #[derive(Args)]

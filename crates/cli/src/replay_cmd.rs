@@ -193,9 +193,9 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             .take(n)
             .map(|x| x.key.as_str())
             .collect();
-        profile.entries.retain(|e| {
-            keep.contains(profilednn_replay::native::problem_key(&e.primitive).as_str())
-        });
+        profile
+            .entries
+            .retain(|e| keep.contains(profilednn_benchdnn::problem_key(&e.primitive).as_str()));
     }
     let timing = Timing {
         warmup: args.warmup,
@@ -235,7 +235,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                         .into_iter()
                         .map(|x| x.key)
                         .collect();
-                calls.retain(|p| keep.contains(&profilednn_replay::native::problem_key(p)));
+                calls.retain(|p| keep.contains(&profilednn_benchdnn::problem_key(p)));
             }
             let st = sequence::SequenceTiming {
                 warmup: args.warmup,

@@ -79,7 +79,7 @@ pub fn logged_steady(input: profilednn_verbose::LogInput, one_process: bool) -> 
         let Some(t) = p.time_ps else { return };
         let key = keys
             .entry(std::sync::Arc::as_ptr(&p.primitive) as usize)
-            .or_insert_with(|| crate::native::problem_key(&p.primitive))
+            .or_insert_with(|| profilednn_benchdnn::problem_key(&p.primitive))
             .clone();
         let (seen, v) = samples.entry(key).or_default();
         let call = (*seen, t as f64 / 1e9);

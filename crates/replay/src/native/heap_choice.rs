@@ -20,7 +20,8 @@
 
 use super::allocation::{Allocation, Heap};
 use super::sequence::{replay_sequence, ResultsFor, SequenceTiming};
-use super::{problem_key, Session};
+use super::Session;
+use profilednn_benchdnn::problem_key;
 use profilednn_model::{Primitive, PrimitiveKind};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;

@@ -104,21 +104,7 @@ pub struct Problem {
     pub implementations: Vec<String>,
 }
 
-/// The identity of a problem: its benchdnn line (implementation not included).
-pub fn problem_key(q: &Primitive) -> String {
-    crate::benchdnn::line(q)
-        .map(|(d, l)| format!("--{d} {l}"))
-        .unwrap_or_else(|| {
-            format!(
-                "{} {} {} {} {}",
-                q.kind,
-                q.prop_kind,
-                q.mds_string(),
-                q.exts_string(),
-                q.problem
-            )
-        })
-}
+use profilednn_benchdnn::problem_key;
 
 /// The problems of a profile, heaviest first.
 pub fn problems(p: &Profile) -> Vec<Problem> {

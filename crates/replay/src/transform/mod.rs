@@ -140,7 +140,7 @@ impl Transformed {
     }
 
     /// The rewritten problems that come from a logged problem in `logged` (keys, as
-    /// [`crate::native::problem_key`] gives them): a property the log shows of a logged call —
+    /// [`profilednn_benchdnn::problem_key`] gives them): a property the log shows of a logged call —
     /// that its buffers faulted new pages in — carried to what it was rewritten into; added
     /// calls (autocast casts) have no logged call to show it.
     pub fn rewritten_from_any(
@@ -150,7 +150,7 @@ impl Transformed {
         if logged.is_empty() {
             return Default::default();
         }
-        let key = crate::native::problem_key;
+        let key = profilednn_benchdnn::problem_key;
         self.calls
             .iter()
             .filter(|c| c.logged.as_ref().is_some_and(|l| logged.contains(&key(l))))
@@ -187,11 +187,11 @@ impl Record {
             .calls
             .iter()
             .filter(|c| c.origin == Origin::AutocastCast)
-            .map(|c| crate::native::problem_key(&c.primitive))
+            .map(|c| profilednn_benchdnn::problem_key(&c.primitive))
             .collect();
         casts.sort();
         casts.dedup();
-        let key = crate::native::problem_key;
+        let key = profilednn_benchdnn::problem_key;
         let rewritten_from = t
             .calls
             .iter()

@@ -7,7 +7,7 @@
 
 use profilednn_analysis::profile::ProfileOptions;
 use profilednn_analysis::{scan, Profile, ScanOptions};
-use profilednn_replay::benchdnn::line;
+use profilednn_benchdnn::line;
 use profilednn_verbose::LogInput;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

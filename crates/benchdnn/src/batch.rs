@@ -1,6 +1,6 @@
 //! A profile as benchdnn batch files: one per driver, each problem once, weighted by its calls.
 
-use crate::benchdnn::line;
+use crate::line;
 use profilednn_analysis::{EventKind, Profile};
 use serde::Serialize;
 use std::collections::BTreeMap;
