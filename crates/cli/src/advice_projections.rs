@@ -6,7 +6,7 @@ use anyhow::{bail, Result};
 use profilednn_advice::{Change, Projected};
 use profilednn_analysis::Profile;
 use profilednn_replay::native::Replay;
-use profilednn_replay::transform::{Precision, AS_LOGGED};
+use profilednn_whatif::{Precision, AS_LOGGED};
 use std::path::{Path, PathBuf};
 
 /// The projection of `log` with each replay file, in order.

@@ -129,7 +129,7 @@ enum Mode {
 }
 
 pub fn run(args: ReplayArgs) -> Result<ExitCode> {
-    use profilednn_replay::transform::{Layout, Precision, WhatIf};
+    use profilednn_whatif::{Layout, Precision, WhatIf};
     let what_if = WhatIf {
         precision: args.as_type.map(|a| match a {
             AsType::Bf16 => Precision::Bf16,
@@ -264,8 +264,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             // another run of the training: its gradients' copies do not inherit this run's
             // heap accident.
             let rewrites = what_if.as_ref().is_some_and(|w| {
-                profilednn_replay::transform::apply(w, &calls)
-                    .map_or(true, |t| !t.changes_nothing(&calls))
+                profilednn_whatif::apply(w, &calls).map_or(true, |t| !t.changes_nothing(&calls))
             });
             let replay_threads = args
                 .threads

@@ -7,7 +7,7 @@ use profilednn_advice::{Change, Projected, WantedWhatIf};
 use profilednn_analysis::Profile;
 use profilednn_replay::native::sequence::{steady_iteration, SequenceTiming};
 use profilednn_replay::native::Session;
-use profilednn_replay::transform::{Precision, WhatIf};
+use profilednn_whatif::{Precision, WhatIf};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 

@@ -6,5 +6,4 @@ pub mod native;
 pub mod plan;
 pub mod project;
 pub mod project_what_if;
-pub mod transform;
 pub mod what_if_run;

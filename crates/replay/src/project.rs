@@ -269,7 +269,7 @@ fn project_logged(
 fn project_what_if(
     profile: &Profile,
     r: &Replay,
-    w: &crate::transform::Record,
+    w: &profilednn_whatif::Record,
     machine: Option<&MachineProfile>,
     logged: Option<&LoggedSteady>,
 ) -> Projection {

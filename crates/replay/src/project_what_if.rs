@@ -6,7 +6,7 @@
 
 use crate::native::Replay;
 use crate::project::{GroupProjection, Method, Projection};
-use crate::transform::Record;
+use profilednn_whatif::Record;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -159,9 +159,9 @@ mod tests {
     use super::*;
     use crate::native::run::Measurement;
     use crate::native::{ReplayResult, SkipReason};
-    use crate::transform::{Record, WhatIf};
     use profilednn_analysis::profile::ProfileOptions;
     use profilednn_analysis::{Profile, Tally};
+    use profilednn_whatif::{Record, WhatIf};
 
     fn result(key: &str, kind: &str, calls: u64, median_ms: Option<f64>) -> ReplayResult {
         ReplayResult {

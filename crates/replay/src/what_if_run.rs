@@ -4,8 +4,8 @@
 
 use crate::native::sequence::{replay_sequence, ResultsFor, SequenceSummary, SequenceTiming};
 use crate::native::{Replay, ReplayResult, Session, SCHEMA};
-use crate::transform::{self, Record, TransformError, WhatIf};
 use profilednn_model::Primitive;
+use profilednn_whatif::{Record, TransformError, WhatIf};
 use std::sync::Arc;
 
 /// The rewritten iteration's results, what the sequence replay ran, and the what-if record.
@@ -27,10 +27,10 @@ pub fn run(
     timing: &SequenceTiming,
     progress: impl FnMut(usize, usize, &str) -> bool,
 ) -> Result<WhatIfRun, TransformError> {
-    let t = transform::apply(w, iteration)?;
+    let t = profilednn_whatif::apply(w, iteration)?;
     let record = Record::new(w, iteration, &t);
     let rewritten: Vec<Arc<Primitive>> = t.calls.iter().map(|c| c.primitive.clone()).collect();
-    let (timing, logged) = t.timing(iteration, timing);
+    let (timing, logged) = timing.for_what_if(&t, iteration);
     let (results, mut sequence) = replay_sequence(
         s,
         ResultsFor::Rewritten,

@@ -370,7 +370,7 @@ impl Drop for PerCall<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::testing::prim;
+    use profilednn_whatif::testing::prim;
 
     #[test]
     fn a_log_whose_calls_have_user_scratchpads_is_allocated_per_call() {

@@ -471,7 +471,7 @@ mod tests {
     /// the scratchpads; the heap is kept pages when nothing else took new ones.
     #[test]
     fn another_run_keeps_the_gradient_copies_pages() {
-        use crate::transform::testing::prim;
+        use profilednn_whatif::testing::prim;
         let conv = prim("cpu,convolution,jit:avx512_core,backward_weights,src:f32::blocked:abcd::f0 wei:f32::blocked:abcd::f0 bia:undef::undef:: dst:f32::blocked:abcd::f0,attr-scratchpad:user,alg:convolution_direct,mb8_ic64oc64_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1");
         let copy = prim("cpu,reorder,jit:uni,undef,src:f32::blocked:Acdb16a::f0 dst:f32::blocked:abcd::f0,attr-scratchpad:user,,64x64x3x3");
         let iteration = vec![conv.clone(), copy.clone()];

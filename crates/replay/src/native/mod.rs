@@ -70,7 +70,7 @@ pub struct Replay {
     /// The what-if the iteration was rewritten with (`replay --as/--layout/--batch`); the
     /// results are then the rewritten iteration's problems, `calls` per iteration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub what_if: Option<crate::transform::Record>,
+    pub what_if: Option<profilednn_whatif::Record>,
     pub results: Vec<ReplayResult>,
 }
 

@@ -19,6 +19,7 @@ use profilednn_analysis::events::{for_each_event, Event};
 use profilednn_analysis::{EventKind, Profile};
 use profilednn_benchdnn::problem_key;
 use profilednn_model::Primitive;
+use profilednn_whatif::Transformed;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -171,6 +172,20 @@ impl Default for SequenceTiming {
 }
 
 impl SequenceTiming {
+    /// This timing for replaying `rewrite`, the what-if of the logged `iteration`: allocated as
+    /// the log shows ([`Self::allocating_as_logged`], with why when it was not given), and new
+    /// pages for the calls rewritten from a logged problem that took them
+    /// ([`Transformed::rewritten_from_any`]).
+    pub fn for_what_if(
+        &self,
+        rewrite: &Transformed,
+        iteration: &[Arc<Primitive>],
+    ) -> (SequenceTiming, Option<String>) {
+        let (mut timing, why) = self.allocating_as_logged(iteration);
+        timing.cold = Arc::new(rewrite.rewritten_from_any(&timing.cold));
+        (timing, why)
+    }
+
     /// This timing with the allocation the logged `iteration` shows when none was given, and
     /// why (`None` when given): a rewritten iteration is allocated as its training was, whatever
     /// the calls a transform added (they carry no attributes).
@@ -343,7 +358,7 @@ pub enum ResultsFor<'a> {
     /// calls in sequence; the others are reported as not replayed, with the reason.
     Log(&'a Profile),
     /// One result per problem of the replayed iteration itself — a logged one rewritten by
-    /// [`crate::transform`] — `calls` being its calls per iteration (there is no logged time:
+    /// [`profilednn_whatif`] — `calls` being its calls per iteration (there is no logged time:
     /// these problems did not run). The projection reads them with the replay's `what_if`.
     Rewritten,
 }
@@ -839,7 +854,7 @@ mod tests {
     use super::*;
     use crate::native::allocation::Lifetime;
     use crate::native::session_or_skip;
-    use crate::transform::testing::prim;
+    use profilednn_whatif::testing::prim;
 
     /// A rewritten iteration replayed with timing `t`, to the end.
     fn replay_rewritten(

@@ -19,8 +19,8 @@
 use super::api::{arg, query, Dnnl, Handle};
 use super::build::Built;
 use super::SkipReason;
-use crate::transform::roles::{is_compute, weights_dims};
 use profilednn_model::{Primitive, PrimitiveKind as K, PropKind};
+use profilednn_whatif::roles::{is_compute, weights_dims};
 use std::sync::Arc;
 
 /// The reorder's dims (`64x64x3x3`) and whether it may go into a convolution's weights

@@ -125,7 +125,7 @@ pub fn of_iteration(calls: &[Arc<Primitive>]) -> Result<Footprint, FootprintErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::testing::prim;
+    use profilednn_whatif::testing::prim;
 
     #[test]
     fn conv_weight_gradients_counted_by_hand() {

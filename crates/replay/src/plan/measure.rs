@@ -3,8 +3,8 @@
 
 use crate::native::sequence::{replay_sequence, ResultsFor, SequenceTiming};
 use crate::native::Session;
-use crate::transform::{self, WhatIf};
 use profilednn_model::Primitive;
+use profilednn_whatif::WhatIf;
 use std::sync::Arc;
 
 /// The replayed iteration of one rank.
@@ -33,9 +33,9 @@ pub fn rank(
         batch: Some(batch),
         ..Default::default()
     };
-    let t = transform::apply(&w, iteration).map_err(|e| e.to_string())?;
+    let t = profilednn_whatif::apply(&w, iteration).map_err(|e| e.to_string())?;
     let rewritten: Vec<Arc<Primitive>> = t.calls.iter().map(|c| c.primitive.clone()).collect();
-    let (timing, _) = t.timing(iteration, timing);
+    let (timing, _) = timing.for_what_if(&t, iteration);
     let (results, _) = replay_sequence(
         s,
         ResultsFor::Rewritten,

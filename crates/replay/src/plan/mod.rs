@@ -36,7 +36,7 @@ pub type Calls = Vec<Arc<Primitive>>;
 /// common `mb` of its compute primitives).
 pub fn logged_batch(calls: &Iteration) -> Option<u64> {
     let refs: Vec<&Primitive> = calls.iter().map(|p| &**p).collect();
-    crate::transform::batch::logged_batch(&refs)
+    profilednn_whatif::batch::logged_batch(&refs)
 }
 
 /// The machine the plan is for and the all-reduce rate on it.

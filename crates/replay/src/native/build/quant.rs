@@ -112,7 +112,7 @@ impl Built<'_> {
 mod tests {
     use crate::native::run::Timing;
     use crate::native::{session_or_skip, SkipReason};
-    use crate::transform::testing::prim;
+    use profilednn_whatif::testing::prim;
 
     const MATMUL: &str = "cpu,matmul,brg:avx512_core,undef,src:f32::blocked:ab::f0 \
         wei:f32::blocked:ab::f0 dst:f32::blocked:ab::f0";

@@ -109,25 +109,9 @@ pub struct Transformed {
 }
 
 impl Transformed {
-    /// `timing` for replaying these rewritten calls of the logged `iteration`: allocated as the
-    /// log shows ([`SequenceTiming::allocating_as_logged`], with why when it was not given), and
-    /// new pages for the calls rewritten from a logged problem that took them
-    /// ([`Self::rewritten_from_any`]).
-    ///
-    /// [`SequenceTiming::allocating_as_logged`]: crate::native::sequence::SequenceTiming::allocating_as_logged
-    pub fn timing(
-        &self,
-        iteration: &[Arc<Primitive>],
-        timing: &crate::native::sequence::SequenceTiming,
-    ) -> (crate::native::sequence::SequenceTiming, Option<String>) {
-        let (mut timing, why) = timing.allocating_as_logged(iteration);
-        timing.cold = Arc::new(self.rewritten_from_any(&timing.cold));
-        (timing, why)
-    }
-
     /// Whether the rewrite left the logged `iteration` as it was (`--as f32` on an f32 log):
-    /// the same run, whose heap the log shows, rather than another one
-    /// ([`crate::native::heap_choice::for_another_run`]).
+    /// the same run, whose heap the log shows, rather than another one (the replay's heap
+    /// choice for another run).
     pub fn changes_nothing(&self, iteration: &[Arc<Primitive>]) -> bool {
         self.added == 0
             && self.removed == 0
@@ -327,8 +311,9 @@ pub fn reorder(
     }
 }
 
-#[cfg(test)]
-pub(crate) mod testing {
+/// Primitives from the bodies of verbose lines, for tests (this crate's and the replay's).
+#[doc(hidden)]
+pub mod testing {
     use profilednn_model::Primitive;
     use profilednn_verbose::{parse_primitive, Syntax};
     use std::sync::Arc;
