@@ -7,7 +7,7 @@ mod common;
 
 use libfuzzer_sys::fuzz_target;
 use profilednn_replay::native::Replay;
-use profilednn_replay::project::project;
+use profilednn_project::project::project;
 
 const LOG: &[u8] = include_bytes!("../seeds/primitives.log.txt");
 

@@ -53,7 +53,7 @@ pub fn of(log: &Path, profile: &Profile, replay: &Replay, name: &str) -> Result<
         None,
         crate::replay_file::Mismatch::RefuseFew,
     )?;
-    let reorder = |f: fn(&profilednn_replay::project::GroupProjection) -> f64| {
+    let reorder = |f: fn(&profilednn_project::project::GroupProjection) -> f64| {
         pr.groups
             .iter()
             .filter(|g| g.prim_kind == "reorder")

@@ -9,9 +9,9 @@ use crate::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use profilednn_machine::MachineProfile;
+use profilednn_project::plan::{self, Outside, Plan, Target};
 use profilednn_replay::native::sequence::SequenceTiming;
 use profilednn_replay::native::Session;
-use profilednn_replay::plan::{self, Outside, Plan, Target};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -251,9 +251,15 @@ fn replay_rows(
                 log_threads.or(Some(threads_without_nthr)),
             );
         let timing = if logged_split { &timing } else { &another };
-        match plan::measure::rank(&session, calls, from, threads, batch, timing, |_, _, _| {
-            true
-        }) {
+        match profilednn_replay::native::rank::rank(
+            &session,
+            calls,
+            from,
+            threads,
+            batch,
+            timing,
+            |_, _, _| true,
+        ) {
             Ok(r) => {
                 plan.set_compute(&split, r.onednn_ms);
                 if r.not_replayed > 0 {

@@ -4,8 +4,8 @@
 
 use anyhow::{bail, Context, Result};
 use profilednn_analysis::ranks::iteration_times;
+use profilednn_project::plan::{self, Outside};
 use profilednn_replay::native::sequence::steady_iteration;
-use profilednn_replay::plan::{self, Outside};
 use profilednn_verbose::LogInput;
 use std::io::Read;
 use std::path::Path;
@@ -29,10 +29,12 @@ impl Logged {
     /// The ranks' steady time outside oneDNN, at the first rank's batch and `threads` (or
     /// `default_threads` when the header does not say); none without timestamps.
     pub fn outside(&self, default_threads: u64) -> Option<Outside> {
-        let (logged_ms, steady_iterations) = plan::outside::steady_median(&self.outside_per_rank)?;
+        let (logged_ms, steady_iterations) =
+            profilednn_replay::logged::steady_median(&self.outside_per_rank)?;
         Some(Outside {
             logged_ms,
-            logged_onednn_ms: plan::outside::steady_median(&self.onednn_per_rank).map(|m| m.0),
+            logged_onednn_ms: profilednn_replay::logged::steady_median(&self.onednn_per_rank)
+                .map(|m| m.0),
             steady_iterations,
             logged_threads: self.threads.unwrap_or(default_threads),
             logged_batch: *self.rank_batches.first()?,

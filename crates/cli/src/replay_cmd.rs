@@ -269,7 +269,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             let replay_threads = args
                 .threads
                 .map(|n| n as u64)
-                .or_else(|| profilednn_replay::plan::threads::get(&session.dnnl));
+                .or_else(|| profilednn_replay::native::threads::get(&session.dnnl));
             let another = match args.run {
                 Some(r) => r == RunArg::Another,
                 None => heap_choice::is_another_run(rewrites, replay_threads, log_threads),

@@ -4,8 +4,8 @@
 
 use anyhow::{bail, Context, Result};
 use profilednn_analysis::Profile;
+use profilednn_project::project::{project, Projection, ReplayMatch};
 use profilednn_replay::native::Replay;
-use profilednn_replay::project::{project, Projection, ReplayMatch};
 use std::path::Path;
 
 /// A `profilednn replay` result.

@@ -72,7 +72,7 @@ pub fn project(
     // OpenMP has already read and other threads may be reading.
     let threads = profile.metadata.threads;
     if let Some(n) = threads {
-        profilednn_replay::plan::threads::set(&session.dnnl, n.into()).map_err(|e| {
+        profilednn_replay::native::threads::set(&session.dnnl, n.into()).map_err(|e| {
             anyhow::anyhow!(
                 "--project replays at the log's {n} thread(s): {e}; or run `profilednn replay \
                  LOG --threads {n} --as bf16 … -o R.json` and pass --replay R.json"

@@ -3,7 +3,4 @@
 
 pub mod logged;
 pub mod native;
-pub mod plan;
-pub mod project;
-pub mod project_what_if;
 pub mod what_if_run;

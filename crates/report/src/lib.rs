@@ -1,6 +1,6 @@
-//! Renderers of [`profilednn_analysis::Summary`] and of `profilednn_replay`'s replay and
-//! projection results. They format what those crates computed: the only arithmetic here is the
-//! presentation's (shares, ratios, the sum of a column).
+//! Renderers of [`profilednn_analysis::Summary`], of `profilednn_replay`'s replay results and
+//! of `profilednn_project`'s projections. They format what those crates computed: the only
+//! arithmetic here is the presentation's (shares, ratios, the sum of a column).
 //!
 //! ```
 //! // The terminal report of a one-line log.

@@ -2,7 +2,7 @@
 //! assumptions and a table by kind and propagation. The JSON view is the [`Projection`] itself
 //! (`docs/project-json.md`).
 
-use profilednn_replay::project::Projection;
+use profilednn_project::project::Projection;
 use std::fmt::Write;
 
 /// The projection as text, one line per figure and a row per kind and propagation.

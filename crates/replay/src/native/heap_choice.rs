@@ -192,12 +192,12 @@ pub fn choose(
     }
     // At the log's thread count, the times compared with the log's; set back to the replay's
     // on every way out (`Restore`).
-    let now = crate::plan::threads::get(&s.dnnl);
+    let now = crate::native::threads::get(&s.dnnl);
     let mut at = String::new();
     let _restore = match (log_threads, now) {
         (Some(n), Some(m)) if n != m => {
             let restore = Restore(s, m);
-            if let Err(e) = crate::plan::threads::set(&s.dnnl, n) {
+            if let Err(e) = crate::native::threads::set(&s.dnnl, n) {
                 return given_up(t, &format!("the log's {n} threads could not be set ({e})"));
             }
             Some(restore)
@@ -322,7 +322,7 @@ struct Restore<'s>(&'s Session, u64);
 impl Drop for Restore<'_> {
     fn drop(&mut self) {
         // It held before, so it holds again.
-        let _ = crate::plan::threads::set(&self.0.dnnl, self.1);
+        let _ = crate::native::threads::set(&self.0.dnnl, self.1);
     }
 }
 

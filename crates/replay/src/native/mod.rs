@@ -8,10 +8,12 @@ mod error;
 mod fresh;
 pub mod heap_choice;
 mod kinds;
+pub mod rank;
 pub mod run;
 pub mod sequence;
 mod skip;
 pub mod stability;
+pub mod threads;
 mod weights_layout;
 
 pub use error::ReplayError;

@@ -1,8 +1,8 @@
 //! One rank of a split, replayed: the log's steady-state iteration rewritten to the rank's
 //! mini-batch (the `--batch` what-if) and run through oneDNN at the rank's thread count.
 
-use crate::native::sequence::{replay_sequence, ResultsFor, SequenceTiming};
-use crate::native::Session;
+use super::sequence::{replay_sequence, ResultsFor, SequenceTiming};
+use super::Session;
 use profilednn_model::Primitive;
 use profilednn_whatif::WhatIf;
 use std::sync::Arc;

@@ -4,8 +4,8 @@
 //! so, unlike the same-machine projection, nothing is matched by problem: the logged side is
 //! the log's own time, the projected side the replay's calls × medians.
 
-use crate::native::Replay;
-use crate::project::{GroupProjection, Method, Projection};
+use super::{GroupProjection, Method, Projection};
+use profilednn_replay::native::Replay;
 use profilednn_whatif::Record;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -157,10 +157,10 @@ pub fn project(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::native::run::Measurement;
-    use crate::native::{ReplayResult, SkipReason};
     use profilednn_analysis::profile::ProfileOptions;
     use profilednn_analysis::{Profile, Tally};
+    use profilednn_replay::native::run::Measurement;
+    use profilednn_replay::native::{ReplayResult, SkipReason};
     use profilednn_whatif::{Record, WhatIf};
 
     fn result(key: &str, kind: &str, calls: u64, median_ms: Option<f64>) -> ReplayResult {
@@ -201,7 +201,7 @@ profilednn,iteration,1\n";
         let mut t = Tally::default();
         t.consume_chunk(0, log.as_bytes(), true);
         let profile = Profile::from_tally("test".into(), &t, &ProfileOptions::default());
-        let logged_keys: Vec<String> = crate::native::problems(&profile)
+        let logged_keys: Vec<String> = profilednn_replay::native::problems(&profile)
             .into_iter()
             .map(|p| p.key)
             .collect();
@@ -222,8 +222,8 @@ profilednn,iteration,1\n";
             rewritten_from: [("refused".to_string(), refused_from)].into(),
             logged_keys: logged_keys.clone(),
         };
-        let replay = crate::native::Replay {
-            schema: crate::native::SCHEMA.into(),
+        let replay = profilednn_replay::native::Replay {
+            schema: profilednn_replay::native::SCHEMA.into(),
             source: "test".into(),
             onednn: "3.2".into(),
             library: String::new(),

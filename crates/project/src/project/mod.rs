@@ -2,10 +2,12 @@
 //! there (replayed, or the roofline's when only a machine profile is known), plus the time the
 //! source run spent outside oneDNN, carried over unchanged.
 
-use crate::logged::LoggedSteady;
-use crate::native::{problems, Replay};
+pub mod what_if;
+
 use profilednn_analysis::Profile;
 use profilednn_machine::MachineProfile;
+use profilednn_replay::logged::LoggedSteady;
+use profilednn_replay::native::{problems, Replay};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -42,7 +44,7 @@ pub struct Projection {
     pub scale: &'static str,
     pub iterations: Option<u64>,
     /// Logged oneDNN time, steady state: each problem's calls × the median of its calls after
-    /// the warm-up ([`crate::logged::logged_steady`]); without those (stdin), its slowest call (its cold
+    /// the warm-up ([`profilednn_replay::logged::logged_steady`]); without those (stdin), its slowest call (its cold
     /// start) replaced by the mean of its other calls. This is what the projection is compared
     /// with.
     pub logged_onednn_ms: f64,
@@ -77,7 +79,7 @@ pub struct Projection {
     /// The what-if the replay ran (`replay --as/--layout/--batch`): `projected_onednn_ms` is
     /// then the rewritten iteration's time here, per iteration.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub what_if: Option<crate::project_what_if::WhatIfProjection>,
+    pub what_if: Option<crate::project::what_if::WhatIfProjection>,
 }
 
 /// The replay's problems checked against the log's, by key: a replay of another log matches
@@ -100,7 +102,7 @@ impl ReplayMatch {
 }
 
 /// Projects `profile` (the log) onto `replay` and/or `machine`; `logged` is what a second pass
-/// over the log file read ([`crate::logged::logged_steady`]): its steady-state medians and
+/// over the log file read ([`profilednn_replay::logged::logged_steady`]): its steady-state medians and
 /// outside time (none from stdin, which is read once).
 pub fn project(
     profile: &Profile,
@@ -304,7 +306,7 @@ fn project_what_if(
             0.0
         },
     });
-    crate::project_what_if::project(base, r, w, &per_call)
+    crate::project::what_if::project(base, r, w, &per_call)
 }
 
 /// Where the time outside oneDNN came from.
@@ -358,7 +360,7 @@ fn describe(
 }
 
 /// A sequence replay's allocation and its reason, as `project` states it.
-pub(crate) fn allocation_of(r: &crate::native::Replay) -> Option<String> {
+pub(crate) fn allocation_of(r: &profilednn_replay::native::Replay) -> Option<String> {
     let q = r.sequence.as_ref()?;
     let a = q.allocation?;
     let mut s = if q.allocation_reason.is_empty() {
@@ -374,7 +376,7 @@ pub(crate) fn allocation_of(r: &crate::native::Replay) -> Option<String> {
             }
         }
         // A results file from before the heap was chosen: its buffers came from the C heap.
-        None if a == crate::native::allocation::Allocation::PerCall => {
+        None if a == profilednn_replay::native::allocation::Allocation::PerCall => {
             s += "; heap glibc (a results file from before the heap was read from the log)";
         }
         None => {}
