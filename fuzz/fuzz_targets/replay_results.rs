@@ -6,8 +6,8 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use profilednn_replay::native::Replay;
 use profilednn_project::project::project;
+use profilednn_replay::Replay;
 
 const LOG: &[u8] = include_bytes!("../seeds/primitives.log.txt");
 

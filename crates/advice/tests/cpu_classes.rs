@@ -47,7 +47,11 @@ fn with_isa(rel: &str, isa: &str) -> Profile {
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
-    let path = dir.join(name + ".log");
+    // One file per call: tests run side by side, and rewriting a file another test has mapped
+    // is a SIGBUS (it happened once).
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("{name}-{n}.log"));
     std::fs::write(&path, text).unwrap();
     let out = scan(LogInput::open(&path).unwrap(), &ScanOptions::default());
     let p = Profile::from_scan(rel, out, &ProfileOptions::default());

@@ -1,6 +1,5 @@
 //! How many training iterations a log covers, and the time of each.
 
-use crate::profile::{Entry, EventKind};
 use crate::tally::Tally;
 use serde::Serialize;
 
@@ -66,7 +65,14 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
-pub fn detect(tally: &Tally, entries: &[Entry], user: Option<u64>) -> Option<Iterations> {
+/// The iterations of a log: `user`'s count when given, else from its marker lines, else the
+/// greatest common divisor of `compute_calls`, the call counts of its compute-heavy exec
+/// entries (convolution, matmul, inner product, RNN).
+pub fn detect(
+    tally: &Tally,
+    compute_calls: impl IntoIterator<Item = u64>,
+    user: Option<u64>,
+) -> Option<Iterations> {
     if let Some(n) = user.filter(|n| *n > 0) {
         return Some(Iterations {
             count: n,
@@ -105,11 +111,7 @@ pub fn detect(tally: &Tally, entries: &[Entry], user: Option<u64>) -> Option<Ite
             partial_last_ms: None,
         });
     }
-    let g = entries
-        .iter()
-        .filter(|e| e.event == EventKind::Exec && e.primitive.kind.is_compute_heavy())
-        .map(|e| e.calls)
-        .fold(0, gcd);
+    let g = compute_calls.into_iter().fold(0, gcd);
     (g > 1).then_some(Iterations {
         count: g,
         method: IterationMethod::RepeatingPattern,

@@ -253,7 +253,11 @@ impl Profile {
                 _ => None,
             }
         };
-        let iterations = iterations::detect(t, &entries, opts.iterations);
+        let compute_calls = entries
+            .iter()
+            .filter(|e| e.event == EventKind::Exec && e.primitive.kind.is_compute_heavy())
+            .map(|e| e.calls);
+        let iterations = iterations::detect(t, compute_calls, opts.iterations);
         Profile {
             sources: vec![source],
             bytes: t.bytes,

@@ -82,7 +82,7 @@ pub fn read_trace(path: &Path) -> Result<TorchTrace, TraceError> {
         error,
     })?;
     read_trace_from(
-        profilednn_verbose::input::decompressed(file),
+        profilednn_verbose::gzip::decompressed(file),
         &path.display().to_string(),
     )
 }

@@ -98,7 +98,7 @@ fn benchdnn_lines_equal_the_converters() {
 /// commit (see each directory's README.md), never by this code.
 #[test]
 fn quantized_fused_and_deconvolution_lines_equal_the_converters() {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/benchdnn");
     for (dir, least) in [("quantized", 7), ("deconvolution", 6)] {
         let (checked, failures) = compare_dir(&data.join(dir));
         assert!(failures.is_empty(), "{}", failures.join("\n"));

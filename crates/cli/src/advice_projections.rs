@@ -5,7 +5,7 @@
 use anyhow::{bail, Result};
 use profilednn_advice::{Change, Projected};
 use profilednn_analysis::Profile;
-use profilednn_replay::native::Replay;
+use profilednn_replay::Replay;
 use profilednn_whatif::{Precision, AS_LOGGED};
 use std::path::{Path, PathBuf};
 

@@ -8,10 +8,10 @@ use crate::plan_logged;
 use crate::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use profilednn_dnnl::sequence::SequenceTiming;
+use profilednn_dnnl::Session;
 use profilednn_machine::MachineProfile;
 use profilednn_project::plan::{self, Outside, Plan, Target};
-use profilednn_replay::native::sequence::SequenceTiming;
-use profilednn_replay::native::Session;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -206,7 +206,7 @@ fn replay_rows(
         ..Default::default()
     };
     // The heap the log shows, as `replay` reads it: every split runs in the same framework.
-    let (timing, why) = profilednn_replay::native::heap_choice::choose(
+    let (timing, why) = profilednn_dnnl::heap_choice::choose(
         &session,
         calls,
         || {
@@ -220,8 +220,7 @@ fn replay_rows(
     );
     // A split other than the logged one (its threads and mini-batch) is another run of the
     // training: its gradients' copies do not inherit this run's heap accident.
-    let (another, another_why) =
-        profilednn_replay::native::heap_choice::for_another_run(&timing, calls);
+    let (another, another_why) = profilednn_dnnl::heap_choice::for_another_run(&timing, calls);
     if let (Some(h), Some(why)) = (timing.heap, why) {
         plan.assumptions
             .push(format!("per-call buffers: heap {} ({why})", h.as_str()));
@@ -245,13 +244,13 @@ fn replay_rows(
     for (split, threads, batch) in todo {
         eprintln!("profilednn: replaying split {split}: {threads} thread(s), mini-batch {batch}");
         let logged_split = batch == logged_batch
-            && !profilednn_replay::native::heap_choice::is_another_run(
+            && !profilednn_dnnl::heap_choice::is_another_run(
                 false,
                 Some(threads),
                 log_threads.or(Some(threads_without_nthr)),
             );
         let timing = if logged_split { &timing } else { &another };
-        match profilednn_replay::native::rank::rank(
+        match profilednn_dnnl::rank::rank(
             &session,
             calls,
             from,

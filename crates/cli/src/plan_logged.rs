@@ -4,8 +4,8 @@
 
 use anyhow::{bail, Context, Result};
 use profilednn_analysis::ranks::iteration_times;
+use profilednn_dnnl::sequence::steady_iteration;
 use profilednn_project::plan::{self, Outside};
-use profilednn_replay::native::sequence::steady_iteration;
 use profilednn_verbose::LogInput;
 use std::io::Read;
 use std::path::Path;

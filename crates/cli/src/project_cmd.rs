@@ -5,7 +5,7 @@ use crate::ExitCode;
 use anyhow::{bail, Result};
 use clap::Args;
 use profilednn_machine::MachineProfile;
-use profilednn_replay::native::Replay;
+use profilednn_replay::Replay;
 use std::path::PathBuf;
 
 #[derive(Args)]

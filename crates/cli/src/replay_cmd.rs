@@ -3,9 +3,10 @@
 use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
-use profilednn_replay::native::allocation::{Allocation, Heap};
-use profilednn_replay::native::run::Timing;
-use profilednn_replay::native::{heap_choice, replay_profile, sequence, Session, SkipReason};
+use profilednn_dnnl::run::Timing;
+use profilednn_dnnl::{heap_choice, replay_profile, sequence, Session};
+use profilednn_replay::allocation::{Allocation, Heap};
+use profilednn_replay::SkipReason;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -119,7 +120,7 @@ enum LayoutArg {
 }
 
 extern "C" fn on_interrupt(_sig: libc::c_int) {
-    profilednn_replay::native::STOP.store(true, std::sync::atomic::Ordering::Relaxed);
+    profilednn_dnnl::STOP.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -172,7 +173,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     };
     if let (Some(t), true) = (
         args.threads,
-        session.dnnl.cpu_runtime == profilednn_replay::native::api::RUNTIME_SYCL,
+        session.dnnl.cpu_runtime == profilednn_dnnl::api::RUNTIME_SYCL,
     ) {
         eprintln!(
             "profilednn: error: --threads {t}: this oneDNN ({}) runs its CPU engine on the SYCL \
@@ -185,7 +186,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     }
     let mut profile = crate::load::profile(&args.log, None, None, args.no_progress)?;
     // Every problem of the log: coverage is of the whole log, `--top` or not.
-    let all_problems = profilednn_replay::native::problems(&profile);
+    let all_problems = profilednn_replay::problems(&profile);
     if let Some(n) = args.top {
         // Keep the entries of the heaviest problems.
         let keep: std::collections::HashSet<&str> = all_problems
@@ -220,7 +221,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             b.set_position(i as u64);
             b.set_message(what.to_string());
         }
-        !profilednn_replay::native::STOP.load(std::sync::atomic::Ordering::Relaxed)
+        !profilednn_dnnl::STOP.load(std::sync::atomic::Ordering::Relaxed)
     };
     let mut record = None;
     let (results, sequence) = match args.mode {
@@ -230,11 +231,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                 .with_context(|| format!("{}: cannot read the log", args.log.display()))?;
             let (mut calls, from) = sequence::steady_iteration(input, &profile);
             if args.top.is_some() {
-                let keep: std::collections::HashSet<String> =
-                    profilednn_replay::native::problems(&profile)
-                        .into_iter()
-                        .map(|x| x.key)
-                        .collect();
+                let keep: std::collections::HashSet<String> = profilednn_replay::problems(&profile)
+                    .into_iter()
+                    .map(|x| x.key)
+                    .collect();
                 calls.retain(|p| keep.contains(&profilednn_benchdnn::problem_key(p)));
             }
             let st = sequence::SequenceTiming {
@@ -269,7 +269,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             let replay_threads = args
                 .threads
                 .map(|n| n as u64)
-                .or_else(|| profilednn_replay::native::threads::get(&session.dnnl));
+                .or_else(|| profilednn_dnnl::threads::get(&session.dnnl));
             let another = match args.run {
                 Some(r) => r == RunArg::Another,
                 None => heap_choice::is_another_run(rewrites, replay_threads, log_threads),
@@ -291,10 +291,9 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                     progress,
                 ),
                 Some(w) => {
-                    let run = profilednn_replay::what_if_run::run(
-                        &session, &calls, from, w, &st, progress,
-                    )
-                    .with_context(|| format!("{}", args.log.display()))?;
+                    let run =
+                        profilednn_dnnl::what_if_run::run(&session, &calls, from, w, &st, progress)
+                            .with_context(|| format!("{}", args.log.display()))?;
                     record = Some(run.record);
                     (run.results, run.sequence)
                 }
@@ -308,7 +307,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let replay = profilednn_replay::what_if_run::replay_record(
+    let replay = profilednn_dnnl::what_if_run::replay_record(
         &session,
         args.log.display().to_string(),
         match args.mode {
@@ -331,7 +330,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     if replay.what_if.is_some() {
         return Ok(ExitCode::SUCCESS);
     }
-    if profilednn_replay::native::STOP.load(std::sync::atomic::Ordering::Relaxed) {
+    if profilednn_dnnl::STOP.load(std::sync::atomic::Ordering::Relaxed) {
         eprintln!(
             "profilednn: interrupted (Ctrl-C): {} holds the results measured before it; the rest are listed as \"{}\"",
             args.output.display(),

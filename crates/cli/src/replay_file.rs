@@ -5,7 +5,7 @@
 use anyhow::{bail, Context, Result};
 use profilednn_analysis::Profile;
 use profilednn_project::project::{project, Projection, ReplayMatch};
-use profilednn_replay::native::Replay;
+use profilednn_replay::Replay;
 use std::path::Path;
 
 /// A `profilednn replay` result.

@@ -5,8 +5,8 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use profilednn_advice::{Change, Projected, WantedWhatIf};
 use profilednn_analysis::Profile;
-use profilednn_replay::native::sequence::{steady_iteration, SequenceTiming};
-use profilednn_replay::native::Session;
+use profilednn_dnnl::sequence::{steady_iteration, SequenceTiming};
+use profilednn_dnnl::Session;
 use profilednn_whatif::{Precision, WhatIf};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -72,7 +72,7 @@ pub fn project(
     // OpenMP has already read and other threads may be reading.
     let threads = profile.metadata.threads;
     if let Some(n) = threads {
-        profilednn_replay::native::threads::set(&session.dnnl, n.into()).map_err(|e| {
+        profilednn_dnnl::threads::set(&session.dnnl, n.into()).map_err(|e| {
             anyhow::anyhow!(
                 "--project replays at the log's {n} thread(s): {e}; or run `profilednn replay \
                  LOG --threads {n} --as bf16 … -o R.json` and pass --replay R.json"
@@ -84,7 +84,7 @@ pub fn project(
     let (calls, from) = steady_iteration(input, profile);
     // The heap the log shows, chosen once for every what-if of this log.
     let bar_heap = bar(no_progress);
-    let (timing, heap_why) = profilednn_replay::native::heap_choice::choose(
+    let (timing, heap_why) = profilednn_dnnl::heap_choice::choose(
         &session,
         &calls,
         || profilednn_replay::logged::medians_of(log),
@@ -107,13 +107,13 @@ pub fn project(
     // nothing, is replayed the same way: it is what the change's speed-up is measured against
     // (a run of the script unchanged), and a baseline keeping the log's new pages would credit
     // every change with their cost.
-    let (timing, note) = profilednn_replay::native::heap_choice::for_another_run(&timing, &calls);
+    let (timing, note) = profilednn_dnnl::heap_choice::for_another_run(&timing, &calls);
     let mut out = Vec::new();
     for (change, rules) in todo {
         let w = what_if(&change);
         let bar = bar(no_progress);
         let started = std::time::Instant::now();
-        let run = profilednn_replay::what_if_run::run(
+        let run = profilednn_dnnl::what_if_run::run(
             &session,
             &calls,
             from.clone(),
@@ -139,7 +139,7 @@ pub fn project(
                 None => why.clone(),
             };
         }
-        let mut replay = profilednn_replay::what_if_run::replay_record(
+        let mut replay = profilednn_dnnl::what_if_run::replay_record(
             &session,
             log.display().to_string(),
             "sequence",

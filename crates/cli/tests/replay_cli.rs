@@ -89,7 +89,9 @@ fn benchdnn_batch_files_keep_every_call() {
 /// line counts every problem of the log and divides by the whole log's oneDNN time.
 #[test]
 fn replay_top_coverage_is_of_the_whole_log_with_onednn() {
-    let Some(lib) = dnnl_lib() else { return };
+    let Some(lib) = common::dnnl_lib_or_skip() else {
+        return;
+    };
     let log = root().join("fixtures/corpus/onednn/v3_2_pypi/train_f32.level1.log");
     let out_json = temp_dir().join("replay.json");
     let out = bin()
@@ -152,7 +154,9 @@ fn replay_top_coverage_is_of_the_whole_log_with_onednn() {
 /// ($PROFILEDNN_DNNL_LIB; skipped without it).
 #[test]
 fn replay_interrupted_by_ctrl_c_writes_what_it_measured() {
-    let Some(lib) = dnnl_lib() else { return };
+    let Some(lib) = common::dnnl_lib_or_skip() else {
+        return;
+    };
     let log = root().join("fixtures/corpus/onednn/v3_2_pypi/train_f32.level1.log");
     let out_json = temp_dir().join("interrupted.json");
     // Each problem would be timed for 100 s: only Ctrl-C ends this run early.
@@ -190,15 +194,6 @@ fn replay_interrupted_by_ctrl_c_writes_what_it_measured() {
 extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
-}
-
-/// `$PROFILEDNN_DNNL_LIB` when it names a library; `None` (the test says SKIPPED) otherwise.
-fn dnnl_lib() -> Option<std::ffi::OsString> {
-    let lib = std::env::var_os("PROFILEDNN_DNNL_LIB").filter(|p| std::path::Path::new(p).exists());
-    if lib.is_none() {
-        eprintln!("SKIPPED: set PROFILEDNN_DNNL_LIB to a libdnnl.so.3 to run this test");
-    }
-    lib
 }
 
 /// The sequence replay reads the log twice: from stdin it says so instead of replaying an

@@ -1,7 +1,7 @@
 //! Every primitive kind of oneDNN's CPU engine replayed through real oneDNN, on real log lines:
 //! the corpus' benchdnn primitives log (`fixtures/corpus/onednn/v3_14_benchdnn_primitives`),
-//! PyTorch's quantized and fused lines (`crates/replay/tests/data/quantized`) and its
-//! deconvolutions (`crates/replay/tests/data/deconvolution`).
+//! PyTorch's quantized and fused lines (`fixtures/benchdnn/quantized`) and its
+//! deconvolutions (`fixtures/benchdnn/deconvolution`).
 //!
 //! The reference is oneDNN itself: the replay runs with `ONEDNN_VERBOSE=1`, so the library
 //! prints what it executed, and every logged problem of a kind must come back from it with the
@@ -37,7 +37,7 @@ fn corpus_log() -> PathBuf {
 }
 
 fn quantized(name: &str) -> PathBuf {
-    root().join("crates/replay/tests/data/quantized").join(name)
+    root().join("fixtures/benchdnn/quantized").join(name)
 }
 
 /// A log of the lines of `log` that `keep` accepts (its headers kept), in a fresh directory.
@@ -146,10 +146,10 @@ fn lrn_replays_as_logged() {
 }
 
 /// PyTorch's ConvTranspose2d, forward, backward data and backward weights, plain and grouped
-/// (`crates/replay/tests/data/deconvolution`).
+/// (`fixtures/benchdnn/deconvolution`).
 #[test]
 fn deconvolution_replays_as_logged() {
-    let log = root().join("crates/replay/tests/data/deconvolution/torch_deconv.log");
+    let log = root().join("fixtures/benchdnn/deconvolution/torch_deconv.log");
     kind_replays_as_logged(&log, "deconvolution");
 }
 

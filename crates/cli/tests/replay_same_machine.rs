@@ -17,7 +17,7 @@
 
 mod common;
 use common::{bin, json_of, root, temp_dir};
-use profilednn_replay::native::stability::{verdict, Verdict};
+use profilednn_replay::stability::{verdict, Verdict};
 use std::path::PathBuf;
 use std::process::Command;
 

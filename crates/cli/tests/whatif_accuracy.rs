@@ -36,7 +36,7 @@
 
 mod common;
 use common::{bin, dnnl_lib_or_skip, json_of, root, succeeded, temp_dir};
-use profilednn_replay::native::stability::{verdict, Verdict};
+use profilednn_replay::stability::{verdict, Verdict};
 use std::path::{Path, PathBuf};
 
 /// One what-if replay of `base` and its projection: the projection JSON, the logged f32

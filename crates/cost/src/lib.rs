@@ -92,6 +92,13 @@ pub(crate) fn unknown(reason: impl Into<String>) -> Unknown {
     }
 }
 
+/// A problem descriptor without the integer field `field` the cost of its kind needs.
+pub fn missing(problem: &str, field: &str) -> Unknown {
+    unknown(format!(
+        "problem descriptor '{problem}' has no integer '{field}' field"
+    ))
+}
+
 /// The per-kind result before post-ops are added.
 pub(crate) struct KindCost {
     pub flops: count::N,

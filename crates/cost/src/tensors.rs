@@ -51,6 +51,21 @@ pub fn dims(problem: &str) -> Result<Vec<u64>, crate::Unknown> {
     let first = problem.split([' ', ':']).next().unwrap_or("");
     match crate::parse_dims(first) {
         Some(d) => Ok(d),
-        None => crate::kinds::tensor_dims_desc(problem),
+        None => tensor_dims_desc(problem),
     }
+}
+
+/// Logical dims `[mb, ic, (id), (ih), (iw)]` of a desc-style tensor.
+pub fn tensor_dims_desc(problem: &str) -> Result<Vec<u64>, crate::Unknown> {
+    let d = crate::descriptor::Descriptor::parse(problem)
+        .ok_or_else(|| crate::unknown(format!("problem descriptor '{problem}' not recognised")))?;
+    let mb = d.get("mb").ok_or_else(|| crate::missing(problem, "mb"))?;
+    let ic = d.get("ic").ok_or_else(|| crate::missing(problem, "ic"))?;
+    let mut dims = vec![mb, ic];
+    for key in ["id", "ih", "iw"] {
+        if let Some(v) = d.get(key) {
+            dims.push(v);
+        }
+    }
+    Ok(dims)
 }

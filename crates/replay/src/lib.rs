@@ -1,6 +1,15 @@
-//! Replaying a log's primitives outside the program that ran them: the paper's projection
-//! stage. Problems are identified by their benchdnn line (`profilednn-benchdnn`).
+//! The replay results format, `profilednn.replay.v1`: what `profilednn replay` writes (the
+//! replay itself runs in `profilednn-dnnl`) and `project`, `advise --replay` and `plan` read.
+//! Problems are identified by their benchdnn line (`profilednn-benchdnn`); the steady-state
+//! statistics of a log and of a replay are here too (`logged`, `stability`), so that a log and
+//! its replay are read alike.
 
+pub mod allocation;
 pub mod logged;
-pub mod native;
-pub mod what_if_run;
+pub mod results;
+pub mod sequence;
+pub mod skip;
+pub mod stability;
+
+pub use results::{problems, Measurement, Problem, Replay, ReplayResult, SCHEMA};
+pub use skip::{SkipReason, Status};

@@ -25,7 +25,6 @@ pub mod machine;
 pub mod projection;
 pub mod ranks;
 pub mod replay_text;
-mod roofline;
 pub mod terminal;
 pub mod torch_view;
 pub mod trace;

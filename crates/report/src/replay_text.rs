@@ -2,7 +2,7 @@
 //! runs the replay and writes its results: what the summary shows can be tested without oneDNN,
 //! from a [`Replay`] read back from its JSON.
 
-use profilednn_replay::native::{Replay, ReplayResult, SkipReason};
+use profilednn_replay::{Replay, ReplayResult, SkipReason};
 use std::fmt::Write;
 
 /// The summary printed after a replay. `all_ms` is the logged time of every problem of the log

@@ -1,30 +1,9 @@
 //! The per-line fast path: recognise a verbose line and split off what every line has.
 
+pub use crate::markers::Marker;
 use crate::time::parse_ms_to_ps;
 use memchr::{memchr, memrchr};
 use serde::Serialize;
-
-/// The first field, which names the library generation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Marker {
-    /// MKL-DNN 0.x and 1.0 (`mkldnn_verbose`).
-    Mkldnn,
-    /// DNNL 1.1 … oneDNN 2.4 (`dnnl_verbose`).
-    Dnnl,
-    /// oneDNN 2.5 and later (`onednn_verbose`).
-    Onednn,
-}
-
-impl Marker {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Marker::Mkldnn => "mkldnn_verbose",
-            Marker::Dnnl => "dnnl_verbose",
-            Marker::Onednn => "onednn_verbose",
-        }
-    }
-}
 
 /// The component token of oneDNN 3.3+ lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -2,7 +2,29 @@
 //! generation, and the iteration markers training scripts print. Known here only, so that the
 //! parser, the profile's iteration count and `profilednn record`'s filter cannot disagree.
 
-use crate::line::Marker;
+use serde::Serialize;
+
+/// The first field, which names the library generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Marker {
+    /// MKL-DNN 0.x and 1.0 (`mkldnn_verbose`).
+    Mkldnn,
+    /// DNNL 1.1 … oneDNN 2.4 (`dnnl_verbose`).
+    Dnnl,
+    /// oneDNN 2.5 and later (`onednn_verbose`).
+    Onednn,
+}
+
+impl Marker {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Marker::Mkldnn => "mkldnn_verbose",
+            Marker::Dnnl => "dnnl_verbose",
+            Marker::Onednn => "onednn_verbose",
+        }
+    }
+}
 
 /// The verbose prefixes, each with the marker it stands for (MKL-DNN 0.x, DNNL 1.x–2.x,
 /// oneDNN 2.x–3.x).

@@ -138,7 +138,7 @@ impl Concat {
     fn open(path: &Path) -> io::Result<Box<dyn Read + Send>> {
         let file = std::fs::File::open(path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        Ok(Box::new(crate::input::GzipSniff::new(
+        Ok(Box::new(crate::gzip::GzipSniff::new(
             io::BufReader::with_capacity(1 << 20, file),
         )))
     }

@@ -15,7 +15,7 @@ pub mod rnn;
 pub mod softmax;
 
 use crate::count::N;
-use crate::descriptor::{product, Descriptor};
+use crate::descriptor::product;
 use crate::{unknown, Unknown};
 
 /// Number of elements of the one tensor a problem describes ([`crate::tensors::dims`]).
@@ -23,26 +23,8 @@ pub fn tensor_elements(problem: &str) -> Result<N, Unknown> {
     crate::tensors::dims(problem).map(|d| product(&d))
 }
 
-/// Logical dims `[mb, ic, (id), (ih), (iw)]` of a desc-style tensor.
-pub fn tensor_dims_desc(problem: &str) -> Result<Vec<u64>, Unknown> {
-    let d = Descriptor::parse(problem)
-        .ok_or_else(|| unknown(format!("problem descriptor '{problem}' not recognised")))?;
-    let mb = d.get("mb").ok_or_else(|| missing(problem, "mb"))?;
-    let ic = d.get("ic").ok_or_else(|| missing(problem, "ic"))?;
-    let mut dims = vec![mb, ic];
-    for key in ["id", "ih", "iw"] {
-        if let Some(v) = d.get(key) {
-            dims.push(v);
-        }
-    }
-    Ok(dims)
-}
-
-pub fn missing(problem: &str, field: &str) -> Unknown {
-    unknown(format!(
-        "problem descriptor '{problem}' has no integer '{field}' field"
-    ))
-}
+pub use crate::missing;
+pub use crate::tensors::tensor_dims_desc;
 
 /// Dims of the tensors of a dims-style problem; `*` (run-time dimension) is unknown.
 pub fn dims_list(problem: &str) -> Result<crate::descriptor::DimsList, Unknown> {

@@ -103,7 +103,7 @@ impl Sgd {
     /// Nothing to apply but momentum: not maximizing, no weight decay, no dampening (`sgd.rs`
     /// leaves out the same operations then, so the bits stay equal).
     fn plain(&self) -> bool {
-        super::sgd::plain(self.sign, self.wd, self.damp)
+        super::plain(self.sign, self.wd, self.damp)
     }
 }
 

@@ -5,7 +5,7 @@
 //! fewest bytes a step can move (SGD with momentum 10 per parameter, AdamW 14, against 18 and 26
 //! for the exact `Bf16Split` layout). The arithmetic is `sgd.rs`'s and `adam.rs`'s, in their
 //! order, on the widened values (a plain SGD step there leaves out multiplies by 1 and the add
-//! of 0·p, which change no finite value: `sgd::plain`).
+//! of 0·p, which change no finite value: `optim::plain`).
 
 use super::split::{for_split_pieces, split_option, Split};
 use super::{AdamConfig, SgdConfig};

@@ -96,3 +96,13 @@ pub(crate) fn for_pieces<T: Send>(
         }
     });
 }
+
+/// Whether the gradient goes into the momentum as it is: `sign`, `wd`, `damp` (the factors of
+/// `one`) are 1, 0, 1. A step with momentum then leaves out their multiplies and the add (the
+/// hand-written loop the same: `avx512::sgd_body`), as torch leaves out a zero weight decay:
+/// the same values for every finite parameter and gradient, and there the zero's sign and an
+/// infinite parameter's update come out as torch's (0·∞ is not added). The other forms
+/// (maximize, dampening, no momentum, `bf16_state`) still add 0·p when the decay is 0.
+fn plain(sign: f32, wd: f32, damp: f32) -> bool {
+    sign == 1.0 && wd == 0.0 && damp == 1.0
+}

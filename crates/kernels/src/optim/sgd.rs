@@ -60,21 +60,11 @@ impl Split for SgdTensor<'_> {
     }
 }
 
-/// Whether the gradient goes into the momentum as it is: `sign`, `wd`, `damp` (the factors of
-/// `one`) are 1, 0, 1. A step with momentum then leaves out their multiplies and the add (the
-/// hand-written loop the same: `avx512::sgd_body`), as torch leaves out a zero weight decay:
-/// the same values for every finite parameter and gradient, and there the zero's sign and an
-/// infinite parameter's update come out as torch's (0·∞ is not added). The other forms
-/// (maximize, dampening, no momentum, `bf16_state`) still add 0·p when the decay is 0.
-pub(super) fn plain(sign: f32, wd: f32, damp: f32) -> bool {
-    sign == 1.0 && wd == 0.0 && damp == 1.0
-}
-
 #[inline(always)]
 fn one(t: &mut SgdTensor, c: &SgdConfig, r: std::ops::Range<usize>) {
     let sign = if c.maximize { -1.0 } else { 1.0 };
     let (wd, mom, damp, lr) = (c.weight_decay, c.momentum, 1.0 - c.dampening, c.lr);
-    let plain = plain(sign, wd, damp);
+    let plain = super::plain(sign, wd, damp);
     let grad = t.grad;
     match t.momentum_buffer.as_deref_mut() {
         None => super::store::update(&mut t.params, grad, r, |p, g, _| {

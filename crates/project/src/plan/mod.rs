@@ -3,7 +3,7 @@
 //!
 //! Each split runs `R` ranks of `T` threads, each rank a mini-batch of `B/R`. Its iteration time
 //! is one rank's iteration, replayed through oneDNN at `T` threads and batch `B/R` (the what-if
-//! machinery, `profilednn_replay::native::rank`), plus the time the log spent outside oneDNN ([`outside`]: the
+//! machinery, `profilednn_replay::rank`), plus the time the log spent outside oneDNN ([`outside`]: the
 //! framework's own operators, scaled to the split), plus the all-reduce of the weight gradients
 //! the log implies ([`footprint`], [`allreduce`]) at a measured Gloo rate. Memory per rank is
 //! estimated from the same figures. The replay is optional: without it the plan still lists the

@@ -7,20 +7,40 @@ pub mod what_if;
 use profilednn_analysis::Profile;
 use profilednn_machine::MachineProfile;
 use profilednn_replay::logged::LoggedSteady;
-use profilednn_replay::native::{problems, Replay};
+use profilednn_replay::{problems, Replay};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// How a problem's time on the target was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
+///
+/// The variants stand in the order of their names, so that maps keyed by them list them as
+/// their JSON keys sort (`carried_over`, `replayed`, `roofline`).
 pub enum Method {
+    /// Neither: the source run's own time.
+    CarriedOver,
     /// Median of the replay on the target.
     Replayed,
     /// The roofline of the target's machine profile (a lower bound: best case).
     Roofline,
-    /// Neither: the source run's own time.
-    CarriedOver,
+}
+
+impl Method {
+    /// The name the JSON and the terminal give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::CarriedOver => "carried_over",
+            Method::Replayed => "replayed",
+            Method::Roofline => "roofline",
+        }
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -29,7 +49,7 @@ pub struct GroupProjection {
     pub prop_kind: String,
     pub logged_ms: f64,
     pub projected_ms: f64,
-    pub methods: BTreeMap<String, usize>,
+    pub methods: BTreeMap<Method, usize>,
     /// Replayed problems of the group for which oneDNN picked another implementation than the
     /// log's (expected when the replaying oneDNN or CPU differs from the log's).
     pub implementation_changed: usize,
@@ -58,7 +78,7 @@ pub struct Projection {
     pub logged_total_ms: Option<f64>,
     pub projected_total_ms: Option<f64>,
     /// Share of logged oneDNN time per method.
-    pub coverage: BTreeMap<String, f64>,
+    pub coverage: BTreeMap<Method, f64>,
     pub groups: Vec<GroupProjection>,
     pub method: String,
     /// oneDNN versions the log was recorded with (from its header lines).
@@ -156,7 +176,7 @@ fn project_logged(
         .unwrap_or_default();
     let (mut log_problems, mut matched_problems, mut matched_ms) = (0usize, 0usize, 0.0);
     let mut groups: BTreeMap<(String, String), GroupProjection> = BTreeMap::new();
-    let mut coverage: BTreeMap<String, f64> = BTreeMap::new();
+    let mut coverage: BTreeMap<Method, f64> = BTreeMap::new();
     let (mut logged, mut raw, mut projected) = (0.0, 0.0, 0.0);
     for pr in problems(profile) {
         let steady = medians
@@ -188,8 +208,7 @@ fn project_logged(
         }
         logged += log;
         projected += proj;
-        let name = format!("{method:?}").to_lowercase();
-        *coverage.entry(name.clone()).or_default() += log;
+        *coverage.entry(method).or_default() += log;
         let g = groups
             .entry((p.kind.to_string(), p.prop_kind.to_string()))
             .or_insert_with(|| GroupProjection {
@@ -205,7 +224,7 @@ fn project_logged(
         }
         g.logged_ms += log;
         g.projected_ms += proj;
-        *g.methods.entry(name).or_default() += 1;
+        *g.methods.entry(method).or_default() += 1;
     }
     for v in coverage.values_mut() {
         *v = if logged > 0.0 { *v / logged } else { 0.0 };
@@ -360,7 +379,7 @@ fn describe(
 }
 
 /// A sequence replay's allocation and its reason, as `project` states it.
-pub(crate) fn allocation_of(r: &profilednn_replay::native::Replay) -> Option<String> {
+pub(crate) fn allocation_of(r: &profilednn_replay::Replay) -> Option<String> {
     let q = r.sequence.as_ref()?;
     let a = q.allocation?;
     let mut s = if q.allocation_reason.is_empty() {
@@ -376,7 +395,7 @@ pub(crate) fn allocation_of(r: &profilednn_replay::native::Replay) -> Option<Str
             }
         }
         // A results file from before the heap was chosen: its buffers came from the C heap.
-        None if a == profilednn_replay::native::allocation::Allocation::PerCall => {
+        None if a == profilednn_replay::allocation::Allocation::PerCall => {
             s += "; heap glibc (a results file from before the heap was read from the log)";
         }
         None => {}

@@ -5,7 +5,7 @@
 //! the log's own time, the projected side the replay's calls × medians.
 
 use super::{GroupProjection, Method, Projection};
-use profilednn_replay::native::Replay;
+use profilednn_replay::Replay;
 use profilednn_whatif::Record;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -101,9 +101,7 @@ pub fn project(
                 implementation_changed: 0,
             });
         g.projected_ms += ms;
-        *g.methods
-            .entry(format!("{method:?}").to_lowercase())
-            .or_default() += 1;
+        *g.methods.entry(method).or_default() += 1;
     }
     let mut groups: Vec<GroupProjection> = groups.into_values().collect();
     groups.sort_by(|a, b| {
@@ -139,7 +137,7 @@ pub fn project(
     base.replay_onednn = Some(r.onednn.clone());
     base.replay_mode = Some(r.mode.clone());
     base.replay_allocation = crate::project::allocation_of(r);
-    base.coverage = BTreeMap::from([("replayed".to_string(), 1.0)]);
+    base.coverage = BTreeMap::from([(Method::Replayed, 1.0)]);
     base.what_if = Some(WhatIfProjection {
         transform: format!("{}{threads}", w.transform),
         assumptions: w.assumptions.clone(),
@@ -159,8 +157,8 @@ mod tests {
     use super::*;
     use profilednn_analysis::profile::ProfileOptions;
     use profilednn_analysis::{Profile, Tally};
-    use profilednn_replay::native::run::Measurement;
-    use profilednn_replay::native::{ReplayResult, SkipReason};
+    use profilednn_replay::Measurement;
+    use profilednn_replay::{ReplayResult, SkipReason};
     use profilednn_whatif::{Record, WhatIf};
 
     fn result(key: &str, kind: &str, calls: u64, median_ms: Option<f64>) -> ReplayResult {
@@ -201,7 +199,7 @@ profilednn,iteration,1\n";
         let mut t = Tally::default();
         t.consume_chunk(0, log.as_bytes(), true);
         let profile = Profile::from_tally("test".into(), &t, &ProfileOptions::default());
-        let logged_keys: Vec<String> = profilednn_replay::native::problems(&profile)
+        let logged_keys: Vec<String> = profilednn_replay::problems(&profile)
             .into_iter()
             .map(|p| p.key)
             .collect();
@@ -222,8 +220,8 @@ profilednn,iteration,1\n";
             rewritten_from: [("refused".to_string(), refused_from)].into(),
             logged_keys: logged_keys.clone(),
         };
-        let replay = profilednn_replay::native::Replay {
-            schema: profilednn_replay::native::SCHEMA.into(),
+        let replay = profilednn_replay::Replay {
+            schema: profilednn_replay::SCHEMA.into(),
             source: "test".into(),
             onednn: "3.2".into(),
             library: String::new(),

@@ -1,0 +1,132 @@
+//! The replay results format (`profilednn.replay.v1`): what `profilednn replay` writes and
+//! `project`, `advise --replay` and `plan` read, apart from the code that produces it.
+
+use crate::sequence::SequenceSummary;
+use crate::skip::SkipReason;
+use profilednn_analysis::{EventKind, Profile};
+use profilednn_benchdnn::problem_key;
+use profilednn_model::Primitive;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub const SCHEMA: &str = "profilednn.replay.v1";
+
+/// One unique problem of the log (implementations merged) and its replay.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReplayResult {
+    /// The identity used to match logs and results: the benchdnn line of the problem.
+    pub key: String,
+    pub prim_kind: String,
+    pub prop_kind: String,
+    pub shapes: String,
+    pub calls: u64,
+    pub log_time_ms: f64,
+    pub log_implementations: Vec<String>,
+    pub measurement: Option<Measurement>,
+    /// The implementation picked here is one the log used.
+    pub implementation_matches: Option<bool>,
+    /// Why the primitive was not replayed (its message in the JSON).
+    pub skipped: Option<SkipReason>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Replay {
+    pub schema: String,
+    pub source: String,
+    pub onednn: String,
+    pub library: String,
+    /// The instruction set oneDNN dispatched to (`avx2`, `avx512_core_amx`, …): what decides
+    /// which implementations, and whether bf16 ones, exist here. Null in files of earlier
+    /// versions.
+    #[serde(default)]
+    pub onednn_isa: Option<String>,
+    pub cpu: Option<String>,
+    pub threads: Option<String>,
+    pub binding: Option<String>,
+    /// `sequence` (a steady-state iteration re-run in log order, the default) or `isolated`
+    /// (each problem in its own loop, benchdnn's view). Files without it are isolated.
+    #[serde(default = "isolated")]
+    pub mode: String,
+    /// What the sequence replay ran, in `sequence` mode.
+    #[serde(default)]
+    pub sequence: Option<SequenceSummary>,
+    /// The what-if the iteration was rewritten with (`replay --as/--layout/--batch`); the
+    /// results are then the rewritten iteration's problems, `calls` per iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<profilednn_whatif::Record>,
+    pub results: Vec<ReplayResult>,
+}
+
+fn isolated() -> String {
+    "isolated".into()
+}
+
+impl Replay {
+    /// Calls of the problems oneDNN has no bf16 implementation of on the replaying CPU
+    /// ([`SkipReason::cpu_lacks_bf16`]): per iteration in a what-if, over the log otherwise.
+    pub fn unavailable_here_calls(&self) -> u64 {
+        self.results
+            .iter()
+            .filter(|r| r.skipped.as_ref().is_some_and(|s| s.cpu_lacks_bf16()))
+            .map(|r| r.calls)
+            .sum()
+    }
+}
+
+/// One problem of a log: entries that differ only in implementation merged.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// Identity shared by logs and results: the benchdnn line of the problem.
+    pub key: String,
+    pub primitive: Arc<Primitive>,
+    pub calls: u64,
+    pub time_ms: f64,
+    /// Steady-state time: each entry's slowest call (the cold start: first touch of memory,
+    /// JIT, thread-pool start) replaced by the mean of its other calls.
+    pub steady_ms: f64,
+    pub implementations: Vec<String>,
+}
+
+/// The problems of a profile, heaviest first.
+pub fn problems(p: &Profile) -> Vec<Problem> {
+    let mut m: BTreeMap<String, Problem> = BTreeMap::new();
+    for e in p.entries.iter().filter(|e| e.event == EventKind::Exec) {
+        let key = problem_key(&e.primitive);
+        let x = m.entry(key.clone()).or_insert_with(|| Problem {
+            key,
+            primitive: e.primitive.clone(),
+            calls: 0,
+            time_ms: 0.0,
+            steady_ms: 0.0,
+            implementations: Vec::new(),
+        });
+        x.calls += e.calls;
+        x.time_ms += e.time_ms();
+        let timed = e.calls - e.untimed_calls;
+        x.steady_ms += if timed > 1 {
+            (e.time_ms() - e.max_ps as f64 / 1e9) * timed as f64 / (timed - 1) as f64
+        } else {
+            e.time_ms()
+        };
+        if !x.implementations.contains(&e.primitive.implementation) {
+            x.implementations.push(e.primitive.implementation.clone());
+        }
+    }
+    let mut v: Vec<Problem> = m.into_values().collect();
+    v.sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms));
+    v
+}
+
+/// One problem's replay here: the implementation oneDNN picked and the times of its runs.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Measurement {
+    /// The implementation oneDNN picked here.
+    pub implementation: String,
+    pub runs: u32,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub p10_ms: f64,
+    pub p90_ms: f64,
+}
