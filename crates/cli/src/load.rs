@@ -245,12 +245,29 @@ pub fn no_verbose_lines(p: &Profile) -> Option<String> {
     if l.exec + l.create + l.info + l.diagnostics + l.malformed > 0 {
         return None;
     }
+    // Iteration markers but no primitive: the training ran, but nothing called oneDNN, as on
+    // PyTorch in f32 when no convolution runs. Recording verbose mode again would not help.
+    if l.skipped.get("marker").is_some_and(|&n| n > 0) {
+        return Some(format!(
+            "{}: no oneDNN verbose line found ({} lines read). {NOTHING_CALLED_ONEDNN}",
+            p.sources.join(", "),
+            l.total
+        ));
+    }
     Some(no_verbose_message(
         &p.sources.join(", "),
         l.total,
         p.read_error.as_deref(),
     ))
 }
+
+/// Why a log of a training run can hold markers and no primitive, and what to record instead.
+pub const NOTHING_CALLED_ONEDNN: &str = "The log has iteration markers, so the training ran, \
+     but nothing in it called oneDNN: on PyTorch, f32 nn.Linear runs in the BLAS (MKL), attention \
+     and element-wise ops in ATen, and only convolutions (and bf16 autocast's Linear and matmul) \
+     reach oneDNN. Record the framework's own ops with `profilednn record --torch -o train.log -- \
+     python train.py` (its PyTorch trace is costed op by op: `profilednn report train.log \
+     --torch-trace train.trace.json.gz`)";
 
 /// "No oneDNN verbose line in `source`", and how to record a log (exit status 1 follows).
 pub fn no_verbose_message(source: &str, lines: u64, read_error: Option<&str>) -> String {

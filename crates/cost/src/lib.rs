@@ -35,6 +35,7 @@
 
 mod count;
 mod descriptor;
+pub mod framework;
 mod kinds;
 mod precision;
 pub mod tensors;

@@ -76,6 +76,7 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
         n,
         per,
     );
+    framework(&mut out, j, n, per);
     let mut issuing = j.issuing_ops.clone();
     issuing.iter_mut().for_each(|r| r.calls = r.primitives);
     table(
@@ -123,6 +124,73 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
         }
     }
     out
+}
+
+/// The framework ops' cost: flops, bytes and achieved rates, where each runs, and the share of
+/// framework-op time that has a cost.
+fn framework(out: &mut String, j: &TorchJoin, n: usize, per: f64) {
+    let f = &j.framework;
+    let Some(share) = f.costed_share else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\nFramework ops' cost (from the trace's shapes): {:.1}% of framework-op time costed",
+        share * 100.0
+    );
+    if f.without_shapes > 0 {
+        let _ = writeln!(
+            out,
+            "  {} calls have no shapes: record with record_shapes=True (`profilednn record --torch` does)",
+            f.without_shapes
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  {:<56} {:<7} {:>9} {:>10} {:>10} {:>9} {:>8}",
+        "op", "runs in", "calls", "ms", "GFLOP", "GFLOP/s", "GB/s"
+    );
+    let rate = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
+    for r in f.rows.iter().filter(|r| r.costed_calls > 0).take(n) {
+        let _ = writeln!(
+            out,
+            "  {:<56} {:<7} {:>9} {:>10} {:>10.3} {:>9} {:>8}",
+            clip(&r.name, 56),
+            r.runs_in,
+            calls(r.calls as f64 / per),
+            ms(r.time_ms / per),
+            (r.flops + r.extra_flops) as f64 / per / 1e9,
+            rate(r.gflops),
+            rate(r.gbps)
+        );
+    }
+    let uncosted: Vec<_> = f.rows.iter().filter(|r| r.costed_calls == 0).collect();
+    if !uncosted.is_empty() {
+        let ms_total: f64 = uncosted.iter().map(|r| r.time_ms).sum();
+        let names: Vec<String> = uncosted
+            .iter()
+            .take(5)
+            .map(|r| format!("{} {} ms", clip(&r.name, 48), ms(r.time_ms / per)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  without a cost: {} ms in {} ops ({}{})",
+            ms(ms_total / per),
+            uncosted.len(),
+            names.join(", "),
+            if uncosted.len() > 5 { ", …" } else { "" }
+        );
+    }
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 1).collect();
+        t.push('…');
+        t
+    }
 }
 
 fn per_iteration(out: &mut String, j: &TorchJoin) {

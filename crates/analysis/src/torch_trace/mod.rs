@@ -6,6 +6,8 @@
 //! are kept. Times are joined on the epoch clock: the trace's `baseTimeNanoseconds` plus each
 //! event's `ts` (µs), and oneDNN's timestamps (ms since the epoch, `ONEDNN_VERBOSE_TIMESTAMP=1`).
 
+pub mod framework;
+
 use crate::events::{for_each_event, Event};
 use crate::EventKind;
 use profilednn_verbose::LogInput;
@@ -28,6 +30,11 @@ pub struct Op {
     /// autograd's sequence number: a forward op and the backward node it created share it
     /// (how backward time finds the nn.Module of its forward op).
     pub seq: Option<i64>,
+    /// `Input Dims` (`record_shapes`): one shape per argument, empty for a scalar, a list or an
+    /// absent argument; no entries in a trace recorded without shapes.
+    pub dims: Vec<Vec<i64>>,
+    /// `Input type`, one per argument (`float`, `c10::BFloat16`, `Scalar`, …).
+    pub types: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -51,6 +58,22 @@ struct RawEvent {
 struct RawArgs {
     #[serde(rename = "Sequence number")]
     seq: Option<i64>,
+    #[serde(rename = "Input Dims")]
+    dims: Option<Vec<serde_json::Value>>,
+    #[serde(rename = "Input type")]
+    types: Option<Vec<serde_json::Value>>,
+}
+
+/// An `Input Dims` entry as a shape: a list of integers, else (a tensor list's nested lists, a
+/// scalar, anything odd) no shape. Lenient: one odd argument costs its op, not the trace.
+fn shape(v: &serde_json::Value) -> Vec<i64> {
+    let Some(a) = v.as_array() else {
+        return Vec::new();
+    };
+    a.iter()
+        .map(|x| x.as_i64())
+        .collect::<Option<Vec<i64>>>()
+        .unwrap_or_default()
 }
 
 /// Why a PyTorch profiler trace could not be read. Each message names the file and says what
@@ -147,6 +170,18 @@ pub fn read_trace_from(mut reader: impl Read, name: &str) -> Result<TorchTrace, 
                                 && matches!(cat, "cpu_op" | "user_annotation" | "python_function")
                             {
                                 let ts = e.ts.unwrap_or(0.0);
+                                let (seq, dims, types) = match e.args {
+                                    Some(a) => (
+                                        a.seq,
+                                        a.dims.iter().flatten().map(shape).collect(),
+                                        a.types
+                                            .iter()
+                                            .flatten()
+                                            .map(|t| t.as_str().unwrap_or("").to_string())
+                                            .collect(),
+                                    ),
+                                    None => (None, Vec::new(), Vec::new()),
+                                };
                                 t.ops.push(Op {
                                     name: e.name.unwrap_or_default(),
                                     start: ts,
@@ -154,7 +189,9 @@ pub fn read_trace_from(mut reader: impl Read, name: &str) -> Result<TorchTrace, 
                                     tid: e.tid.as_ref().and_then(|v| v.as_i64()).unwrap_or(0),
                                     annotation: cat == "user_annotation",
                                     python: cat == "python_function",
-                                    seq: e.args.and_then(|a| a.seq),
+                                    seq,
+                                    dims,
+                                    types,
                                 });
                             }
                         }
@@ -251,6 +288,8 @@ pub struct TorchJoin {
     /// One row per iteration when the trace marks them (`profilednn.iteration#N` ranges of
     /// `profilednn.profile`): the iteration's wall time and its phases.
     pub per_iteration: Vec<IterationRow>,
+    /// The framework ops costed from their recorded shapes: the work outside oneDNN too.
+    pub framework: framework::FrameworkOps,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -382,6 +421,8 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
         trace_ops: cpu.len(),
         ..Default::default()
     };
+    // oneDNN time by the innermost op that issued it: where each framework op's work ran.
+    let mut dnn_by_op: BTreeMap<usize, f64> = BTreeMap::new();
     let mut markers = 0u64;
     let base_us = trace.base_ns.unwrap_or(0.0) / 1e3;
     // The log's clock span (epoch ms) and how many executions carry a timestamp.
@@ -414,6 +455,7 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
                 Some(i) => {
                     j.attributed_calls += 1;
                     j.attributed_ms += ms;
+                    *dnn_by_op.entry(i).or_default() += ms;
                     let r = issuing.entry(ops[i].name.clone()).or_insert_with(|| OpRow {
                         name: ops[i].name.clone(),
                         ..Default::default()
@@ -437,6 +479,7 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
         }
         _ => {}
     });
+    j.framework = framework::framework_ops(trace, &dnn_by_op);
     // Each top-level op's phase, found once (the annotations around it decide).
     let top_phase: Vec<&'static str> = top
         .iter()

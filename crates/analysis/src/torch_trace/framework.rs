@@ -1,0 +1,279 @@
+//! The framework's own ops, costed: the part of a PyTorch step that never reaches oneDNN (f32
+//! GEMMs in the BLAS, attention and element-wise ops in ATen), from the shapes the profiler
+//! recorded ([`profilednn_cost::framework`]).
+//!
+//! Each op is costed where the trace first gives a model: the outermost op of a nesting that
+//! has one (`aten::linear` rather than the `aten::addmm` inside it, whose work it is), so that no
+//! work counts twice; inside an op without a model (an autograd node such as `AddmmBackward0`,
+//! a composite), the ops it runs are costed instead. `costed_share` is the time of the costed
+//! ops over the time of the top-level ops (those inside no other op of their thread).
+
+use super::TorchTrace;
+use profilednn_cost::framework::{self, Family, OpCall};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One op name's calls: costed (`flops`, `bytes`) or, for a top-level op without a model, the
+/// reason.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FrameworkOpRow {
+    pub name: String,
+    /// `gemm`, `attention`, `normalization`, `elementwise`; absent for an op without a model.
+    pub family: Option<&'static str>,
+    /// Where its work runs: `oneDNN` when the log's primitives took most of its time (a GEMM
+    /// under bf16 autocast), else `BLAS` for a GEMM (MKL, f32) and `ATen` for the rest.
+    pub runs_in: &'static str,
+    /// oneDNN time inside its calls (the log's primitives it issued, from the join).
+    pub onednn_ms: f64,
+    pub calls: u64,
+    pub time_ms: f64,
+    /// Summed over the costed calls.
+    pub flops: u64,
+    pub extra_flops: u64,
+    pub bytes: u64,
+    /// Calls with a cost.
+    pub costed_calls: u64,
+    /// Achieved rates over the costed calls.
+    pub gflops: Option<f64>,
+    pub gbps: Option<f64>,
+    /// `f32`, `bf16`, … of the costed calls (the first one's).
+    pub precision: Option<String>,
+    /// Why a call has no cost (the first reason seen).
+    pub uncosted: Option<String>,
+}
+
+/// The framework ops of a trace, costed.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FrameworkOps {
+    /// Costed ops first (most time first), then the top-level ops without a cost.
+    pub rows: Vec<FrameworkOpRow>,
+    /// Time of the top-level ops (every framework op of the step, once).
+    pub top_level_ms: f64,
+    /// Time of the costed ops.
+    pub costed_ms: f64,
+    /// `costed_ms / top_level_ms`: the share of framework-op time that has a cost.
+    pub costed_share: Option<f64>,
+    /// Calls of ops that have a model but no shapes in the trace (recorded without
+    /// `record_shapes`).
+    pub without_shapes: u64,
+}
+
+fn family_name(f: Family) -> &'static str {
+    match f {
+        Family::Gemm => "gemm",
+        Family::Attention => "attention",
+        Family::Normalization => "normalization",
+        Family::Elementwise => "elementwise",
+    }
+}
+
+/// Where an op's work runs: oneDNN when primitives of the log ran inside it, else the BLAS for a
+/// GEMM (PyTorch's f32 GEMMs go to MKL) and ATen's own kernels for the rest.
+fn runs_in(family: Option<Family>, onednn_ms: f64, time_ms: f64) -> &'static str {
+    match family {
+        // A GEMM that issued primitives ran its product in oneDNN (the rest of its time is
+        // autocast's casts); another op only when they took most of its time (a flash-attention
+        // backward that issues a few reorders stays ATen).
+        Some(Family::Gemm) if onednn_ms > 0.0 => "oneDNN",
+        _ if onednn_ms > 0.0 && onednn_ms * 2.0 >= time_ms => "oneDNN",
+        Some(Family::Gemm) => "BLAS",
+        _ => "ATen",
+    }
+}
+
+/// oneDNN time inside `ops[i]`: of the ops nested in it (same thread, within its interval;
+/// `ops` is sorted by start) in `dnn_by_op`, the log's primitive time by innermost op.
+fn onednn_inside(ops: &[super::Op], i: usize, dnn_by_op: &BTreeMap<usize, f64>) -> f64 {
+    let op = &ops[i];
+    dnn_by_op
+        .range(i..)
+        .take_while(|(&j, _)| ops[j].start < op.end || j == i)
+        .filter(|(&j, _)| ops[j].tid == op.tid && ops[j].end <= op.end)
+        .map(|(_, ms)| ms)
+        .sum()
+}
+
+/// The framework ops of `trace`, costed; `dnn_by_op` is the log's oneDNN time by the trace op
+/// (index into `trace.ops`) that issued it (empty without a log).
+pub fn framework_ops(trace: &TorchTrace, dnn_by_op: &BTreeMap<usize, f64>) -> FrameworkOps {
+    let ops = &trace.ops;
+    let mut out = FrameworkOps::default();
+    let mut rows: BTreeMap<String, FrameworkOpRow> = BTreeMap::new();
+    // Per thread: the enclosing cpu ops, each with whether it (or an op around it) is costed.
+    let mut stack: BTreeMap<i64, Vec<(f64, bool)>> = BTreeMap::new();
+    for (i, op) in ops
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| !o.annotation && !o.python)
+    {
+        let st = stack.entry(op.tid).or_default();
+        while st.last().is_some_and(|&(end, _)| end <= op.start) {
+            st.pop();
+        }
+        let top = st.is_empty();
+        let covered = st.iter().any(|&(_, c)| c);
+        let ms = (op.end - op.start).max(0.0) / 1e3;
+        if top {
+            out.top_level_ms += ms;
+        }
+        let mut costed = false;
+        if !covered {
+            let call = OpCall {
+                name: &op.name,
+                dims: &op.dims,
+                types: &op.types,
+            };
+            let family = framework::family(&op.name);
+            match framework::cost(&call) {
+                Ok(c) => {
+                    costed = true;
+                    out.costed_ms += ms;
+                    let dnn = onednn_inside(ops, i, dnn_by_op);
+                    let r = rows
+                        .entry(op.name.clone())
+                        .or_insert_with(|| FrameworkOpRow {
+                            name: op.name.clone(),
+                            family: family.map(family_name),
+                            precision: Some(format!("{:?}", c.precision).to_lowercase()),
+                            ..Default::default()
+                        });
+                    r.onednn_ms += dnn;
+                    r.calls += 1;
+                    r.costed_calls += 1;
+                    r.time_ms += ms;
+                    r.runs_in = runs_in(family, r.onednn_ms, r.time_ms);
+                    r.flops = r.flops.saturating_add(c.flops);
+                    r.extra_flops = r.extra_flops.saturating_add(c.extra_flops);
+                    r.bytes = r.bytes.saturating_add(c.bytes);
+                }
+                Err(why) => {
+                    if family.is_some() && op.dims.is_empty() {
+                        out.without_shapes += 1;
+                    }
+                    if top {
+                        let r = rows
+                            .entry(op.name.clone())
+                            .or_insert_with(|| FrameworkOpRow {
+                                name: op.name.clone(),
+                                family: family.map(family_name),
+                                ..Default::default()
+                            });
+                        r.onednn_ms += onednn_inside(ops, i, dnn_by_op);
+                        r.calls += 1;
+                        r.time_ms += ms;
+                        r.runs_in = runs_in(family, r.onednn_ms, r.time_ms);
+                        r.uncosted.get_or_insert(why.reason);
+                    }
+                }
+            }
+        }
+        st.push((op.end, covered || costed));
+    }
+    let mut rows: Vec<FrameworkOpRow> = rows.into_values().collect();
+    for r in &mut rows {
+        // Rates over the costed calls' time: a row mixes costed and uncosted calls only when
+        // some calls lacked shapes.
+        let t = r.time_ms * r.costed_calls as f64 / r.calls.max(1) as f64;
+        if r.costed_calls > 0 && t > 0.0 {
+            r.gflops = Some((r.flops + r.extra_flops) as f64 / t / 1e6);
+            r.gbps = Some(r.bytes as f64 / t / 1e6);
+        }
+    }
+    rows.sort_by(|a, b| {
+        (a.costed_calls == 0)
+            .cmp(&(b.costed_calls == 0))
+            .then(b.time_ms.total_cmp(&a.time_ms))
+            .then(a.name.cmp(&b.name))
+    });
+    out.rows = rows;
+    out.costed_share = (out.top_level_ms > 0.0).then(|| out.costed_ms / out.top_level_ms);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Op;
+    use super::*;
+
+    fn op(name: &str, start: f64, end: f64, dims: Vec<Vec<i64>>, types: &[&str]) -> Op {
+        Op {
+            name: name.into(),
+            start,
+            end,
+            tid: 1,
+            annotation: false,
+            python: false,
+            seq: None,
+            dims,
+            types: types.iter().map(|t| t.to_string()).collect(),
+        }
+    }
+
+    /// A linear with its addmm inside, an autograd node with two mm inside, and an op without a
+    /// model: the linear is costed (not its addmm), the node through its mm, the rest counted
+    /// as uncosted top-level time.
+    #[test]
+    fn costed_where_a_model_first_applies_and_never_twice() {
+        let f = ["float", "float", "float"];
+        let trace = TorchTrace {
+            ops: vec![
+                op(
+                    "aten::linear",
+                    0.0,
+                    1000.0,
+                    vec![vec![256, 128], vec![64, 128], vec![64]],
+                    &f,
+                ),
+                op(
+                    "aten::addmm",
+                    10.0,
+                    990.0,
+                    vec![vec![64], vec![256, 128], vec![128, 64]],
+                    &f,
+                ),
+                op(
+                    "autograd::engine::evaluate_function: AddmmBackward0",
+                    2000.0,
+                    4000.0,
+                    vec![],
+                    &[],
+                ),
+                op(
+                    "aten::mm",
+                    2100.0,
+                    2900.0,
+                    vec![vec![256, 64], vec![64, 128]],
+                    &f,
+                ),
+                op(
+                    "aten::mm",
+                    3000.0,
+                    3900.0,
+                    vec![vec![64, 256], vec![256, 128]],
+                    &f,
+                ),
+                op("aten::nonexistent_op", 5000.0, 5500.0, vec![vec![3]], &f),
+            ],
+            base_ns: None,
+        };
+        let r = framework_ops(&trace, &BTreeMap::new());
+        let row = |n: &str| r.rows.iter().find(|x| x.name == n);
+        let linear = row("aten::linear").unwrap();
+        assert_eq!((linear.calls, linear.flops), (1, 2 * 256 * 128 * 64));
+        assert!(
+            row("aten::addmm").is_none(),
+            "the addmm is the linear's work"
+        );
+        let mm = row("aten::mm").unwrap();
+        assert_eq!(mm.calls, 2);
+        assert_eq!(mm.flops, 2 * 256 * 64 * 128 + 2 * 64 * 256 * 128);
+        assert_eq!(mm.runs_in, "BLAS");
+        let node = row("autograd::engine::evaluate_function: AddmmBackward0").unwrap();
+        assert_eq!(node.costed_calls, 0);
+        assert!(row("aten::nonexistent_op").unwrap().uncosted.is_some());
+        // Top level: 1 + 2 + 0.5 ms; costed: the linear's 1 ms and the two mm's 0.8 + 0.9.
+        assert!((r.top_level_ms - 3.5).abs() < 1e-9);
+        assert!((r.costed_ms - 2.7).abs() < 1e-9);
+        assert!((r.costed_share.unwrap() - 2.7 / 3.5).abs() < 1e-9);
+    }
+}

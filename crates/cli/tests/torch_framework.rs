@@ -1,0 +1,140 @@
+//! The whole step's framework ops, costed from the trace's own shapes, on a GPT-style
+//! transformer recorded with PyTorch 2.15 (`fixtures/torch/train_transformer.py`, see the
+//! fixtures' README): in f32 its Linear layers run in the BLAS and attention in ATen, outside
+//! oneDNN.
+
+mod common;
+use common::{json_of, root};
+use serde_json::Value;
+use std::io::Read;
+
+fn trace_json(rel: &str) -> Value {
+    let mut text = String::new();
+    let file = std::fs::File::open(root().join(rel)).unwrap();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// `2·M·K·N` of every `aten::linear` event, read straight from the trace's `Input Dims`
+/// (input `[..., K]`, weight `[N, K]`): the independent reference. Under autocast a linear
+/// dispatches to `aten::linear` again inside itself: one layer's work, counted once (the
+/// outermost event).
+fn linear_flops_by_hand(trace: &Value) -> (u64, u64) {
+    let (mut flops, mut calls) = (0u64, 0u64);
+    let mut linears: Vec<&Value> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "aten::linear" && e["ph"] == "X")
+        .collect();
+    let at = |e: &Value, k: &str| e[k].as_f64().unwrap();
+    linears.sort_by(|a, b| at(a, "ts").total_cmp(&at(b, "ts")));
+    let mut outer_end: std::collections::HashMap<String, f64> = Default::default();
+    for e in linears {
+        let tid = e["tid"].to_string();
+        let end = at(e, "ts") + at(e, "dur");
+        if outer_end.get(&tid).is_some_and(|&x| at(e, "ts") < x) {
+            continue; // inside the previous linear of its thread
+        }
+        outer_end.insert(tid, end);
+        let dims = e["args"]["Input Dims"].as_array().unwrap();
+        let x: Vec<u64> = dims[0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect();
+        let w: Vec<u64> = dims[1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect();
+        let m: u64 = x[..x.len() - 1].iter().product();
+        flops += 2 * m * x[x.len() - 1] * w[0];
+        calls += 1;
+    }
+    (flops, calls)
+}
+
+fn framework(log: &str, trace: &str) -> Value {
+    let log = root().join(log).display().to_string();
+    let trace = root().join(trace).display().to_string();
+    let r = json_of(&["report", &log, "--torch-trace", &trace, "--format", "json"]);
+    r["torch"]["framework"].clone()
+}
+
+fn row<'a>(f: &'a Value, name: &str) -> &'a Value {
+    f["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no row {name}"))
+}
+
+#[test]
+fn linear_rows_carry_2mkn_over_the_traces_own_shapes_and_most_time_is_costed() {
+    for v in ["f32", "bf16"] {
+        let trace = format!("fixtures/torch/gpt-{v}.trace.json.gz");
+        let (flops, calls) = linear_flops_by_hand(&trace_json(&trace));
+        assert!(calls > 0, "{v}: the trace has linear layers");
+        let f = framework(&format!("fixtures/torch/gpt-{v}.log.gz"), &trace);
+        let linear = row(&f, "aten::linear");
+        assert_eq!(linear["flops"].as_u64().unwrap(), flops, "{v}");
+        assert_eq!(linear["calls"].as_u64().unwrap(), calls, "{v}");
+        assert_eq!(linear["family"], "gemm");
+        let share = f["costed_share"].as_f64().unwrap();
+        assert!(share >= 0.8, "{v}: {share} of framework-op time costed");
+        // Attention's kernels, forward and backward, are costed too.
+        assert!(
+            row(&f, "aten::scaled_dot_product_attention")["flops"]
+                .as_u64()
+                .unwrap()
+                > 0
+        );
+        // In f32 the product runs in the BLAS; under bf16 autocast, in oneDNN.
+        let expected = if v == "f32" { "BLAS" } else { "oneDNN" };
+        assert_eq!(linear["runs_in"], expected, "{v}");
+    }
+}
+
+/// A model of Linear layers only: in f32 no GEMM reaches oneDNN, and the framework table still
+/// costs them.
+#[test]
+fn an_mlp_in_f32_is_costed_outside_onednn() {
+    let f = framework(
+        "fixtures/torch/mlp-f32.log.gz",
+        "fixtures/torch/mlp-f32.trace.json.gz",
+    );
+    let trace = trace_json("fixtures/torch/mlp-f32.trace.json.gz");
+    let (flops, _) = linear_flops_by_hand(&trace);
+    let linear = row(&f, "aten::linear");
+    assert_eq!(linear["flops"].as_u64().unwrap(), flops);
+    assert_eq!(linear["runs_in"], "BLAS");
+    assert!(f["costed_share"].as_f64().unwrap() >= 0.8);
+}
+
+/// A training log with iteration markers and no primitive: the message says why (nothing
+/// called oneDNN) and names `--torch`; exit status 1.
+#[test]
+fn markers_without_primitives_say_nothing_called_onednn_and_name_torch() {
+    let dir = common::temp_dir();
+    let log = dir.join("no-onednn.log");
+    std::fs::write(
+        &log,
+        "profilednn,iteration,0\nloss 1.0\nprofilednn,iteration,1\nloss 0.9\n",
+    )
+    .unwrap();
+    let out = common::bin()
+        .args(["report", log.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing in it called oneDNN"), "{err}");
+    assert!(err.contains("profilednn record --torch"), "{err}");
+    assert!(!err.contains("ONEDNN_VERBOSE=1"), "{err}");
+}

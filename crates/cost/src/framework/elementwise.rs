@@ -1,0 +1,169 @@
+//! Element-wise ops, reductions, copies and embeddings. `N` is the output's elements (the
+//! inputs' shapes broadcast); each is memory-bound, so the bytes matter more than the count:
+//! - arithmetic and activations (`add`, `mul`, `gelu`, `relu`, `dropout`, …, in place or not):
+//!   one operation per output element; the backward of an activation two (oneDNN's eltwise);
+//! - reductions (`sum`, `mean`): one per input element; their (small) output is not counted;
+//! - copies and conversions (`copy_`, `clone`, `_to_copy`), fills (`fill_`, `zero_`): no
+//!   operation, the bytes of what they read and write;
+//! - `embedding`: no operation, the rows gathered (read and written); its backward, one add per
+//!   gradient element.
+//!
+//! Bytes: every tensor argument read once and the output (`N` elements at the first tensor's
+//! type) written once.
+
+use super::tensor::{all_bytes, count, dims, first_element_bytes, is_tensor, precision};
+use super::{Model, OpCall};
+use crate::count::{product, N};
+use crate::{Cost, Unknown};
+
+pub(super) fn model(bare: &str) -> Option<Model> {
+    let base = bare.trim_end_matches('_');
+    Some(match base {
+        "add" | "sub" | "mul" | "div" | "rsub" | "neg" | "exp" | "log" | "sqrt" | "rsqrt"
+        | "pow" | "reciprocal" | "abs" | "clamp" | "clamp_min" | "clamp_max" | "maximum"
+        | "minimum" | "where" | "masked_fill" | "addcmul" | "addcdiv" | "lerp" | "gelu"
+        | "relu" | "silu" | "tanh" | "sigmoid" | "threshold" | "hardtanh" | "leaky_relu"
+        | "dropout" | "native_dropout" | "_foreach_add" => per_element(1),
+        "gelu_backward"
+        | "silu_backward"
+        | "tanh_backward"
+        | "sigmoid_backward"
+        | "threshold_backward"
+        | "native_dropout_backward"
+        | "hardtanh_backward" => per_element(2),
+        "sum" | "mean" => reduction,
+        "copy" | "clone" | "_to_copy" | "contiguous" | "fill" | "zero" => per_element(0),
+        "embedding" => embedding,
+        "embedding_dense_backward" => embedding_backward,
+        _ => return None,
+    })
+}
+
+/// The broadcast of every tensor argument's shape, as an element count.
+fn broadcast(op: &OpCall) -> Result<N, Unknown> {
+    let mut out: Vec<u64> = Vec::new();
+    for i in (0..op.dims.len()).filter(|&i| is_tensor(op, i)) {
+        let d = dims(op, i)?;
+        if d.len() > out.len() {
+            let mut wider = vec![1; d.len() - out.len()];
+            wider.extend(&out);
+            out = wider;
+        }
+        let pad = out.len() - d.len();
+        for (j, &x) in d.iter().enumerate() {
+            out[pad + j] = out[pad + j].max(x);
+        }
+    }
+    Ok(product(&out))
+}
+
+fn cost(op: &OpCall, flops: N, written: N) -> Result<Cost, Unknown> {
+    Ok(Cost {
+        flops: count(op, flops, "flops")?,
+        extra_flops: 0,
+        bytes: count(op, all_bytes(op)? + written, "bytes")?,
+        precision: precision(op),
+    })
+}
+
+/// `per` operations per output element.
+fn per_element(per: u64) -> Model {
+    match per {
+        0 => |op| {
+            let n = broadcast(op)?;
+            cost(op, N::ZERO, n * first_element_bytes(op))
+        },
+        1 => |op| {
+            let n = broadcast(op)?;
+            cost(op, n, n * first_element_bytes(op))
+        },
+        _ => |op| {
+            let n = broadcast(op)?;
+            cost(op, n * 2u64, n * first_element_bytes(op))
+        },
+    }
+}
+
+/// `(self, dims, …)`: one operation per input element.
+fn reduction(op: &OpCall) -> Result<Cost, Unknown> {
+    let n = product(&dims(op, 0)?);
+    cost(op, n, N::ZERO)
+}
+
+/// `(weight [V, D], indices [...])`: `indices × D` elements gathered and written.
+fn embedding(op: &OpCall) -> Result<Cost, Unknown> {
+    let w = dims(op, 0)?;
+    let d = *w.last().unwrap_or(&0);
+    let rows = product(&dims(op, 1)?) * d * first_element_bytes(op);
+    // The weight is not read whole: only the gathered rows, then written.
+    let indices = super::tensor::bytes(op, 1)?;
+    Ok(Cost {
+        flops: 0,
+        extra_flops: 0,
+        bytes: count(op, indices + rows * 2u64, "bytes")?,
+        precision: precision(op),
+    })
+}
+
+/// `(grad [..., D], indices, num_weights, …)`: one add per gradient element into the rows.
+fn embedding_backward(op: &OpCall) -> Result<Cost, Unknown> {
+    let n = product(&dims(op, 0)?);
+    cost(op, n, n * first_element_bytes(op))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{cost, OpCall};
+
+    fn strings(t: &[&str]) -> Vec<String> {
+        t.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn element_wise_by_hand() {
+        // add of [4, 64, 128] and a broadcast [128], alpha a scalar: N = 32768.
+        let n = 4 * 64 * 128;
+        let dims = [vec![4, 64, 128], vec![128], vec![]];
+        let types = strings(&["float", "float", "Scalar"]);
+        let c = cost(&OpCall {
+            name: "aten::add",
+            dims: &dims,
+            types: &types,
+        })
+        .unwrap();
+        assert_eq!(c.flops, n);
+        assert_eq!(c.bytes, 4 * (n + 128 + n));
+        // gelu_backward in bf16: 2N.
+        let dims = [vec![256, 512], vec![256, 512], vec![]];
+        let types = strings(&["c10::BFloat16", "c10::BFloat16", "std::string"]);
+        let c = cost(&OpCall {
+            name: "aten::gelu_backward",
+            dims: &dims,
+            types: &types,
+        })
+        .unwrap();
+        assert_eq!(c.flops, 2 * 256 * 512);
+        assert_eq!(c.bytes, 2 * 3 * 256 * 512);
+        // embedding: weight [512, 128], indices [4, 64] (int64): 256 rows of 128 gathered.
+        let dims = [vec![512, 128], vec![4, 64], vec![], vec![], vec![]];
+        let types = strings(&["float", "long int", "Scalar", "Scalar", "Scalar"]);
+        let c = cost(&OpCall {
+            name: "aten::embedding",
+            dims: &dims,
+            types: &types,
+        })
+        .unwrap();
+        assert_eq!(c.flops, 0);
+        assert_eq!(c.bytes, 8 * 256 + 2 * 4 * 256 * 128);
+        // An in-place copy: no operation, source read and destination written.
+        let dims = [vec![1000], vec![1000], vec![]];
+        let types = strings(&["float", "float", "Scalar"]);
+        let c = cost(&OpCall {
+            name: "aten::copy_",
+            dims: &dims,
+            types: &types,
+        })
+        .unwrap();
+        assert_eq!((c.flops, c.bytes), (0, 4 * 3000));
+    }
+}

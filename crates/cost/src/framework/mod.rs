@@ -1,0 +1,85 @@
+//! What a framework (PyTorch) op costs, from what torch.profiler records with `record_shapes`:
+//! each event's `Input Dims` (one list of dimensions per argument, `[]` for a scalar or an
+//! absent tensor) and `Input type` (`float`, `c10::BFloat16`, `long int`, `Scalar`, …).
+//!
+//! On today's PyTorch most of a transformer's step never reaches oneDNN: f32 `nn.Linear` runs in
+//! the BLAS, attention in ATen's flash kernel, element-wise ops and the optimizer in ATen. Their
+//! cost follows the oneDNN model's conventions (`docs/cost-model.md`): a multiply-add is 2
+//! operations, bias and other epilogues are `extra_flops`, `bytes` is each input read once and
+//! each output written once at the recorded types. Each formula sits beside its op, one module
+//! per op family. An op without a model, or without shapes, is [`Unknown`]: never guessed.
+//!
+//! ```
+//! use profilednn_cost::framework::{cost, OpCall};
+//! // `nn.Linear(128, 384)` on a [4, 64, 128] f32 input: M = 256, K = 128, N = 384.
+//! let dims = [vec![4, 64, 128], vec![384, 128], vec![384]];
+//! let types = ["float", "float", "float"].map(String::from);
+//! let c = cost(&OpCall { name: "aten::linear", dims: &dims, types: &types }).unwrap();
+//! assert_eq!(c.flops, 2 * 256 * 128 * 384);
+//! assert_eq!(c.extra_flops, 256 * 384); // the bias
+//! ```
+
+mod attention;
+mod elementwise;
+mod gemm;
+mod norm;
+mod tensor;
+
+use crate::{Cost, Unknown};
+pub use tensor::element_bytes;
+
+/// One call of an op as the profiler recorded it.
+#[derive(Debug, Clone, Copy)]
+pub struct OpCall<'a> {
+    /// The event's name (`aten::linear`, `aten::_scaled_dot_product_flash_attention_for_cpu`).
+    pub name: &'a str,
+    /// `Input Dims`: one entry per argument.
+    pub dims: &'a [Vec<i64>],
+    /// `Input type`: one entry per argument.
+    pub types: &'a [String],
+}
+
+/// Where the work of a costed op runs, for the whole-step breakdown: a GEMM goes to the BLAS
+/// (MKL) in f32 and to oneDNN under bf16 autocast; everything else named here runs in ATen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Gemm,
+    Attention,
+    Normalization,
+    Elementwise,
+}
+
+/// The cost of one call, or why it has none.
+pub fn cost(op: &OpCall) -> Result<Cost, Unknown> {
+    let (_, f) = model(op.name)
+        .ok_or_else(|| crate::unknown(format!("no cost model for the framework op {}", op.name)))?;
+    if op.dims.is_empty() {
+        return Err(crate::unknown(format!(
+            "{}: no shapes in the trace (record with record_shapes=True: `profilednn record --torch` does)",
+            op.name
+        )));
+    }
+    f(op)
+}
+
+/// The family of an op the model knows.
+pub fn family(name: &str) -> Option<Family> {
+    model(name).map(|(f, _)| f)
+}
+
+type Model = fn(&OpCall) -> Result<Cost, Unknown>;
+
+/// The op families, by the op's name without its `aten::` prefix.
+fn model(name: &str) -> Option<(Family, Model)> {
+    let bare = name.strip_prefix("aten::").unwrap_or(name);
+    if let Some(m) = gemm::model(bare) {
+        return Some((Family::Gemm, m));
+    }
+    if let Some(m) = attention::model(bare) {
+        return Some((Family::Attention, m));
+    }
+    if let Some(m) = norm::model(bare) {
+        return Some((Family::Normalization, m));
+    }
+    elementwise::model(bare).map(|m| (Family::Elementwise, m))
+}
