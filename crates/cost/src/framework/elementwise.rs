@@ -11,7 +11,8 @@
 //! Bytes: every tensor argument read once and the output (`N` elements at the first tensor's
 //! type) written once.
 
-use super::tensor::{all_bytes, count, dims, first_element_bytes, is_tensor, precision};
+use super::tensor::written as cost;
+use super::tensor::{count, dims, first_element_bytes, is_tensor, precision};
 use super::{Model, OpCall};
 use crate::count::{product, N};
 use crate::{Cost, Unknown};
@@ -55,15 +56,6 @@ fn broadcast(op: &OpCall) -> Result<N, Unknown> {
         }
     }
     Ok(product(&out))
-}
-
-fn cost(op: &OpCall, flops: N, written: N) -> Result<Cost, Unknown> {
-    Ok(Cost {
-        flops: count(op, flops, "flops")?,
-        extra_flops: 0,
-        bytes: count(op, all_bytes(op)? + written, "bytes")?,
-        precision: precision(op),
-    })
 }
 
 /// `per` operations per output element.
@@ -113,11 +105,7 @@ fn embedding_backward(op: &OpCall) -> Result<Cost, Unknown> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{cost, OpCall};
-
-    fn strings(t: &[&str]) -> Vec<String> {
-        t.iter().map(|s| s.to_string()).collect()
-    }
+    use super::super::{cost, strings, OpCall};
 
     #[test]
     fn element_wise_by_hand() {

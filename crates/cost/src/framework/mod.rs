@@ -83,3 +83,9 @@ fn model(name: &str) -> Option<(Family, Model)> {
     }
     elementwise::model(bare).map(|m| (Family::Elementwise, m))
 }
+
+/// Profiler `Input type` strings, for the families' tests.
+#[cfg(test)]
+fn strings(t: &[&str]) -> Vec<String> {
+    t.iter().map(|s| s.to_string()).collect()
+}

@@ -7,9 +7,10 @@
 //! Bytes: every tensor argument read once, the output (`N` elements at the input's type; the
 //! gradient of input, weight and bias backward) written once.
 
-use super::tensor::{all_bytes, bytes, count, dims, first_element_bytes, is_tensor, precision};
+use super::tensor::written as cost;
+use super::tensor::{bytes, dims, first_element_bytes, is_tensor};
 use super::{Model, OpCall};
-use crate::count::{product, N};
+use crate::count::product;
 use crate::{Cost, Unknown};
 
 pub(super) fn model(bare: &str) -> Option<Model> {
@@ -19,15 +20,6 @@ pub(super) fn model(bare: &str) -> Option<Model> {
         "softmax" | "_softmax" | "log_softmax" | "_log_softmax" => softmax,
         "_softmax_backward_data" | "_log_softmax_backward_data" => softmax_backward,
         _ => return None,
-    })
-}
-
-fn cost(op: &OpCall, flops: N, written: N) -> Result<Cost, Unknown> {
-    Ok(Cost {
-        flops: count(op, flops, "flops")?,
-        extra_flops: 0,
-        bytes: count(op, all_bytes(op)? + written, "bytes")?,
-        precision: precision(op),
     })
 }
 
@@ -60,11 +52,7 @@ fn softmax_backward(op: &OpCall) -> Result<Cost, Unknown> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{cost, OpCall};
-
-    fn strings(t: &[&str]) -> Vec<String> {
-        t.iter().map(|s| s.to_string()).collect()
-    }
+    use super::super::{cost, strings, OpCall};
 
     #[test]
     fn normalizations_by_hand() {

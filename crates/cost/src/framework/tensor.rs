@@ -76,3 +76,14 @@ pub fn precision(op: &OpCall) -> MathPrecision {
 pub fn count(op: &OpCall, n: N, what: &str) -> Result<u64, Unknown> {
     n.to_u64(&format!("{} {what}", op.name))
 }
+
+/// The cost of `flops` operations that read every tensor argument once and write `written`
+/// bytes (no extra operations).
+pub fn written(op: &OpCall, flops: N, written: N) -> Result<crate::Cost, Unknown> {
+    Ok(crate::Cost {
+        flops: count(op, flops, "flops")?,
+        extra_flops: 0,
+        bytes: count(op, all_bytes(op)? + written, "bytes")?,
+        precision: precision(op),
+    })
+}
