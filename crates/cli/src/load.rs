@@ -57,6 +57,19 @@ pub fn logs_and_ranks(
     iterations: Option<u64>,
     no_progress: bool,
 ) -> Result<Loaded> {
+    logs_and_ranks_with(logs, threads, iterations, no_progress, false)
+}
+
+/// [`logs_and_ranks`]; with `empty_ok`, a log without a oneDNN line is a profile of nothing
+/// rather than an error (a PyTorch trace given beside it holds the step: f32 transformers and
+/// compiled models call no oneDNN).
+pub fn logs_and_ranks_with(
+    logs: &[PathBuf],
+    threads: Option<usize>,
+    iterations: Option<u64>,
+    no_progress: bool,
+    empty_ok: bool,
+) -> Result<Loaded> {
     if logs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         bail!("stdin (-) can be given only once");
     }
@@ -81,7 +94,7 @@ pub fn logs_and_ranks(
             );
             let input = LogInput::rotated(&group[group.len() - 1], group.clone());
             let profile = scan_profile(name, input, threads, iterations, no_progress)?;
-            if let Some(msg) = no_verbose_lines(&profile) {
+            if let Some(msg) = no_verbose_lines(&profile).filter(|_| !empty_ok) {
                 bail!(msg);
             }
             out.profiles.push(profile);
@@ -145,7 +158,7 @@ pub fn logs_and_ranks(
             path.display().to_string()
         };
         let profile = scan_profile(name, input, threads, iterations, no_progress)?;
-        if let Some(msg) = no_verbose_lines(&profile) {
+        if let Some(msg) = no_verbose_lines(&profile).filter(|_| !empty_ok) {
             bail!(msg);
         }
         out.profiles.push(profile);

@@ -87,8 +87,14 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         None if args.format == Format::Csv => Some(GroupKey::CONVERTER_DEFAULT.to_vec()),
         None => None,
     };
-    let loaded =
-        crate::load::logs_and_ranks(&args.logs, args.threads, args.iterations, args.no_progress)?;
+    // With a PyTorch trace, a log without a oneDNN line still has a step to report.
+    let loaded = crate::load::logs_and_ranks_with(
+        &args.logs,
+        args.threads,
+        args.iterations,
+        args.no_progress,
+        args.torch_trace.is_some(),
+    )?;
     let (profiles, ranks) = (loaded.profiles, loaded.ranks);
     // Loaded once: the summary's efficiency section and the HTML page's roofline use it.
     let machine = if args.no_roofline {

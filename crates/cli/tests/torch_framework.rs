@@ -138,3 +138,36 @@ fn markers_without_primitives_say_nothing_called_onednn_and_name_torch() {
     assert!(err.contains("profilednn record --torch"), "{err}");
     assert!(!err.contains("ONEDNN_VERBOSE=1"), "{err}");
 }
+
+/// A torch.compile run calls no oneDNN here (Inductor generates its element-wise kernels):
+/// with its trace, `report` gives the PyTorch view, exit status 0, and no empty oneDNN tables.
+#[test]
+fn a_compiled_step_without_onednn_is_reported_from_its_trace() {
+    let log = root().join("fixtures/torch/gpt-compiled.log.gz");
+    let trace = root().join("fixtures/torch/gpt-compiled.trace.json.gz");
+    let out = common::bin()
+        .args(["report", log.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "without the trace: nothing to report"
+    );
+    let out = common::succeeded(
+        common::bin()
+            .args([
+                "report",
+                log.to_str().unwrap(),
+                "--torch-trace",
+                trace.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("No oneDNN primitive ran"), "{text}");
+    assert!(!text.contains("By primitive kind"), "{text}");
+    assert!(text.contains("Torch-Compiled Region"), "{text}");
+    assert!(text.contains("Framework ops' cost"), "{text}");
+}

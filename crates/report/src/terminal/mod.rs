@@ -159,6 +159,16 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         }
         let _ = writeln!(out, "\nLogs side by side (tables below are merged)\n{t}");
     }
+    if s.calls == 0 {
+        // A log of a run that called no oneDNN (given with its PyTorch trace): empty tables
+        // would say nothing; the PyTorch view holds the step.
+        let _ = writeln!(
+            out,
+            "No oneDNN primitive ran: the step is in the framework's own ops (below, from the trace)."
+        );
+        render_problems(&mut out, s);
+        return out;
+    }
     for b in &s.breakdowns {
         let _ = writeln!(out, "\n{}\n{}", b.title, table(b, s, opts));
         if b.total_rows > b.rows.len().min(opts.rows) {
