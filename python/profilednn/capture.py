@@ -6,22 +6,69 @@
             prof.step()                           # iteration boundary, in both the trace and the log
 
 `profilednn record --torch -o run.log` turns oneDNN verbose mode on (with timestamps) and tells
-this helper where to write the trace (`run.trace.json`, next to the log); without it, pass
-`trace=` and enable `ONEDNN_VERBOSE=1 ONEDNN_VERBOSE_TIMESTAMP=1` yourself.
+this helper where to write the trace (`run.trace.json.gz`, next to the log); without it, pass
+`trace=` and enable `ONEDNN_VERBOSE=1 ONEDNN_VERBOSE_TIMESTAMP=1` yourself. A trace name ending
+in `.gz` is written gzip-compressed (`profilednn report` reads either).
+
+A compiled model makes the profiler's trace huge: a 2-layer GPT under `torch.compile`, traced
+over its compiling first step with Python stacks, wrote 4.1 GB and its export took 21 GB of
+memory before it was killed; without the compiling step and without stacks it was 10 MB. So:
+- `skip=N` leaves the first N steps out of the trace (torch.profiler's own `schedule`), and
+  `active=K` records only K steps after them; iteration markers still go to the log every step;
+- pass `model=` (the module you train) and a compiled one gets `skip=1` and no Python stacks
+  (`modules=False`) unless you say otherwise;
+- a trace larger than `max_trace_mb` is reported on stderr with what to change.
 """
 
 import os
+import sys
 
 import torch
 from torch.profiler import ProfilerActivity
 
 
+def _compiled(model):
+    """Whether `model` is a `torch.compile`d module (or wraps one, as DDP does)."""
+    try:
+        from torch._dynamo.eval_frame import OptimizedModule
+    except Exception:  # an older or stripped torch: nothing is compiled then
+        return False
+    seen = set()
+    while model is not None and id(model) not in seen:
+        seen.add(id(model))
+        if isinstance(model, OptimizedModule):
+            return True
+        model = getattr(model, "module", None)
+    return False
+
+
 class profile:
-    def __init__(self, trace=None, record_shapes=True, modules=True):
-        self.trace = trace or os.environ.get("PROFILEDNN_TORCH_TRACE") or "profilednn.trace.json"
+    def __init__(self, trace=None, record_shapes=True, modules=None, skip=None, active=None,
+                 model=None, max_trace_mb=256):
+        self.trace = (trace or os.environ.get("PROFILEDNN_TORCH_TRACE")
+                      or "profilednn.trace.json.gz")
+        compiled = _compiled(model)
+        if skip is None:
+            skip = 1 if compiled else 0
+        if modules is None:
+            modules = not compiled
+        if skip < 0 or (active is not None and active < 1):
+            raise ValueError(f"skip must be >= 0 and active >= 1, not skip={skip}, active={active}")
+        self.skip, self.active, self.max_trace_mb = skip, active, max_trace_mb
+        schedule = None
+        if skip or active:
+            # One warm-up step (the profiler's own) is taken out of the skipped ones when there
+            # are any: a warm-up-free schedule makes the first active step's figures unreliable.
+            warmup = 1 if skip else 0
+            schedule = torch.profiler.schedule(
+                skip_first=skip - warmup, wait=0, warmup=warmup,
+                active=active if active is not None else 1 << 30, repeat=1)
         # nn.Module events of eager models come with Python stacks (`with_stack`).
         self._prof = torch.profiler.profile(
-            activities=[ProfilerActivity.CPU], record_shapes=record_shapes, with_stack=modules)
+            activities=[ProfilerActivity.CPU], record_shapes=record_shapes, with_stack=modules,
+            schedule=schedule)
+        self._scheduled = schedule is not None
+        self._exported = False
         self.iteration = 0
 
     def _mark(self):
@@ -49,8 +96,28 @@ class profile:
         self.iteration += 1
         self._mark()
 
+    def _export(self):
+        if self._exported:
+            return
+        self._exported = True
+        # torch.profiler writes gzip itself when the name ends in `.gz`.
+        self._prof.export_chrome_trace(self.trace)
+        size_mb = os.path.getsize(self.trace) / 1e6
+        if size_mb > self.max_trace_mb:
+            print(f"profilednn.profile: the trace {self.trace} is {size_mb:.0f} MB: trace fewer steps "
+                  f"(active=K), leave the first ones out (skip=N: a compiled model's first step is its "
+                  f"compilation), or record without Python stacks (modules=False)", file=sys.stderr)
+
     def __exit__(self, *exc):
         self._close()
         self._prof.__exit__(*exc)
-        self._prof.export_chrome_trace(self.trace)
+        if self._scheduled and self._prof.profiler is None:
+            # The schedule never reached an active step (the run was shorter than `skip`).
+            print(f"profilednn.profile: no step was traced: the run had {self.iteration} step(s) and "
+                  f"skip={self.skip}", file=sys.stderr)
+            return False
+        try:
+            self._export()
+        except RuntimeError as e:
+            print(f"profilednn.profile: no trace written to {self.trace}: {e}", file=sys.stderr)
         return False

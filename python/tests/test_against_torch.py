@@ -481,6 +481,43 @@ class ThreadPool(unittest.TestCase):
 
 
 class Capture(unittest.TestCase):
+    def test_schedule_skips_steps_and_a_compiled_model_is_traced_without_its_compiling_step(self):
+        # Every step's marker still reaches the log; the trace holds only the steps asked for,
+        # gzip-compressed by its name. A compiled model (`model=`) leaves out its first step
+        # (its compilation: a 4 GB trace on a 2-layer GPT) and Python stacks by default.
+        import contextlib
+        import gzip
+        import io
+        import json
+        import os
+        import tempfile
+
+        def run(net, **kw):
+            path = os.path.join(tempfile.mkdtemp(), "t.trace.json.gz")
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                with profilednn.profile(trace=path, **kw) as prof:
+                    for _ in range(4):
+                        net(torch.rand(2, 8)).sum().backward()
+                        prof.step()
+            markers = [l for l in out.getvalue().splitlines() if l.startswith("profilednn,iteration,")]
+            with gzip.open(path) as f:
+                trace = json.load(f)
+            ranges = sorted(int(e["name"].split("#")[1]) for e in trace["traceEvents"]
+                            if e.get("name", "").startswith("profilednn.iteration#"))
+            stacks = any(e.get("cat") == "python_function" for e in trace["traceEvents"])
+            return len(markers), ranges, stacks
+
+        lin = torch.nn.Linear(8, 4)
+        self.assertEqual(run(lin), (5, [0, 1, 2, 3, 4], True))
+        self.assertEqual(run(lin, skip=2), (5, [2, 3, 4], True))
+        self.assertEqual(run(lin, skip=1, active=1), (5, [1], True))
+        compiled = torch.compile(lin)
+        n, ranges, stacks = run(compiled, model=compiled)
+        self.assertEqual((n, ranges[0], stacks), (5, 1, False))
+        with self.assertRaises(ValueError):
+            profilednn.profile(skip=-1)
+
     def test_profile_writes_a_trace_and_marks_iterations(self):
         import contextlib
         import io

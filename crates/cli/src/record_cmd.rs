@@ -26,7 +26,7 @@ pub struct RecordArgs {
     #[arg(long)]
     no_report: bool,
     /// Also capture PyTorch's profiler trace: `profilednn.profile()` in the script writes it
-    /// next to the log (LOG stem + `.trace.json`); then `report LOG --torch-trace TRACE`.
+    /// next to the log (LOG stem + `.trace.json.gz`); then `report LOG --torch-trace TRACE`.
     #[arg(long)]
     torch: bool,
     /// Multi-process runs: add the launcher's own flag that labels each line with its rank
@@ -196,8 +196,24 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     if let Some(note) = ranks.note(program) {
         eprintln!("{note}");
     }
+    let trace = args.torch.then(|| trace_path(&path));
+    if let Some(t) = trace.as_ref().filter(|t| !t.exists()) {
+        eprintln!(
+            "profilednn: no PyTorch trace was written ({}): the script never entered \
+             profilednn.profile(). Around its training loop:\n    with profilednn.profile() as prof:\n        \
+             for batch in loader: train_step(batch); prof.step()",
+            t.display()
+        );
+    }
     if verbose_lines == 0 {
         eprintln!("profilednn: the program printed no oneDNN verbose lines: does it use oneDNN (PyTorch on CPU: convolutions and bf16 matmuls; f32 Linear runs in BLAS and attention in ATen, which oneDNN never logs)?");
+        if let Some(t) = trace.as_ref().filter(|t| t.exists()) {
+            eprintln!(
+                "profilednn: the step is in the PyTorch trace: profilednn report {} --torch-trace {}",
+                path.display(),
+                t.display()
+            );
+        }
     } else if !args.no_report {
         let loaded = crate::load::logs_and_ranks(std::slice::from_ref(&path), None, None, true)?;
         let summary = profilednn_analysis::summarize(&loaded.profiles, &Default::default());
@@ -214,7 +230,8 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     Ok(exit_code(status))
 }
 
-/// `run.log` / `run.log.gz` → `run.trace.json`.
+/// `run.log` / `run.log.gz` → `run.trace.json.gz` (written compressed: traces of compiled
+/// models run to hundreds of MB).
 pub fn trace_path(log: &std::path::Path) -> PathBuf {
     let name = log
         .file_name()
@@ -226,7 +243,7 @@ pub fn trace_path(log: &std::path::Path) -> PathBuf {
         .strip_suffix(".log")
         .unwrap_or(name.strip_suffix(".gz").unwrap_or(&name))
         .to_string();
-    log.with_file_name(format!("{stem}.trace.json"))
+    log.with_file_name(format!("{stem}.trace.json.gz"))
 }
 
 /// The child's exit status as ours (a signal becomes 128 + its number, as shells do).

@@ -138,3 +138,28 @@ fn a_program_that_does_not_start_leaves_no_log() {
     );
     assert!(!log.exists(), "an empty log was left at {}", log.display());
 }
+
+/// `record --torch` of a script that never enters `profilednn.profile()`: no trace, and the end
+/// of the run says so with the lines to add (it used to say nothing).
+#[test]
+fn record_torch_without_a_trace_says_how_to_get_one() {
+    let dir = temp_dir();
+    let log = dir.join("no-trace.log");
+    let out = bin()
+        .args([
+            "record",
+            "--torch",
+            "-o",
+            log.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo hi",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no PyTorch trace was written"), "{err}");
+    assert!(err.contains("with profilednn.profile() as prof:"), "{err}");
+    assert!(err.contains("no-trace.trace.json.gz"), "{err}");
+}
