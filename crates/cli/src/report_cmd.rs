@@ -125,7 +125,21 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             machine: machine.clone(),
         },
     );
-    let torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
+    let mut torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
+    if let (Some(j), Some(m)) = (torch.as_mut(), machine.as_ref()) {
+        // The roofs the primitives were set against (scaled to the log's threads), else the
+        // profile's own.
+        let (name, peaks, memory) = match &summary.efficiency {
+            Some(e) => (&e.machine, &e.peak_gflops, e.memory_gbps),
+            None => (&m.name, &m.peak_gflops, m.memory_gbps),
+        };
+        j.framework
+            .set_against(&profilednn_analysis::torch_trace::framework::Roofs {
+                machine: name,
+                peak_gflops: peaks,
+                memory_gbps: memory,
+            });
+    }
     let evidence = || {
         Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
             .with_sockets(sockets)

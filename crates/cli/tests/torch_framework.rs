@@ -171,3 +171,62 @@ fn a_compiled_step_without_onednn_is_reported_from_its_trace() {
     assert!(text.contains("Torch-Compiled Region"), "{text}");
     assert!(text.contains("Framework ops' cost"), "{text}");
 }
+
+/// With a machine profile, every costed op is set against the same roofs as the primitives
+/// (the report's `efficiency` peaks): its roof is the slower of compute at its precision's peak
+/// and memory at the bandwidth, and what it lost is its time less that, summed in the totals.
+#[test]
+fn framework_ops_are_set_against_the_machines_roofline() {
+    let log = root()
+        .join("fixtures/torch/gpt-f32.log.gz")
+        .display()
+        .to_string();
+    let trace = root()
+        .join("fixtures/torch/gpt-f32.trace.json.gz")
+        .display()
+        .to_string();
+    let machine = root()
+        .join("fixtures/machine/xeon-8480-spec.json")
+        .display()
+        .to_string();
+    let r = json_of(&[
+        "report",
+        &log,
+        "--torch-trace",
+        &trace,
+        "--machine",
+        &machine,
+        "--format",
+        "json",
+    ]);
+    let peak = r["efficiency"]["peak_gflops"]["f32"].as_f64().unwrap();
+    let memory = r["efficiency"]["memory_gbps"].as_f64().unwrap();
+    let f = &r["torch"]["framework"];
+    let (mut lost_sum, mut roof_sum) = (0.0, 0.0);
+    for row in f["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["costed_calls"].as_u64() > Some(0))
+    {
+        assert_eq!(row["precision"], "f32", "{row}");
+        let n = |k: &str| row[k].as_f64().unwrap();
+        let roof = ((n("flops") + n("extra_flops")) / peak / 1e6).max(n("bytes") / memory / 1e6);
+        let measured = n("time_ms") * n("costed_calls") / n("calls");
+        assert!(
+            (n("roofline_ms") - roof).abs() < 1e-9 * roof.max(1.0),
+            "{row}"
+        );
+        assert!(
+            (n("lost_ms") - (measured - roof).max(0.0)).abs() < 1e-9,
+            "{row}"
+        );
+        lost_sum += n("lost_ms");
+        roof_sum += roof;
+    }
+    let t = &f["roofline"];
+    assert!((t["lost_ms"].as_f64().unwrap() - lost_sum).abs() < 1e-6);
+    assert!((t["roofline_ms"].as_f64().unwrap() - roof_sum).abs() < 1e-6);
+    let e = t["efficiency"].as_f64().unwrap();
+    assert!(e > 0.0 && e <= 1.0, "{e}");
+}

@@ -145,23 +145,59 @@ fn framework(out: &mut String, j: &TorchJoin, n: usize, per: f64) {
             f.without_shapes
         );
     }
+    if let Some(t) = &f.roofline {
+        let mut lost: Vec<_> = f.rows.iter().filter(|r| r.lost_ms.is_some()).collect();
+        lost.sort_by(|a, b| {
+            b.lost_ms
+                .unwrap_or(0.0)
+                .total_cmp(&a.lost_ms.unwrap_or(0.0))
+        });
+        let largest: Vec<String> = lost
+            .iter()
+            .take(3)
+            .map(|r| {
+                format!(
+                    "{} {} ms",
+                    clip(&r.name, 48),
+                    ms(r.lost_ms.unwrap_or(0.0) / per)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  against the roofline of {}: {:.1}% of the bound; {} ms lost{}; largest: {}",
+            t.machine,
+            t.efficiency * 100.0,
+            ms(t.lost_ms / per),
+            if per > 1.0 { " per iteration" } else { "" },
+            largest.join(", ")
+        );
+        if !t.substituted.is_empty() {
+            let _ = writeln!(
+                out,
+                "  (the profile has no {} peak: those ops are set against f32's)",
+                t.substituted.join("/")
+            );
+        }
+    }
     let _ = writeln!(
         out,
-        "  {:<56} {:<7} {:>9} {:>10} {:>10} {:>9} {:>8}",
-        "op", "runs in", "calls", "ms", "GFLOP", "GFLOP/s", "GB/s"
+        "  {:<56} {:<7} {:>9} {:>10} {:>10} {:>9} {:>8} {:>9}",
+        "op", "runs in", "calls", "ms", "GFLOP", "GFLOP/s", "GB/s", "lost ms"
     );
     let rate = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
     for r in f.rows.iter().filter(|r| r.costed_calls > 0).take(n) {
         let _ = writeln!(
             out,
-            "  {:<56} {:<7} {:>9} {:>10} {:>10.3} {:>9} {:>8}",
+            "  {:<56} {:<7} {:>9} {:>10} {:>10.3} {:>9} {:>8} {:>9}",
             clip(&r.name, 56),
             r.runs_in,
             calls(r.calls as f64 / per),
             ms(r.time_ms / per),
             (r.flops + r.extra_flops) as f64 / per / 1e9,
             rate(r.gflops),
-            rate(r.gbps)
+            rate(r.gbps),
+            r.lost_ms.map_or(String::new(), |l| ms(l / per))
         );
     }
     let uncosted: Vec<_> = f.rows.iter().filter(|r| r.costed_calls == 0).collect();
