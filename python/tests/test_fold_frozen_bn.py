@@ -148,6 +148,38 @@ class FoldFrozenBatchNorm(unittest.TestCase):
         self.assertIs(type(m.conv), torch.nn.Conv2d)
         self.assertIs(type(m.bn), FrozenBatchNorm2d)
 
+    def test_a_deep_backbones_correct_fold_is_accepted_with_its_measured_difference(self):
+        # A newcomer's ResNet-50-FPN backbone (53 pairs, outputs up to tens): the fold is right
+        # but f32 rounding over 53 layers differs by more than a fixed atol of 1e-5, which
+        # used to refuse it.
+        from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor
+        torch.manual_seed(0)
+        m = _resnet_fpn_extractor(torchvision.models.resnet50(weights=None, norm_layer=FrozenBatchNorm2d), 3)
+        g = torch.Generator().manual_seed(1)
+        for bn in m.modules():
+            if isinstance(bn, FrozenBatchNorm2d):
+                n = bn.weight.numel()
+                bn.weight.copy_(torch.rand(n, generator=g) + 0.5)
+                bn.bias.copy_(torch.randn(n, generator=g) * 0.5)
+                bn.running_mean.copy_(torch.randn(n, generator=g) * 0.3)
+                bn.running_var.copy_(torch.rand(n, generator=g) + 0.2)
+        x = torch.randn(1, 3, 96, 96, generator=g)
+        pairs = fold_frozen_batchnorm(m, example_inputs=(x,))
+        self.assertEqual(len(pairs), 53)
+        self.assertGreater(pairs.max_abs_diff, 0.0)
+        self.assertLessEqual(pairs.max_abs_diff, pairs.tolerance)
+        # The tolerance stays far below the outputs' magnitude: a wrong fold still fails.
+        with torch.no_grad():
+            scale = max(t.abs().max().item() for t in m(x).values())
+        self.assertLess(pairs.tolerance, 1e-3 * scale)
+
+    def test_nothing_to_fold_says_why(self):
+        m = torchvision.models.resnet18(weights=None)  # trainable BatchNorm2d
+        with self.assertWarnsRegex(UserWarning, "nothing to fold.*trainable batch-norm"):
+            self.assertEqual(fold_frozen_batchnorm(m), [])
+        with self.assertWarnsRegex(UserWarning, "no batch-norm"):
+            self.assertEqual(fold_frozen_batchnorm(torch.nn.Linear(2, 2)), [])
+
 
 if __name__ == "__main__":
     unittest.main()
