@@ -15,18 +15,21 @@ from torchvision.ops.misc import FrozenBatchNorm2d
 from profilednn.nn import FoldedConv2d, fold_frozen_batchnorm, unfold_frozen_batchnorm
 
 
-def frozen_resnet18(seed=0):
-    torch.manual_seed(seed)
-    m = torchvision.models.resnet18(weights=None, norm_layer=FrozenBatchNorm2d, num_classes=10)
-    g = torch.Generator().manual_seed(seed + 1)
+def randomize_frozen_bn(m, g):
+    """Statistics far from the identity, so a fold that forgets a term shows."""
     for bn in m.modules():
         if isinstance(bn, FrozenBatchNorm2d):
             n = bn.weight.numel()
-            # Statistics far from the identity, so a fold that forgets a term shows.
             bn.weight.copy_(torch.rand(n, generator=g) + 0.5)
             bn.bias.copy_(torch.randn(n, generator=g) * 0.5)
             bn.running_mean.copy_(torch.randn(n, generator=g) * 0.3)
             bn.running_var.copy_(torch.rand(n, generator=g) + 0.2)
+
+
+def frozen_resnet18(seed=0):
+    torch.manual_seed(seed)
+    m = torchvision.models.resnet18(weights=None, norm_layer=FrozenBatchNorm2d, num_classes=10)
+    randomize_frozen_bn(m, torch.Generator().manual_seed(seed + 1))
     # As in torchvision's detection backbones: the stem and first stage frozen.
     for p in list(m.conv1.parameters()) + list(m.layer1.parameters()):
         p.requires_grad_(False)
@@ -156,13 +159,7 @@ class FoldFrozenBatchNorm(unittest.TestCase):
         torch.manual_seed(0)
         m = _resnet_fpn_extractor(torchvision.models.resnet50(weights=None, norm_layer=FrozenBatchNorm2d), 3)
         g = torch.Generator().manual_seed(1)
-        for bn in m.modules():
-            if isinstance(bn, FrozenBatchNorm2d):
-                n = bn.weight.numel()
-                bn.weight.copy_(torch.rand(n, generator=g) + 0.5)
-                bn.bias.copy_(torch.randn(n, generator=g) * 0.5)
-                bn.running_mean.copy_(torch.randn(n, generator=g) * 0.3)
-                bn.running_var.copy_(torch.rand(n, generator=g) + 0.2)
+        randomize_frozen_bn(m, g)
         x = torch.randn(1, 3, 96, 96, generator=g)
         pairs = fold_frozen_batchnorm(m, example_inputs=(x,))
         self.assertEqual(len(pairs), 53)
