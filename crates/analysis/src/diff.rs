@@ -77,6 +77,11 @@ pub struct Diff {
     pub before_time_ms: f64,
     pub after_time_ms: f64,
     pub speedup: Option<f64>,
+    /// The wall-clock training step of both runs, when both logs have iteration markers and
+    /// timestamps ([`Diff::with_steps`]): what the user waits for, headlined before oneDNN's
+    /// time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<StepDiff>,
     pub groups: Vec<GroupDiff>,
     /// Matched primitives, largest |Δ| first (cut to `top`).
     pub changes: Vec<PrimitiveDiff>,
@@ -96,26 +101,6 @@ pub struct Diff {
 }
 
 pub const SCHEMA: &str = "profilednn.diff.v1";
-
-/// The minibatch size of a run: the most common `mb` of its desc-style problems.
-pub(crate) fn batch_of(p: &Profile) -> Option<u64> {
-    let mut count: BTreeMap<u64, u64> = BTreeMap::new();
-    for e in &p.entries {
-        if let Some(mb) = mb_field(&e.primitive.problem) {
-            *count.entry(mb).or_default() += e.calls;
-        }
-    }
-    count.into_iter().max_by_key(|(_, c)| *c).map(|(mb, _)| mb)
-}
-
-fn mb_field(problem: &str) -> Option<u64> {
-    let at = problem.find("mb")?;
-    let digits: String = problem[at + 2..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    digits.parse().ok()
-}
 
 /// The problem with its minibatch replaced by `*`: `mbN` in desc style; in dims style a
 /// leading dimension equal to the run's batch size (weights' leading dims are left alone
@@ -165,7 +150,7 @@ fn key(e: &Entry, opts: &DiffOptions, batch: Option<u64>) -> Key {
 }
 
 fn sides(p: &Profile, opts: &DiffOptions, scale: f64) -> BTreeMap<Key, Side> {
-    let batch = batch_of(p);
+    let batch = p.mini_batch();
     let mut m: BTreeMap<Key, (Side, BTreeSet<String>)> = BTreeMap::new();
     for e in p.entries.iter().filter(|e| e.event == EventKind::Exec) {
         let s = m.entry(key(e, opts, batch)).or_default();
@@ -184,6 +169,33 @@ fn sides(p: &Profile, opts: &DiffOptions, scale: f64) -> BTreeMap<Key, Side> {
 
 fn speedup(before: f64, after: f64) -> Option<f64> {
     (before > 0.0 && after > 0.0).then(|| before / after)
+}
+
+/// The steady training step before and after.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct StepDiff {
+    pub before: crate::ranks::SteadyStep,
+    pub after: crate::ranks::SteadyStep,
+    /// Before's wall time over after's.
+    pub speedup: Option<f64>,
+}
+
+impl Diff {
+    /// This comparison with the runs' wall-clock steps, when both are known.
+    pub fn with_steps(
+        mut self,
+        before: Option<crate::ranks::SteadyStep>,
+        after: Option<crate::ranks::SteadyStep>,
+    ) -> Diff {
+        if let (Some(b), Some(a)) = (before, after) {
+            self.step = Some(StepDiff {
+                before: b,
+                after: a,
+                speedup: (a.wall_ms > 0.0).then(|| b.wall_ms / a.wall_ms),
+            });
+        }
+        self
+    }
 }
 
 pub fn diff(before: &Profile, after: &Profile, opts: &DiffOptions) -> Diff {
@@ -290,6 +302,7 @@ pub fn diff(before: &Profile, after: &Profile, opts: &DiffOptions) -> Diff {
         before_time_ms,
         after_time_ms,
         speedup: speedup(before_time_ms, after_time_ms),
+        step: None,
         groups,
         changes,
         appeared,
@@ -325,6 +338,6 @@ mod tests {
         );
         // A weights reorder whose leading dim is not the batch keeps it.
         assert_eq!(forget_batch("256x64x1x1", Some(8)), "256x64x1x1");
-        assert_eq!(mb_field("mb16ic3ih8iw8"), Some(16));
+        assert_eq!(crate::profile::mb_field("mb16ic3ih8iw8"), Some(16));
     }
 }

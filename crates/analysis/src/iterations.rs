@@ -120,3 +120,69 @@ pub fn detect(
         partial_last_ms: None,
     })
 }
+
+/// How many of a problem's `calls` in a log are warm-up, left out of its logged median: the
+/// first third, rounded up (1 of 2 or 3, 2 of 5, 4 of 12); none of a single call. Iterations
+/// are left out the same way ([`steady_median`]).
+pub fn warm_up_calls(calls: u64) -> u64 {
+    if calls < 2 {
+        0
+    } else {
+        calls.div_ceil(3)
+    }
+}
+
+/// The median over the steady iterations of the ranks' mean time outside oneDNN.
+/// `per_rank[r][i]` is rank r's time outside oneDNN in iteration i (`None`: unknown, e.g. the
+/// last iteration, which no marker ends). The first iterations are a warm-up (primitive
+/// creation, allocations, cold caches) and are left out as `project` leaves out each problem's
+/// first calls: the first third, rounded up ([`warm_up_calls`]), at least the
+/// first iteration; so is an iteration not known for every rank. Returns the median and the
+/// number of iterations it is over; `None` without a steady iteration.
+pub fn steady_median(per_rank: &[Vec<Option<f64>>]) -> Option<(f64, usize)> {
+    let n = per_rank.iter().map(Vec::len).max()?;
+    let warm = warm_up_calls(n as u64).max(1) as usize;
+    let mut v: Vec<f64> = (warm..n)
+        .filter_map(|i| {
+            let xs: Option<Vec<f64>> = per_rank.iter().map(|r| r.get(i).copied()?).collect();
+            let xs = xs?;
+            (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+        })
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    let median = if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    };
+    Some((median, v.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_steady_iterations_by_hand() {
+        // Iterations 0 and 1 (the first third of 5, rounded up: warm-up) and the unended last
+        // one are left out: the median of 1 and 2.
+        let one = vec![vec![Some(100.0), Some(3.0), Some(1.0), Some(2.0), None]];
+        assert_eq!(steady_median(&one), Some((1.5, 2)));
+        // Three iterations: only the first is warm-up.
+        let three = vec![vec![Some(100.0), Some(3.0), Some(1.0)]];
+        assert_eq!(steady_median(&three), Some((2.0, 2)));
+        // Two ranks, 5 iterations: after the first two, means 4, (iteration 3 unknown for
+        // rank 1), 3: median of two = 3.5.
+        let two = vec![
+            vec![Some(9.0), Some(1.0), Some(5.0), Some(7.0), Some(2.0)],
+            vec![Some(9.0), Some(3.0), Some(3.0), None, Some(4.0)],
+        ];
+        assert_eq!(steady_median(&two), Some((3.5, 2)));
+        assert_eq!(steady_median(&[vec![Some(1.0)]]), None);
+        assert_eq!(steady_median(&[]), None);
+    }
+}

@@ -409,6 +409,29 @@ fn merge_iterations(profiles: &[Profile]) -> Option<Iterations> {
     Some(out)
 }
 
+impl Profile {
+    /// The minibatch size of a run: the most common `mb` of its desc-style problems.
+    pub fn mini_batch(&self) -> Option<u64> {
+        let mut count: std::collections::BTreeMap<u64, u64> = Default::default();
+        for e in &self.entries {
+            if let Some(mb) = mb_field(&e.primitive.problem) {
+                *count.entry(mb).or_default() += e.calls;
+            }
+        }
+        count.into_iter().max_by_key(|(_, c)| *c).map(|(mb, _)| mb)
+    }
+}
+
+/// The `mb` field of a desc-style problem.
+pub(crate) fn mb_field(problem: &str) -> Option<u64> {
+    let at = problem.find("mb")?;
+    let digits: String = problem[at + 2..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().ok()
+}
+
 #[cfg(test)]
 mod overflow_tests {
     use super::*;

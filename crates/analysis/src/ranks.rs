@@ -26,6 +26,35 @@ pub struct IterationTimes {
     pub outside_ms: Option<f64>,
 }
 
+/// A log's steady training step, from its iteration markers and timestamps: the medians over
+/// the steady iterations (the first third left out as warm-up, as `plan` and `project` do) of
+/// the wall time, of the time outside oneDNN and of oneDNN's.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SteadyStep {
+    pub wall_ms: f64,
+    pub outside_ms: f64,
+    pub onednn_ms: f64,
+    /// Steady iterations the medians are over.
+    pub iterations: usize,
+}
+
+/// The steady step of one process's log (`bytes`, decompressed); `None` without markers and
+/// timestamps, or without a steady iteration whose end is marked.
+pub fn steady_step(bytes: &[u8]) -> Option<SteadyStep> {
+    use crate::iterations::steady_median;
+    let it = iteration_times(bytes);
+    let (wall_ms, iterations) = steady_median(&[it.iter().map(|i| i.wall_ms).collect()])?;
+    let (outside_ms, _) = steady_median(&[it.iter().map(|i| i.outside_ms).collect()])?;
+    let onednn: Vec<Option<f64>> = it.iter().map(|i| i.wall_ms.map(|_| i.onednn_ms)).collect();
+    let (onednn_ms, _) = steady_median(&[onednn])?;
+    Some(SteadyStep {
+        wall_ms,
+        outside_ms,
+        onednn_ms,
+        iterations,
+    })
+}
+
 /// Per-iteration times of one rank's lines (labels already removed), by iteration marker.
 pub fn iteration_times(bytes: &[u8]) -> Vec<IterationTimes> {
     // Per marker: (exec ps since the marker, first timestamp after it).
@@ -169,7 +198,7 @@ impl RankView {
             wall_ms_per_iteration: mean(walled().filter_map(|i| i.wall_ms)),
             outside_ms_per_iteration: mean(walled().filter_map(|i| i.outside_ms)),
             threads: profile.metadata.threads,
-            mini_batch: crate::diff::batch_of(profile),
+            mini_batch: profile.mini_batch(),
             first_timestamp_ms: profile.timestamps.map(|t| t.0),
             last_timestamp_ms: profile.timestamps.map(|t| t.1),
             stopped_early: None,

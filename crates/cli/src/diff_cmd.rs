@@ -75,6 +75,10 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
             ignore_dtype: args.ignore_dtype,
             top: args.top,
         },
+    )
+    .with_steps(
+        crate::rank_logs::steady_step(&args.before),
+        crate::rank_logs::steady_step(&args.after),
     );
     let torch = match &args.torch_trace {
         Some(t) => Some((

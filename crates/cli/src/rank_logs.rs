@@ -162,6 +162,16 @@ pub fn one_process_only(source: &str, launcher: &str, ranks: &[u32]) -> anyhow::
     )
 }
 
+/// The steady training step of one process's log (from its markers and timestamps), `None`
+/// when it has none or cannot be read again (stdin).
+pub fn steady_step(path: &Path) -> Option<profilednn_analysis::ranks::SteadyStep> {
+    if path.as_os_str() == "-" {
+        return None;
+    }
+    let (bytes, _) = read_all(read(path).ok()?);
+    profilednn_analysis::ranks::steady_step(&bytes)
+}
+
 /// The log's bytes, decompressed.
 fn read(path: &Path) -> Result<Box<dyn Read>> {
     Ok(match LogInput::open(path).context("cannot read the log")? {

@@ -238,3 +238,68 @@ fn identical_logs_diff_says_no_change() {
     );
     assert!(text.contains("(no change)"), "{text}");
 }
+
+/// Both logs have markers and timestamps: the headline is the wall-clock step (what the user
+/// waits for), with oneDNN's time second. Checked against the logs' own lines: 3 iterations,
+/// the first a warm-up, the last ended by no primitive: the step is the span from the first
+/// timestamp after marker 1 to the first after marker 2.
+#[test]
+fn the_headline_is_the_wall_clock_step_when_both_logs_have_it() {
+    let step_by_hand = |rel: &str| {
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(root().join(rel)).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        let mut firsts: Vec<Option<f64>> = Vec::new();
+        for l in text.lines() {
+            if l.starts_with("profilednn,iteration") {
+                firsts.push(None);
+            } else if let (Some(last), Some(rest)) =
+                (firsts.last_mut(), l.strip_prefix("onednn_verbose,v1,"))
+            {
+                if last.is_none() {
+                    *last = rest.split(',').next().and_then(|t| t.parse().ok());
+                }
+            }
+        }
+        // profilednn.profile marks the next iteration before it knows there is none: a last
+        // marker with no primitive after it.
+        assert_eq!(firsts.len(), 4, "{rel}");
+        assert_eq!(firsts[3], None, "{rel}");
+        firsts[2].unwrap() - firsts[1].unwrap()
+    };
+    let (b, a) = (
+        "fixtures/torch/retinanet-reference.log.gz",
+        "fixtures/torch/retinanet-fused.log.gz",
+    );
+    let d = json_of(&[
+        "diff",
+        root().join(b).to_str().unwrap(),
+        root().join(a).to_str().unwrap(),
+        "--ignore-dtype",
+        "--format",
+        "json",
+    ]);
+    let (wb, wa) = (step_by_hand(b), step_by_hand(a));
+    assert!(
+        (d["step"]["before"]["wall_ms"].as_f64().unwrap() - wb).abs() < 1e-6,
+        "{}",
+        d["step"]
+    );
+    assert!((d["step"]["after"]["wall_ms"].as_f64().unwrap() - wa).abs() < 1e-6);
+    assert!((d["step"]["speedup"].as_f64().unwrap() - wb / wa).abs() < 1e-9);
+    let out = common::bin()
+        .args([
+            "diff",
+            root().join(b).to_str().unwrap(),
+            root().join(a).to_str().unwrap(),
+            "--ignore-dtype",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let step = text
+        .find("Training step (wall clock")
+        .expect("a step headline");
+    assert!(step < text.find("oneDNN time:").unwrap(), "{text}");
+}

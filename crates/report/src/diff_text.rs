@@ -104,9 +104,31 @@ pub fn render(d: &Diff, opts: &TerminalOptions) -> String {
         "  figures {scale}; primitives matched by {}",
         matching.join("; ")
     );
+    if let Some(st) = &d.step {
+        // What the user waits for first: the wall-clock step (steady medians), and the time
+        // outside oneDNN beside it; oneDNN's time second.
+        let _ = writeln!(
+            out,
+            "\nTraining step (wall clock, median of {} vs {} steady iterations): {} ms → {} ms ({})",
+            st.before.iterations,
+            st.after.iterations,
+            ms(st.before.wall_ms),
+            ms(st.after.wall_ms),
+            speed(st.speedup)
+        );
+        let _ = writeln!(
+            out,
+            "  outside oneDNN: {} ms → {} ms; oneDNN: {} ms → {} ms",
+            ms(st.before.outside_ms),
+            ms(st.after.outside_ms),
+            ms(st.before.onednn_ms),
+            ms(st.after.onednn_ms)
+        );
+    }
     let _ = writeln!(
         out,
-        "\noneDNN time: {} ms → {} ms ({})",
+        "{}oneDNN time: {} ms → {} ms ({})",
+        if d.step.is_some() { "" } else { "\n" },
         ms(d.before_time_ms),
         ms(d.after_time_ms),
         speed(d.speedup)
