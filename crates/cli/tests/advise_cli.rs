@@ -205,3 +205,24 @@ fn html_report_advice_includes_the_pytorch_rules() {
         "the PyTorch rule did not fire in the HTML advice"
     );
 }
+
+/// A transformer's log (bf16 autocast: Linear as oneDNN matmuls, no convolution): the
+/// backward-weights rule says why it does not apply instead of calling it no training log.
+#[test]
+fn backward_weights_on_a_matmul_log_says_matmuls_have_no_direction() {
+    let log = root().join("fixtures/torch/gpt-bf16.log.gz");
+    let out = bin()
+        .args(["advise", log.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("backward-weights-dominance:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("matmuls, which oneDNN logs without a direction"),
+        "{line}"
+    );
+    assert!(!line.contains("not a training log"), "{line}");
+}

@@ -656,3 +656,29 @@ fn report_project_replays_what_advise_project_replays() {
         not_recommended
     );
 }
+
+/// The primitives table gives no GFLOP/s to a primitive without operations (a reorder: the
+/// terminal leaves it blank too; it used to read 0.0), and keeps two digits of a small rate.
+#[test]
+fn reorders_have_no_gflops_figure_in_the_table() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("report.html");
+    let log = root().join("examples/retinanet_rnx50_fp32.log.gz");
+    common::succeeded(
+        bin()
+            .args(["report", log.to_str().unwrap(), "--top", "100000", "--html"])
+            .arg(&page)
+            .output()
+            .unwrap(),
+    );
+    let dom = load_ok(&b, &page);
+    let rows: Vec<&str> = dom
+        .split("<tr")
+        .filter(|r| r.contains(">reorder<"))
+        .collect();
+    assert!(!rows.is_empty(), "reorder rows in the table");
+    for r in rows {
+        assert!(!r.contains(">0.0<"), "a reorder row with a 0.0 rate: {r}");
+    }
+}

@@ -18,7 +18,20 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
     let (bwd_w_ms, bwd_w_calls) = sum(&|p| *p == PropKind::BackwardWeights);
     let (bwd_d_ms, bwd_d_calls) = sum(&|p| *p == PropKind::BackwardData);
     if bwd_w_calls == 0 {
-        return Err("no backward-weights convolutions (not a training log, or all frozen)".into());
+        // A transformer's log has matmuls, which oneDNN logs without a direction: its backward
+        // GEMMs are there, only not marked as such.
+        let matmuls = ev
+            .profile
+            .entries
+            .iter()
+            .any(|e| e.primitive.kind == profilednn_model::PrimitiveKind::Matmul);
+        return Err(if conv.is_empty() && matmuls {
+            "no convolutions: the log's GEMMs are matmuls, which oneDNN logs without a direction \
+             (forward and backward alike), so backward weights cannot be told apart"
+                .into()
+        } else {
+            "no backward-weights convolutions (not a training log, or all frozen)".into()
+        });
     }
     let ratio = if fwd_ms > 0.0 {
         bwd_w_ms / fwd_ms

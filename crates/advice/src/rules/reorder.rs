@@ -93,7 +93,9 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
          (`model.to(memory_format=torch.channels_last)`, `x.to(memory_format=torch.channels_last)`) \
          so oneDNN's kernels read the framework's tensors directly; the reorders that remain \
          each step are weights into oneDNN's blocked layouts, which `torch.compile` with \
-         `torch._inductor.config.freezing` pre-packs for inference only."
+         `torch._inductor.config.freezing` pre-packs for inference only. A detection model (its \
+         inputs a list of 3-D images) needs `model.to(memory_format=torch.channels_last)` alone: \
+         its transform batches the images, and the first convolution's output is channels-last."
     };
     let f = finding(
         ev,

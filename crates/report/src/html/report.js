@@ -177,7 +177,8 @@
     const total = D.total_time_ms || 1;
     const rows = D.primitives.map((p) => Object.assign({}, p, {
       share: p.time_ms / total, mean_ms: p.calls ? p.time_ms / p.calls : 0,
-      gflops: p.flops !== null && p.time_ms > 0 ? p.flops * p.calls / (p.time_ms * 1e6) : null,
+      // No figure for a primitive without operations (reorders), as the terminal leaves it blank.
+      gflops: p.flops !== null && p.flops > 0 && p.time_ms > 0 ? p.flops * p.calls / (p.time_ms * 1e6) : null,
     }));
     let sortKey = "time_ms", desc = true, filter = "";
     const tbody = el("tbody");
@@ -189,7 +190,7 @@
       tbody.replaceChildren(...shown.map((r) => el("tr", {},
         cols.map(([k, , cls]) => {
           const v = r[k];
-          const text = k === "share" ? pct(v) : k.endsWith("ms") ? ms(v) : k === "gflops" ? (v === null ? "" : v.toFixed(1)) : String(v);
+          const text = k === "share" ? pct(v) : k.endsWith("ms") ? ms(v) : k === "gflops" ? (v === null ? "" : v >= 1 ? v.toFixed(1) : v.toPrecision(2)) : String(v);
           const td = el("td", { class: cls || (k === "shapes" ? "shape" : null), text });
           if (k === "impl" && r.ref) td.append(" ", el("span", { class: "tag ref", text: "ref" }));
           if (k === "shapes") tooltip(td, `${r.mds}\n${r.exts} ${r.aux}`.trim());
