@@ -30,6 +30,12 @@ pub struct Finding {
     /// finding.
     #[serde(skip)]
     pub not_recommended: Option<String>,
+    /// The share of the wall-clock step the finding concerns (its time, else the time it could
+    /// gain, over the span of the log's timestamps): findings are ranked by it when the log has
+    /// timestamps, so that 2 % of a step spent in reorders does not come before 94 % outside
+    /// oneDNN. Absent without timestamps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_share: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]

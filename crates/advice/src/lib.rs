@@ -234,10 +234,32 @@ pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {
             }),
         }
     }
+    // With timestamps, each finding's share of the wall-clock step: what it concerns (its
+    // evidence's time, or the time outside oneDNN, else its gain) over the span per log.
+    let wall = ev
+        .summary
+        .wall_span_ms
+        .filter(|w| *w > 0.0)
+        .map(|w| w * ev.ranks.max(1) as f64)
+        .or_else(|| rules::trace_span(ev));
+    if let Some(wall) = wall {
+        for f in &mut findings {
+            let concern = ["time_ms", "outside_ms"]
+                .iter()
+                .find_map(|k| f.evidence.get(*k).and_then(|v| v.as_f64()))
+                .or(f.gain_ms);
+            f.step_share = concern.map(|c| (c / wall).min(1.0));
+        }
+    }
     findings.sort_by(|a, b| {
-        b.gain_ms
+        b.step_share
             .unwrap_or(0.0)
-            .total_cmp(&a.gain_ms.unwrap_or(0.0))
+            .total_cmp(&a.step_share.unwrap_or(0.0))
+            .then(
+                b.gain_ms
+                    .unwrap_or(0.0)
+                    .total_cmp(&a.gain_ms.unwrap_or(0.0)),
+            )
     });
     Advice {
         schema: SCHEMA,

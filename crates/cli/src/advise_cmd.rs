@@ -178,8 +178,15 @@ pub(crate) fn projections(
 }
 
 pub fn run(args: AdviseArgs) -> Result<ExitCode> {
-    let profiles =
-        crate::load::profiles(&args.logs, args.threads, args.iterations, args.no_progress)?;
+    // With a PyTorch trace, a log without a oneDNN line still has a step to advise on.
+    let profiles = crate::load::logs_and_ranks_with(
+        &args.logs,
+        args.threads,
+        args.iterations,
+        args.no_progress,
+        args.torch_trace.is_some(),
+    )?
+    .profiles;
     let machine = crate::machine_file::load(args.machine.as_deref())?;
     // --cores first; else the hardware threads of the machine profile given (or saved).
     let cores = args.cores.or(machine.as_ref().and_then(|m| m.threads));

@@ -12,16 +12,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// One profile per log, in order; a multi-rank log gives one profile per rank.
-pub fn profiles(
-    logs: &[PathBuf],
-    threads: Option<usize>,
-    iterations: Option<u64>,
-    no_progress: bool,
-) -> Result<Vec<Profile>> {
-    Ok(logs_and_ranks(logs, threads, iterations, no_progress)?.profiles)
-}
-
 /// The profile of one process's log, for the commands that compare or replay one run
 /// (`diff`, `project`, `replay`, `benchdnn`): a multi-rank log is an error that says how to
 /// pick a rank, rather than silently one of its ranks or their sum.

@@ -226,3 +226,51 @@ fn backward_weights_on_a_matmul_log_says_matmuls_have_no_direction() {
     );
     assert!(!line.contains("not a training log"), "{line}");
 }
+
+/// With timestamps, findings are ranked by their share of the wall-clock step, shown with it;
+/// with a PyTorch trace, time outside oneDNN says what it is (an f32 transformer: GEMMs in the
+/// BLAS, attention and element-wise ops in ATen), and a compiled model is not told to compile.
+#[test]
+fn findings_rank_by_step_share_and_outside_time_is_named_from_the_trace() {
+    let advise = |log: &str, trace: &str| {
+        json_of(&[
+            "advise",
+            root().join(log).to_str().unwrap(),
+            "--torch-trace",
+            root().join(trace).to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+    };
+    let a = advise(
+        "fixtures/torch/gpt-f32.log.gz",
+        "fixtures/torch/gpt-f32.trace.json.gz",
+    );
+    let f = a["findings"].as_array().unwrap();
+    let shares: Vec<f64> = f
+        .iter()
+        .map(|x| x["step_share"].as_f64().unwrap())
+        .collect();
+    assert!(shares.windows(2).all(|w| w[0] >= w[1]), "{shares:?}");
+    assert_eq!(f[0]["id"], "time-outside-onednn");
+    assert!(shares[0] > 0.9, "{shares:?}");
+    let title = f[0]["title"].as_str().unwrap();
+    assert!(
+        title.contains("GEMMs in the BLAS") && title.contains("attention in ATen"),
+        "{title}"
+    );
+    assert!(f[0]["action"].as_str().unwrap().contains("torch.compile"));
+    let c = advise(
+        "fixtures/torch/gpt-compiled.log.gz",
+        "fixtures/torch/gpt-compiled.trace.json.gz",
+    );
+    let out = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == "time-outside-onednn")
+        .expect("a compiled run without oneDNN is all outside it");
+    let action = out["action"].as_str().unwrap();
+    assert!(action.contains("already compiled"), "{action}");
+    assert!(!action.contains("or `torch.compile`"), "{action}");
+}

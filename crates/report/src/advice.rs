@@ -48,12 +48,20 @@ pub fn render(a: &Advice, short: bool) -> String {
     } else {
         let _ = writeln!(
             out,
-            "\nAdvice ({} finding(s), largest estimated gain first)",
-            a.findings.len()
+            "\nAdvice ({} finding(s), {} first)",
+            a.findings.len(),
+            if a.findings.iter().any(|f| f.step_share.is_some()) {
+                "largest share of the wall-clock step"
+            } else {
+                "largest estimated gain"
+            }
         );
     }
     for (i, f) in a.findings.iter().enumerate() {
-        let _ = writeln!(out, "\n{}. [{}] {}", i + 1, f.id, f.title);
+        let share = f.step_share.map_or(String::new(), |s| {
+            format!(" ({:.1} % of the step)", s * 100.0)
+        });
+        let _ = writeln!(out, "\n{}. [{}] {}{share}", i + 1, f.id, f.title);
         if !short {
             let facts: Vec<String> = f
                 .evidence

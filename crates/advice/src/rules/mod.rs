@@ -202,10 +202,19 @@ pub fn finding(
         action: action.to_string(),
         projection: None,
         not_recommended: None,
+        step_share: None,
     }
 }
 
 /// `{"k": v, …}` from pairs.
 pub fn map(pairs: Vec<(&str, Value)>) -> Map<String, Value> {
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// The span of a log without a primitive (no timestamps of its own), from its PyTorch trace's
+/// iterations: a compiled or f32 transformer that never called oneDNN.
+pub(crate) fn trace_span(ev: &Evidence) -> Option<f64> {
+    ev.torch
+        .map(|j| j.per_iteration.iter().map(|i| i.time_ms).sum::<f64>())
+        .filter(|w| *w > 0.0 && ev.summary.calls == 0)
 }
