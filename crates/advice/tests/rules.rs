@@ -333,7 +333,8 @@ fn findings_are_ordered_by_gain_and_ids_are_stable() {
             "optimizer-as-many-ops",
             "data-loading-stall",
             "rank-imbalance",
-            "rank-thread-placement"
+            "rank-thread-placement",
+            "timings-polluted"
         ]
     );
 }
@@ -524,4 +525,66 @@ fn rank_spanning_sockets_is_judged_by_physical_cores_not_hardware_threads() {
     assert!(f.is_none());
     let why = why.unwrap();
     assert!(why.contains("physical cores are unknown"), "{why}");
+}
+
+/// Identical calls an order of magnitude apart, most of them slow (a newcomer's run beside two
+/// busy processes: one reorder at 0.005-0.03 ms or 7-8 ms): `timings-polluted` fires and names
+/// the primitive; one cold first call among fast ones does not.
+#[test]
+fn identical_calls_far_apart_are_flagged_as_polluted() {
+    let line = |ms: f64| {
+        format!(
+            "onednn_verbose,v1,primitive,exec,cpu,reorder,jit:blk,undef,src:f32::blocked:abcd::f0 \
+             dst:f32::blocked:aBcd16b::f0,,,2x256x8x8,{ms}\n"
+        )
+    };
+    let conv = |ms: f64| {
+        format!(
+            "onednn_verbose,v1,primitive,exec,cpu,convolution,brg:avx512_core,forward_training,\
+             src:f32::blocked:acdb::f0 wei:f32::blocked:Acdb16a::f0 bia:undef::undef:: \
+             dst:f32::blocked:acdb::f0,,alg:convolution_direct,mb2_ic64oc64_ih8oh8kh3sh1dh0ph1_iw8ow8kw3sw1dw0pw1,{ms}\n"
+        )
+    };
+    let write = |name: &str, text: String| {
+        let dir = std::env::temp_dir().join(format!("profilednn-polluted-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    // Polluted: 168 calls, a quarter at 0.01 ms, the rest at 7.5 ms.
+    let mut text: String = (0..168)
+        .map(|i| line(if i % 4 == 0 { 0.01 } else { 7.5 }))
+        .collect();
+    text += &(0..20).map(|_| conv(1.0)).collect::<String>();
+    let polluted = write("polluted.log", text);
+    // Quiet: one cold first call (5 ms), the others within 2x of each other.
+    let mut text: String = line(5.0);
+    text += &(0..167)
+        .map(|i| line(if i % 2 == 0 { 0.01 } else { 0.02 }))
+        .collect::<String>();
+    text += &(0..20).map(|_| conv(1.0)).collect::<String>();
+    let quiet = write("quiet.log", text);
+    let advise = |path: &std::path::Path| {
+        let p = profilednn_analysis::Profile::from_scan(
+            "t",
+            profilednn_analysis::scan(
+                profilednn_verbose::LogInput::open(path).unwrap(),
+                &Default::default(),
+            ),
+            &Default::default(),
+        );
+        let summary = summarize(std::slice::from_ref(&p), &SummaryOptions::default());
+        let ev = Evidence::from_profiles(std::slice::from_ref(&p), &p, &summary, None, None);
+        profilednn_advice::advise(&ev, &Thresholds::default())
+    };
+    let a = advise(&polluted);
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.id == "timings-polluted")
+        .expect("fires on calls 750x apart");
+    assert_eq!(f.evidence["primitives"], 1);
+    assert!(f.evidence["worst_spread"].as_f64().unwrap() > 500.0);
+    assert!(!fires(&advise(&quiet), "timings-polluted"));
 }

@@ -6,6 +6,7 @@ mod bf16_emulated;
 mod cache;
 mod fusion;
 mod outside;
+mod polluted;
 mod projected;
 mod rank_imbalance;
 mod rank_placement;
@@ -93,6 +94,10 @@ pub const ALL: &[Rule] = &[
     Rule {
         id: rank_placement::ID,
         check: rank_placement::check,
+    },
+    Rule {
+        id: polluted::ID,
+        check: polluted::check,
     },
 ];
 
