@@ -111,7 +111,7 @@ class profile:
     def __exit__(self, *exc):
         self._close()
         self._prof.__exit__(*exc)
-        if self._scheduled and self._prof.profiler is None:
+        if self._scheduled and (self._prof.profiler is None or self.iteration <= self.skip):
             # The schedule never reached an active step (the run was shorter than `skip`).
             print(f"profilednn.profile: no step was traced: the run had {self.iteration} step(s) and "
                   f"skip={self.skip}", file=sys.stderr)

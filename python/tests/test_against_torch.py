@@ -517,6 +517,16 @@ class Capture(unittest.TestCase):
         self.assertEqual((n, ranges[0], stacks), (5, 1, False))
         with self.assertRaises(ValueError):
             profilednn.profile(skip=-1)
+        # A run no longer than `skip` traces nothing, and says so instead of an empty trace.
+        path = os.path.join(tempfile.mkdtemp(), "none.trace.json.gz")
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            with profilednn.profile(trace=path, skip=2) as prof:
+                for _ in range(2):
+                    lin(torch.rand(2, 8)).sum().backward()
+                    prof.step()
+        self.assertIn("no step was traced", err.getvalue())
+        self.assertFalse(os.path.exists(path))
 
     def test_profile_writes_a_trace_and_marks_iterations(self):
         import contextlib

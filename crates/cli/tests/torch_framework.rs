@@ -98,6 +98,9 @@ fn linear_rows_carry_2mkn_over_the_traces_own_shapes_and_most_time_is_costed() {
         // In f32 the product runs in the BLAS; under bf16 autocast, in oneDNN.
         let expected = if v == "f32" { "BLAS" } else { "oneDNN" };
         assert_eq!(linear["runs_in"], expected, "{v}");
+        // Under autocast the linear is recorded with its f32 arguments; its GEMM ran in bf16,
+        // the precision (and element size) it is costed and set against a roof at.
+        assert_eq!(linear["precision"], v, "{v}");
     }
 }
 

@@ -160,6 +160,13 @@ use crate::markers::VERBOSE_PREFIXES as MARKERS;
 /// Classifies one line (without its `\n`; a trailing `\r` is ignored).
 #[inline]
 pub fn classify(line: &[u8]) -> Line<'_> {
+    classify_at(line, true)
+}
+
+/// [`classify`]; `spdlog` says whether an spdlog prefix may still be stripped (once: a line of
+/// many prefixes is not unwound recursively).
+#[inline]
+fn classify_at(line: &[u8], spdlog: bool) -> Line<'_> {
     let line = match line.last() {
         Some(b'\r') => &line[..line.len() - 1],
         _ => line,
@@ -172,14 +179,18 @@ pub fn classify(line: &[u8]) -> Line<'_> {
         b'd' if line.starts_with(MARKERS[1].0) => (Marker::Dnnl, &line[MARKERS[1].0.len()..]),
         b'm' if line.starts_with(MARKERS[2].0) => (Marker::Mkldnn, &line[MARKERS[2].0.len()..]),
         // oneDNN's file logger (ONEDNN_VERBOSE_LOGFILE) puts spdlog's prefix before each line.
-        b'[' => match crate::spdlog::strip_prefix(line) {
+        b'[' => match crate::spdlog::strip_prefix(line).filter(|_| spdlog) {
             Some(rest) => {
-                return match classify(rest) {
-                    Line::Skip(SkipReason::Foreign | SkipReason::Empty) => {
+                return match classify_at(rest, false) {
+                    // The logger's own lines; any other text behind such a prefix (Python's
+                    // logging, DeepSpeed) stays application output.
+                    Line::Skip(SkipReason::Foreign | SkipReason::Empty)
+                        if crate::spdlog::is_logger_line(rest) =>
+                    {
                         Line::Skip(SkipReason::Logger)
                     }
                     other => other,
-                }
+                };
             }
             None => return Line::Skip(classify_foreign(line)),
         },

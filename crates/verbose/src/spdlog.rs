@@ -30,6 +30,14 @@ pub fn strip_prefix(line: &[u8]) -> Option<&[u8]> {
     Some(rest)
 }
 
+/// Whether `rest` (what follows the prefix) is one of the logger's own lines: its separator of
+/// dashes, or `logger enabled,logfile::…`.
+pub fn is_logger_line(rest: &[u8]) -> bool {
+    rest.is_empty()
+        || rest.starts_with(b"logger enabled,")
+        || (rest.len() >= 3 && rest.iter().all(|&c| c == b'-'))
+}
+
 /// `2026-04-02 10:15:32.123`: digits, with `-`, ` `, `:`, `.` or `,` between them (spdlog's
 /// `%Y-%m-%d %H:%M:%S.%e`, and patterns close to it).
 fn looks_like_date_time(s: &[u8]) -> bool {
@@ -58,6 +66,32 @@ mod tests {
             strip_prefix(b"[2026-04-02 10:15:32.123] [oneDNN] [info] -----"),
             Some(&b"-----"[..])
         );
+    }
+
+    #[test]
+    fn only_the_loggers_own_lines_are_logger_lines() {
+        use crate::line::{classify, Line, SkipReason};
+        let kind = |l: &[u8]| match classify(l) {
+            Line::Skip(r) => Some(r),
+            _ => None,
+        };
+        assert_eq!(
+            kind(b"[2026-04-02 10:15:32.123] [oneDNN] [info] ---------------"),
+            Some(SkipReason::Logger)
+        );
+        assert_eq!(
+            kind(b"[2026-04-02 10:15:32.123] [oneDNN] [info] logger enabled,logfile::a.log,size::1,num_logfiles::2"),
+            Some(SkipReason::Logger)
+        );
+        // Python's logging (DeepSpeed) has the same shape: application output.
+        assert_eq!(
+            kind(b"[2026-04-02 10:15:32,123] [INFO] [engine.py:1:step] loss=1.0"),
+            Some(SkipReason::Foreign)
+        );
+        // Many prefixes in one line are stripped once, not unwound recursively.
+        let mut long = b"[2026-04-02 10:15:32.123] [a] [b] ".repeat(100_000);
+        long.extend_from_slice(b"x");
+        assert_eq!(kind(&long), Some(SkipReason::Foreign));
     }
 
     #[test]

@@ -177,6 +177,32 @@ fn onednn_inside(ops: &[super::Op], i: usize, dnn_by_op: &BTreeMap<usize, f64>) 
         .sum()
 }
 
+/// The types a GEMM really ran at under autocast: `aten::linear` is recorded with its f32
+/// arguments and casts them inside, where the GEMM it runs (`aten::addmm`, `aten::mm`) has the
+/// bf16 (or f16) ones. `None` when the op is no GEMM or nothing inside it ran at a lower
+/// precision.
+fn autocast_types(ops: &[super::Op], i: usize) -> Option<Vec<String>> {
+    let op = &ops[i];
+    if framework::family(&op.name) != Some(Family::Gemm) || !op.types.iter().any(|t| t == "float") {
+        return None;
+    }
+    let low = ops[i + 1..]
+        .iter()
+        .take_while(|o| o.start < op.end)
+        .filter(|o| o.tid == op.tid && framework::family(&o.name) == Some(Family::Gemm))
+        .find_map(|o| {
+            o.types
+                .iter()
+                .find(|t| matches!(t.as_str(), "c10::BFloat16" | "c10::Half"))
+        })?;
+    Some(
+        op.types
+            .iter()
+            .map(|t| if t == "float" { low.clone() } else { t.clone() })
+            .collect(),
+    )
+}
+
 /// The framework ops of `trace`, costed; `dnn_by_op` is the log's oneDNN time by the trace op
 /// (index into `trace.ops`) that issued it (empty without a log).
 pub fn framework_ops(trace: &TorchTrace, dnn_by_op: &BTreeMap<usize, f64>) -> FrameworkOps {
@@ -202,10 +228,11 @@ pub fn framework_ops(trace: &TorchTrace, dnn_by_op: &BTreeMap<usize, f64>) -> Fr
         }
         let mut costed = false;
         if !covered {
+            let autocast = autocast_types(ops, i);
             let call = OpCall {
                 name: &op.name,
                 dims: &op.dims,
-                types: &op.types,
+                types: autocast.as_deref().unwrap_or(&op.types),
             };
             let family = framework::family(&op.name);
             match framework::cost(&call) {

@@ -12,7 +12,7 @@
 //! type) written once.
 
 use super::tensor::written as cost;
-use super::tensor::{count, dims, first_element_bytes, is_tensor, precision};
+use super::tensor::{count, dims, first_element_bytes, is_tensor, output_element_bytes, precision};
 use super::{Model, OpCall};
 use crate::count::{product, N};
 use crate::{Cost, Unknown};
@@ -24,7 +24,7 @@ pub(super) fn model(bare: &str) -> Option<Model> {
         | "pow" | "reciprocal" | "abs" | "clamp" | "clamp_min" | "clamp_max" | "maximum"
         | "minimum" | "where" | "masked_fill" | "addcmul" | "addcdiv" | "lerp" | "gelu"
         | "relu" | "silu" | "tanh" | "sigmoid" | "threshold" | "hardtanh" | "leaky_relu"
-        | "dropout" | "native_dropout" | "_foreach_add" => per_element(1),
+        | "dropout" | "native_dropout" => per_element(1),
         "gelu_backward"
         | "silu_backward"
         | "tanh_backward"
@@ -40,8 +40,16 @@ pub(super) fn model(bare: &str) -> Option<Model> {
     })
 }
 
-/// The broadcast of every tensor argument's shape, as an element count.
+/// The broadcast of every tensor argument's shape, as an element count; unknown without a
+/// shaped tensor argument (a tensor list's nested shapes, a trace without shapes): nothing is
+/// guessed.
 fn broadcast(op: &OpCall) -> Result<N, Unknown> {
+    if !(0..op.dims.len()).any(|i| is_tensor(op, i)) {
+        return Err(crate::unknown(format!(
+            "{}: no shaped tensor argument",
+            op.name
+        )));
+    }
     let mut out: Vec<u64> = Vec::new();
     for i in (0..op.dims.len()).filter(|&i| is_tensor(op, i)) {
         let d = dims(op, i)?;
@@ -63,15 +71,15 @@ fn per_element(per: u64) -> Model {
     match per {
         0 => |op| {
             let n = broadcast(op)?;
-            cost(op, N::ZERO, n * first_element_bytes(op))
+            cost(op, N::ZERO, n * output_element_bytes(op))
         },
         1 => |op| {
             let n = broadcast(op)?;
-            cost(op, n, n * first_element_bytes(op))
+            cost(op, n, n * output_element_bytes(op))
         },
         _ => |op| {
             let n = broadcast(op)?;
-            cost(op, n * 2u64, n * first_element_bytes(op))
+            cost(op, n * 2u64, n * output_element_bytes(op))
         },
     }
 }
@@ -100,7 +108,7 @@ fn embedding(op: &OpCall) -> Result<Cost, Unknown> {
 /// `(grad [..., D], indices, num_weights, …)`: one add per gradient element into the rows.
 fn embedding_backward(op: &OpCall) -> Result<Cost, Unknown> {
     let n = product(&dims(op, 0)?);
-    cost(op, n, n * first_element_bytes(op))
+    cost(op, n, n * output_element_bytes(op))
 }
 
 #[cfg(test)]
@@ -153,5 +161,24 @@ mod tests {
         })
         .unwrap();
         assert_eq!((c.flops, c.bytes), (0, 4 * 3000));
+        // where(condition, self, other): the output is at the values' type, not the mask's.
+        let dims = [vec![64], vec![64], vec![]];
+        let types = strings(&["bool", "long int", "Scalar"]);
+        let c = cost(&OpCall {
+            name: "aten::where",
+            dims: &dims,
+            types: &types,
+        })
+        .unwrap();
+        assert_eq!(c.bytes, 64 + 8 * 64 + 8 * 64);
+        // A tensor list (nested shapes read as none): unknown, not 1 flop and 4 bytes.
+        let dims = [vec![], vec![], vec![]];
+        let types = strings(&["TensorList", "TensorList", "Scalar"]);
+        assert!(cost(&OpCall {
+            name: "aten::mul_",
+            dims: &dims,
+            types: &types
+        })
+        .is_err());
     }
 }

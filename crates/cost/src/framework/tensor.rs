@@ -58,6 +58,16 @@ pub fn first_element_bytes(op: &OpCall) -> u64 {
     op.types.iter().find_map(|t| element_bytes(t)).unwrap_or(4)
 }
 
+/// The element size of an element-wise op's output: that of its first tensor that is not a
+/// mask (`where(condition, self, other)` writes `self`'s type).
+pub fn output_element_bytes(op: &OpCall) -> u64 {
+    op.types
+        .iter()
+        .filter(|t| t.as_str() != "bool")
+        .find_map(|t| element_bytes(t))
+        .unwrap_or_else(|| first_element_bytes(op))
+}
+
 /// The arithmetic's precision: that of the first floating-point tensor.
 pub fn precision(op: &OpCall) -> MathPrecision {
     for t in op.types {
