@@ -4,6 +4,7 @@
 come from one install: `profilednn record --torch -- python train.py` works right after it.
 """
 
+import os
 import signal
 import sys
 
@@ -16,6 +17,9 @@ def main() -> None:
     # a write error the command turns into a quiet exit with status 0.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     sys.stdout.flush()
+    # `replay --torch-trace` replays framework ops with this interpreter, which has torch (a
+    # venv's python resolves to its base interpreter, which may not: hence sys.executable).
+    os.environ["PROFILEDNN_RUNNING_PYTHON"] = sys.executable
     _native.cli(["profilednn", *sys.argv[1:]])  # exits the process with the command's status
 
 

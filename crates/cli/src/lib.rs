@@ -21,6 +21,7 @@ mod record_ranks;
 mod replay_cmd;
 mod replay_file;
 mod report_cmd;
+mod torch_step;
 mod trace_cmd;
 mod whatif_run;
 

@@ -85,6 +85,15 @@ pub struct ReplayArgs {
     /// a what-if against an as-logged replay by hand, like with like: `--run another` on both.
     #[arg(long, value_enum)]
     run: Option<RunArg>,
+    /// The whole step: the PyTorch profiler trace recorded with the log (`record --torch`);
+    /// the framework ops of its steady iteration are replayed through PyTorch too (`--as
+    /// bf16` and `--threads` apply to them), into the results' `framework` section.
+    #[arg(long, value_name = "TRACE")]
+    torch_trace: Option<PathBuf>,
+    /// The Python (with torch) that replays the framework ops (default:
+    /// $PROFILEDNN_TORCH_PYTHON, the running interpreter, then python3).
+    #[arg(long, value_name = "PATH", requires = "torch_trace")]
+    python: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -307,7 +316,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let replay = profilednn_dnnl::what_if_run::replay_record(
+    let mut replay = profilednn_dnnl::what_if_run::replay_record(
         &session,
         args.log.display().to_string(),
         match args.mode {
@@ -318,6 +327,24 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         record,
         results,
     );
+    if let Some(trace) = &args.torch_trace {
+        if args.layout != LayoutArg::AsLogged || args.batch.is_some() {
+            eprintln!(
+                "profilednn: --layout and --batch rewrite the oneDNN primitives only: the \
+                 framework ops replay as recorded"
+            );
+        }
+        replay.framework = Some(crate::torch_step::replay(&crate::torch_step::StepArgs {
+            trace,
+            python: args.python.as_deref(),
+            threads: args
+                .threads
+                .map(|t| t as u64)
+                .or(profile.metadata.threads.map(u64::from)),
+            bf16: args.as_type == Some(AsType::Bf16),
+            warmup: args.warmup,
+        })?);
+    }
     std::fs::write(&args.output, serde_json::to_string_pretty(&replay)? + "\n")
         .with_context(|| format!("{}: cannot write", args.output.display()))?;
     let results_file = args.output.display().to_string();

@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// Objects whose keys are data (problem keys), not fields.
-const MAPS: &[&str] = &["rewritten_from"];
+const MAPS: &[&str] = &["rewritten_from", "by_phase", "by_family"];
 
 /// Objects keyed by the projection's methods: a projection has the methods it used, so their
 /// keys are checked to be documented method names, not to be all of them.
@@ -25,16 +25,27 @@ const METHODS: &[&str] = &["carried_over", "replayed", "roofline"];
 
 const LOG: &str = "fixtures/advice/bf16_without_bf16_units.log";
 const REPLAY: &str = "fixtures/replay/bf16_without_bf16_units.replay.json";
+/// A whole-step replay (`replay --torch-trace`) of a transformer fixture, and its log.
+const TORCH_REPLAY: &str = "fixtures/replay/mlp-f32.torch.replay.json";
+const TORCH_LOG: &str = "fixtures/torch/mlp-f32.log.gz";
 
 /// The names in the first column of the document's tables (`a`, `b` rows name two), as
-/// (the keys outside the `what_if` section, the keys of that section).
+/// (the keys outside the `what_if` and whole-step sections, the keys of the `what_if` section).
 fn documented(doc: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let (main, what_if, _) = documented_sections(doc);
+    (main, what_if)
+}
+
+/// As [`documented`], with the keys of the whole-step sections (`framework`, `step`: emitted
+/// only with `--torch-trace`) third.
+fn documented_sections(doc: &str) -> (BTreeSet<String>, BTreeSet<String>, BTreeSet<String>) {
     let text = std::fs::read_to_string(root().join("docs").join(doc)).unwrap();
-    let (mut main, mut what_if) = (BTreeSet::new(), BTreeSet::new());
-    let mut in_what_if = false;
+    let (mut main, mut what_if, mut step) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    let (mut in_what_if, mut in_step) = (false, false);
     for line in text.lines() {
         if let Some(h) = line.strip_prefix("## ") {
             in_what_if = h.contains("`what_if`");
+            in_step = h.contains("`framework") || h.contains("`step`");
             continue;
         }
         let Some(row) = line.strip_prefix("| `") else {
@@ -48,9 +59,16 @@ fn documented(doc: &str) -> (BTreeSet<String>, BTreeSet<String>) {
             .map(str::to_string)
             .collect::<Vec<_>>();
         assert!(!names.is_empty(), "{doc}: a row without a key: {line}");
-        if in_what_if { &mut what_if } else { &mut main }.extend(names);
+        if in_what_if {
+            &mut what_if
+        } else if in_step {
+            &mut step
+        } else {
+            &mut main
+        }
+        .extend(names);
     }
-    (main, what_if)
+    (main, what_if, step)
 }
 
 /// Every object key in `v`, not descending into the objects of [`MAPS`].
@@ -143,4 +161,37 @@ fn what_if_keys_of_replay_and_project_are_the_documented_ones() {
     let (main, what_if) = documented("project-json.md");
     let methods: BTreeSet<String> = METHODS.iter().map(|m| m.to_string()).collect();
     assert_eq!(keys(&v), &(&main | &what_if) - &methods);
+}
+
+/// A replay made with `--torch-trace` (committed: it needs PyTorch), and its projection: the
+/// whole-step keys are the documented ones, and the projected step is the file's own figures
+/// summed by hand (each op here, the rest as logged).
+#[test]
+fn whole_step_keys_of_replay_and_project_are_the_documented_ones() {
+    let text = std::fs::read_to_string(root().join(TORCH_REPLAY)).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    // `precision` is written for the bf16 what-if only; this replay is as recorded.
+    let as_recorded: BTreeSet<String> = ["precision".to_string()].into();
+    let (main, _, step) = documented_sections("replay-json.md");
+    assert_eq!(keys(&v), &(&main | &step) - &as_recorded);
+    let log = root().join(TORCH_LOG).display().to_string();
+    let replay = root().join(TORCH_REPLAY).display().to_string();
+    let p = json_of(&["project", &log, "--replay", &replay, "--json"]);
+    let (main, _, step) = documented_sections("project-json.md");
+    let methods: BTreeSet<String> = METHODS.iter().map(|m| m.to_string()).collect();
+    assert_eq!(keys(&p), &(&(&main | &step) - &methods) - &as_recorded);
+    let f = &v["framework"];
+    let by_hand = f["outside_units_ms"].as_f64().unwrap()
+        + f["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["replayed_ms"].as_f64().unwrap())
+            .sum::<f64>();
+    let projected = p["projected_step_ms"].as_f64().unwrap();
+    assert!(
+        (projected - by_hand).abs() < 1e-9,
+        "{projected} vs {by_hand}"
+    );
+    assert_eq!(p["logged_step_ms"], f["logged_step_ms"]);
 }

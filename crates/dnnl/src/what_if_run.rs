@@ -74,5 +74,6 @@ pub fn replay_record(
         sequence,
         what_if,
         results,
+        framework: None,
     }
 }

@@ -5,6 +5,7 @@
 //! its replay are read alike.
 
 pub mod allocation;
+pub mod framework;
 pub mod logged;
 pub mod results;
 pub mod sequence;

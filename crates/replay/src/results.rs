@@ -56,6 +56,10 @@ pub struct Replay {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub what_if: Option<profilednn_whatif::Record>,
     pub results: Vec<ReplayResult>,
+    /// The framework ops of one steady iteration replayed through PyTorch (`replay
+    /// --torch-trace`): the whole step, not only oneDNN's part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framework: Option<crate::framework::FrameworkReplay>,
 }
 
 fn isolated() -> String {

@@ -25,6 +25,7 @@ pub mod machine;
 pub mod projection;
 pub mod ranks;
 pub mod replay_text;
+pub mod step_text;
 pub mod terminal;
 pub mod torch_view;
 pub mod trace;

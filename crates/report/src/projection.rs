@@ -31,6 +31,9 @@ pub fn render(pr: &Projection) -> String {
     if let Some(a) = &pr.replay_allocation {
         let _ = writeln!(out, "  allocation: {a}");
     }
+    if let Some(st) = &pr.step {
+        out.push_str(&whole_step(st));
+    }
     if let Some(w) = &pr.what_if {
         let _ = writeln!(out, "  what-if: {}", w.transform);
         for a in &w.assumptions {
@@ -108,5 +111,58 @@ pub fn render(pr: &Projection) -> String {
         );
     }
     let _ = writeln!(out, "\nMethod: {}", pr.method);
+    out
+}
+
+/// The whole step (a replay with `--torch-trace`): before and after, per phase and per family.
+fn whole_step(st: &profilednn_project::project::step::StepProjection) -> String {
+    let mut out = String::new();
+    let pct = |l: f64, p: f64| {
+        if l > 0.0 {
+            format!("{:+.1}%", (p / l - 1.0) * 100.0)
+        } else {
+            "-".into()
+        }
+    };
+    let _ = writeln!(
+        out,
+        "\nWhole step (iteration {} of the trace; framework ops replayed through PyTorch {} at {} \
+         thread(s){}): {:.3} → {:.3} ms ({})",
+        st.iteration,
+        st.torch,
+        st.threads,
+        st.precision
+            .as_deref()
+            .map(|p| format!(", {p} what-if"))
+            .unwrap_or_default(),
+        st.logged_step_ms,
+        st.projected_step_ms,
+        pct(st.logged_step_ms, st.projected_step_ms)
+    );
+    let _ = writeln!(
+        out,
+        "  {:.0}% of the step replayed; {:.3} ms outside the ops and {:.3} ms of ops not \
+         replayable carried over as logged",
+        st.replayed_share * 100.0,
+        st.outside_ops_ms,
+        st.carried_over_ms
+    );
+    for (title, parts) in [("phase", &st.by_phase), ("family", &st.by_family)] {
+        let _ = writeln!(
+            out,
+            "  {title:<14} {:>10} {:>10} {:>8}",
+            "logged ms", "here ms", "change"
+        );
+        for (k, p) in parts {
+            let _ = writeln!(
+                out,
+                "  {k:<14} {:>10.3} {:>10.3} {:>8}",
+                p.logged_ms,
+                p.projected_ms,
+                pct(p.logged_ms, p.projected_ms)
+            );
+        }
+    }
+    out.push('\n');
     out
 }

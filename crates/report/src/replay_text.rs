@@ -107,6 +107,10 @@ pub fn render(replay: &Replay, all_ms: &[f64], results_file: &str) -> String {
             let _ = writeln!(out, "  {n:>4} × {why}");
         }
     }
+    if let Some(f) = &replay.framework {
+        out.push('\n');
+        out.push_str(&crate::step_text::render(f));
+    }
     out
 }
 

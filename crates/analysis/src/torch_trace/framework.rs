@@ -142,7 +142,7 @@ impl FrameworkOps {
     }
 }
 
-fn family_name(f: Family) -> &'static str {
+pub(crate) fn family_name(f: Family) -> &'static str {
     match f {
         Family::Gemm => "gemm",
         Family::Attention => "attention",

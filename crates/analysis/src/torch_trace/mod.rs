@@ -7,6 +7,8 @@
 //! event's `ts` (µs), and oneDNN's timestamps (ms since the epoch, `ONEDNN_VERBOSE_TIMESTAMP=1`).
 
 pub mod framework;
+mod scan;
+pub mod step_units;
 
 use crate::events::{for_each_event, Event};
 use crate::EventKind;
@@ -43,15 +45,16 @@ pub struct TorchTrace {
     pub base_ns: Option<f64>,
 }
 
+/// A trace event's fields; `A` is what a reader keeps of its `args`.
 #[derive(Deserialize)]
-struct RawEvent {
+struct RawEvent<A = RawArgs> {
     ph: Option<String>,
     cat: Option<String>,
     name: Option<String>,
     ts: Option<f64>,
     dur: Option<f64>,
     tid: Option<serde_json::Value>,
-    args: Option<RawArgs>,
+    args: Option<A>,
 }
 
 #[derive(Deserialize)]
@@ -111,113 +114,53 @@ pub fn read_trace(path: &Path) -> Result<TorchTrace, TraceError> {
 }
 
 /// `read_trace` over any byte stream (uncompressed JSON); `name` is used in errors.
-pub fn read_trace_from(mut reader: impl Read, name: &str) -> Result<TorchTrace, TraceError> {
+pub fn read_trace_from(reader: impl Read, name: &str) -> Result<TorchTrace, TraceError> {
     let mut t = TorchTrace::default();
-    let (mut depth, mut in_str, mut esc) = (0i32, false, false);
-    let mut key = Vec::new();
-    let mut last_key = String::new();
-    let mut in_events = false;
-    let mut obj: Vec<u8> = Vec::new();
-    let mut value: Vec<u8> = Vec::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = reader.read(&mut buf).map_err(|error| TraceError::Read {
-            name: name.to_string(),
-            error,
-        })?;
-        if n == 0 {
-            break;
+    t.base_ns = scan::events(reader, name, |obj| {
+        if let Some(op) = op_of(obj) {
+            t.ops.push(op);
         }
-        for &b in &buf[..n] {
-            let capturing = in_events && depth >= 3 || (in_events && depth == 2 && b == b'{');
-            if capturing {
-                obj.push(b);
-            }
-            if in_str {
-                if esc {
-                    esc = false;
-                } else if b == b'\\' {
-                    esc = true;
-                } else if b == b'"' {
-                    in_str = false;
-                    if depth == 1 {
-                        last_key = String::from_utf8_lossy(&key).into_owned();
-                    }
-                } else if depth == 1 {
-                    key.push(b);
-                }
-                continue;
-            }
-            match b {
-                b'"' => {
-                    in_str = true;
-                    if depth == 1 {
-                        key.clear();
-                    }
-                }
-                b'{' | b'[' => {
-                    depth += 1;
-                    if depth == 2 && last_key == "traceEvents" {
-                        in_events = b == b'[';
-                    }
-                }
-                b'}' | b']' => {
-                    depth -= 1;
-                    if in_events && depth == 2 && b == b'}' {
-                        if let Ok(e) = serde_json::from_slice::<RawEvent>(&obj) {
-                            let cat = e.cat.as_deref().unwrap_or("");
-                            if e.ph.as_deref() == Some("X")
-                                && matches!(cat, "cpu_op" | "user_annotation" | "python_function")
-                            {
-                                let ts = e.ts.unwrap_or(0.0);
-                                let (seq, dims, types) = match e.args {
-                                    Some(a) => (
-                                        a.seq,
-                                        a.dims.iter().flatten().map(shape).collect(),
-                                        a.types
-                                            .iter()
-                                            .flatten()
-                                            .map(|t| t.as_str().unwrap_or("").to_string())
-                                            .collect(),
-                                    ),
-                                    None => (None, Vec::new(), Vec::new()),
-                                };
-                                t.ops.push(Op {
-                                    name: e.name.unwrap_or_default(),
-                                    start: ts,
-                                    end: ts + e.dur.unwrap_or(0.0),
-                                    tid: e.tid.as_ref().and_then(|v| v.as_i64()).unwrap_or(0),
-                                    annotation: cat == "user_annotation",
-                                    python: cat == "python_function",
-                                    seq,
-                                    dims,
-                                    types,
-                                });
-                            }
-                        }
-                        obj.clear();
-                    }
-                    if in_events && depth == 1 {
-                        in_events = false;
-                    }
-                }
-                b':' if depth == 1 => value.clear(),
-                b',' if depth == 1 && last_key == "baseTimeNanoseconds" => {
-                    t.base_ns = String::from_utf8_lossy(&value).trim().parse().ok();
-                }
-                _ if depth == 1 => value.push(b),
-                _ => {}
-            }
-        }
-    }
-    if t.base_ns.is_none() && last_key == "baseTimeNanoseconds" {
-        t.base_ns = String::from_utf8_lossy(&value).trim().parse().ok();
-    }
+    })?;
     // Event times stay relative to the base (full precision for durations); primitives are
     // brought onto this clock instead (see `join`).
     t.ops
         .sort_by(|a, b| a.start.total_cmp(&b.start).then(b.end.total_cmp(&a.end)));
     Ok(t)
+}
+
+/// The operator (or annotation, or Python function) an event object is, if it is one.
+fn op_of(obj: &[u8]) -> Option<Op> {
+    let e = serde_json::from_slice::<RawEvent>(obj).ok()?;
+    let cat = e.cat.as_deref().unwrap_or("");
+    if e.ph.as_deref() != Some("X")
+        || !matches!(cat, "cpu_op" | "user_annotation" | "python_function")
+    {
+        return None;
+    }
+    let ts = e.ts.unwrap_or(0.0);
+    let (seq, dims, types) = match e.args {
+        Some(a) => (
+            a.seq,
+            a.dims.iter().flatten().map(shape).collect(),
+            a.types
+                .iter()
+                .flatten()
+                .map(|t| t.as_str().unwrap_or("").to_string())
+                .collect(),
+        ),
+        None => (None, Vec::new(), Vec::new()),
+    };
+    Some(Op {
+        name: e.name.unwrap_or_default(),
+        start: ts,
+        end: ts + e.dur.unwrap_or(0.0),
+        tid: e.tid.as_ref().and_then(|v| v.as_i64()).unwrap_or(0),
+        annotation: cat == "user_annotation",
+        python: cat == "python_function",
+        seq,
+        dims,
+        types,
+    })
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -2,6 +2,7 @@
 //! there (replayed, or the roofline's when only a machine profile is known), plus the time the
 //! source run spent outside oneDNN, carried over unchanged.
 
+pub mod step;
 pub mod what_if;
 
 use profilednn_analysis::Profile;
@@ -100,6 +101,16 @@ pub struct Projection {
     /// then the rewritten iteration's time here, per iteration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub what_if: Option<crate::project::what_if::WhatIfProjection>,
+    /// The whole step, with a replay made with `--torch-trace`: the recorded steady step (wall
+    /// time of the trace's replayed iteration) and the step here, its framework ops at their
+    /// replayed time and the rest carried over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logged_step_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projected_step_ms: Option<f64>,
+    /// How the whole step's projection is made up, per phase and per family.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<crate::project::step::StepProjection>,
 }
 
 /// The replay's problems checked against the log's, by key: a replay of another log matches
@@ -135,6 +146,12 @@ pub fn project(
         None => project_logged(profile, replay, machine, logged),
     };
     p.replay_dispersion = replay.and_then(|r| r.sequence.as_ref()?.dispersion);
+    if let Some(f) = replay.and_then(|r| r.framework.as_ref()) {
+        let step = step::StepProjection::of(f);
+        p.logged_step_ms = Some(step.logged_step_ms);
+        p.projected_step_ms = Some(step.projected_step_ms);
+        p.step = Some(step);
+    }
     p
 }
 
@@ -282,6 +299,9 @@ fn project_logged(
         }),
         replay_dispersion: None,
         what_if: None,
+        logged_step_ms: None,
+        projected_step_ms: None,
+        step: None,
     }
 }
 

@@ -237,6 +237,7 @@ profilednn,iteration,1\n";
                 result("cast", "reorder", 2, Some(0.25)),
                 result("refused", "convolution", 1, None),
             ],
+            framework: None,
         };
         let p = crate::project::project(&profile, Some(&replay), None, None);
         assert!(

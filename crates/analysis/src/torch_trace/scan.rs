@@ -1,0 +1,87 @@
+//! The Chrome trace's event objects, one at a time: a small state machine over the bytes finds
+//! each object of `traceEvents` and hands it over unparsed, so that a multi-GB trace is never
+//! held whole, and each reader parses only the fields it needs.
+
+use super::TraceError;
+use std::io::Read;
+
+/// Calls `on_event` with the bytes of each object of the trace's `traceEvents`, in file order;
+/// returns the trace's `baseTimeNanoseconds`, if it has one. `name` is used in errors.
+pub(crate) fn events(
+    mut reader: impl Read,
+    name: &str,
+    mut on_event: impl FnMut(&[u8]),
+) -> Result<Option<f64>, TraceError> {
+    let mut base_ns = None;
+    let (mut depth, mut in_str, mut esc) = (0i32, false, false);
+    let mut key = Vec::new();
+    let mut last_key = String::new();
+    let mut in_events = false;
+    let mut obj: Vec<u8> = Vec::new();
+    let mut value: Vec<u8> = Vec::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = reader.read(&mut buf).map_err(|error| TraceError::Read {
+            name: name.to_string(),
+            error,
+        })?;
+        if n == 0 {
+            break;
+        }
+        for &b in &buf[..n] {
+            let capturing = in_events && depth >= 3 || (in_events && depth == 2 && b == b'{');
+            if capturing {
+                obj.push(b);
+            }
+            if in_str {
+                if esc {
+                    esc = false;
+                } else if b == b'\\' {
+                    esc = true;
+                } else if b == b'"' {
+                    in_str = false;
+                    if depth == 1 {
+                        last_key = String::from_utf8_lossy(&key).into_owned();
+                    }
+                } else if depth == 1 {
+                    key.push(b);
+                }
+                continue;
+            }
+            match b {
+                b'"' => {
+                    in_str = true;
+                    if depth == 1 {
+                        key.clear();
+                    }
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    if depth == 2 && last_key == "traceEvents" {
+                        in_events = b == b'[';
+                    }
+                }
+                b'}' | b']' => {
+                    depth -= 1;
+                    if in_events && depth == 2 && b == b'}' {
+                        on_event(&obj);
+                        obj.clear();
+                    }
+                    if in_events && depth == 1 {
+                        in_events = false;
+                    }
+                }
+                b':' if depth == 1 => value.clear(),
+                b',' if depth == 1 && last_key == "baseTimeNanoseconds" => {
+                    base_ns = String::from_utf8_lossy(&value).trim().parse().ok();
+                }
+                _ if depth == 1 => value.push(b),
+                _ => {}
+            }
+        }
+    }
+    if base_ns.is_none() && last_key == "baseTimeNanoseconds" {
+        base_ns = String::from_utf8_lossy(&value).trim().parse().ok();
+    }
+    Ok(base_ns)
+}

@@ -1,0 +1,82 @@
+//! The units a whole-step replay runs, on real traces (fixtures/torch), against counts derived
+//! by hand from the models of `fixtures/torch/train_transformer.py`.
+
+use profilednn_analysis::torch_trace::read_trace;
+use profilednn_analysis::torch_trace::step_units::{steady_iteration, step_units, StepUnits};
+use std::path::PathBuf;
+
+fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/torch")
+        .join(rel)
+}
+
+fn units(v: &str) -> StepUnits {
+    let path = fixture(&format!("{v}.trace.json.gz"));
+    let t = read_trace(&path).unwrap();
+    let range = steady_iteration(&t).expect("the trace marks its iterations");
+    step_units(&path, &range).unwrap()
+}
+
+fn count(s: &StepUnits, name: &str, phase: &str) -> usize {
+    s.units
+        .iter()
+        .filter(|u| u.name == name && u.phase == phase)
+        .count()
+}
+
+/// The GPT: 2 blocks of q, k, v, out, fc1, fc2 and the head are 13 linears in forward; each
+/// backward runs two mm (the input's gradient and the weight's: the embeddings' output
+/// requires grad, so every linear has both); AdamW's for-loop runs one lerp_ per parameter,
+/// 37 of them (2 embeddings, 16 per block, the final LayerNorm's 2, the head's weight).
+#[test]
+fn the_gpt_step_has_the_calls_of_its_model() {
+    let s = units("gpt-f32");
+    // 4 iterations recorded; the first is left out, the median of the other three replayed.
+    assert_eq!(s.iteration.iterations, 4);
+    assert_eq!(s.iteration.steady, 3);
+    assert_ne!(s.iteration.index, 0);
+    assert_eq!(count(&s, "aten::linear", "forward"), 13);
+    assert_eq!(count(&s, "aten::addmm", "forward"), 0, "inside the linears");
+    assert_eq!(count(&s, "aten::mm", "backward"), 26);
+    assert_eq!(count(&s, "aten::lerp_", "optimizer"), 37);
+    assert_eq!(
+        count(
+            &s,
+            "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
+            "backward"
+        ),
+        2
+    );
+    let linear = s.units.iter().find(|u| u.name == "aten::linear").unwrap();
+    assert_eq!(linear.family.as_deref(), Some("gemm"));
+    assert_eq!(linear.dims[0], serde_json::json!([4, 64, 128]));
+    assert_eq!(linear.types[0], "float");
+    // The units are within the iteration, and leave its Python and engine time outside.
+    let inside: f64 = s.units.iter().map(|u| u.logged_ms).sum();
+    assert!(inside > 0.3 * s.iteration.wall_ms && inside < s.iteration.wall_ms);
+    assert!((s.outside_units_ms() - (s.iteration.wall_ms - inside)).abs() < 1e-9);
+}
+
+/// The MLP: 5 linears; backward has 5 weight gradients and 4 input gradients (the first
+/// layer's input is data, which needs none); 10 parameters for AdamW.
+#[test]
+fn the_mlp_step_has_the_calls_of_its_model() {
+    let s = units("mlp-f32");
+    assert_eq!(count(&s, "aten::linear", "forward"), 5);
+    assert_eq!(count(&s, "aten::mm", "backward"), 9);
+    assert_eq!(count(&s, "aten::lerp_", "optimizer"), 10);
+    assert_eq!(count(&s, "aten::mse_loss", "loss"), 1);
+}
+
+/// A trace without iteration ranges (recorded without `profilednn.profile`) has no steady
+/// iteration to replay.
+#[test]
+fn no_iteration_ranges_no_steady_iteration() {
+    let t = profilednn_analysis::torch_trace::read_trace_from(
+        &br#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2, "tid": 1}]}"#[..],
+        "t",
+    )
+    .unwrap();
+    assert!(steady_iteration(&t).is_none());
+}

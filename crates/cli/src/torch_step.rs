@@ -1,0 +1,64 @@
+//! `replay --torch-trace`: the framework ops of the trace's steady iteration, replayed through
+//! PyTorch beside the oneDNN replay (the whole step).
+
+use anyhow::{Context, Result};
+use profilednn_analysis::torch_trace::{read_trace, step_units};
+use profilednn_replay::framework::FrameworkReplay;
+use profilednn_torchreplay::{interpreter, Options};
+use std::path::Path;
+
+/// What the framework replay runs with, from the command's flags.
+pub struct StepArgs<'a> {
+    pub trace: &'a Path,
+    pub python: Option<&'a Path>,
+    /// `--threads`, else the log's thread count (as recorded).
+    pub threads: Option<u64>,
+    pub bf16: bool,
+    pub warmup: u32,
+}
+
+pub fn replay(a: &StepArgs) -> Result<FrameworkReplay> {
+    let trace = read_trace(a.trace)?;
+    let range = step_units::steady_iteration(&trace).with_context(|| {
+        format!(
+            "{}: the trace marks no iteration (`profilednn.iteration#N` ranges): record it with \
+             `profilednn.profile()` around the training loop (`profilednn record --torch`)",
+            a.trace.display()
+        )
+    })?;
+    drop(trace);
+    let units = step_units::step_units(a.trace, &range)?;
+    let python = interpreter(a.python);
+    eprintln!(
+        "profilednn: replaying the {} framework ops of iteration {} ({:.1} ms in the trace) \
+         through PyTorch ({}, from {}){}",
+        units.units.len(),
+        range.index,
+        range.wall_ms,
+        python.path.display(),
+        python.from,
+        if a.bf16 {
+            ", autocast's lower-precision ops in bf16"
+        } else {
+            ""
+        }
+    );
+    let started = std::time::Instant::now();
+    let r = profilednn_torchreplay::replay(
+        &a.trace.display().to_string(),
+        &units,
+        &Options {
+            python,
+            threads: a.threads,
+            precision: a.bf16.then(|| "bf16".to_string()),
+            warmup: a.warmup.max(1),
+            runs: 5,
+            under_profiler: true,
+        },
+    )?;
+    eprintln!(
+        "profilednn: framework ops replayed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(r)
+}

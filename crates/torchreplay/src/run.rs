@@ -1,0 +1,185 @@
+//! Sends the units to the helper and gathers its timings.
+
+use crate::{Interpreter, TorchReplayError};
+use profilednn_analysis::torch_trace::step_units::{StepUnits, Unit};
+use profilednn_replay::framework::{FrameworkOpResult, FrameworkReplay, UnitMethod};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// The helper, built in: the binary needs no installed `profilednn` package, only torch.
+const HELPER: &str = include_str!("../../../python/profilednn/replay_ops.py");
+
+/// How the units run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub python: Interpreter,
+    /// `torch.set_num_threads`; `None` leaves PyTorch's default (OMP_NUM_THREADS, else the cores).
+    pub threads: Option<u64>,
+    /// `Some("bf16")`: autocast's lower-precision ops (GEMMs, attention, convolutions) take
+    /// bf16 tensors; `None`: as recorded.
+    pub precision: Option<String>,
+    /// Untimed runs of the whole list, then timed runs (each unit's median is kept).
+    pub warmup: u32,
+    pub runs: u32,
+    /// Time under torch.profiler with shapes, as the trace was recorded (like with like).
+    pub under_profiler: bool,
+}
+
+#[derive(Serialize)]
+struct Request<'a> {
+    threads: Option<u64>,
+    what_if: WhatIf<'a>,
+    warmup: u32,
+    runs: u32,
+    profiler: bool,
+    units: &'a [Unit],
+}
+
+#[derive(Serialize)]
+struct WhatIf<'a> {
+    precision: Option<&'a str>,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    format: String,
+    torch: String,
+    threads: u64,
+    results: Vec<UnitResult>,
+}
+
+#[derive(Deserialize)]
+struct UnitResult {
+    ms: Option<f64>,
+    skipped: Option<String>,
+}
+
+const FORMAT: &str = "profilednn.torch-replay.v1";
+
+/// Replays `units` (read from `trace`) through PyTorch and gathers the figures per op name and
+/// phase.
+pub fn replay(
+    trace: &str,
+    units: &StepUnits,
+    opts: &Options,
+) -> Result<FrameworkReplay, TorchReplayError> {
+    if units.units.is_empty() {
+        return Err(TorchReplayError::NoUnits);
+    }
+    let request = Request {
+        threads: opts.threads,
+        what_if: WhatIf {
+            precision: opts.precision.as_deref(),
+        },
+        warmup: opts.warmup,
+        runs: opts.runs.max(1),
+        profiler: opts.under_profiler,
+        units: &units.units,
+    };
+    let response = run_helper(&opts.python, &request)?;
+    if response.format != FORMAT || response.results.len() != units.units.len() {
+        return Err(TorchReplayError::Output(format!(
+            "{} results of format {:?} for {} units",
+            response.results.len(),
+            response.format,
+            units.units.len()
+        )));
+    }
+    Ok(FrameworkReplay {
+        trace: trace.to_string(),
+        iteration: units.iteration.index,
+        iterations: units.iteration.iterations,
+        logged_step_ms: units.iteration.wall_ms,
+        outside_units_ms: units.outside_units_ms(),
+        python: opts.python.path.display().to_string(),
+        torch: response.torch,
+        threads: response.threads,
+        precision: opts.precision.clone(),
+        under_profiler: opts.under_profiler,
+        ops: gather(&units.units, &response.results),
+    })
+}
+
+fn run_helper(python: &Interpreter, request: &Request) -> Result<Response, TorchReplayError> {
+    let mut child = Command::new(&python.path)
+        .args(["-c", HELPER])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| TorchReplayError::Spawn {
+            python: python.path.clone(),
+            error,
+        })?;
+    let body = serde_json::to_vec(request).map_err(|e| TorchReplayError::Output(e.to_string()))?;
+    // Written from a thread: the helper may fill its stdout pipe before reading all of stdin.
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let writer = std::thread::spawn(move || stdin.write_all(&body));
+    let out = child
+        .wait_with_output()
+        .map_err(|error| TorchReplayError::Spawn {
+            python: python.path.clone(),
+            error,
+        })?;
+    let _ = writer.join();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        if stderr.contains("No module named 'torch'") {
+            return Err(TorchReplayError::NoTorch {
+                python: python.path.clone(),
+            });
+        }
+        let tail: Vec<&str> = stderr.lines().rev().take(6).collect();
+        return Err(TorchReplayError::Failed {
+            python: python.path.clone(),
+            status: out.status.to_string(),
+            stderr: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+        });
+    }
+    // The document is the last line: anything a library printed before it is not ours.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    serde_json::from_str(last).map_err(|e| TorchReplayError::Output(e.to_string()))
+}
+
+/// One row per (op name, phase, method), most logged time first.
+fn gather(units: &[Unit], results: &[UnitResult]) -> Vec<FrameworkOpResult> {
+    let mut rows: BTreeMap<(String, String, UnitMethod), FrameworkOpResult> = BTreeMap::new();
+    for (u, r) in units.iter().zip(results) {
+        let method = match r.ms {
+            Some(_) => UnitMethod::Torch,
+            None => UnitMethod::CarriedOver,
+        };
+        let row = rows
+            .entry((u.name.clone(), u.phase.clone(), method))
+            .or_insert_with(|| FrameworkOpResult {
+                name: u.name.clone(),
+                phase: u.phase.clone(),
+                family: u.family.clone(),
+                method,
+                calls: 0,
+                logged_ms: 0.0,
+                replayed_ms: 0.0,
+                skipped: None,
+            });
+        row.calls += 1;
+        row.logged_ms += u.logged_ms;
+        row.replayed_ms += r.ms.unwrap_or(u.logged_ms);
+        if row.skipped.is_none() {
+            row.skipped = r.skipped.clone();
+        }
+    }
+    let mut rows: Vec<FrameworkOpResult> = rows.into_values().collect();
+    rows.sort_by(|a, b| {
+        b.logged_ms
+            .total_cmp(&a.logged_ms)
+            .then(a.name.cmp(&b.name))
+    });
+    rows
+}

@@ -1,0 +1,219 @@
+"""Times a training step's framework ops through PyTorch itself: the helper behind
+`profilednn replay LOG --torch-trace TRACE`.
+
+The CLI picks one steady iteration of the trace and sends its *units* (the outermost ATen ops,
+in order, with the shapes, strides, types and scalar values the profiler recorded) as JSON on
+stdin; this module rebuilds each call's arguments, runs the whole list as a sequence (each op
+finds the caches the ops before it left, as in training), and prints one JSON document on
+stdout: each unit's median time, or why it could not be run.
+
+Why PyTorch and not oneDNN: the ops of a transformer step that matter most (f32 GEMMs in the
+BLAS, flash attention and element-wise ops in ATen, the optimizer's for-loop) have no oneDNN
+primitive at all, and the what-ifs (bf16 autocast, another thread count) change *where* PyTorch
+runs them (a bf16 linear becomes a oneDNN matmul): only PyTorch itself answers that.
+
+Run stand-alone (`python -m profilednn.replay_ops < units.json`); it needs only torch.
+"""
+
+import ast
+import contextlib
+import json
+import math
+import re
+import statistics
+import sys
+import time
+
+import torch
+
+# The profiler's `Input type` names (c10's type names) as dtypes.
+_DTYPES = {
+    "float": torch.float32,
+    "double": torch.float64,
+    "c10::BFloat16": torch.bfloat16,
+    "c10::Half": torch.float16,
+    "long int": torch.int64,
+    "int": torch.int32,
+    "short int": torch.int16,
+    "signed char": torch.int8,
+    "unsigned char": torch.uint8,
+    "bool": torch.bool,
+}
+
+# Ops that the bf16 what-if runs in bf16, as autocast's lower-precision list does on CPU (the
+# GEMM family and attention; the convolutions run in oneDNN either way).
+_LOWER = {
+    "aten::linear", "aten::addmm", "aten::mm", "aten::bmm", "aten::baddbmm", "aten::matmul",
+    "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::convolution", "aten::_convolution",
+    "aten::conv_transpose2d", "aten::scaled_dot_product_attention",
+    "aten::_scaled_dot_product_flash_attention_for_cpu",
+    "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
+    "aten::addbmm", "aten::prelu",
+}
+
+
+class Unsupported(Exception):
+    """A unit whose call cannot be rebuilt from what the profiler recorded."""
+
+
+def _scalar(text):
+    if text in ("", "None"):
+        return None
+    if text in ("True", "False"):
+        return text == "True"
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _tensor(dims, strides, dtype, fill):
+    if dims is None:
+        raise Unsupported("a tensor argument without shape")
+    n = 1
+    for d in dims:
+        n *= max(int(d), 0)
+    if strides and len(strides) == len(dims) and all(isinstance(s, int) for s in strides):
+        size = 1 + sum((d - 1) * s for d, s in zip(dims, strides) if d > 0) if n else 0
+        base = torch.empty(max(size, 1), dtype=dtype)
+        t = base.as_strided(dims, strides)
+    else:
+        base = t = torch.empty(dims, dtype=dtype)
+    if dtype.is_floating_point:
+        # Positive values: an optimizer's sqrt or a log of a negative would run on NaNs, which
+        # some kernels take slow paths for.
+        base.uniform_(0.1, 1.0)
+    else:
+        base.zero_()
+    return t
+
+
+def _arg(i, unit, dtype_of):
+    dims = unit["dims"][i] if i < len(unit["dims"]) else None
+    typ = unit["types"][i] if i < len(unit["types"]) else ""
+    concrete = unit["concrete"][i] if i < len(unit.get("concrete", [])) else ""
+    strides = unit["strides"][i] if i < len(unit.get("strides", [])) else None
+    if typ in _DTYPES:
+        return _tensor(dims, strides, dtype_of(_DTYPES[typ]), "random")
+    if typ == "TensorList":
+        dtype = dtype_of(torch.float32)
+        return [_tensor(d, None, dtype, "random") for d in (dims or [])]
+    if typ in ("Scalar", "ScalarList"):
+        return _scalar(concrete)
+    if typ == "":
+        return _scalar(concrete)
+    raise Unsupported(f"argument {i} of type {typ!r}")
+
+
+def _overload(name, args):
+    """The overload of `name` whose schema takes `args` positionally (tensor where a tensor is)."""
+    ns, _, op = name.partition("::")
+    if ns != "aten":
+        raise Unsupported("not an ATen op")
+    packet = getattr(torch.ops.aten, op, None)
+    if packet is None:
+        raise Unsupported("no such ATen op here")
+    candidates = []
+    for ov in packet.overloads():
+        schema = getattr(packet, ov)._schema
+        # The profiler records keyword-only arguments (`alpha` of add_) in schema order too.
+        params = list(schema.arguments)
+        if len(params) < len(args):
+            continue
+        ok = True
+        for a, v in zip(params, args):
+            t = str(a.type)
+            is_tensor = isinstance(v, torch.Tensor)
+            if is_tensor != ("Tensor" in t and "[]" not in t):
+                ok = False
+                break
+            if isinstance(v, list) and v and isinstance(v[0], torch.Tensor) and "Tensor[]" not in t and "Tensor?[]" not in t:
+                ok = False
+                break
+        if ok and all(p.has_default_value() for p in params[len(args):]):
+            candidates.append((ov != "default", ov.endswith("out"), getattr(packet, ov), params))
+    if not candidates:
+        raise Unsupported("no overload matches the recorded arguments")
+    candidates.sort(key=lambda c: (c[1], c[0]))
+    _, _, fn, params = candidates[0]
+    kw = {p.name: v for p, v in zip(params, args) if p.kwarg_only}
+    pos = [v for p, v in zip(params, args) if not p.kwarg_only]
+    return lambda: fn(*pos, **kw)
+
+
+def _build(unit, what_if):
+    lower = what_if.get("precision") == "bf16" and unit["name"] in _LOWER
+
+    def dtype_of(d):
+        return torch.bfloat16 if lower and d == torch.float32 else d
+
+    n = max(len(unit["dims"]), len(unit["types"]))
+    args = [_arg(i, unit, dtype_of) for i in range(n)]
+    # Trailing absent optionals are left to their defaults.
+    while args and args[-1] is None and (len(unit["types"]) >= len(args) and unit["types"][len(args) - 1] == ""):
+        args.pop()
+    return _overload(unit["name"], args)
+
+
+def _timed(calls, times, warmup, runs):
+    """Runs the unit list `warmup + runs` times in order; each unit's times of the timed runs."""
+    for r in range(warmup + runs):
+        for k, (fn, _) in enumerate(calls):
+            if fn is None:
+                continue
+            t0 = time.perf_counter()
+            fn()
+            t = time.perf_counter() - t0
+            if r >= warmup:
+                times[k].append(t * 1e3)
+
+
+def run(request):
+    threads = request.get("threads")
+    if threads:
+        torch.set_num_threads(int(threads))
+    torch.set_flush_denormal(True)
+    what_if = request.get("what_if") or {}
+    calls = []
+    for u in request["units"]:
+        try:
+            fn = _build(u, what_if)
+            fn()  # a first call: checks the arguments, warms the op
+            calls.append((fn, None))
+        except Exception as e:  # noqa: BLE001 - any failure makes the unit unreplayable, with its reason
+            reason = e.args[0] if isinstance(e, Unsupported) else f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+            calls.append((None, reason))
+    runs = int(request.get("runs", 5))
+    warmup = int(request.get("warmup", 1))
+    times = [[] for _ in calls]
+    # Under the profiler when the trace was recorded so (it was): each op then pays the
+    # recording cost its nested ops paid in the logged step, like with like.
+    capture = (
+        torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True)
+        if request.get("profiler", True)
+        else contextlib.nullcontext()
+    )
+    with capture:
+        _timed(calls, times, warmup, runs)
+    out = []
+    for (fn, reason), ts in zip(calls, times):
+        if fn is None:
+            out.append({"ms": None, "skipped": reason})
+        else:
+            out.append({"ms": statistics.median(ts), "skipped": None})
+    return {
+        "format": "profilednn.torch-replay.v1",
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "results": out,
+    }
+
+
+def main():
+    request = json.load(sys.stdin)
+    json.dump(run(request), sys.stdout)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

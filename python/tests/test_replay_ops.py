@@ -1,0 +1,93 @@
+"""The whole-step replay helper (`profilednn.replay_ops`) and `profilednn replay --torch-trace`,
+against PyTorch itself and against counts derived by hand from the fixture's model."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import torch
+
+from profilednn import replay_ops
+
+ROOT = Path(__file__).resolve().parents[2]
+TORCH_FIXTURES = ROOT / "fixtures" / "torch"
+
+
+def unit(name, dims, types, concrete=None, strides=None):
+    return {"name": name, "dims": dims, "types": types,
+            "concrete": concrete or [""] * len(types), "strides": strides or []}
+
+
+class Helper(unittest.TestCase):
+    def test_keyword_only_arguments_are_passed_by_name(self):
+        # add_.Tensor(self, other, *, alpha): the profiler records alpha third, positionally.
+        fn = replay_ops._build(unit("aten::add_", [[4, 4], [4, 4], []], ["float", "float", "Scalar"],
+                                    ["", "", "2"]), {})
+        out = fn()
+        self.assertEqual(tuple(out.shape), (4, 4))
+
+    def test_the_bf16_what_if_runs_gemms_in_bf16_and_the_rest_as_recorded(self):
+        lin = unit("aten::linear", [[8, 16], [32, 16], [32]], ["float"] * 3)
+        self.assertEqual(replay_ops._build(lin, {"precision": "bf16"})().dtype, torch.bfloat16)
+        self.assertEqual(replay_ops._build(lin, {})().dtype, torch.float32)
+        gelu = unit("aten::gelu", [[8, 32], []], ["float", ""], ["", "'none'"])
+        self.assertEqual(replay_ops._build(gelu, {"precision": "bf16"})().dtype, torch.float32)
+
+    def test_recorded_strides_are_kept(self):
+        # A transposed view, as the profiler records it.
+        t = unit("aten::mm", [[16, 8], [8, 4]], ["float", "float"], strides=[[1, 16], [4, 1]])
+        out = replay_ops.run({"units": [t], "runs": 1, "warmup": 0, "profiler": False})
+        self.assertIsNotNone(out["results"][0]["ms"], out)
+
+    def test_a_call_that_cannot_be_rebuilt_says_why(self):
+        out = replay_ops.run({"units": [unit("aten::no_such_op_here", [[2]], ["float"]),
+                                        unit("aten::mm", [[2, 3], [3, 2]], ["float", "float"]),
+                                        unit("aten::mm", [[2, 3]], ["GenericList"])],
+                              "runs": 1, "warmup": 0, "profiler": False})
+        r = out["results"]
+        self.assertIn("no such ATen op", r[0]["skipped"])
+        self.assertIsNone(r[0]["ms"])
+        self.assertGreater(r[1]["ms"], 0.0)
+        self.assertIn("GenericList", r[2]["skipped"])
+        self.assertEqual(out["format"], "profilednn.torch-replay.v1")
+
+
+def installed_command():
+    import shutil
+    return shutil.which("profilednn", path=os.path.dirname(sys.executable)) or shutil.which("profilednn")
+
+
+class WholeStepReplay(unittest.TestCase):
+    def test_replay_with_the_trace_times_every_framework_op_of_the_mlp(self):
+        exe = installed_command()
+        lib = os.environ.get("PROFILEDNN_DNNL_LIB")
+        if exe is None or not lib:
+            print("SKIPPED: needs the installed profilednn command and PROFILEDNN_DNNL_LIB (oneDNN 3.x)")
+            return
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "r.json"
+            p = subprocess.run([exe, "replay", str(TORCH_FIXTURES / "mlp-f32.log.gz"), "--no-progress",
+                                "--torch-trace", str(TORCH_FIXTURES / "mlp-f32.trace.json.gz"),
+                                "-o", str(out)], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("Whole step", p.stdout)
+            f = json.loads(out.read_text())["framework"]
+        # The command ran in this interpreter, which has torch.
+        self.assertEqual(f["torch"], torch.__version__)
+        ops = {(o["name"], o["phase"], o["method"]): o for o in f["ops"]}
+        # 5 linears forward; 9 mm backward (5 weight gradients, 4 input gradients).
+        self.assertEqual(ops[("aten::linear", "forward", "torch")]["calls"], 5)
+        self.assertEqual(ops[("aten::mm", "backward", "torch")]["calls"], 9)
+        replayed = [o for o in f["ops"] if o["method"] == "torch"]
+        logged = sum(o["logged_ms"] for o in f["ops"])
+        # Nearly all of the ops' logged time was replayed, not carried over.
+        self.assertGreater(sum(o["logged_ms"] for o in replayed), 0.95 * logged)
+        self.assertTrue(all(o["replayed_ms"] > 0 for o in replayed))
+
+
+if __name__ == "__main__":
+    unittest.main()
