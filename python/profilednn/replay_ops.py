@@ -41,7 +41,7 @@ _DTYPES = {
 }
 
 # Ops that the bf16 what-if runs in bf16, as autocast's lower-precision list does on CPU (the
-# GEMM family and attention; the convolutions run in oneDNN either way).
+# GEMM family, attention, convolutions).
 _LOWER = {
     "aten::linear", "aten::addmm", "aten::mm", "aten::bmm", "aten::baddbmm", "aten::matmul",
     "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::convolution", "aten::_convolution",
@@ -50,6 +50,20 @@ _LOWER = {
     "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
     "aten::addbmm", "aten::prelu",
 }
+
+
+# Of those, the ones that take parameters (f32 in the model, cast to bf16 by autocast at every
+# forward call): in forward they run under autocast with the recorded f32 tensors, so that the
+# casts are priced; the others (whose inputs are activations, already bf16 in a bf16 run), and
+# every op of backward (autograd's bf16 tensors), take bf16 tensors directly.
+_WITH_PARAMETERS = {
+    "aten::linear", "aten::addmm", "aten::conv1d", "aten::conv2d", "aten::conv3d",
+    "aten::convolution", "aten::_convolution", "aten::conv_transpose2d", "aten::prelu",
+}
+
+
+# Arguments that stay f32 in a bf16 run: flash attention's logsumexp (its backward's 6th).
+_KEEP_F32 = {"aten::_scaled_dot_product_flash_attention_for_cpu_backward": {5}}
 
 
 class Unsupported(Exception):
@@ -105,6 +119,21 @@ def _arg(i, unit, dtype_of):
     raise Unsupported(f"argument {i} of type {typ!r}")
 
 
+def _fits(t, v):
+    """Whether the value `v` can be passed where the schema's type `t` (as the schema's Python
+    binding spells it: `Tensor`, `Optional[Tensor]`, `List[Tensor]`, `float`, …) is."""
+    if v is None:
+        # An absent optional argument (`Tensor? attn_mask`, `float? scale`).
+        return t.startswith("Optional[")
+    if t.startswith("Optional["):
+        t = t[len("Optional["):-1]
+    if isinstance(v, torch.Tensor):
+        return t == "Tensor"
+    if isinstance(v, list) and v and isinstance(v[0], torch.Tensor):
+        return t in ("List[Tensor]", "List[Optional[Tensor]]")
+    return "Tensor" not in t
+
+
 def _overload(name, args):
     """The overload of `name` whose schema takes `args` positionally (tensor where a tensor is)."""
     ns, _, op = name.partition("::")
@@ -121,15 +150,7 @@ def _overload(name, args):
         if len(params) < len(args):
             continue
         ok = True
-        for a, v in zip(params, args):
-            t = str(a.type)
-            is_tensor = isinstance(v, torch.Tensor)
-            if is_tensor != ("Tensor" in t and "[]" not in t):
-                ok = False
-                break
-            if isinstance(v, list) and v and isinstance(v[0], torch.Tensor) and "Tensor[]" not in t and "Tensor?[]" not in t:
-                ok = False
-                break
+        ok = all(_fits(str(a.type), v) for a, v in zip(params, args))
         if ok and all(p.has_default_value() for p in params[len(args):]):
             candidates.append((ov != "default", ov.endswith("out"), getattr(packet, ov), params))
     if not candidates:
@@ -142,17 +163,27 @@ def _overload(name, args):
 
 
 def _build(unit, what_if):
-    lower = what_if.get("precision") == "bf16" and unit["name"] in _LOWER
+    bf16 = what_if.get("precision") == "bf16" and unit["name"] in _LOWER
+    autocast = bf16 and unit["name"] in _WITH_PARAMETERS and unit.get("phase") in ("forward", "loss")
+    lower = bf16 and not autocast
 
-    def dtype_of(d):
-        return torch.bfloat16 if lower and d == torch.float32 else d
+    keep = _KEEP_F32.get(unit["name"], set())
+
+    def dtype_for(i):
+        return lambda d: torch.bfloat16 if lower and d == torch.float32 and i not in keep else d
 
     n = max(len(unit["dims"]), len(unit["types"]))
-    args = [_arg(i, unit, dtype_of) for i in range(n)]
+    args = [_arg(i, unit, dtype_for(i)) for i in range(n)]
     # Trailing absent optionals are left to their defaults.
     while args and args[-1] is None and (len(unit["types"]) >= len(args) and unit["types"][len(args) - 1] == ""):
         args.pop()
-    return _overload(unit["name"], args)
+    call = _overload(unit["name"], args)
+    if autocast:
+        def in_autocast():
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return call()
+        return in_autocast
+    return call
 
 
 def _timed(calls, times, warmup, runs):

@@ -9,6 +9,16 @@ use std::fmt::Write;
 /// (coverage is of the whole log, `--top` or not); `results_file` is where the results were
 /// written, which the summary points at.
 pub fn render(replay: &Replay, all_ms: &[f64], results_file: &str) -> String {
+    let mut out = render_onednn(replay, all_ms, results_file);
+    if let Some(f) = &replay.framework {
+        out.push('\n');
+        out.push_str(&crate::step_text::render(f));
+    }
+    out
+}
+
+/// The oneDNN part of the summary: the problems replayed, or the what-if's rewritten iteration.
+fn render_onednn(replay: &Replay, all_ms: &[f64], results_file: &str) -> String {
     let mut out = String::new();
     let done: Vec<_> = replay
         .results
@@ -106,10 +116,6 @@ pub fn render(replay: &Replay, all_ms: &[f64], results_file: &str) -> String {
         for (why, n) in SkipReason::tally(skipped.iter().filter_map(|r| r.skipped.as_ref())) {
             let _ = writeln!(out, "  {n:>4} × {why}");
         }
-    }
-    if let Some(f) = &replay.framework {
-        out.push('\n');
-        out.push_str(&crate::step_text::render(f));
     }
     out
 }

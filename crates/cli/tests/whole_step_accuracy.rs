@@ -1,0 +1,187 @@
+//! Whole-step projection against real runs (`#[ignore]`: timed, run by `bench/accuracy.sh` on a
+//! quiet machine; issue 38). A GPT-style transformer with AdamW and an MLP
+//! (`fixtures/torch/train_transformer.py`) are recorded live with `record --torch` as f32 at 2
+//! threads, and as each what-if for real: bf16 autocast, 1 thread. The f32 run is replayed with
+//! `--torch-trace` as itself, `--as bf16` and `--threads 1`, and each projected step
+//! (`projected_step_ms`) is set against the real run's steady step (the median wall time of its
+//! steady iterations, the first left out).
+//!
+//! Targets: the same run within 10 %, every what-if within 20 %. Each pair is printed with
+//! MET or MISSED; a missed pair is recorded and replayed again (at most 3 attempts, each
+//! printed). The targets are not enforced yet (issue 38 is open: the note there says where each
+//! error comes from); what fails the test is a replay that does not run, or one that carries
+//! over more than 5 % of the step's op time (calls it could not rebuild).
+//!
+//! Needs `PROFILEDNN_TORCH_PYTHON` (a Python with torch and the `profilednn` package, as
+//! `.ci/run` installs) and oneDNN (`PROFILEDNN_DNNL_LIB`), else SKIPPED.
+
+mod common;
+use common::{bin, dnnl_lib_or_skip, json_of, root, succeeded, temp_dir};
+use profilednn_analysis::torch_trace::{read_trace, step_units::steady_iteration};
+use std::path::{Path, PathBuf};
+
+/// The models: the transformer at a size whose step is mostly its ops (~180 ms on a 2-vCPU
+/// Zen 4), and the MLP of 2 × (512 → 2048 → 512) layers on 1024 rows.
+const MODELS: &[(&str, &[&str])] = &[
+    (
+        "gpt",
+        &[
+            "--variant",
+            "f32",
+            "--layers",
+            "4",
+            "--d-model",
+            "256",
+            "--seq",
+            "128",
+            "--batch",
+            "8",
+        ],
+    ),
+    (
+        "mlp",
+        &[
+            "--variant",
+            "mlp",
+            "--layers",
+            "2",
+            "--d-model",
+            "512",
+            "--seq",
+            "128",
+            "--batch",
+            "8",
+        ],
+    ),
+];
+
+/// Records `args` with `record --torch`; the log (the trace is beside it).
+fn record(py: &str, dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let log = dir.join(format!("{name}.log"));
+    succeeded(
+        bin()
+            .args(["record", "--torch", "-o"])
+            .arg(&log)
+            .args(["--", py])
+            .arg(root().join("fixtures/torch/train_transformer.py"))
+            .args(["--iterations", "8"])
+            .args(args)
+            .output()
+            .unwrap(),
+    );
+    log
+}
+
+fn trace_of(log: &Path) -> PathBuf {
+    log.with_extension("trace.json.gz")
+}
+
+/// The real run's steady step: the median wall time of its steady iterations.
+fn steady_step_ms(log: &Path) -> f64 {
+    let t = read_trace(&trace_of(log)).unwrap();
+    steady_iteration(&t).expect("iteration ranges").wall_ms
+}
+
+/// Replays `base` with `--torch-trace` and `what_if`, projects it; (projected, logged step ms,
+/// share of the ops' logged time carried over).
+fn project(lib: &str, base: &Path, dir: &Path, name: &str, what_if: &[&str]) -> (f64, f64, f64) {
+    let out = dir.join(format!("{name}.replay.json"));
+    succeeded(
+        bin()
+            .arg("replay")
+            .arg(base)
+            .arg("--torch-trace")
+            .arg(trace_of(base))
+            .args(["--dnnl-lib", lib, "--no-progress", "-o"])
+            .arg(&out)
+            .args(what_if)
+            .output()
+            .unwrap(),
+    );
+    let p = json_of(&[
+        "project",
+        &base.display().to_string(),
+        "--replay",
+        &out.display().to_string(),
+        "--json",
+    ]);
+    let step = &p["step"];
+    let ops_logged = step["replayed_ops"]["logged_ms"].as_f64().unwrap()
+        + step["carried_over_ms"].as_f64().unwrap();
+    (
+        p["projected_step_ms"].as_f64().unwrap(),
+        p["logged_step_ms"].as_f64().unwrap(),
+        step["carried_over_ms"].as_f64().unwrap() / ops_logged.max(1e-9),
+    )
+}
+
+#[test]
+#[ignore = "timed: run by bench/accuracy.sh on a quiet machine"]
+fn whole_step_projections_against_real_runs() {
+    let Some(lib) = dnnl_lib_or_skip() else {
+        return;
+    };
+    let Some(py) = std::env::var("PROFILEDNN_TORCH_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+    else {
+        println!("SKIPPED: whole-step accuracy needs PROFILEDNN_TORCH_PYTHON (a Python with torch and profilednn)");
+        return;
+    };
+    let dir = temp_dir();
+    println!(
+        "whole step: CPU {}, load {}",
+        profilednn_machine::cpu::model_name().unwrap_or_default(),
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split(' ')
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    // (what-if flags, the real run's extra arguments, target).
+    let pairs: &[(&str, &[&str], &[&str], f64)] = &[
+        ("as recorded", &[], &[], 0.10),
+        ("--as bf16", &["--as", "bf16"], &["--bf16"], 0.20),
+        (
+            "--threads 1",
+            &["--threads", "1"],
+            &["--threads", "1"],
+            0.20,
+        ),
+    ];
+    for (model, args) in MODELS {
+        for (what, flags, real_args, target) in pairs {
+            for attempt in 1..=3 {
+                let tag = format!("{model}-{}-{attempt}", what.replace([' ', '-'], ""));
+                let base = record(&py, &dir, &format!("{tag}-base"), args);
+                let (projected, logged, carried) = project(&lib, &base, &dir, &tag, flags);
+                assert!(
+                    carried < 0.05,
+                    "{model} {what}: {:.1} % of the ops' time could not be replayed",
+                    carried * 100.0
+                );
+                let real = if real_args.is_empty() {
+                    steady_step_ms(&base)
+                } else {
+                    let mut a: Vec<&str> = args.to_vec();
+                    a.extend(real_args.iter().copied());
+                    steady_step_ms(&record(&py, &dir, &format!("{tag}-real"), &a))
+                };
+                let err = projected / real - 1.0;
+                let met = err.abs() <= *target;
+                println!(
+                    "whole step {model} {what:<12} attempt {attempt}: projected {projected:7.1} ms \
+                     (the replayed iteration logged {logged:7.1}) vs real {real:7.1} ms: {:+.1} % \
+                     {} ({:.0} % target)",
+                    err * 100.0,
+                    if met { "MET" } else { "MISSED" },
+                    target * 100.0
+                );
+                if met {
+                    break;
+                }
+            }
+        }
+    }
+}
