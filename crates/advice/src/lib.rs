@@ -25,9 +25,11 @@
 mod finding;
 mod projection;
 mod rules;
+mod step_what_if;
 
 pub use finding::{Advice, Finding, RuleOutcome, SCHEMA};
 pub use projection::{Change, Layout, NotRecommended, Projected};
+pub use step_what_if::StepWhatIf;
 
 use profilednn_analysis::{Profile, Summary};
 use serde::Serialize;
@@ -123,6 +125,9 @@ pub struct Evidence<'a> {
     /// What-if projections of this log onto this machine (empty: the rules use their rules of
     /// thumb).
     pub projections: &'a [Projected],
+    /// Whole-step what-ifs (framework ops replayed through PyTorch, `advise --project
+    /// --torch-trace`): the step as recorded and changed, on this machine.
+    pub step_what_ifs: &'a [StepWhatIf],
 }
 
 impl<'a> Evidence<'a> {
@@ -145,6 +150,7 @@ impl<'a> Evidence<'a> {
             physical_cores: None,
             torch,
             projections: &[],
+            step_what_ifs: &[],
         }
     }
 
@@ -152,6 +158,14 @@ impl<'a> Evidence<'a> {
     pub fn with_projections(self, projections: &'a [Projected]) -> Evidence<'a> {
         Evidence {
             projections,
+            ..self
+        }
+    }
+
+    /// The same evidence with whole-step what-ifs (`advise --project --torch-trace`).
+    pub fn with_step_what_ifs(self, step_what_ifs: &'a [StepWhatIf]) -> Evidence<'a> {
+        Evidence {
+            step_what_ifs,
             ..self
         }
     }

@@ -32,6 +32,7 @@ fn run(rels: &[&str], cores: Option<usize>, machine: Option<MachineProfile>) -> 
             physical_cores: None,
             torch: None,
             projections: &[],
+            step_what_ifs: &[],
         },
         &Thresholds::default(),
     )
@@ -358,6 +359,7 @@ fn run_torch(variant: &str) -> Advice {
             physical_cores: None,
             torch: Some(&j),
             projections: &[],
+            step_what_ifs: &[],
         },
         &Thresholds::default(),
     )
@@ -502,6 +504,7 @@ fn rank_spanning_sockets_is_judged_by_physical_cores_not_hardware_threads() {
                 physical_cores,
                 torch: None,
                 projections: &[],
+                step_what_ifs: &[],
             },
             &Thresholds::default(),
         );
@@ -587,4 +590,54 @@ fn identical_calls_far_apart_are_flagged_as_polluted() {
     assert_eq!(f.evidence["primitives"], 1);
     assert!(f.evidence["worst_spread"].as_f64().unwrap() > 500.0);
     assert!(!fires(&advise(&quiet), "timings-polluted"));
+}
+
+/// `whole-step-bf16` by hand: a step replayed at 180 ms as recorded and 144 ms in bf16 (1.25×)
+/// is recommended with a gain of 36 ms per iteration; 176 ms against 180 (1.02×) is not; a
+/// replay twice the recorded step is flagged.
+#[test]
+fn whole_step_bf16_is_judged_by_the_projected_step() {
+    let p = profile("multirank/even_1x2.log.gz");
+    let summary = summarize(std::slice::from_ref(&p), &SummaryOptions::default());
+    let what_if = |logged, base, bf16| profilednn_advice::StepWhatIf {
+        transform: "--as bf16".into(),
+        logged_step_ms: logged,
+        baseline_step_ms: base,
+        projected_step_ms: bf16,
+        gemm_attention_ms: (100.0, 60.0),
+        replayed_with: "PyTorch 2.15.0 at 2 thread(s)".into(),
+    };
+    let run = |w: &[profilednn_advice::StepWhatIf]| {
+        advise(
+            &Evidence {
+                profile: &p,
+                summary: &summary,
+                ranks: 1,
+                cores: None,
+                sockets: None,
+                physical_cores: None,
+                torch: None,
+                projections: &[],
+                step_what_ifs: w,
+            },
+            &Thresholds::default(),
+        )
+    };
+    let a = run(&[what_if(182.0, 180.0, 144.0)]);
+    let f = a.finding("whole-step-bf16").expect("1.25x pays");
+    assert!((f.gain_ms_per_iteration.unwrap() - 36.0).abs() < 1e-9);
+    assert!(f.title.contains("180.0 → 144.0 ms"), "{}", f.title);
+    assert!(!f.title.contains("caution"));
+    let a = run(&[what_if(182.0, 180.0, 176.0)]);
+    assert!(a.finding("whole-step-bf16").is_none());
+    assert!(a.not_recommended.iter().any(|n| n.id == "whole-step-bf16"));
+    let a = run(&[what_if(90.0, 180.0, 144.0)]);
+    assert!(a
+        .finding("whole-step-bf16")
+        .unwrap()
+        .title
+        .contains("caution"));
+    // Without a whole-step projection the rule says what it needs.
+    let a = run(&[]);
+    assert!(!fires(&a, "whole-step-bf16"));
 }

@@ -46,7 +46,8 @@ pub struct AdviseArgs {
     #[arg(long, value_name = "R.json")]
     replay: Vec<PathBuf>,
     /// Run the what-if replays the rules need (bf16 + channels-last, channels-last) through
-    /// oneDNN here, in process, and use them as with --replay.
+    /// oneDNN here, in process, and use them as with --replay; with --torch-trace, the whole
+    /// step too (its framework ops replayed through PyTorch as recorded and in bf16).
     #[arg(long)]
     project: bool,
     /// oneDNN library for --project (default: $PROFILEDNN_DNNL_LIB, a pip-installed
@@ -223,7 +224,18 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
         args.project.then_some(args.dnnl_lib.as_deref()),
         args.no_progress,
     )?;
-    let advice = advise(&evidence.with_projections(&projections), &thresholds);
+    // With the trace, --project judges the changes on the whole step too (framework ops
+    // replayed through PyTorch), which is what a transformer's advice needs.
+    let steps = match (&args.torch_trace, args.project) {
+        (Some(t), true) => crate::torch_step::what_ifs(t, merged.metadata.threads.map(u64::from))?,
+        _ => Vec::new(),
+    };
+    let advice = advise(
+        &evidence
+            .with_projections(&projections)
+            .with_step_what_ifs(&steps),
+        &thresholds,
+    );
     let text = match args.format {
         Format::Table => profilednn_report::advice::render(&advice, false),
         Format::Json => serde_json::to_string_pretty(&advice)? + "\n",

@@ -62,3 +62,36 @@ pub fn replay(a: &StepArgs) -> Result<FrameworkReplay> {
     );
     Ok(r)
 }
+
+/// `advise --project --torch-trace`: the whole-step what-ifs the rules judge, each against the
+/// step replayed as recorded (like with like): bf16 autocast.
+pub fn what_ifs(trace: &Path, threads: Option<u64>) -> Result<Vec<profilednn_advice::StepWhatIf>> {
+    use profilednn_project::project::step::StepProjection;
+    let run = |bf16| {
+        replay(&StepArgs {
+            trace,
+            python: None,
+            threads,
+            bf16,
+            warmup: 1,
+        })
+        .map(|f| StepProjection::of(&f))
+    };
+    let base = run(false)?;
+    let bf16 = run(true)?;
+    let gemm_attention = |s: &StepProjection| -> f64 {
+        ["gemm", "attention"]
+            .iter()
+            .filter_map(|k| s.by_family.get(*k))
+            .map(|p| p.projected_ms)
+            .sum()
+    };
+    Ok(vec![profilednn_advice::StepWhatIf {
+        transform: "--as bf16".into(),
+        logged_step_ms: base.logged_step_ms,
+        baseline_step_ms: base.projected_step_ms,
+        projected_step_ms: bf16.projected_step_ms,
+        gemm_attention_ms: (gemm_attention(&base), gemm_attention(&bf16)),
+        replayed_with: format!("PyTorch {} at {} thread(s)", bf16.torch, bf16.threads),
+    }])
+}

@@ -16,6 +16,7 @@ mod roofline;
 mod threads;
 mod tiny;
 mod torch_view;
+mod whole_step;
 
 use crate::{Evidence, Finding, Thresholds};
 use profilednn_analysis::{Entry, EventKind};
@@ -98,6 +99,10 @@ pub const ALL: &[Rule] = &[
     Rule {
         id: polluted::ID,
         check: polluted::check,
+    },
+    Rule {
+        id: whole_step::ID,
+        check: whole_step::check,
     },
 ];
 
