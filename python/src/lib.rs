@@ -33,6 +33,8 @@ unsafe fn tensor<'a>(ptr: usize, n: usize, dtype: u8) -> PyResult<Tensor<'a>> {
     })
 }
 
+/// # Safety
+/// As [`tensor`], and no other reference to those elements exists during the call.
 unsafe fn tensor_mut<'a>(ptr: usize, n: usize, dtype: u8) -> PyResult<TensorMut<'a>> {
     Ok(match dtype {
         F32 => TensorMut::F32(std::slice::from_raw_parts_mut(ptr as *mut f32, n)),
@@ -42,6 +44,9 @@ unsafe fn tensor_mut<'a>(ptr: usize, n: usize, dtype: u8) -> PyResult<TensorMut<
 }
 
 /// Targets: dense (`t_dtype` F32/BF16, `n` elements) or class labels (`I64`, `n / classes` rows).
+///
+/// # Safety
+/// As [`tensor`], for `n` elements of `t_dtype` (or `n / classes` i64 labels).
 unsafe fn targets<'a>(
     ptr: usize,
     n: usize,
@@ -50,7 +55,7 @@ unsafe fn targets<'a>(
     ignore: i64,
 ) -> PyResult<Targets<'a>> {
     Ok(if t_dtype == I64 {
-        let rows = if classes == 0 { 0 } else { n / classes };
+        let rows = n.checked_div(classes).unwrap_or(0);
         Targets::Classes {
             labels: std::slice::from_raw_parts(ptr as *const i64, rows),
             classes,
@@ -90,6 +95,9 @@ fn focal_forward(
     out: usize,
     threads: usize,
 ) -> PyResult<f32> {
+    // SAFETY: the Python wrapper (`profilednn/ops.py`, `optim.py`) passes `data_ptr()`s of
+    // live, contiguous CPU tensors of the element counts and dtype codes given, which it keeps
+    // referenced for the call; the GIL is released, but no Python code can free them meanwhile.
     py.allow_threads(|| unsafe {
         let out = if out == 0 {
             None
@@ -128,6 +136,9 @@ fn focal_backward(
     grad_in: usize,
     threads: usize,
 ) -> PyResult<()> {
+    // SAFETY: the Python wrapper (`profilednn/ops.py`, `optim.py`) passes `data_ptr()`s of
+    // live, contiguous CPU tensors of the element counts and dtype codes given, which it keeps
+    // referenced for the call; the GIL is released, but no Python code can free them meanwhile.
     py.allow_threads(|| unsafe {
         let go = if grad_out == 0 {
             None
@@ -167,6 +178,9 @@ fn focal_forward_backward(
     grad_in: usize,
     threads: usize,
 ) -> PyResult<f32> {
+    // SAFETY: the Python wrapper (`profilednn/ops.py`, `optim.py`) passes `data_ptr()`s of
+    // live, contiguous CPU tensors of the element counts and dtype codes given, which it keeps
+    // referenced for the call; the GIL is released, but no Python code can free them meanwhile.
     py.allow_threads(|| unsafe {
         focal::forward_backward(
             Isa::detect(),
@@ -184,6 +198,9 @@ fn focal_forward_backward(
 
 /// Parameter storage from (param ptr, dtype, master ptr): bf16 with an f32 master when master
 /// != 0, or with the master's bottom halves (`BF16_SPLIT`).
+///
+/// # Safety
+/// As [`tensor_mut`], for `p` and for `master` when it is not 0.
 unsafe fn params<'a>(p: usize, n: usize, dtype: u8, master: usize) -> PyResult<optim::Params<'a>> {
     Ok(match (dtype, master) {
         (F32, _) => optim::Params::F32(std::slice::from_raw_parts_mut(p as *mut f32, n)),
@@ -204,6 +221,9 @@ unsafe fn params<'a>(p: usize, n: usize, dtype: u8, master: usize) -> PyResult<o
 }
 
 /// The gradient of a parameter of type `dtype` (bf16 for both bf16 layouts).
+///
+/// # Safety
+/// As [`tensor`], for `n` elements of `dtype`.
 unsafe fn grad<'a>(g: usize, n: usize, dtype: u8) -> Grad<'a> {
     if dtype == BF16 || dtype == BF16_SPLIT {
         Grad::Bf16(std::slice::from_raw_parts(g as *const u16, n))
@@ -235,6 +255,9 @@ fn sgd_step(
         nesterov,
         maximize,
     };
+    // SAFETY: the Python wrapper (`profilednn/ops.py`, `optim.py`) passes `data_ptr()`s of
+    // live, contiguous CPU tensors of the element counts and dtype codes given, which it keeps
+    // referenced for the call; the GIL is released, but no Python code can free them meanwhile.
     py.allow_threads(|| unsafe {
         let (mut ts, mut bf) = (Vec::new(), Vec::new());
         for (p, g, b, n, dt, m) in tensors {
@@ -261,13 +284,17 @@ fn sgd_step(
     })
 }
 
+/// One Adam tensor from Python: (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq or 0, numel,
+/// dtype, master or 0), pointers as integers.
+type AdamTensor = (usize, usize, usize, usize, usize, usize, u8, usize);
+
 /// `tensors`: (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq or 0, numel, dtype, master or 0);
 /// `step` is the step count before this one (the same for all tensors of a group).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn adam_step(
     py: Python,
-    tensors: Vec<(usize, usize, usize, usize, usize, usize, u8, usize)>,
+    tensors: Vec<AdamTensor>,
     step: u64,
     lr: f32,
     beta1: f32,
@@ -290,6 +317,9 @@ fn adam_step(
         amsgrad,
         maximize,
     };
+    // SAFETY: the Python wrapper (`profilednn/ops.py`, `optim.py`) passes `data_ptr()`s of
+    // live, contiguous CPU tensors of the element counts and dtype codes given, which it keeps
+    // referenced for the call; the GIL is released, but no Python code can free them meanwhile.
     py.allow_threads(|| unsafe {
         let (mut st, mut bf) = (Vec::new(), Vec::new());
         for (p, g, m, v, mx, n, dt, master) in tensors {
