@@ -35,7 +35,7 @@ macro_rules! dispatch {
             #[inline(always)]
             fn body($($arg: $ty),*) -> $ret $body
             #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
+            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")]
             unsafe fn avx512($($arg: $ty),*) -> $ret { body($($arg),*) }
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
@@ -53,4 +53,28 @@ macro_rules! dispatch {
             }
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Level;
+    use std::collections::BTreeSet;
+
+    /// The features `dispatch!` compiles each path for are the ones its `Level` detects: the
+    /// attribute needs a literal, so this test is what keeps the two from drifting (the
+    /// AVX-512 path once lacked `avx512dq`, which the level checks).
+    #[test]
+    fn dispatch_compiles_each_path_for_its_levels_features() {
+        let src = include_str!("dispatch.rs");
+        let enabled = |fn_name: &str| -> BTreeSet<String> {
+            let at = src.find(&format!("unsafe fn {fn_name}(")).unwrap();
+            let attr = src[..at].rfind("enable = \"").unwrap() + "enable = \"".len();
+            let end = attr + src[attr..].find('"').unwrap();
+            src[attr..end].split(',').map(str::to_string).collect()
+        };
+        for (name, level) in [("avx512", Level::Avx512), ("avx2", Level::Avx2)] {
+            let want: BTreeSet<String> = level.features().iter().map(|f| f.to_string()).collect();
+            assert_eq!(enabled(name), want, "{name}");
+        }
+    }
 }
