@@ -186,17 +186,31 @@ def _build(unit, what_if):
     return call
 
 
-def _timed(calls, times, warmup, runs):
-    """Runs the unit list `warmup + runs` times in order; each unit's times of the timed runs."""
-    for r in range(warmup + runs):
+def _timed(calls, times, runs):
+    """Runs the unit list `runs` times in order; appends each unit's time (ms) to `times`."""
+    for _ in range(runs):
         for k, (fn, _) in enumerate(calls):
             if fn is None:
                 continue
             t0 = time.perf_counter()
             fn()
-            t = time.perf_counter() - t0
-            if r >= warmup:
-                times[k].append(t * 1e3)
+            times[k].append((time.perf_counter() - t0) * 1e3)
+
+
+def _profiled_times(prof, calls, runs):
+    """Each unit's times as the profiler recorded them: the duration of the top-level op event
+    each call made, the figure the trace's units were logged with (a Python call's own cost, a
+    few µs per call, is not in it). `None` when the events do not line up one per call (an op
+    whose Python wrapper records more), so that the caller keeps the wall-clock times."""
+    events = sorted((e for e in prof.events() if e.cpu_parent is None and e.name.startswith("aten::")),
+                    key=lambda e: e.time_range.start)
+    live = [k for k, (fn, _) in enumerate(calls) if fn is not None]
+    if len(events) != runs * len(live):
+        return None
+    times = [[] for _ in calls]
+    for i, e in enumerate(events):
+        times[live[i % len(live)]].append(e.time_range.elapsed_us() / 1e3)
+    return times
 
 
 def run(request):
@@ -214,18 +228,23 @@ def run(request):
         except Exception as e:  # noqa: BLE001 - any failure makes the unit unreplayable, with its reason
             reason = e.args[0] if isinstance(e, Unsupported) else f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
             calls.append((None, reason))
-    runs = int(request.get("runs", 5))
+    runs = max(int(request.get("runs", 5)), 1)
     warmup = int(request.get("warmup", 1))
+    _timed(calls, [[] for _ in calls], warmup)
     times = [[] for _ in calls]
-    # Under the profiler when the trace was recorded so (it was): each op then pays the
-    # recording cost its nested ops paid in the logged step, like with like.
-    capture = (
-        torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True)
-        if request.get("profiler", True)
-        else contextlib.nullcontext()
-    )
-    with capture:
-        _timed(calls, times, warmup, runs)
+    timing = "wall clock"
+    if request.get("profiler", True):
+        # Under the profiler, as the trace was recorded: each op pays the recording cost its
+        # nested ops paid in the logged step, like with like; and its time is read as the
+        # trace's was, from its event.
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                    record_shapes=True) as prof:
+            _timed(calls, times, runs)
+        profiled = _profiled_times(prof, calls, runs)
+        if profiled is not None:
+            times, timing = profiled, "profiler events"
+    else:
+        _timed(calls, times, runs)
     out = []
     for (fn, reason), ts in zip(calls, times):
         if fn is None:
@@ -236,6 +255,7 @@ def run(request):
         "format": "profilednn.torch-replay.v1",
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
+        "timing": timing,
         "results": out,
     }
 

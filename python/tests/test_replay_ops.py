@@ -76,8 +76,9 @@ class WholeStepReplay(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertIn("Whole step", p.stdout)
             f = json.loads(out.read_text())["framework"]
-        # The command ran in this interpreter, which has torch.
+        # The command ran in this interpreter, which has torch; each call read from its event.
         self.assertEqual(f["torch"], torch.__version__)
+        self.assertEqual(f["timing"], "profiler events")
         ops = {(o["name"], o["phase"], o["method"]): o for o in f["ops"]}
         # 5 linears forward; 9 mm backward (5 weight gradients, 4 input gradients).
         self.assertEqual(ops[("aten::linear", "forward", "torch")]["calls"], 5)

@@ -61,6 +61,10 @@ pub struct FrameworkReplay {
     /// Whether the units were timed under torch.profiler, as the trace was recorded: each op
     /// then pays the recording cost its nested ops paid in the logged step.
     pub under_profiler: bool,
+    /// How each call's time was read: `profiler events` (the duration of the op's own event, as
+    /// the trace's units were logged) or `wall clock` (around the Python call, when the events
+    /// did not line up one per call, or without the profiler).
+    pub timing: String,
     /// Per op name and phase, most logged time first.
     pub ops: Vec<FrameworkOpResult>,
 }

@@ -47,6 +47,7 @@ struct Response {
     format: String,
     torch: String,
     threads: u64,
+    timing: String,
     results: Vec<UnitResult>,
 }
 
@@ -98,6 +99,7 @@ pub fn replay(
         threads: response.threads,
         precision: opts.precision.clone(),
         under_profiler: opts.under_profiler,
+        timing: response.timing,
         ops: gather(&units.units, &response.results),
     })
 }

@@ -137,6 +137,7 @@ mod tests {
             threads: 2,
             precision: None,
             under_profiler: true,
+            timing: "profiler events".into(),
             ops: vec![
                 op("aten::mm", "backward", UnitMethod::Torch, 4.0, 2.0),
                 op("aten::add_", "optimizer", UnitMethod::Torch, 1.0, 1.5),
