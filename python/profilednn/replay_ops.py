@@ -81,9 +81,40 @@ def _scalar(text):
         return text
 
 
-def _tensor(dims, strides, dtype, fill):
+# Tensors made so far, by (argument index, shape, strides, dtype): units with the same
+# signature share their inputs (a step's ops repeat their shapes layer after layer, so a step of
+# thousands of units takes the memory of a few dozen tensors), but the arguments of one call never
+# alias each other (a `copy_` of a tensor onto itself does nothing).
+_MADE = {}
+
+
+def _channels_last(dims, strides):
+    """The strides of `dims` (4-D) in channels-last order, when `strides` are the contiguous
+    NCHW ones (a view of another layout is left as recorded)."""
+    if len(dims) != 4:
+        return strides
+    n, c, h, w = dims
+    contiguous = [c * h * w, h * w, w, 1]
+    if strides and list(strides) != contiguous:
+        return strides
+    return [h * w * c, 1, w * c, c]
+
+
+def _tensor(dims, strides, dtype, index=None, layout=None):
     if dims is None:
         raise Unsupported("a tensor argument without shape")
+    if layout == "channels-last" and dtype.is_floating_point:
+        strides = _channels_last(dims, strides)
+    key = (index, tuple(dims), tuple(strides) if strides else None, dtype)
+    if index is not None and key in _MADE:
+        return _MADE[key]
+    t = _new_tensor(dims, strides, dtype)
+    if index is not None:
+        _MADE[key] = t
+    return t
+
+
+def _new_tensor(dims, strides, dtype):
     n = 1
     for d in dims:
         n *= max(int(d), 0)
@@ -102,16 +133,16 @@ def _tensor(dims, strides, dtype, fill):
     return t
 
 
-def _arg(i, unit, dtype_of):
+def _arg(i, unit, dtype_of, layout=None):
     dims = unit["dims"][i] if i < len(unit["dims"]) else None
     typ = unit["types"][i] if i < len(unit["types"]) else ""
     concrete = unit["concrete"][i] if i < len(unit.get("concrete", [])) else ""
     strides = unit["strides"][i] if i < len(unit.get("strides", [])) else None
     if typ in _DTYPES:
-        return _tensor(dims, strides, dtype_of(_DTYPES[typ]), "random")
+        return _tensor(dims, strides, dtype_of(_DTYPES[typ]), i, layout)
     if typ == "TensorList":
         dtype = dtype_of(torch.float32)
-        return [_tensor(d, None, dtype, "random") for d in (dims or [])]
+        return [_tensor(d, None, dtype) for d in (dims or [])]
     if typ in ("Scalar", "ScalarList"):
         return _scalar(concrete)
     if typ == "":
@@ -173,7 +204,7 @@ def _build(unit, what_if):
         return lambda d: torch.bfloat16 if lower and d == torch.float32 and i not in keep else d
 
     n = max(len(unit["dims"]), len(unit["types"]))
-    args = [_arg(i, unit, dtype_for(i)) for i in range(n)]
+    args = [_arg(i, unit, dtype_for(i), what_if.get("layout")) for i in range(n)]
     # Trailing absent optionals are left to their defaults.
     while args and args[-1] is None and (len(unit["types"]) >= len(args) and unit["types"][len(args) - 1] == ""):
         args.pop()
@@ -219,6 +250,7 @@ def run(request):
         torch.set_num_threads(int(threads))
     torch.set_flush_denormal(True)
     what_if = request.get("what_if") or {}
+    _MADE.clear()
     calls = []
     for u in request["units"]:
         try:

@@ -37,6 +37,22 @@ class Helper(unittest.TestCase):
         gelu = unit("aten::gelu", [[8, 32], []], ["float", ""], ["", "'none'"])
         self.assertEqual(replay_ops._build(gelu, {"precision": "bf16"})().dtype, torch.float32)
 
+    def test_channels_last_gives_4d_activations_that_layout(self):
+        conv = unit("aten::conv2d", [[2, 8, 16, 16], [4, 8, 3, 3], [4]], ["float"] * 3,
+                    strides=[[2048, 256, 16, 1], [72, 9, 3, 1], [1]])
+        out = replay_ops._build(conv, {"layout": "channels-last"})()
+        self.assertTrue(out.is_contiguous(memory_format=torch.channels_last))
+        out = replay_ops._build(conv, {})()
+        self.assertTrue(out.is_contiguous())
+
+    def test_units_of_one_signature_share_inputs_but_one_call_never_aliases(self):
+        replay_ops._MADE.clear()
+        cp = unit("aten::copy_", [[64, 64], [64, 64]], ["float", "float"])
+        replay_ops._build(cp, {})
+        replay_ops._build(cp, {})
+        # Two arguments, one tensor each: shared by the two units, distinct within a call.
+        self.assertEqual(len(replay_ops._MADE), 2)
+
     def test_recorded_strides_are_kept(self):
         # A transposed view, as the profiler records it.
         t = unit("aten::mm", [[16, 8], [8, 4]], ["float", "float"], strides=[[1, 16], [4, 1]])

@@ -87,7 +87,8 @@ pub struct ReplayArgs {
     run: Option<RunArg>,
     /// The whole step: the PyTorch profiler trace recorded with the log (`record --torch`);
     /// the framework ops of its steady iteration are replayed through PyTorch too (`--as
-    /// bf16` and `--threads` apply to them), into the results' `framework` section.
+    /// bf16`, `--threads` and `--layout channels-last` apply to them), into the results'
+    /// `framework` section.
     #[arg(long, value_name = "TRACE")]
     torch_trace: Option<PathBuf>,
     /// The Python (with torch) that replays the framework ops (default:
@@ -328,10 +329,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         results,
     );
     if let Some(trace) = &args.torch_trace {
-        if args.layout != LayoutArg::AsLogged || args.batch.is_some() {
+        if args.layout == LayoutArg::Plain || args.batch.is_some() {
             eprintln!(
-                "profilednn: --layout and --batch rewrite the oneDNN primitives only: the \
-                 framework ops replay as recorded"
+                "profilednn: --layout plain and --batch rewrite the oneDNN primitives only: \
+                 the framework ops replay as recorded"
             );
         }
         replay.framework = Some(crate::torch_step::replay(&crate::torch_step::StepArgs {
@@ -342,6 +343,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                 .map(|t| t as u64)
                 .or(profile.metadata.threads.map(u64::from)),
             bf16: args.as_type == Some(AsType::Bf16),
+            channels_last: args.layout == LayoutArg::ChannelsLast,
             warmup: args.warmup,
         })?);
     }

@@ -14,6 +14,7 @@ pub struct StepArgs<'a> {
     /// `--threads`, else the log's thread count (as recorded).
     pub threads: Option<u64>,
     pub bf16: bool,
+    pub channels_last: bool,
     pub warmup: u32,
 }
 
@@ -51,6 +52,7 @@ pub fn replay(a: &StepArgs) -> Result<FrameworkReplay> {
             python,
             threads: a.threads,
             precision: a.bf16.then(|| "bf16".to_string()),
+            layout: a.channels_last.then(|| "channels-last".to_string()),
             warmup: a.warmup.max(1),
             runs: 5,
             under_profiler: true,
@@ -73,6 +75,7 @@ pub fn what_ifs(trace: &Path, threads: Option<u64>) -> Result<Vec<profilednn_adv
             python: None,
             threads,
             bf16,
+            channels_last: false,
             warmup: 1,
         })
         .map(|f| StepProjection::of(&f))

@@ -58,6 +58,10 @@ pub struct FrameworkReplay {
     /// none (as logged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision: Option<String>,
+    /// `channels-last` with `--layout channels-last`: the 4-D activations recorded contiguous
+    /// were given in channels-last order; absent when as recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
     /// Whether the units were timed under torch.profiler, as the trace was recorded: each op
     /// then pays the recording cost its nested ops paid in the logged step.
     pub under_profiler: bool,

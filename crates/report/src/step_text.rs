@@ -25,7 +25,7 @@ pub fn render(f: &FrameworkReplay) -> String {
     let _ = writeln!(
         out,
         "Whole step: iteration {} of the trace's {}, its framework ops replayed through PyTorch {} \
-         at {} thread(s){}{}",
+         at {} thread(s){}{}{}",
         f.iteration,
         f.iterations,
         f.torch,
@@ -33,6 +33,10 @@ pub fn render(f: &FrameworkReplay) -> String {
         f.precision
             .as_deref()
             .map(|p| format!(", autocast's lower-precision ops in {p}"))
+            .unwrap_or_default(),
+        f.layout
+            .as_deref()
+            .map(|l| format!(", 4-D activations {l}"))
             .unwrap_or_default(),
         if f.under_profiler {
             ", under torch.profiler as recorded"

@@ -20,6 +20,9 @@ pub struct Options {
     /// `Some("bf16")`: autocast's lower-precision ops (GEMMs, attention, convolutions) take
     /// bf16 tensors; `None`: as recorded.
     pub precision: Option<String>,
+    /// `Some("channels-last")`: 4-D floating tensors recorded contiguous (NCHW) are given in
+    /// channels-last order, as `model.to(memory_format=torch.channels_last)` makes them.
+    pub layout: Option<String>,
     /// Untimed runs of the whole list, then timed runs (each unit's median is kept).
     pub warmup: u32,
     pub runs: u32,
@@ -40,6 +43,7 @@ struct Request<'a> {
 #[derive(Serialize)]
 struct WhatIf<'a> {
     precision: Option<&'a str>,
+    layout: Option<&'a str>,
 }
 
 #[derive(Deserialize)]
@@ -73,6 +77,7 @@ pub fn replay(
         threads: opts.threads,
         what_if: WhatIf {
             precision: opts.precision.as_deref(),
+            layout: opts.layout.as_deref(),
         },
         warmup: opts.warmup,
         runs: opts.runs.max(1),
@@ -98,6 +103,7 @@ pub fn replay(
         torch: response.torch,
         threads: response.threads,
         precision: opts.precision.clone(),
+        layout: opts.layout.clone(),
         under_profiler: opts.under_profiler,
         timing: response.timing,
         ops: gather(&units.units, &response.results),

@@ -136,6 +136,7 @@ mod tests {
             torch: "2.15.0".into(),
             threads: 2,
             precision: None,
+            layout: None,
             under_profiler: true,
             timing: "profiler events".into(),
             ops: vec![
