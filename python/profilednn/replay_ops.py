@@ -217,6 +217,111 @@ def _build(unit, what_if):
     return call
 
 
+class BatchPlan:
+    """The `--batch N` what-if on recorded calls: which tensors carry the batch, and how.
+
+    The rule, since a trace records shapes but not which dimension is the batch: a training
+    step's activations (and their gradients, indices, targets) hold the batch in their
+    outermost dimension in memory, while parameters, gradients of parameters and optimizer
+    state (the shapes the optimizer's ops touch) do not hold it at all. The recorded batch is
+    the commonest outermost dimension of the forward ops' other tensors; each such tensor whose
+    outermost dimension is a multiple of it (`B`, or `B·T` once flattened) is scaled by
+    `N / B`, and so is a size list (`view`, `reshape`, `expand`) whose first entry was such a
+    dimension. Scaling is exact for GEMMs, attention and element-wise ops; a call it makes
+    inconsistent fails and keeps its logged time (said so)."""
+
+    def __init__(self, units, batch):
+        params = set()
+        for u in units:
+            if u.get("phase") in ("optimizer", "zero_grad"):
+                params.update(tuple(d) for d in u["dims"] if isinstance(d, list) and d)
+        counts = {}
+        for u in units:
+            if u.get("phase") != "forward":
+                continue
+            for d, st in self._tensors(u):
+                if tuple(d) not in params:
+                    o = self._outer(d, st)
+                    counts[d[o]] = counts.get(d[o], 0) + 1
+        if not counts:
+            raise ValueError("--batch: no forward op with an activation tensor in the iteration")
+        self.old = max(sorted(counts), key=lambda k: counts[k])
+        if self.old < 2:
+            raise ValueError(f"--batch: the recorded batch reads as {self.old}: it cannot be told apart")
+        self.new = int(batch)
+        self.params = params
+        # The outermost sizes that carry the batch: B, and B times the next dimension of a
+        # tensor that starts with B (`B·T` once [B, T, D] is flattened to [B·T, D]); a mere
+        # multiple of B (a sequence of 128 when B is 8) does not.
+        self.values = {self.old}
+        for u in units:
+            if u.get("phase") != "forward":
+                continue
+            for d, st in self._tensors(u):
+                order = self._order(d, st)
+                if len(d) > 1 and d[order[0]] == self.old:
+                    self.values.add(self.old * d[order[1]])
+
+    @staticmethod
+    def _tensors(u):
+        for i, d in enumerate(u["dims"]):
+            t = u["types"][i] if i < len(u["types"]) else ""
+            if t in _DTYPES and isinstance(d, list) and d and all(isinstance(x, int) for x in d):
+                st = u["strides"][i] if i < len(u.get("strides", [])) else None
+                yield d, st
+
+    @staticmethod
+    def _order(dims, strides):
+        """Dimension indices, outermost in memory first (size-1 dimensions last)."""
+        if strides and len(strides) == len(dims):
+            return sorted(range(len(dims)), key=lambda k: (dims[k] <= 1, -strides[k], k))
+        return list(range(len(dims)))
+
+    @classmethod
+    def _outer(cls, dims, strides):
+        return cls._order(dims, strides)[0]
+
+    def scale(self, unit, strict=True):
+        """A copy of `unit` with its batch scaled; the unit itself when nothing changes.
+        `strict`: a floating tensor of a parameter's shape is taken for a parameter and left
+        alone; the caller retries with `strict=False` when that made the call inconsistent (an
+        activation that happens to have a parameter's shape: [B·T, D] against a [4·D, D]
+        weight when B·T = 4·D)."""
+        if unit.get("phase") in ("optimizer", "zero_grad") or self.new == self.old:
+            return unit
+        u = dict(unit, dims=list(unit["dims"]), strides=list(unit.get("strides", [])),
+                 concrete=list(unit.get("concrete", [])))
+        scaled = set()
+        for i, d in enumerate(u["dims"]):
+            t = u["types"][i] if i < len(u["types"]) else ""
+            if t not in _DTYPES or not isinstance(d, list) or not d:
+                continue
+            if strict and tuple(d) in self.params and _DTYPES[t].is_floating_point:
+                continue
+            st = u["strides"][i] if i < len(u["strides"]) else None
+            o = self._outer(d, st)
+            if d[o] not in self.values:
+                continue
+            nd = list(d)
+            nd[o] = d[o] // self.old * self.new
+            scaled.add(d[o])
+            u["dims"][i] = nd
+            if st and len(st) == len(d):
+                # The same order in memory, contiguous.
+                order = sorted(range(len(d)), key=lambda k: (-st[k], k))
+                ns, step = [0] * len(d), 1
+                for k in reversed(order):
+                    ns[k] = step
+                    step *= max(nd[k], 1)
+                u["strides"][i] = ns
+        for i, c in enumerate(u["concrete"]):
+            v = _scalar(c) if isinstance(c, str) else None
+            if isinstance(v, list) and v and isinstance(v[0], int) and (v[0] in scaled or v[0] in self.values):
+                v[0] = v[0] // self.old * self.new
+                u["concrete"][i] = str(v)
+        return u
+
+
 def _timed(calls, times, runs):
     """Runs the unit list `runs` times in order; appends each unit's time (ms) to `times`."""
     for _ in range(runs):
@@ -251,10 +356,22 @@ def run(request):
     torch.set_flush_denormal(True)
     what_if = request.get("what_if") or {}
     _MADE.clear()
+    units = request["units"]
+    try:
+        plan = BatchPlan(units, what_if["batch"]) if what_if.get("batch") else None
+    except ValueError as e:
+        return {"format": "profilednn.torch-replay.v1", "error": str(e)}
     calls = []
-    for u in request["units"]:
+    for u in units:
         try:
-            fn = _build(u, what_if)
+            if plan is not None:
+                try:
+                    fn = _build(plan.scale(u), what_if)
+                    fn()
+                except Exception:  # noqa: BLE001 - an activation of a parameter's shape: below
+                    fn = _build(plan.scale(u, strict=False), what_if)
+            else:
+                fn = _build(u, what_if)
             fn()  # a first call: checks the arguments, warms the op
             calls.append((fn, None))
         except Exception as e:  # noqa: BLE001 - any failure makes the unit unreplayable, with its reason
@@ -288,6 +405,7 @@ def run(request):
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "timing": timing,
+        "batch": [plan.old, plan.new] if plan is not None else None,
         "results": out,
     }
 

@@ -53,6 +53,39 @@ class Helper(unittest.TestCase):
         # Two arguments, one tensor each: shared by the two units, distinct within a call.
         self.assertEqual(len(replay_ops._MADE), 2)
 
+    def test_batch_plan_scales_activations_not_parameters(self):
+        # A GPT-like step at batch 8, sequence 128, d 256, MLP hidden 1024 (= 8·128: an
+        # activation [B·T, D] has the fc1 weight's shape).
+        f = ["float"] * 3
+        linear = dict(unit("aten::linear", [[8, 128, 256], [1024, 256], [1024]], f), phase="forward")
+        view = dict(unit("aten::view", [[8, 128, 256], []], ["float", "ScalarList"], ["", "[8, 128, 4, 64]"]),
+                    phase="forward")
+        pos = dict(unit("aten::embedding", [[128, 256], [128]], ["float", "long int"]), phase="forward")
+        # fc1's weight gradient: grad_out^T (a transposed view) @ x.
+        wgrad = dict(unit("aten::mm", [[1024, 1024], [1024, 256]], ["float", "float"],
+                          strides=[[1, 1024], [256, 1]]), phase="backward")
+        step = [dict(unit("aten::lerp_", [[1024, 256], [1024, 256], []], ["float", "float", "Scalar"]),
+                     phase="optimizer"),
+                dict(unit("aten::lerp_", [[1024], [1024], []], ["float", "float", "Scalar"]), phase="optimizer"),
+                dict(unit("aten::lerp_", [[128, 256], [128, 256], []], ["float", "float", "Scalar"]),
+                     phase="optimizer")]
+        plan = replay_ops.BatchPlan([linear, view, pos, wgrad] + step, 4)
+        self.assertEqual(plan.old, 8)
+        self.assertEqual(plan.values, {8, 1024})
+        self.assertEqual(plan.scale(linear)["dims"], [[4, 128, 256], [1024, 256], [1024]])
+        self.assertEqual(plan.scale(view)["concrete"][1], "[4, 128, 4, 64]")
+        self.assertEqual(plan.scale(pos)["dims"], [[128, 256], [128]], "a sequence of 128 is no batch")
+        # Strict, x is taken for the weight and the call is inconsistent; the retry scales it.
+        strict = plan.scale(wgrad)
+        self.assertEqual(strict["dims"], [[1024, 512], [1024, 256]])
+        self.assertEqual(strict["strides"][0], [1, 1024])
+        loose = plan.scale(wgrad, strict=False)
+        self.assertEqual(loose["dims"], [[1024, 512], [512, 256]])
+        out = replay_ops.run({"units": [wgrad, linear] + step, "runs": 1, "warmup": 0, "profiler": False,
+                              "what_if": {"batch": 4}})
+        self.assertEqual(out["batch"], [8, 4])
+        self.assertIsNotNone(out["results"][0]["ms"], out)
+
     def test_recorded_strides_are_kept(self):
         # A transposed view, as the profiler records it.
         t = unit("aten::mm", [[16, 8], [8, 4]], ["float", "float"], strides=[[1, 16], [4, 1]])

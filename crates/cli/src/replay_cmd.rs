@@ -87,8 +87,8 @@ pub struct ReplayArgs {
     run: Option<RunArg>,
     /// The whole step: the PyTorch profiler trace recorded with the log (`record --torch`);
     /// the framework ops of its steady iteration are replayed through PyTorch too (`--as
-    /// bf16`, `--threads` and `--layout channels-last` apply to them), into the results'
-    /// `framework` section.
+    /// bf16`, `--threads`, `--layout channels-last` and `--batch` apply to them), into the
+    /// results' `framework` section.
     #[arg(long, value_name = "TRACE")]
     torch_trace: Option<PathBuf>,
     /// The Python (with torch) that replays the framework ops (default:
@@ -301,11 +301,42 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                     progress,
                 ),
                 Some(w) => {
-                    let run =
-                        profilednn_dnnl::what_if_run::run(&session, &calls, from, w, &st, progress)
-                            .with_context(|| format!("{}", args.log.display()))?;
-                    record = Some(run.record);
-                    (run.results, run.sequence)
+                    match profilednn_dnnl::what_if_run::run(
+                        &session,
+                        &calls,
+                        from.clone(),
+                        w,
+                        &st,
+                        progress,
+                    ) {
+                        Ok(run) => {
+                            record = Some(run.record);
+                            (run.results, run.sequence)
+                        }
+                        // The whole step does not need the primitives rewritten: its framework
+                        // ops (those that run in oneDNN included) replay through PyTorch.
+                        Err(e) if args.torch_trace.is_some() => {
+                            eprintln!(
+                                "profilednn: {}: the oneDNN primitives cannot be rewritten ({e}): \
+                                 they replay as logged; the whole step's framework ops take the \
+                                 what-if",
+                                args.log.display()
+                            );
+                            sequence::replay_sequence(
+                                &session,
+                                sequence::ResultsFor::Log(&profile),
+                                &calls,
+                                from,
+                                &st,
+                                progress,
+                            )
+                        }
+                        Err(e) => {
+                            return Err(
+                                anyhow::Error::new(e).context(format!("{}", args.log.display()))
+                            )
+                        }
+                    }
                 }
             };
             if let Some(why) = heap_why {
@@ -329,10 +360,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         results,
     );
     if let Some(trace) = &args.torch_trace {
-        if args.layout == LayoutArg::Plain || args.batch.is_some() {
+        if args.layout == LayoutArg::Plain {
             eprintln!(
-                "profilednn: --layout plain and --batch rewrite the oneDNN primitives only: \
-                 the framework ops replay as recorded"
+                "profilednn: --layout plain rewrites the oneDNN primitives only: the framework \
+                 ops replay in their recorded layout"
             );
         }
         replay.framework = Some(crate::torch_step::replay(&crate::torch_step::StepArgs {
@@ -344,6 +375,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                 .or(profile.metadata.threads.map(u64::from)),
             bf16: args.as_type == Some(AsType::Bf16),
             channels_last: args.layout == LayoutArg::ChannelsLast,
+            batch: args.batch,
             warmup: args.warmup,
         })?);
     }

@@ -15,6 +15,7 @@ pub struct StepArgs<'a> {
     pub threads: Option<u64>,
     pub bf16: bool,
     pub channels_last: bool,
+    pub batch: Option<u64>,
     pub warmup: u32,
 }
 
@@ -53,6 +54,7 @@ pub fn replay(a: &StepArgs) -> Result<FrameworkReplay> {
             threads: a.threads,
             precision: a.bf16.then(|| "bf16".to_string()),
             layout: a.channels_last.then(|| "channels-last".to_string()),
+            batch: a.batch,
             warmup: a.warmup.max(1),
             runs: 5,
             under_profiler: true,
@@ -76,6 +78,7 @@ pub fn what_ifs(trace: &Path, threads: Option<u64>) -> Result<Vec<profilednn_adv
             threads,
             bf16,
             channels_last: false,
+            batch: None,
             warmup: 1,
         })
         .map(|f| StepProjection::of(&f))

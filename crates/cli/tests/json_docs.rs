@@ -171,7 +171,7 @@ fn whole_step_keys_of_replay_and_project_are_the_documented_ones() {
     let text = std::fs::read_to_string(root().join(TORCH_REPLAY)).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
     // `precision` and `layout` are written for the what-ifs only; this replay is as recorded.
-    let as_recorded: BTreeSet<String> = ["precision".to_string(), "layout".to_string()].into();
+    let as_recorded: BTreeSet<String> = ["precision", "layout", "batch"].map(String::from).into();
     let (main, _, step) = documented_sections("replay-json.md");
     assert_eq!(keys(&v), &(&main | &step) - &as_recorded);
     let log = root().join(TORCH_LOG).display().to_string();

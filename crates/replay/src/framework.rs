@@ -62,6 +62,9 @@ pub struct FrameworkReplay {
     /// were given in channels-last order; absent when as recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<String>,
+    /// With `--batch N`: the batch the step was recorded with (as read from its tensors) and N.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<[u64; 2]>,
     /// Whether the units were timed under torch.profiler, as the trace was recorded: each op
     /// then pays the recording cost its nested ops paid in the logged step.
     pub under_profiler: bool,

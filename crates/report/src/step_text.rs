@@ -37,7 +37,10 @@ pub fn render(f: &FrameworkReplay) -> String {
         f.layout
             .as_deref()
             .map(|l| format!(", 4-D activations {l}"))
-            .unwrap_or_default(),
+            .unwrap_or_default()
+            + &f.batch
+                .map(|[a, b]| format!(", batch {a} -> {b}"))
+                .unwrap_or_default(),
         if f.under_profiler {
             ", under torch.profiler as recorded"
         } else {

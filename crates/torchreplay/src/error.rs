@@ -27,6 +27,8 @@ pub enum TorchReplayError {
     },
     #[error("the PyTorch replay helper's output is not what this version expects ({0}): run the helper of the same ProfileDNN")]
     Output(String),
+    #[error("the framework ops cannot be replayed so: {0}")]
+    Refused(String),
     #[error("the trace's steady iteration holds no ATen op to replay")]
     NoUnits,
 }

@@ -23,6 +23,9 @@ pub struct Options {
     /// `Some("channels-last")`: 4-D floating tensors recorded contiguous (NCHW) are given in
     /// channels-last order, as `model.to(memory_format=torch.channels_last)` makes them.
     pub layout: Option<String>,
+    /// `Some(N)`: the batch of the activations set to N (the helper's `BatchPlan` says which
+    /// tensors carry it).
+    pub batch: Option<u64>,
     /// Untimed runs of the whole list, then timed runs (each unit's median is kept).
     pub warmup: u32,
     pub runs: u32,
@@ -44,14 +47,25 @@ struct Request<'a> {
 struct WhatIf<'a> {
     precision: Option<&'a str>,
     layout: Option<&'a str>,
+    batch: Option<u64>,
 }
 
 #[derive(Deserialize)]
 struct Response {
+    /// A what-if the helper cannot apply to this step (`--batch` without a batch to find).
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
     format: String,
+    #[serde(default)]
     torch: String,
+    #[serde(default)]
     threads: u64,
+    #[serde(default)]
     timing: String,
+    #[serde(default)]
+    batch: Option<[u64; 2]>,
+    #[serde(default)]
     results: Vec<UnitResult>,
 }
 
@@ -78,6 +92,7 @@ pub fn replay(
         what_if: WhatIf {
             precision: opts.precision.as_deref(),
             layout: opts.layout.as_deref(),
+            batch: opts.batch,
         },
         warmup: opts.warmup,
         runs: opts.runs.max(1),
@@ -85,6 +100,9 @@ pub fn replay(
         units: &units.units,
     };
     let response = run_helper(&opts.python, &request)?;
+    if let Some(e) = response.error {
+        return Err(TorchReplayError::Refused(e));
+    }
     if response.format != FORMAT || response.results.len() != units.units.len() {
         return Err(TorchReplayError::Output(format!(
             "{} results of format {:?} for {} units",
@@ -104,6 +122,7 @@ pub fn replay(
         threads: response.threads,
         precision: opts.precision.clone(),
         layout: opts.layout.clone(),
+        batch: response.batch,
         under_profiler: opts.under_profiler,
         timing: response.timing,
         ops: gather(&units.units, &response.results),

@@ -137,6 +137,7 @@ mod tests {
             threads: 2,
             precision: None,
             layout: None,
+            batch: None,
             under_profiler: true,
             timing: "profiler events".into(),
             ops: vec![
