@@ -39,6 +39,7 @@
 
 pub mod breakdown;
 pub mod diff;
+pub mod durations;
 pub mod efficiency;
 pub mod events;
 pub mod iterations;

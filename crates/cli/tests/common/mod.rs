@@ -118,3 +118,17 @@ pub fn failed(out: std::process::Output) -> String {
     );
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// The first object of the JSON array `rows` whose `key` is `value` (panics naming it if none).
+pub fn row_where<'a>(rows: &'a Value, key: &str, value: &str) -> &'a Value {
+    rows.as_array()
+        .unwrap_or_else(|| panic!("not an array: {rows}"))
+        .iter()
+        .find(|r| r[key] == value)
+        .unwrap_or_else(|| panic!("no row with {key} = {value}"))
+}
+
+/// The stdout of `profilednn ARGS`, which must succeed.
+pub fn stdout_of<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
+    String::from_utf8(succeeded(bin().args(args).output().unwrap()).stdout).unwrap()
+}

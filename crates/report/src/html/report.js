@@ -172,7 +172,7 @@
   function table() {
     const cols = [
       ["kind", "kind"], ["prop", "propagation"], ["impl", "implementation"], ["dtype", "dtype"], ["shapes", "shapes"],
-      ["calls", "calls", "n"], ["time_ms", "time ms", "n"], ["share", "share", "n"], ["mean_ms", "mean ms", "n"], ["gflops", "GFLOP/s", "n"],
+      ["calls", "calls", "n"], ["time_ms", "time ms", "n"], ["share", "share", "n"], ["mean_ms", "mean ms", "n"], ["median_ms", "median ms", "n"], ["p90_ms", "p90 ms", "n"], ["gflops", "GFLOP/s", "n"],
     ];
     const total = D.total_time_ms || 1;
     const rows = D.primitives.map((p) => Object.assign({}, p, {
@@ -190,7 +190,7 @@
       tbody.replaceChildren(...shown.map((r) => el("tr", {},
         cols.map(([k, , cls]) => {
           const v = r[k];
-          const text = k === "share" ? pct(v) : k.endsWith("ms") ? ms(v) : k === "gflops" ? (v === null ? "" : v >= 1 ? v.toFixed(1) : v.toPrecision(2)) : String(v);
+          const text = k === "share" ? pct(v) : k.endsWith("ms") ? (v === null ? "" : ms(v)) : k === "gflops" ? (v === null ? "" : v >= 1 ? v.toFixed(1) : v.toPrecision(2)) : String(v);
           const td = el("td", { class: cls || (k === "shapes" ? "shape" : null), text });
           if (k === "impl" && r.ref) td.append(" ", el("span", { class: "tag ref", text: "ref" }));
           if (k === "shapes") tooltip(td, `${r.mds}\n${r.exts} ${r.aux}`.trim());
