@@ -75,6 +75,9 @@ pub struct Thresholds {
     pub data_share: f64,
     /// `rank-imbalance`: the slowest rank's oneDNN time over the median rank's.
     pub rank_imbalance: f64,
+    /// `timings-polluted`: share of oneDNN time in primitives whose identical calls ran ten
+    /// times their fastest or more.
+    pub polluted_share: f64,
 }
 
 impl Default for Thresholds {
@@ -98,11 +101,13 @@ impl Default for Thresholds {
             optimizer_share: 0.005,
             data_share: 0.1,
             rank_imbalance: 1.1,
+            polluted_share: 0.05,
         }
     }
 }
 
 /// What the rules look at.
+#[derive(Clone, Copy)]
 pub struct Evidence<'a> {
     /// The merged profile of all logs.
     pub profile: &'a Profile,
@@ -196,8 +201,25 @@ pub fn wanted_what_ifs(ev: &Evidence, t: &Thresholds) -> Vec<WantedWhatIf> {
 /// What `advise --project` runs the as-logged replay for.
 pub const AS_LOGGED_BASELINE: &str = "the as-logged baseline";
 
-/// Runs every rule.
+/// Runs every rule. On a log whose timings look polluted (`timings-polluted` fires), every
+/// projection carries why its speed-up against the log is withheld.
 pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {
+    let pollution = rules::polluted::detect(ev);
+    let marked: Vec<Projected>;
+    let ev = &if pollution.fires(t) && !ev.projections.is_empty() {
+        let why = pollution.reason();
+        marked = ev
+            .projections
+            .iter()
+            .map(|p| Projected {
+                log_polluted: Some(why.clone()),
+                ..p.clone()
+            })
+            .collect();
+        ev.with_projections(&marked)
+    } else {
+        *ev
+    };
     let mut findings = Vec::new();
     let mut outcomes = Vec::new();
     let mut not_recommended = Vec::new();

@@ -124,6 +124,11 @@ pub struct ThresholdArgs {
     /// rank-imbalance: the slowest rank's oneDNN time per iteration over the median rank's.
     #[arg(long, default_value_t = Thresholds::default().rank_imbalance, value_parser = crate::load::non_negative)]
     rank_imbalance: f64,
+    /// timings-polluted: share of oneDNN time in primitives whose identical calls ran ten times
+    /// their fastest or more; above it the timings are in doubt and projections withhold their
+    /// speed-up against the log.
+    #[arg(long, default_value_t = Thresholds::default().polluted_share, value_parser = crate::load::share)]
+    polluted_share: f64,
 }
 
 impl ThresholdArgs {
@@ -147,6 +152,7 @@ impl ThresholdArgs {
             optimizer_share: self.optimizer_share,
             data_share: self.data_share,
             rank_imbalance: self.rank_imbalance,
+            polluted_share: self.polluted_share,
         }
     }
 }

@@ -38,7 +38,7 @@ pub fn render(a: &Advice, short: bool) -> String {
                 p.logged_onednn_ms,
                 p.projected_onednn_ms,
                 p.unit(),
-                profilednn_advice::Projected::factor(p.speedup),
+                p.headline(),
                 p.replayed_with
             );
         }
