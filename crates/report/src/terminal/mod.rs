@@ -189,7 +189,7 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         );
     }
     if let Some(e) = &s.efficiency {
-        roofline::render(&mut out, e, &s.metadata.isa, opts);
+        roofline::render(&mut out, e, opts);
     }
     render_problems(&mut out, s);
     out
