@@ -1,5 +1,8 @@
 //! `profilednn advise`: rules that turn a profile into actions.
 
+mod this_machine;
+pub(crate) use this_machine::cores_if_recorded_here;
+
 use crate::ExitCode;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -26,7 +29,8 @@ pub struct AdviseArgs {
     #[arg(long, value_parser = crate::load::count)]
     iterations: Option<u64>,
     /// Cores of the machine the log ran on, for the thread-oversubscription rule (default: the
-    /// hardware threads of the machine profile).
+    /// hardware threads of the machine profile, else this machine's when the log's ISA is this
+    /// machine's and its threads fit).
     #[arg(long, value_parser = crate::load::count_usize)]
     cores: Option<usize>,
     /// Sockets of that machine, for ranks spanning sockets (rank-thread-placement; default:
@@ -194,8 +198,13 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     )?
     .profiles;
     let machine = crate::machine_file::load(args.machine.as_deref())?;
-    // --cores first; else the hardware threads of the machine profile given (or saved).
-    let cores = args.cores.or(machine.as_ref().and_then(|m| m.threads));
+    let merged = Profile::merged(&profiles);
+    // --cores first; else the hardware threads of the machine profile given (or saved); else
+    // this machine's, when the log looks recorded here.
+    let cores = args
+        .cores
+        .or(machine.as_ref().and_then(|m| m.threads))
+        .or_else(|| cores_if_recorded_here(&merged.metadata));
     let sockets = args.sockets.or(machine
         .as_ref()
         .and_then(|m| m.sockets)
@@ -206,7 +215,6 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
         .as_ref()
         .and_then(|m| m.physical_cores)
         .and_then(|c| usize::try_from(c).ok()));
-    let merged = Profile::merged(&profiles);
     let summary = summarize_merged(
         &profiles,
         &merged,

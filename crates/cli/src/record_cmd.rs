@@ -215,17 +215,9 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             );
         }
     } else if !args.no_report {
-        let loaded = crate::load::logs_and_ranks(std::slice::from_ref(&path), None, None, true)?;
-        let summary = profilednn_analysis::summarize(&loaded.profiles, &Default::default());
-        let mut text = profilednn_report::terminal::render(
-            &summary,
-            &profilednn_report::terminal::TerminalOptions {
-                rows: 10,
-                width: None,
-            },
-        );
-        text += &profilednn_report::ranks::render(&loaded.ranks);
-        eprint!("{text}");
+        // `report LOG`'s sections, roofline and advice included (they were left out here).
+        let trace = trace.filter(|t| t.exists());
+        crate::report_cmd::run(crate::report_cmd::ReportArgs::end_of_record(path, trace))?;
     }
     Ok(exit_code(status))
 }

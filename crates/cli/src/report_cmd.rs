@@ -75,6 +75,37 @@ pub struct ReportArgs {
     /// No efficiency section even when a machine profile exists.
     #[arg(long, conflicts_with = "machine")]
     no_roofline: bool,
+    /// Write the terminal report to stderr (`record`'s end-of-run report: stdout carries the
+    /// program's own output).
+    #[arg(skip)]
+    to_stderr: bool,
+}
+
+impl ReportArgs {
+    /// The report `record` prints when the program ends: the same sections as `report LOG`
+    /// (roofline with the saved machine profile, the advice), 10 rows a table, with the PyTorch
+    /// view when the trace was written.
+    pub(crate) fn end_of_record(log: PathBuf, trace: Option<PathBuf>) -> ReportArgs {
+        ReportArgs {
+            logs: vec![log],
+            by: None,
+            format: Format::Table,
+            top: 10,
+            iterations: None,
+            threads: None,
+            output: None,
+            no_progress: true,
+            machine: None,
+            html: None,
+            torch_trace: trace,
+            replay: vec![],
+            project: false,
+            dnnl_lib: None,
+            no_advice: false,
+            no_roofline: false,
+            to_stderr: true,
+        }
+    }
 }
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
@@ -102,8 +133,14 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     } else {
         crate::machine_file::load(args.machine.as_deref())?
     };
-    // The machine profile's hardware threads, for the thread-oversubscription rule.
-    let cores = machine.as_ref().and_then(|m| m.threads);
+    // Merged once: the summary, the advice and the HTML page are all of this view.
+    let merged = Profile::merged(&profiles);
+    // The machine profile's hardware threads, for the thread-oversubscription rule; else this
+    // machine's, when the log looks recorded here.
+    let cores = machine
+        .as_ref()
+        .and_then(|m| m.threads)
+        .or_else(|| crate::advise_cmd::cores_if_recorded_here(&merged.metadata));
     // …and its sockets, for ranks spanning sockets (as `advise` without `--sockets`).
     let sockets = machine
         .as_ref()
@@ -114,8 +151,6 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         .as_ref()
         .and_then(|m| m.physical_cores)
         .and_then(|c| usize::try_from(c).ok());
-    // Merged once: the summary, the advice and the HTML page are all of this view.
-    let merged = Profile::merged(&profiles);
     let summary = summarize_merged(
         &profiles,
         &merged,
@@ -215,7 +250,11 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
         Format::Csv => profilednn_report::csv_out::render(&summary)?,
     };
-    crate::output::write(args.output.as_deref(), text).context("cannot write the report")?;
+    if args.to_stderr {
+        eprint!("{text}");
+    } else {
+        crate::output::write(args.output.as_deref(), text).context("cannot write the report")?;
+    }
     // A log that could not be read to its end is a partial result: say so in the exit code.
     Ok(crate::output::read_errors_status(
         &summary.read_errors,
