@@ -682,3 +682,26 @@ fn reorders_have_no_gflops_figure_in_the_table() {
         assert!(!r.contains(">0.0<"), "a reorder row with a 0.0 rate: {r}");
     }
 }
+
+/// A log of matmuls only (the bf16 transformer: every call `undef`, matmuls carry no
+/// propagation kind) shows no forward/backward bar, which read 100 % "no direction", but says
+/// the log carries no direction (issue 41).
+#[test]
+fn a_matmul_log_says_it_carries_no_direction_instead_of_a_bar() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("matmul.html");
+    let log = root().join("fixtures/corpus/pytorch/transformer_bf16.log.gz");
+    common::stdout_of(&[
+        "report".as_ref(),
+        log.as_os_str(),
+        "--html".as_ref(),
+        page.as_os_str(),
+    ]);
+    let dom = load_ok(&b, &page);
+    assert!(!dom.contains("id=\"split\""), "a bar is drawn");
+    assert!(
+        dom.contains("This log carries no direction for 100.0% of oneDNN time"),
+        "{dom}"
+    );
+}
