@@ -217,7 +217,15 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     } else if !args.no_report {
         // `report LOG`'s sections, roofline and advice included (they were left out here).
         let trace = trace.filter(|t| t.exists());
-        crate::report_cmd::run(crate::report_cmd::ReportArgs::end_of_record(path, trace))?;
+        // The log is written whatever the report says: a report that fails (an unreadable
+        // machine profile, say) is told, and the program's exit status stays the command's.
+        let args = crate::report_cmd::ReportArgs::end_of_record(path.clone(), trace);
+        if let Err(e) = crate::report_cmd::run(args) {
+            eprintln!(
+                "profilednn: the log is written, but its report failed: {e:#}; run `profilednn report {}`",
+                path.display()
+            );
+        }
     }
     Ok(exit_code(status))
 }

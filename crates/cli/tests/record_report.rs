@@ -37,3 +37,27 @@ fn the_end_of_run_report_has_the_roofline_and_the_advice() {
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(!shown.contains("Total oneDNN time"), "{shown}");
 }
+
+/// A machine profile that cannot be read fails the end-of-run report, not the recording: the
+/// log is kept and the program's exit status stays the command's.
+#[test]
+fn a_broken_machine_profile_keeps_the_log_and_the_exit_status() {
+    let dir = temp_dir();
+    let machine = dir.join("broken.json");
+    std::fs::write(&machine, "{ not json").unwrap();
+    let log = dir.join("run.log");
+    let fixture = root().join("fixtures/advice/tiny_primitives.log");
+    let out = bin()
+        .env("PROFILEDNN_MACHINE", &machine)
+        .args(["record", "-o", log.to_str().unwrap(), "--", "sh", "-c"])
+        .arg(format!("cat '{}'; exit 3", fixture.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the log is written, but its report failed"),
+        "{err}"
+    );
+    assert!(log.exists());
+}
