@@ -5,39 +5,7 @@
 //! against the real replays of the clean log (`fixtures/whatif/replays`): no oneDNN needed.
 
 mod common;
-use common::{root, stdout_of, temp_dir};
-use std::io::Read;
-
-/// The fixture with two reorder calls in three 1000x slower; returns the path and how many
-/// calls were slowed.
-fn polluted_log() -> (std::path::PathBuf, usize) {
-    let mut text = String::new();
-    flate2::read::MultiGzDecoder::new(
-        std::fs::File::open(root().join("fixtures/whatif/f32-nchw-1t.log.gz")).unwrap(),
-    )
-    .read_to_string(&mut text)
-    .unwrap();
-    let (mut out, mut n, mut slowed) = (String::new(), 0, 0);
-    for l in text.lines() {
-        match l.rsplit_once(',') {
-            Some((head, t)) if l.contains(",exec,cpu,reorder,") => {
-                n += 1;
-                let t: f64 = t.parse().unwrap();
-                let t = if n % 3 == 0 {
-                    t
-                } else {
-                    slowed += 1;
-                    t * 1000.0
-                };
-                out += &format!("{head},{t}\n");
-            }
-            _ => out += &format!("{l}\n"),
-        }
-    }
-    let p = temp_dir().join("polluted.log");
-    std::fs::write(&p, out).unwrap();
-    (p, slowed)
-}
+use common::{polluted_log, root, stdout_of};
 
 fn advise(log: &std::path::Path) -> String {
     let replays = root().join("fixtures/whatif/replays");
