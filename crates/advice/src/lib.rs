@@ -116,6 +116,10 @@ pub struct Evidence<'a> {
     pub ranks: usize,
     /// Cores of the machine the log ran on, when known (`--cores`, or a machine profile).
     pub cores: Option<usize>,
+    /// Where `cores` came from (`--cores`, `the machine profile`, `this machine, where the log
+    /// looks recorded`): a count the tool found itself is said to be so, so that a log from
+    /// elsewhere can be given its own with `--cores`.
+    pub cores_from: Option<&'static str>,
     /// Sockets of that machine, when known (`advise --sockets`, or a machine profile's
     /// `sockets`): where ranks must not span.
     pub sockets: Option<usize>,
@@ -148,6 +152,7 @@ impl<'a> Evidence<'a> {
             cores,
             sockets: None,
             physical_cores: None,
+            cores_from: None,
             torch,
             projections: &[],
         }
@@ -159,6 +164,11 @@ impl<'a> Evidence<'a> {
             projections,
             ..self
         }
+    }
+
+    /// The same evidence with where its core count came from.
+    pub fn with_cores_from(self, cores_from: Option<&'static str>) -> Evidence<'a> {
+        Evidence { cores_from, ..self }
     }
 
     /// The same evidence with the machine's socket count.

@@ -1,7 +1,7 @@
 //! `profilednn advise`: rules that turn a profile into actions.
 
 mod this_machine;
-pub(crate) use this_machine::cores_if_recorded_here;
+pub(crate) use this_machine::cores;
 
 use crate::ExitCode;
 use anyhow::Result;
@@ -201,10 +201,11 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let merged = Profile::merged(&profiles);
     // --cores first; else the hardware threads of the machine profile given (or saved); else
     // this machine's, when the log looks recorded here.
-    let cores = args
-        .cores
-        .or(machine.as_ref().and_then(|m| m.threads))
-        .or_else(|| cores_if_recorded_here(&merged.metadata));
+    let (cores, cores_from) = cores(
+        args.cores,
+        machine.as_ref().and_then(|m| m.threads),
+        &merged.metadata,
+    );
     let sockets = args.sockets.or(machine
         .as_ref()
         .and_then(|m| m.sockets)
@@ -227,7 +228,8 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let thresholds = args.thresholds.thresholds();
     let evidence = Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
         .with_sockets(sockets)
-        .with_physical_cores(physical_cores);
+        .with_physical_cores(physical_cores)
+        .with_cores_from(cores_from);
     let projections = projections(
         &args.logs,
         &profiles,

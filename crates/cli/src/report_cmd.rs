@@ -137,10 +137,11 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let merged = Profile::merged(&profiles);
     // The machine profile's hardware threads, for the thread-oversubscription rule; else this
     // machine's, when the log looks recorded here.
-    let cores = machine
-        .as_ref()
-        .and_then(|m| m.threads)
-        .or_else(|| crate::advise_cmd::cores_if_recorded_here(&merged.metadata));
+    let (cores, cores_from) = crate::advise_cmd::cores(
+        None,
+        machine.as_ref().and_then(|m| m.threads),
+        &merged.metadata,
+    );
     // …and its sockets, for ranks spanning sockets (as `advise` without `--sockets`).
     let sockets = machine
         .as_ref()
@@ -179,6 +180,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
             .with_sockets(sockets)
             .with_physical_cores(physical_cores)
+            .with_cores_from(cores_from)
     };
     let thresholds = Thresholds::default();
     let projections = crate::advise_cmd::projections(

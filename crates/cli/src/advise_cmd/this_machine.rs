@@ -9,6 +9,28 @@ use profilednn_analysis::log_machine::same_units;
 use profilednn_analysis::RunMetadata;
 use profilednn_machine::cpu;
 
+/// The cores of the log's machine and where the count came from: `given` (`--cores`), else the
+/// machine profile's hardware threads, else this machine's when the log looks recorded here.
+pub fn cores(
+    given: Option<usize>,
+    profile: Option<usize>,
+    meta: &RunMetadata,
+) -> (Option<usize>, Option<&'static str>) {
+    if given.is_some() {
+        return (given, Some("--cores"));
+    }
+    if profile.is_some() {
+        return (profile, Some("the machine profile's threads"));
+    }
+    match cores_if_recorded_here(meta) {
+        Some(c) => (
+            Some(c),
+            Some("this machine's, whose ISA the log's is: pass --cores N if it ran elsewhere"),
+        ),
+        None => (None, None),
+    }
+}
+
 /// This machine's hardware threads, when the log looks recorded here (see the module doc).
 pub fn cores_if_recorded_here(meta: &RunMetadata) -> Option<usize> {
     let isa: Vec<String> = cpu::isas().iter().map(|s| s.to_string()).collect();
