@@ -8,17 +8,14 @@
 //! time. A quantile reads its bucket's mean: never further than the bucket's width, 1/16
 //! (6.25 %) of its value, and exact when every call in its bucket took the same time.
 
-use serde::Serialize;
-
 /// Significant bits of a time that pick its bucket inside its doubling (16 buckets).
 const SUB_BITS: u32 = 4;
 
 /// Call times (picoseconds) in logarithmic buckets.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Durations {
     /// (bucket, calls, summed ps), sorted by bucket; a primitive's calls fill a few dozen
     /// buckets at most.
-    #[serde(skip)]
     buckets: Vec<(u16, u64, u64)>,
 }
 
