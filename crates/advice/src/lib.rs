@@ -283,10 +283,16 @@ pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {
             f.step_share = concern.map(|c| (c / wall).min(1.0));
         }
     }
+    // Polluted timings come first: every other figure (a share, a ratio, a gain) is built on
+    // them, so the doubt is read before the findings it qualifies.
     findings.sort_by(|a, b| {
-        b.step_share
-            .unwrap_or(0.0)
-            .total_cmp(&a.step_share.unwrap_or(0.0))
+        (b.id == rules::polluted::ID)
+            .cmp(&(a.id == rules::polluted::ID))
+            .then(
+                b.step_share
+                    .unwrap_or(0.0)
+                    .total_cmp(&a.step_share.unwrap_or(0.0)),
+            )
             .then(
                 b.gain_ms
                     .unwrap_or(0.0)
