@@ -1,7 +1,7 @@
 //! `profilednn advise`: rules that turn a profile into actions.
 
 mod this_machine;
-pub(crate) use this_machine::cores;
+pub(crate) use this_machine::LogMachine;
 
 use crate::ExitCode;
 use anyhow::Result;
@@ -199,23 +199,9 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     .profiles;
     let machine = crate::machine_file::load(args.machine.as_deref())?;
     let merged = Profile::merged(&profiles);
-    // --cores first; else the hardware threads of the machine profile given (or saved); else
-    // this machine's, when the log looks recorded here.
-    let (cores, cores_from) = cores(
-        args.cores,
-        machine.as_ref().and_then(|m| m.threads),
-        &merged.metadata,
-    );
-    let sockets = args.sockets.or(machine
-        .as_ref()
-        .and_then(|m| m.sockets)
-        .and_then(|s| usize::try_from(s).ok()));
-    // Whether a rank spans sockets goes by physical cores: --cores, else the profile's
-    // `physical_cores` (not its hardware threads, which count each SMT sibling).
-    let physical_cores = args.cores.or(machine
-        .as_ref()
-        .and_then(|m| m.physical_cores)
-        .and_then(|c| usize::try_from(c).ok()));
+    // --cores first; else the machine profile's (given or saved); else this machine's, when
+    // the log looks recorded here.
+    let log_machine = LogMachine::new(args.cores, args.sockets, machine.as_ref(), &merged.metadata);
     let summary = summarize_merged(
         &profiles,
         &merged,
@@ -226,10 +212,13 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     );
     let torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
     let thresholds = args.thresholds.thresholds();
-    let evidence = Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
-        .with_sockets(sockets)
-        .with_physical_cores(physical_cores)
-        .with_cores_from(cores_from);
+    let evidence = log_machine.apply(Evidence::from_profiles(
+        &profiles,
+        &merged,
+        &summary,
+        log_machine.cores(),
+        torch.as_ref(),
+    ));
     let projections = projections(
         &args.logs,
         &profiles,

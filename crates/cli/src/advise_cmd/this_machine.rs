@@ -5,9 +5,52 @@
 //! The log names no CPU, only the ISA oneDNN ran with; a log whose ISA units are this machine's
 //! and whose threads fit its hardware threads is taken to have run here.
 
+use profilednn_advice::Evidence;
 use profilednn_analysis::log_machine::same_units;
 use profilednn_analysis::RunMetadata;
-use profilednn_machine::cpu;
+use profilednn_machine::{cpu, MachineProfile};
+
+/// What the rules know of the machine the log ran on, from the options, the machine profile and
+/// this machine: `advise` and `report` (and so `record`) alike.
+pub struct LogMachine {
+    cores: Option<usize>,
+    cores_from: Option<&'static str>,
+    sockets: Option<usize>,
+    physical_cores: Option<usize>,
+}
+
+impl LogMachine {
+    /// `given_cores`/`given_sockets`: `advise --cores/--sockets` (none for `report`). A given
+    /// core count is also the physical one; else the profile's `physical_cores` (not its
+    /// hardware threads, which count each SMT sibling) decide whether a rank spans sockets.
+    pub fn new(
+        given_cores: Option<usize>,
+        given_sockets: Option<usize>,
+        machine: Option<&MachineProfile>,
+        meta: &RunMetadata,
+    ) -> LogMachine {
+        let (cores, cores_from) = cores(given_cores, machine.and_then(|m| m.threads), meta);
+        let of = |v: Option<u64>| v.and_then(|x| usize::try_from(x).ok());
+        LogMachine {
+            cores,
+            cores_from,
+            sockets: given_sockets.or(of(machine.and_then(|m| m.sockets))),
+            physical_cores: given_cores.or(of(machine.and_then(|m| m.physical_cores))),
+        }
+    }
+
+    pub fn cores(&self) -> Option<usize> {
+        self.cores
+    }
+
+    /// `evidence` with the sockets, physical cores and where the core count came from.
+    pub fn apply<'a>(&self, evidence: Evidence<'a>) -> Evidence<'a> {
+        evidence
+            .with_sockets(self.sockets)
+            .with_physical_cores(self.physical_cores)
+            .with_cores_from(self.cores_from)
+    }
+}
 
 /// The cores of the log's machine and where the count came from: `given` (`--cores`), else the
 /// machine profile's hardware threads, else this machine's when the log looks recorded here.
