@@ -1,5 +1,6 @@
-//! The spread of identical calls in `report` (issue 41): the median and 90th percentile of a
-//! primitive's calls, beside the mean that hides a busy machine. A synthetic log of the
+//! The spread of identical calls in `report` and in `advise`'s `timings-polluted` (issue 41):
+//! the median and 90th percentile of a primitive's calls, beside the mean that hides a busy
+//! machine. A synthetic log of the
 //! newcomer's polluted reorder: 60 calls at 0.005 ms and 108 at 7.48 ms, interleaved, plus a
 //! quiet ReLU at 0.01, 0.02, …, 0.10 ms. The references are computed here by nearest rank over
 //! the times the test wrote, independently of the code.
@@ -82,4 +83,25 @@ fn median_and_p90_of_identical_calls_in_json_and_terminal() {
         .unwrap();
     let want = format!("{mean:.3}       7.480    7.480");
     assert!(line.contains(&want), "«{want}» not in «{line}»");
+}
+
+/// `timings-polluted` shows each polluted primitive's fastest call, median and p90, so the claim
+/// can be checked: here the reorder, 0.005 ms fastest, 7.48 ms median and p90.
+#[test]
+fn advise_shows_the_spread_of_the_polluted_primitives() {
+    let (p, reorder, _) = log();
+    let out = bin()
+        .args(["advise", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let fastest = reorder.iter().copied().fold(f64::MAX, f64::min);
+    let want = format!(
+        "reorder undef jit:blk 2x256x8x8 ({:.1} ms; per call: fastest {fastest:.3}, median {:.3}, p90 {:.3} ms)",
+        reorder.iter().sum::<f64>(),
+        nearest_rank(&reorder, 0.5),
+        nearest_rank(&reorder, 0.9)
+    );
+    assert!(text.contains(&want), "«{want}» not in\n{text}");
+    assert!(text.contains("1. [timings-polluted]"), "{text}");
 }

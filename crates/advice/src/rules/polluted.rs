@@ -53,6 +53,23 @@ impl Pollution<'_> {
     }
 }
 
+/// The heaviest `n` polluted primitives as evidence rows, each with its fastest call, median
+/// and p90: the spread the finding is about, which the reader can check.
+fn spread_rows(p: &Pollution, n: usize) -> Value {
+    let mut rows = examples(p.primitives.iter().map(|(e, _)| *e), n);
+    if let Value::Array(v) = &mut rows {
+        // The rows' order: [`examples`]'s stable sort by time over the same entries.
+        let mut heaviest: Vec<&Entry> = p.primitives.iter().map(|(e, _)| *e).collect();
+        heaviest.sort_by_key(|e| std::cmp::Reverse(e.time_ps));
+        for (row, e) in v.iter_mut().zip(heaviest) {
+            row["min_ms"] = json!(e.min_ps as f64 / 1e9);
+            row["median_ms"] = json!(e.durations.quantile_ms(0.5));
+            row["p90_ms"] = json!(e.durations.quantile_ms(0.9));
+        }
+    }
+    rows
+}
+
 /// The primitives of `ev` whose timings look polluted, whether or not they fire the rule.
 pub fn detect<'a>(ev: &Evidence<'a>) -> Pollution<'a> {
     let total: f64 = ms_sum(exec(ev));
@@ -106,10 +123,7 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             ("time_ms", json!(p.time_ms)),
             ("primitives", json!(p.primitives.len())),
             ("worst_spread", json!(worst)),
-            (
-                "heaviest",
-                examples(p.primitives.iter().map(|(e, _)| *e), 5),
-            ),
+            ("heaviest", spread_rows(&p, 5)),
         ]),
         None,
         "none: the figures themselves are in doubt",
