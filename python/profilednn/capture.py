@@ -18,6 +18,13 @@ memory before it was killed; without the compiling step and without stacks it wa
 - pass `model=` (the module you train) and a compiled one gets `skip=1` and no Python stacks
   (`modules=False`) unless you say otherwise;
 - a trace larger than `max_trace_mb` is reported on stderr with what to change.
+
+With `model=` (an eager one), each submodule's forward is also marked in the trace with its
+qualified name from `model.named_modules()` (`profilednn.module: blocks.layers.2.self_attn`):
+torch.profiler names modules by class and instance count (`MultiheadAttention_2`, `Linear_8`),
+which says nothing of which layer it is, and `profilednn report --torch-trace` shows these names
+instead. It needs no Python stacks. A compiled model gets no marks: hooks inside a compiled graph
+would break it.
 """
 
 import os
@@ -40,6 +47,44 @@ def _compiled(model):
             return True
         model = getattr(model, "module", None)
     return False
+
+
+_MARK = "profilednn.module: "
+
+
+class _ModuleNames:
+    """Forward hooks that open a `record_function` named after each submodule's qualified name
+    while its forward runs, and close it after (a forward that raises leaves its range open
+    until `remove`)."""
+
+    def __init__(self, model):
+        # DDP wraps the model as `.module`: its names would all start with "module.".
+        root = model.module if isinstance(
+            model, torch.nn.parallel.DistributedDataParallel) else model
+        self._open = []
+        self._handles = []
+        for name, m in root.named_modules():
+            label = _MARK + (name or type(m).__name__)
+            self._handles.append(m.register_forward_pre_hook(self._enter(label)))
+            self._handles.append(m.register_forward_hook(self._leave))
+
+    def _enter(self, label):
+        def hook(_module, _inputs):
+            r = torch.profiler.record_function(label)
+            r.__enter__()
+            self._open.append(r)
+        return hook
+
+    def _leave(self, _module, _inputs, _output):
+        if self._open:
+            self._open.pop().__exit__(None, None, None)
+
+    def remove(self):
+        while self._open:
+            self._open.pop().__exit__(None, None, None)
+        for h in self._handles:
+            h.remove()
+        self._handles = []
 
 
 class profile:
@@ -68,6 +113,8 @@ class profile:
             activities=[ProfilerActivity.CPU], record_shapes=record_shapes, with_stack=modules,
             schedule=schedule)
         self._scheduled = schedule is not None
+        self._model = model if model is not None and not compiled else None
+        self._names = None
         self._exported = False
         self.iteration = 0
 
@@ -86,6 +133,8 @@ class profile:
 
     def __enter__(self):
         self._range = None
+        if self._model is not None:
+            self._names = _ModuleNames(self._model)
         self._prof.__enter__()
         self._mark()
         return self
@@ -110,6 +159,9 @@ class profile:
 
     def __exit__(self, *exc):
         self._close()
+        if self._names is not None:
+            self._names.remove()
+            self._names = None
         self._prof.__exit__(*exc)
         if self._scheduled and (self._prof.profiler is None or self.iteration <= self.skip):
             # The schedule never reached an active step (the run was shorter than `skip`).

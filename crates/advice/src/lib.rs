@@ -77,6 +77,9 @@ pub struct Thresholds {
     pub data_share: f64,
     /// `rank-imbalance`: the slowest rank's oneDNN time over the median rank's.
     pub rank_imbalance: f64,
+    /// `timings-polluted`: share of oneDNN time in primitives whose identical calls ran ten
+    /// times their fastest or more.
+    pub polluted_share: f64,
 }
 
 impl Default for Thresholds {
@@ -100,11 +103,13 @@ impl Default for Thresholds {
             optimizer_share: 0.005,
             data_share: 0.1,
             rank_imbalance: 1.1,
+            polluted_share: 0.05,
         }
     }
 }
 
 /// What the rules look at.
+#[derive(Clone, Copy)]
 pub struct Evidence<'a> {
     /// The merged profile of all logs.
     pub profile: &'a Profile,
@@ -113,6 +118,10 @@ pub struct Evidence<'a> {
     pub ranks: usize,
     /// Cores of the machine the log ran on, when known (`--cores`, or a machine profile).
     pub cores: Option<usize>,
+    /// Where `cores` came from (`--cores`, `the machine profile`, `this machine, where the log
+    /// looks recorded`): a count the tool found itself is said to be so, so that a log from
+    /// elsewhere can be given its own with `--cores`.
+    pub cores_from: Option<&'static str>,
     /// Sockets of that machine, when known (`advise --sockets`, or a machine profile's
     /// `sockets`): where ranks must not span.
     pub sockets: Option<usize>,
@@ -148,6 +157,7 @@ impl<'a> Evidence<'a> {
             cores,
             sockets: None,
             physical_cores: None,
+            cores_from: None,
             torch,
             projections: &[],
             step_what_ifs: &[],
@@ -168,6 +178,11 @@ impl<'a> Evidence<'a> {
             step_what_ifs,
             ..self
         }
+    }
+
+    /// The same evidence with where its core count came from.
+    pub fn with_cores_from(self, cores_from: Option<&'static str>) -> Evidence<'a> {
+        Evidence { cores_from, ..self }
     }
 
     /// The same evidence with the machine's socket count.
@@ -210,8 +225,25 @@ pub fn wanted_what_ifs(ev: &Evidence, t: &Thresholds) -> Vec<WantedWhatIf> {
 /// What `advise --project` runs the as-logged replay for.
 pub const AS_LOGGED_BASELINE: &str = "the as-logged baseline";
 
-/// Runs every rule.
+/// Runs every rule. On a log whose timings look polluted (`timings-polluted` fires), every
+/// projection carries why its speed-up against the log is withheld.
 pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {
+    let pollution = rules::polluted::detect(ev);
+    let marked: Vec<Projected>;
+    let ev = &if pollution.fires(t) && !ev.projections.is_empty() {
+        let why = pollution.reason();
+        marked = ev
+            .projections
+            .iter()
+            .map(|p| Projected {
+                log_polluted: Some(why.clone()),
+                ..p.clone()
+            })
+            .collect();
+        ev.with_projections(&marked)
+    } else {
+        *ev
+    };
     let mut findings = Vec::new();
     let mut outcomes = Vec::new();
     let mut not_recommended = Vec::new();
@@ -265,10 +297,16 @@ pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {
             f.step_share = concern.map(|c| (c / wall).min(1.0));
         }
     }
+    // Polluted timings come first: every other figure (a share, a ratio, a gain) is built on
+    // them, so the doubt is read before the findings it qualifies.
     findings.sort_by(|a, b| {
-        b.step_share
-            .unwrap_or(0.0)
-            .total_cmp(&a.step_share.unwrap_or(0.0))
+        (b.id == rules::polluted::ID)
+            .cmp(&(a.id == rules::polluted::ID))
+            .then(
+                b.step_share
+                    .unwrap_or(0.0)
+                    .total_cmp(&a.step_share.unwrap_or(0.0)),
+            )
             .then(
                 b.gain_ms
                     .unwrap_or(0.0)

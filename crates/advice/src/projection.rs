@@ -77,6 +77,12 @@ pub struct Projected {
     /// change and the change is not recommended here, whatever the figures say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable_here: Option<String>,
+    /// Why the speed-up against the log is not headlined: the log's own timings look polluted
+    /// (`timings-polluted`), so `logged_onednn_ms`, and every ratio and gain built on it, is
+    /// noise (a newcomer's busy machine gave "125× faster" for channels-last). Set by
+    /// [`crate::advise`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_polluted: Option<String>,
 }
 
 impl Projected {
@@ -108,6 +114,15 @@ impl Projected {
     /// run on this CPU.
     pub fn is_slower(&self) -> bool {
         self.unavailable_here.is_some() || self.deciding_speedup() <= 1.0
+    }
+
+    /// The speed-up against the log as a headline: [`Projected::factor`], or why it is
+    /// withheld.
+    pub fn headline(&self) -> String {
+        match &self.log_polluted {
+            Some(why) => format!("speed-up withheld: {why}"),
+            None => Self::factor(self.speedup),
+        }
     }
 
     /// `1.31× faster` / `8.20× slower`.
@@ -148,7 +163,7 @@ impl Projected {
             self.logged_onednn_ms,
             self.projected_onednn_ms,
             self.unit(),
-            Self::factor(self.speedup)
+            self.headline()
         );
         if let (Some(a), Some(x)) = (self.as_logged_replay_ms, self.speedup_vs_as_logged_replay) {
             s += &format!(

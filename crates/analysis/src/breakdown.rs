@@ -1,5 +1,6 @@
 //! Grouping a profile's time by any combination of keys.
 
+use crate::durations::Durations;
 use crate::profile::{Entry, EventKind, Profile};
 use foldhash::HashMap;
 use serde::Serialize;
@@ -103,6 +104,9 @@ pub struct BreakdownRow {
     pub time_ps: u128,
     pub min_ps: u64,
     pub max_ps: u64,
+    /// The group's calls' times (median, p90).
+    #[serde(skip)]
+    pub durations: Durations,
     /// Distinct primitives in the group.
     pub primitives: usize,
     /// Some primitive in the group runs a reference (slow fallback) implementation.
@@ -196,6 +200,7 @@ pub fn breakdown(profile: &Profile, keys: &[GroupKey], exec: bool) -> Breakdown 
                 time_ps: 0,
                 min_ps: u64::MAX,
                 max_ps: 0,
+                durations: Durations::default(),
                 primitives: 0,
                 reference_impl: false,
                 work: Work::default(),
@@ -204,6 +209,7 @@ pub fn breakdown(profile: &Profile, keys: &[GroupKey], exec: bool) -> Breakdown 
         row.time_ps = row.time_ps.saturating_add(e.time_ps);
         row.min_ps = row.min_ps.min(e.min_ps);
         row.max_ps = row.max_ps.max(e.max_ps);
+        row.durations.merge(&e.durations);
         row.primitives += 1;
         row.reference_impl |= e.primitive.is_reference_impl();
         row.work.add(e);

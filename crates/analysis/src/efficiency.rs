@@ -88,6 +88,9 @@ pub struct Efficiency {
     pub substitutions: Vec<String>,
     /// How the roofs were fitted to the log's thread count (or why they were not).
     pub scaling: Option<String>,
+    /// Which machine the log ran on against the profile's, when the log names its ISA
+    /// ([`crate::log_machine::note`]).
+    pub log_machine: Option<String>,
     /// Why the efficiencies cannot be trusted: compute-bound primitives above 100 % of the
     /// roof (impossible against a true peak), a machine profile that looks wrong.
     pub suspect: Vec<String>,
@@ -288,6 +291,7 @@ pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Ef
         uncosted,
         substitutions,
         scaling,
+        log_machine: crate::log_machine::note(&profile.metadata, machine),
         suspect,
         caveat: CAVEAT,
     }

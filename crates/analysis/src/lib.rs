@@ -39,9 +39,11 @@
 
 pub mod breakdown;
 pub mod diff;
+pub mod durations;
 pub mod efficiency;
 pub mod events;
 pub mod iterations;
+pub mod log_machine;
 pub mod metadata;
 pub mod profile;
 pub mod ranks;

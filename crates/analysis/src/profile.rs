@@ -1,6 +1,7 @@
 //! A profile: every distinct primitive of a log with its calls and time, plus what the log said
 //! about itself and what could not be read.
 
+use crate::durations::Durations;
 use crate::iterations::{self, Iterations};
 use crate::metadata::RunMetadata;
 use crate::scan::ScanOutput;
@@ -54,6 +55,10 @@ pub struct Entry {
     pub time_ps: u128,
     pub min_ps: u64,
     pub max_ps: u64,
+    /// The calls' times, for their median and p90 (`min`/`max` cannot tell one cold call from
+    /// half the calls slowed down by a busy machine).
+    #[serde(skip)]
+    pub durations: Durations,
     /// 1-based line of the first occurrence.
     pub first_line: u64,
     /// Work and traffic of one call (from the cost model), or why it is unknown.
@@ -68,6 +73,7 @@ impl Entry {
         self.time_ps = self.time_ps.saturating_add(o.time_ps);
         self.min_ps = self.min_ps.min(o.min_ps);
         self.max_ps = self.max_ps.max(o.max_ps);
+        self.durations.merge(&o.durations);
         self.first_line = self.first_line.min(o.first_line);
     }
 
@@ -204,6 +210,7 @@ impl Profile {
                             time_ps: s.time_ps,
                             min_ps: s.min_ps,
                             max_ps: s.max_ps,
+                            durations: s.durations.clone(),
                             first_line,
                             cost: profilednn_cost::cost(&prim),
                         };

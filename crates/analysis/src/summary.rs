@@ -39,6 +39,12 @@ pub struct SummaryRow {
     pub mean_ms: f64,
     pub min_ms: f64,
     pub max_ms: f64,
+    /// Median and 90th percentile of the group's call times (identical calls in
+    /// `top_primitives`), within 1/16 of the exact figure; `None` without a timed call. A p90
+    /// many times the median, or a median many times `min_ms`, is a machine that was busy while
+    /// recording (`timings-polluted`), not a property of the primitive.
+    pub median_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
     /// Time per iteration, when the iteration count is known.
     pub per_iteration_ms: Option<f64>,
     /// Calls per iteration, when the iteration count is known.
@@ -188,6 +194,8 @@ pub fn summarize_merged(profiles: &[Profile], merged: &Profile, opts: &SummaryOp
                         r.min_ps as f64 / 1e9
                     },
                     max_ms: r.max_ps as f64 / 1e9,
+                    median_ms: r.durations.quantile_ms(0.5),
+                    p90_ms: r.durations.quantile_ms(0.9),
                     per_iteration_ms: iters.map(|n| r.time_ms() / n),
                     calls_per_iteration: iters.map(|n| r.calls as f64 / n),
                     primitives: r.primitives,

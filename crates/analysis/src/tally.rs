@@ -1,5 +1,6 @@
 //! Raw counters filled while scanning: one entry per distinct primitive text.
 
+use crate::durations::Durations;
 use foldhash::HashMap;
 use profilednn_verbose::line::{classify, Component, Diagnostic, Line, Marker, SkipReason};
 use profilednn_verbose::markers::is_iteration_marker;
@@ -12,7 +13,7 @@ pub struct LinePos {
     pub line: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct KeyStats {
     pub calls: u64,
     /// Lines whose last field was not a number (decided later: untimed GPU line or malformed).
@@ -20,6 +21,8 @@ pub struct KeyStats {
     pub time_ps: u128,
     pub min_ps: u64,
     pub max_ps: u64,
+    /// Every timed call, for the median and p90 of identical calls.
+    pub durations: Durations,
     pub first: LinePos,
 }
 
@@ -31,6 +34,7 @@ impl KeyStats {
             time_ps: 0,
             min_ps: u64::MAX,
             max_ps: 0,
+            durations: Durations::default(),
             first: pos,
         }
     }
@@ -42,6 +46,7 @@ impl KeyStats {
                 self.time_ps = self.time_ps.saturating_add(t as u128);
                 self.min_ps = self.min_ps.min(t);
                 self.max_ps = self.max_ps.max(t);
+                self.durations.add(t);
             }
             None => self.untimed = self.untimed.saturating_add(1),
         }
@@ -52,6 +57,7 @@ impl KeyStats {
         self.time_ps = self.time_ps.saturating_add(o.time_ps);
         self.min_ps = self.min_ps.min(o.min_ps);
         self.max_ps = self.max_ps.max(o.max_ps);
+        self.durations.merge(&o.durations);
         self.first = self.first.min(o.first);
     }
 }

@@ -271,3 +271,69 @@ fn unreadable_traces_are_typed_errors_that_name_the_file() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Modules marked with their qualified names (`profilednn.profile(model=…)`'s
+/// `profilednn.module: NAME` annotations) are shown by those names, and torch's own
+/// `nn.Module: Conv2d_3` events are then left out (issue 41: rows read `Linear_8`). The marks
+/// are made here from the fixture's own module events (same thread, start and duration, a
+/// qualified name chosen by the test), so each renamed row must carry the figures the torch
+/// event's row had.
+#[test]
+fn qualified_module_marks_name_the_modules() {
+    let qualified = |torch_name: &str| match torch_name {
+        "Net_0" => "Net".to_string(),
+        other => format!("net.{}", other.to_lowercase()),
+    };
+    let mut raw = raw_trace("reference.trace.json.gz");
+    let events = raw["traceEvents"].as_array_mut().unwrap();
+    let marks: Vec<serde_json::Value> = events
+        .iter()
+        .filter_map(|e| {
+            let name = e["name"].as_str()?.strip_prefix("nn.Module: ")?;
+            let mut m = e.clone();
+            m["cat"] = "user_annotation".into();
+            m["name"] = format!("profilednn.module: {}", qualified(name)).into();
+            m["args"] = serde_json::json!({});
+            Some(m)
+        })
+        .collect();
+    assert!(
+        marks.len() > 10,
+        "fixture changed: {} module events",
+        marks.len()
+    );
+    events.extend(marks);
+    let path = std::env::temp_dir().join(format!("qualified-{}.trace.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_string(&raw).unwrap()).unwrap();
+    let log = || LogInput::open(&fixture("reference.log.gz")).unwrap();
+    let marked = join(&read_trace(&path).unwrap(), log());
+    std::fs::remove_file(&path).unwrap();
+    let plain = join(
+        &read_trace(&fixture("reference.trace.json.gz")).unwrap(),
+        log(),
+    );
+    assert_eq!(marked.modules.len(), plain.modules.len());
+    for p in &plain.modules {
+        let q = qualified(&p.name);
+        let m = marked
+            .modules
+            .iter()
+            .find(|m| m.name == q)
+            .unwrap_or_else(|| panic!("no module {q}"));
+        assert_eq!(
+            (m.calls, m.time_ms, m.onednn_ms),
+            (p.calls, p.time_ms, p.onednn_ms),
+            "{q}"
+        );
+    }
+    for p in &plain.module_backward {
+        let q = qualified(&p.name);
+        assert!(
+            marked
+                .module_backward
+                .iter()
+                .any(|m| m.name == q && m.time_ms == p.time_ms),
+            "{q}"
+        );
+    }
+}

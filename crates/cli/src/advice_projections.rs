@@ -101,6 +101,7 @@ pub fn of(log: &Path, profile: &Profile, replay: &Replay, name: &str) -> Result<
         as_logged_replay_ms: None,
         speedup_vs_as_logged_replay: None,
         unavailable_here: unavailable_here(replay),
+        log_polluted: None,
     })
 }
 

@@ -1,5 +1,8 @@
 //! `profilednn advise`: rules that turn a profile into actions.
 
+mod this_machine;
+pub(crate) use this_machine::LogMachine;
+
 use crate::ExitCode;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -26,7 +29,8 @@ pub struct AdviseArgs {
     #[arg(long, value_parser = crate::load::count)]
     iterations: Option<u64>,
     /// Cores of the machine the log ran on, for the thread-oversubscription rule (default: the
-    /// hardware threads of the machine profile).
+    /// hardware threads of the machine profile, else this machine's when the log's ISA is this
+    /// machine's and its threads fit).
     #[arg(long, value_parser = crate::load::count_usize)]
     cores: Option<usize>,
     /// Sockets of that machine, for ranks spanning sockets (rank-thread-placement; default:
@@ -125,6 +129,11 @@ pub struct ThresholdArgs {
     /// rank-imbalance: the slowest rank's oneDNN time per iteration over the median rank's.
     #[arg(long, default_value_t = Thresholds::default().rank_imbalance, value_parser = crate::load::non_negative)]
     rank_imbalance: f64,
+    /// timings-polluted: share of oneDNN time in primitives whose identical calls ran ten times
+    /// their fastest or more; above it the timings are in doubt and projections withhold their
+    /// speed-up against the log.
+    #[arg(long, default_value_t = Thresholds::default().polluted_share, value_parser = crate::load::share)]
+    polluted_share: f64,
 }
 
 impl ThresholdArgs {
@@ -148,6 +157,7 @@ impl ThresholdArgs {
             optimizer_share: self.optimizer_share,
             data_share: self.data_share,
             rank_imbalance: self.rank_imbalance,
+            polluted_share: self.polluted_share,
         }
     }
 }
@@ -189,19 +199,10 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     )?
     .profiles;
     let machine = crate::machine_file::load(args.machine.as_deref())?;
-    // --cores first; else the hardware threads of the machine profile given (or saved).
-    let cores = args.cores.or(machine.as_ref().and_then(|m| m.threads));
-    let sockets = args.sockets.or(machine
-        .as_ref()
-        .and_then(|m| m.sockets)
-        .and_then(|s| usize::try_from(s).ok()));
-    // Whether a rank spans sockets goes by physical cores: --cores, else the profile's
-    // `physical_cores` (not its hardware threads, which count each SMT sibling).
-    let physical_cores = args.cores.or(machine
-        .as_ref()
-        .and_then(|m| m.physical_cores)
-        .and_then(|c| usize::try_from(c).ok()));
     let merged = Profile::merged(&profiles);
+    // --cores first; else the machine profile's (given or saved); else this machine's, when
+    // the log looks recorded here.
+    let log_machine = LogMachine::new(args.cores, args.sockets, machine.as_ref(), &merged.metadata);
     let summary = summarize_merged(
         &profiles,
         &merged,
@@ -212,9 +213,13 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     );
     let torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
     let thresholds = args.thresholds.thresholds();
-    let evidence = Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
-        .with_sockets(sockets)
-        .with_physical_cores(physical_cores);
+    let evidence = log_machine.apply(Evidence::from_profiles(
+        &profiles,
+        &merged,
+        &summary,
+        log_machine.cores(),
+        torch.as_ref(),
+    ));
     let projections = projections(
         &args.logs,
         &profiles,

@@ -7,12 +7,29 @@ use std::path::{Path, PathBuf};
 /// `$PROFILEDNN_MACHINE`, else `$XDG_CONFIG_HOME/profilednn/machine.json`
 /// (`~/.config/profilednn/machine.json`).
 pub fn default_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PROFILEDNN_MACHINE") {
+    use std::env::var_os;
+    path_from(
+        var_os("PROFILEDNN_MACHINE"),
+        var_os("XDG_CONFIG_HOME"),
+        var_os("HOME"),
+    )
+}
+
+/// [`default_path`] from the variables' values. An empty or relative `XDG_CONFIG_HOME` is
+/// ignored, as the XDG spec says: `XDG_CONFIG_HOME=` once sent `peak` to write a relative
+/// `profilednn/machine.json` in whatever directory it ran in.
+fn path_from(
+    machine: Option<std::ffi::OsString>,
+    xdg: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    if let Some(p) = machine {
         return Some(PathBuf::from(p));
     }
-    let base = std::env::var_os("XDG_CONFIG_HOME")
+    let base = xdg
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| PathBuf::from(h).join(".config")))?;
     Some(base.join("profilednn").join("machine.json"))
 }
 
@@ -24,5 +41,28 @@ pub fn load(explicit: Option<&Path>) -> Result<Option<MachineProfile>> {
     match default_path() {
         Some(p) if p.exists() => Ok(Some(MachineProfile::load(&p)?)),
         _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_from;
+    use std::path::PathBuf;
+
+    #[test]
+    fn an_empty_or_relative_xdg_config_home_falls_back_to_home() {
+        let home = Some("/home/u".into());
+        let want = Some(PathBuf::from("/home/u/.config/profilednn/machine.json"));
+        assert_eq!(path_from(None, Some("".into()), home.clone()), want);
+        assert_eq!(path_from(None, Some("rel".into()), home.clone()), want);
+        assert_eq!(
+            path_from(None, Some("/x".into()), home.clone()),
+            Some(PathBuf::from("/x/profilednn/machine.json"))
+        );
+        assert_eq!(path_from(None, None, None), None);
+        assert_eq!(
+            path_from(Some("m.json".into()), None, home),
+            Some(PathBuf::from("m.json"))
+        );
     }
 }

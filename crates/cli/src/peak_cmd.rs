@@ -25,6 +25,45 @@ pub struct PeakArgs {
     /// Print the profile as JSON instead of tables.
     #[arg(long)]
     json: bool,
+    /// Save the profile as the default one even when the measurement looks contaminated (an
+    /// all-core figure that did not scale).
+    #[arg(long)]
+    force: bool,
+}
+
+/// Where the measured profile goes, or why it does not.
+#[derive(Debug, PartialEq)]
+enum Save {
+    To(PathBuf),
+    /// The default profile is not overwritten with a suspect measurement: `report` and
+    /// `advise` would pick its too-low roofs up silently on every later run.
+    Withheld(String),
+}
+
+/// A file given with `-o` is written whatever the measurement (the user named it, and the
+/// suspicions are printed beside it); the default profile only when nothing looks off, or
+/// with `--force`.
+fn destination(
+    output: Option<PathBuf>,
+    default: impl FnOnce() -> Result<PathBuf>,
+    suspicions: &[String],
+    force: bool,
+) -> Result<Save> {
+    if let Some(p) = output {
+        return Ok(Save::To(p));
+    }
+    let path = default()?;
+    if suspicions.is_empty() || force {
+        return Ok(Save::To(path));
+    }
+    Ok(Save::Withheld(format!(
+        "not saved as the default machine profile {}: the measurement looks contaminated \
+         ({} suspect figure(s) above), and its roofs would be used by every later report. \
+         Re-run `profilednn peak` on an idle machine (check `uptime` and `top`), or keep it \
+         anyway with `profilednn peak --force` (or `-o FILE` to write it elsewhere)",
+        path.display(),
+        suspicions.len()
+    )))
 }
 
 pub fn run(args: PeakArgs) -> Result<ExitCode> {
@@ -48,22 +87,69 @@ pub fn run(args: PeakArgs) -> Result<ExitCode> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let path = match args.output {
-        Some(p) => p,
-        None => crate::machine_file::default_path()
-            .context("no HOME or XDG_CONFIG_HOME to save the profile in; pass -o FILE")?,
+    let json = serde_json::to_string_pretty(&profile)? + "\n";
+    if args.json {
+        crate::output::write(None, json.clone())?;
+    } else {
+        crate::output::write(None, profilednn_report::machine::render(&profile))?;
+    }
+    let default = || {
+        crate::machine_file::default_path()
+            .context("no HOME or XDG_CONFIG_HOME to save the profile in; pass -o FILE")
+    };
+    let path = match destination(args.output, default, &profile.suspicions(), args.force)? {
+        Save::To(p) => p,
+        Save::Withheld(why) => {
+            eprintln!("profilednn peak: {why}");
+            return Ok(ExitCode::FAILURE);
+        }
     };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create directory", dir.display()))?;
     }
-    let json = serde_json::to_string_pretty(&profile)? + "\n";
     crate::output::write_file(&path, &json)?;
-    if args.json {
-        crate::output::write(None, json)?;
-    } else {
-        crate::output::write(None, profilednn_report::machine::render(&profile))?;
-    }
     eprintln!("machine profile written to {}", path.display());
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn default() -> Result<PathBuf> {
+        Ok(PathBuf::from("/home/u/.config/profilednn/machine.json"))
+    }
+
+    #[test]
+    fn a_contaminated_measurement_is_not_saved_as_the_default_profile() {
+        let suspect = vec!["bf16 (avx512_bf16): only 1.09x".to_string()];
+        match destination(None, default, &suspect, false).unwrap() {
+            Save::Withheld(why) => {
+                for want in [
+                    "not saved as the default machine profile /home/u/.config/profilednn/machine.json",
+                    "1 suspect figure(s)",
+                    "on an idle machine",
+                    "profilednn peak --force",
+                ] {
+                    assert!(why.contains(want), "missing «{want}» in {why}");
+                }
+            }
+            s => panic!("saved: {s:?}"),
+        }
+        // --force saves it; so does a clean measurement; -o FILE is written either way.
+        assert_eq!(
+            destination(None, default, &suspect, true).unwrap(),
+            Save::To(default().unwrap())
+        );
+        assert_eq!(
+            destination(None, default, &[], false).unwrap(),
+            Save::To(default().unwrap())
+        );
+        let f = PathBuf::from("m.json");
+        assert_eq!(
+            destination(Some(f.clone()), default, &suspect, false).unwrap(),
+            Save::To(f)
+        );
+    }
 }

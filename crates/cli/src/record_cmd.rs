@@ -196,7 +196,17 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     if let Some(note) = ranks.note(program) {
         eprintln!("{note}");
     }
-    let trace = args.torch.then(|| trace_path(&path));
+    end_of_run(&path, args.torch, args.no_report, verbose_lines);
+    Ok(exit_code(status))
+}
+
+/// What `record` says once the program ended: a missing PyTorch trace (with the lines to add),
+/// a run without oneDNN lines (and where its step is), else `report LOG`'s sections (roofline
+/// and advice included) unless `--no-report`. The log is written whatever the report says: a
+/// report that fails (an unreadable machine profile, say) is told, and the program's exit
+/// status stays the command's.
+fn end_of_run(path: &std::path::Path, torch: bool, no_report: bool, verbose_lines: u64) {
+    let trace = torch.then(|| trace_path(path));
     if let Some(t) = trace.as_ref().filter(|t| !t.exists()) {
         eprintln!(
             "profilednn: no PyTorch trace was written ({}): the script never entered \
@@ -214,20 +224,16 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
                 t.display()
             );
         }
-    } else if !args.no_report {
-        let loaded = crate::load::logs_and_ranks(std::slice::from_ref(&path), None, None, true)?;
-        let summary = profilednn_analysis::summarize(&loaded.profiles, &Default::default());
-        let mut text = profilednn_report::terminal::render(
-            &summary,
-            &profilednn_report::terminal::TerminalOptions {
-                rows: 10,
-                width: None,
-            },
-        );
-        text += &profilednn_report::ranks::render(&loaded.ranks);
-        eprint!("{text}");
+    } else if !no_report {
+        let trace = trace.filter(|t| t.exists());
+        let args = crate::report_cmd::ReportArgs::end_of_record(path.to_path_buf(), trace);
+        if let Err(e) = crate::report_cmd::run(args) {
+            eprintln!(
+                "profilednn: the log is written, but its report failed: {e:#}; run `profilednn report {}`",
+                path.display()
+            );
+        }
     }
-    Ok(exit_code(status))
 }
 
 /// `run.log` / `run.log.gz` → `run.trace.json.gz` (written compressed: traces of compiled

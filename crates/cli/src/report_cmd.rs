@@ -75,6 +75,37 @@ pub struct ReportArgs {
     /// No efficiency section even when a machine profile exists.
     #[arg(long, conflicts_with = "machine")]
     no_roofline: bool,
+    /// Write the terminal report to stderr (`record`'s end-of-run report: stdout carries the
+    /// program's own output).
+    #[arg(skip)]
+    to_stderr: bool,
+}
+
+impl ReportArgs {
+    /// The report `record` prints when the program ends: the same sections as `report LOG`
+    /// (roofline with the saved machine profile, the advice), 10 rows a table, with the PyTorch
+    /// view when the trace was written.
+    pub(crate) fn end_of_record(log: PathBuf, trace: Option<PathBuf>) -> ReportArgs {
+        ReportArgs {
+            logs: vec![log],
+            by: None,
+            format: Format::Table,
+            top: 10,
+            iterations: None,
+            threads: None,
+            output: None,
+            no_progress: true,
+            machine: None,
+            html: None,
+            torch_trace: trace,
+            replay: vec![],
+            project: false,
+            dnnl_lib: None,
+            no_advice: false,
+            no_roofline: false,
+            to_stderr: true,
+        }
+    }
 }
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
@@ -102,20 +133,11 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     } else {
         crate::machine_file::load(args.machine.as_deref())?
     };
-    // The machine profile's hardware threads, for the thread-oversubscription rule.
-    let cores = machine.as_ref().and_then(|m| m.threads);
-    // …and its sockets, for ranks spanning sockets (as `advise` without `--sockets`).
-    let sockets = machine
-        .as_ref()
-        .and_then(|m| m.sockets)
-        .and_then(|s| usize::try_from(s).ok());
-    // …and its physical cores, by which a rank spans sockets (SMT siblings once).
-    let physical_cores = machine
-        .as_ref()
-        .and_then(|m| m.physical_cores)
-        .and_then(|c| usize::try_from(c).ok());
     // Merged once: the summary, the advice and the HTML page are all of this view.
     let merged = Profile::merged(&profiles);
+    // The machine profile's cores and sockets, as `advise` without `--cores/--sockets`.
+    let log_machine =
+        crate::advise_cmd::LogMachine::new(None, None, machine.as_ref(), &merged.metadata);
     let summary = summarize_merged(
         &profiles,
         &merged,
@@ -127,23 +149,16 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     );
     let mut torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
     if let (Some(j), Some(m)) = (torch.as_mut(), machine.as_ref()) {
-        // The roofs the primitives were set against (scaled to the log's threads), else the
-        // profile's own.
-        let (name, peaks, memory) = match &summary.efficiency {
-            Some(e) => (&e.machine, &e.peak_gflops, e.memory_gbps),
-            None => (&m.name, &m.peak_gflops, m.memory_gbps),
-        };
-        j.framework
-            .set_against(&profilednn_analysis::torch_trace::framework::Roofs {
-                machine: name,
-                peak_gflops: peaks,
-                memory_gbps: memory,
-            });
+        set_roofs(j, &summary, m);
     }
     let evidence = || {
-        Evidence::from_profiles(&profiles, &merged, &summary, cores, torch.as_ref())
-            .with_sockets(sockets)
-            .with_physical_cores(physical_cores)
+        log_machine.apply(Evidence::from_profiles(
+            &profiles,
+            &merged,
+            &summary,
+            log_machine.cores(),
+            torch.as_ref(),
+        ))
     };
     let thresholds = Thresholds::default();
     let projections = crate::advise_cmd::projections(
@@ -177,26 +192,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     }
     let text = match args.format {
         Format::Table => {
-            let width = if std::io::stdout().is_terminal() && args.output.is_none() {
-                None
-            } else {
-                Some(160)
-            };
-            let mut text = profilednn_report::terminal::render(
-                &summary,
-                &TerminalOptions {
-                    rows: args.top,
-                    width,
-                },
-            );
-            text += &profilednn_report::ranks::render(&ranks);
-            if let Some(j) = &torch {
-                text += &profilednn_report::torch_view::render(j, args.top);
-            }
-            if !args.no_advice {
-                text += &profilednn_report::advice::render(advice(), true);
-            }
-            text
+            let advice = (!args.no_advice).then(advice);
+            table_text(&args, &summary, &ranks, torch.as_ref(), advice)
         }
         Format::Json => {
             let mut v = profilednn_report::json::to_value(&summary);
@@ -215,12 +212,64 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
         Format::Csv => profilednn_report::csv_out::render(&summary)?,
     };
-    crate::output::write(args.output.as_deref(), text).context("cannot write the report")?;
+    if args.to_stderr {
+        eprint!("{text}");
+    } else {
+        crate::output::write(args.output.as_deref(), text).context("cannot write the report")?;
+    }
     // A log that could not be read to its end is a partial result: say so in the exit code.
     Ok(crate::output::read_errors_status(
         &summary.read_errors,
         "the report",
     ))
+}
+
+/// The framework ops set against the roofs the primitives were set against (scaled to the log's
+/// threads), else against the profile's own.
+fn set_roofs(
+    j: &mut profilednn_analysis::torch_trace::TorchJoin,
+    summary: &profilednn_analysis::Summary,
+    m: &profilednn_machine::MachineProfile,
+) {
+    let (name, peaks, memory) = match &summary.efficiency {
+        Some(e) => (&e.machine, &e.peak_gflops, e.memory_gbps),
+        None => (&m.name, &m.peak_gflops, m.memory_gbps),
+    };
+    j.framework
+        .set_against(&profilednn_analysis::torch_trace::framework::Roofs {
+            machine: name,
+            peak_gflops: peaks,
+            memory_gbps: memory,
+        });
+}
+
+/// The terminal report: the tables, the ranks, the PyTorch view and the advice's short form.
+/// Full width on a terminal, 160 columns into a file or a pipe.
+fn table_text(
+    args: &ReportArgs,
+    summary: &profilednn_analysis::Summary,
+    ranks: &[profilednn_analysis::ranks::RankSet],
+    torch: Option<&profilednn_analysis::torch_trace::TorchJoin>,
+    advice: Option<&profilednn_advice::Advice>,
+) -> String {
+    let width = if std::io::stdout().is_terminal() && args.output.is_none() {
+        None
+    } else {
+        Some(160)
+    };
+    let options = TerminalOptions {
+        rows: args.top,
+        width,
+    };
+    let mut text = profilednn_report::terminal::render(summary, &options);
+    text += &profilednn_report::ranks::render(ranks);
+    if let Some(j) = torch {
+        text += &profilednn_report::torch_view::render(j, args.top);
+    }
+    if let Some(a) = advice {
+        text += &profilednn_report::advice::render(a, true);
+    }
+    text
 }
 
 /// What the HTML page shows, computed once by [`run`].

@@ -682,3 +682,55 @@ fn reorders_have_no_gflops_figure_in_the_table() {
         assert!(!r.contains(">0.0<"), "a reorder row with a 0.0 rate: {r}");
     }
 }
+
+/// A log of matmuls only (the bf16 transformer: every call `undef`, matmuls carry no
+/// propagation kind) shows no forward/backward bar, which read 100 % "no direction", but says
+/// the log carries no direction (issue 41).
+#[test]
+fn a_matmul_log_says_it_carries_no_direction_instead_of_a_bar() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let page = dir.join("matmul.html");
+    let log = root().join("fixtures/corpus/pytorch/transformer_bf16.log.gz");
+    report_html(&page, &[log.as_os_str()]);
+    let dom = load_ok(&b, &page);
+    assert!(!dom.contains("id=\"split\""), "a bar is drawn");
+    assert!(
+        dom.contains("This log carries no direction for 100.0% of oneDNN time"),
+        "{dom}"
+    );
+}
+
+/// The HTML page withholds a projected speed-up against a polluted log as the terminal does
+/// (issue 41): the page computes its own factors from the advice JSON, so it must read
+/// `log_polluted` too.
+#[test]
+fn report_page_withholds_a_speed_up_against_a_polluted_log() {
+    let Some(b) = browser() else { return };
+    let (log, _) = common::polluted_log();
+    let page = log.with_extension("html");
+    let replays = root().join("fixtures/whatif/replays");
+    let cl = replays.join("f32-nchw-1t.cl.json");
+    report_html(
+        &page,
+        &[log.as_os_str(), "--replay".as_ref(), cl.as_os_str()],
+    );
+    let dom = unescape(&load_ok(&b, &page));
+    let list = part(&dom, "id=\"advice-projections\"", &["</ul>"]);
+    assert!(
+        list.contains("(speed-up withheld: the log's timings look polluted (timings-polluted:"),
+        "{list}"
+    );
+    assert!(
+        !list.contains("× faster") && !list.contains("× slower"),
+        "{list}"
+    );
+}
+
+/// `profilednn report ARGS --html PAGE`, which must succeed.
+fn report_html(page: &Path, args: &[&std::ffi::OsStr]) {
+    let mut all: Vec<&std::ffi::OsStr> = vec!["report".as_ref()];
+    all.extend(args);
+    all.extend([std::ffi::OsStr::new("--html"), page.as_os_str()]);
+    common::stdout_of(&all);
+}

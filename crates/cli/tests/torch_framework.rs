@@ -67,12 +67,7 @@ fn framework(log: &str, trace: &str) -> Value {
 }
 
 fn row<'a>(f: &'a Value, name: &str) -> &'a Value {
-    f["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no row {name}"))
+    common::row_where(&f["rows"], "name", name)
 }
 
 #[test]

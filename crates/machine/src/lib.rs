@@ -26,6 +26,7 @@ pub mod measure;
 pub mod placement;
 mod profile;
 mod roofline;
+pub mod scaling;
 
 pub use profile::{
     BandwidthPoint, ComputePeak, InvalidProfile, MachineProfile, ProfileError, SCHEMA,

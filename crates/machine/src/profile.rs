@@ -163,28 +163,43 @@ impl MachineProfile {
     }
 
     /// Why this profile's roofs may be wrong; empty when nothing looks off. An all-core peak
-    /// that is not above the one-core peak means the all-core run did not scale (other work on
-    /// the cores, a frequency drop under load): its roof is too low, and primitives then
-    /// "exceed" it.
+    /// that scales poorly over the one-core peak means the all-core run shared its cores (other
+    /// processes, a busy host) or lost frequency under load: its roof is too low, and primitives
+    /// then "exceed" it. A newcomer's bf16 figure on 2 busy vCPUs scaled 1.09×, which the old
+    /// "not above one core" test let through. See [`crate::scaling`].
     pub fn suspicions(&self) -> Vec<String> {
+        let Some(threads) = self.threads.filter(|t| *t > 1) else {
+            return vec![];
+        };
+        let threads_txt = format!(" with {threads} threads");
         let mut out = Vec::new();
-        if self.threads == Some(1) {
-            return out;
-        }
         for c in &self.compute {
-            if c.per_core_gflops > 0.0 && c.all_core_gflops <= c.per_core_gflops * 1.05 {
+            if c.per_core_gflops <= 0.0 {
+                continue;
+            }
+            let ratio = c.all_core_gflops / c.per_core_gflops;
+            let expected = crate::scaling::expected(threads, self.physical_cores);
+            if expected > 1 && ratio <= 1.05 {
                 out.push(format!(
                     "{} ({}): the all-core peak {:.1} GFLOP/s is not above the one-core peak \
-                     {:.1} GFLOP/s{}: the all-core measurement did not scale (a busy machine, \
-                     other processes on the cores, or a frequency drop under load), so this roof \
-                     is too low; re-run `profilednn peak` on an idle machine",
+                     {:.1} GFLOP/s{threads_txt}: the all-core measurement did not scale (a busy \
+                     machine, other processes on the cores, or a frequency drop under load), so \
+                     this roof is too low; re-run `profilednn peak` on an idle machine",
+                    c.precision, c.isa, c.all_core_gflops, c.per_core_gflops,
+                ));
+            } else if crate::scaling::poor(ratio, expected) {
+                out.push(format!(
+                    "{} ({}): the all-core peak {:.1} GFLOP/s is only {ratio:.2}x the one-core \
+                     peak {:.1} GFLOP/s{threads_txt} on {} physical core(s), where about \
+                     {expected}x is expected: the all-core measurement shared its cores (a busy \
+                     machine) or lost frequency under load, so this roof is too low; re-run \
+                     `profilednn peak` on an idle machine",
                     c.precision,
                     c.isa,
                     c.all_core_gflops,
                     c.per_core_gflops,
-                    self.threads
-                        .map(|t| format!(" with {t} threads"))
-                        .unwrap_or_default()
+                    self.physical_cores
+                        .map_or_else(|| "unknown".to_string(), |p| p.to_string()),
                 ));
             }
         }
@@ -270,5 +285,41 @@ mod tests {
             e.to_string(),
             r#"machine profile m.json: peak_gflops needs at least an "f32" entry"#
         );
+    }
+
+    fn measured(threads: usize, cores: Option<u64>, one: f64, all: f64) -> MachineProfile {
+        let mut p: MachineProfile = serde_json::from_str(
+            r#"{"name":"m","peak_gflops":{"bf16":1,"f32":1},"memory_gbps":1}"#,
+        )
+        .unwrap();
+        p.threads = Some(threads);
+        p.physical_cores = cores;
+        p.compute.push(ComputePeak {
+            precision: "bf16".into(),
+            isa: "avx512_bf16".into(),
+            per_core_gflops: one,
+            all_core_gflops: all,
+            theoretical_per_core_gflops: None,
+            method: String::new(),
+            runs: 1,
+        });
+        p
+    }
+
+    #[test]
+    fn a_bf16_figure_that_scaled_1_09x_on_two_cores_is_suspect() {
+        // The newcomer's figures: 1.09x over one core, 2 threads on 2 physical cores.
+        let s = measured(2, Some(2), 200.0, 218.0).suspicions();
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert!(
+            s[0].contains("is only 1.09x the one-core peak 200.0 GFLOP/s with 2 threads on 2 physical core(s), where about 2x is expected"),
+            "{s:?}"
+        );
+        // A clean 1.9x is not; nor 1.09x where both threads share one core (SMT siblings).
+        assert!(measured(2, Some(2), 200.0, 380.0).suspicions().is_empty());
+        assert!(measured(2, Some(1), 200.0, 218.0).suspicions().is_empty());
+        // Not above one core at all keeps its own wording.
+        assert!(measured(2, Some(2), 200.0, 200.0).suspicions()[0]
+            .contains("is not above the one-core peak"));
     }
 }

@@ -38,7 +38,7 @@ pub fn render(a: &Advice, short: bool) -> String {
                 p.logged_onednn_ms,
                 p.projected_onednn_ms,
                 p.unit(),
-                profilednn_advice::Projected::factor(p.speedup),
+                p.headline(),
                 p.replayed_with
             );
         }
@@ -74,11 +74,24 @@ pub fn render(a: &Advice, short: bool) -> String {
             if let Some(Value::Array(rows)) = f.evidence.get("heaviest") {
                 for r in rows.iter().take(3) {
                     let prim = r.get("primitive").and_then(|p| p.as_str()).unwrap_or("");
+                    let spread = match (r.get("min_ms"), r.get("median_ms"), r.get("p90_ms")) {
+                        (Some(a), Some(m), Some(p)) => {
+                            let f =
+                                |v: &Value| v.as_f64().map_or("?".into(), |x| format!("{x:.3}"));
+                            format!(
+                                "; per call: fastest {}, median {}, p90 {} ms",
+                                f(a),
+                                f(m),
+                                f(p)
+                            )
+                        }
+                        _ => String::new(),
+                    };
                     let extra = r
                         .get("time_ms")
                         .or_else(|| r.get("lost_ms"))
                         .and_then(|t| t.as_f64())
-                        .map(|t| format!(" ({t:.1} ms)"))
+                        .map(|t| format!(" ({t:.1} ms{spread})"))
                         .unwrap_or_default();
                     let _ = writeln!(out, "     · {prim}{extra}");
                 }

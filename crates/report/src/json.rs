@@ -20,6 +20,8 @@ fn breakdown_rows(b: &NamedBreakdown, sources: &[String]) -> Vec<Value> {
             o.insert("mean_ms".into(), json!(r.mean_ms));
             o.insert("min_ms".into(), json!(r.min_ms));
             o.insert("max_ms".into(), json!(r.max_ms));
+            o.insert("median_ms".into(), json!(r.median_ms));
+            o.insert("p90_ms".into(), json!(r.p90_ms));
             o.insert("primitives".into(), json!(r.primitives));
             o.insert("reference_impl".into(), json!(r.reference_impl));
             o.insert("flops_per_call".into(), json!(r.flops_per_call));

@@ -6,7 +6,7 @@ mod bf16_emulated;
 mod cache;
 mod fusion;
 mod outside;
-mod polluted;
+pub(crate) mod polluted;
 mod projected;
 mod rank_imbalance;
 mod rank_placement;

@@ -17,12 +17,63 @@ const MIN_CALLS: u64 = 10;
 /// polluted; a quiet machine's identical calls stay within a few times of each other (caches,
 /// page faults), not ten.
 const SPREAD: f64 = 10.0;
-/// The share of oneDNN time in such primitives that fires the rule.
-const SHARE: f64 = 0.05;
 
-pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
+/// Primitives whose identical calls ran far apart, with their share of oneDNN time.
+pub struct Pollution<'a> {
+    /// Each polluted primitive with its spread (mean of the calls but the slowest, over the
+    /// fastest).
+    pub primitives: Vec<(&'a Entry, f64)>,
+    pub time_ms: f64,
+    pub share: f64,
+}
+
+impl Pollution<'_> {
+    /// Whether the rule fires: a share of oneDNN time large enough to move its figures.
+    pub fn fires(&self, t: &Thresholds) -> bool {
+        !self.primitives.is_empty() && self.share >= t.polluted_share
+    }
+
+    /// The largest spread.
+    pub fn worst(&self) -> f64 {
+        self.primitives
+            .iter()
+            .map(|(_, s)| *s)
+            .fold(0.0f64, f64::max)
+    }
+
+    /// Why a figure built on these times is not headlined (the projections', for one).
+    pub fn reason(&self) -> String {
+        format!(
+            "the log's timings look polluted ({ID}: {} of oneDNN time in primitives whose \
+             identical calls ran up to {:.0}x their fastest), so a ratio against the logged time \
+             is noise; record again on a quiet machine",
+            pct(self.share),
+            self.worst()
+        )
+    }
+}
+
+/// The heaviest `n` polluted primitives as evidence rows, each with its fastest call, median
+/// and p90: the spread the finding is about, which the reader can check.
+fn spread_rows(p: &Pollution, n: usize) -> Value {
+    let mut rows = examples(p.primitives.iter().map(|(e, _)| *e), n);
+    if let Value::Array(v) = &mut rows {
+        // The rows' order: [`examples`]'s stable sort by time over the same entries.
+        let mut heaviest: Vec<&Entry> = p.primitives.iter().map(|(e, _)| *e).collect();
+        heaviest.sort_by_key(|e| std::cmp::Reverse(e.time_ps));
+        for (row, e) in v.iter_mut().zip(heaviest) {
+            row["min_ms"] = json!(e.min_ps as f64 / 1e9);
+            row["median_ms"] = json!(e.durations.quantile_ms(0.5));
+            row["p90_ms"] = json!(e.durations.quantile_ms(0.9));
+        }
+    }
+    rows
+}
+
+/// The primitives of `ev` whose timings look polluted, whether or not they fire the rule.
+pub fn detect<'a>(ev: &Evidence<'a>) -> Pollution<'a> {
     let total: f64 = ms_sum(exec(ev));
-    let spread = |e: &&Entry| {
+    let spread = |e: &Entry| {
         let timed = e.calls - e.untimed_calls;
         if timed < MIN_CALLS || e.min_ps == 0 {
             return None;
@@ -30,20 +81,33 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
         let rest = (e.time_ps.saturating_sub(e.max_ps as u128)) as f64 / (timed - 1) as f64;
         Some(rest / e.min_ps as f64)
     };
-    let polluted: Vec<(&Entry, f64)> = exec(ev)
-        .filter_map(|e| spread(&e).filter(|s| *s >= SPREAD).map(|s| (e, s)))
+    let primitives: Vec<(&Entry, f64)> = ev
+        .profile
+        .entries
+        .iter()
+        .filter(|e| e.event == EventKind::Exec)
+        .filter_map(|e| spread(e).filter(|s| *s >= SPREAD).map(|s| (e, s)))
         .collect();
-    let time: f64 = polluted.iter().map(|(e, _)| e.time_ms()).sum();
-    let share = if total > 0.0 { time / total } else { 0.0 };
-    if polluted.is_empty() || share < SHARE {
+    let time_ms: f64 = primitives.iter().map(|(e, _)| e.time_ms()).sum();
+    let share = if total > 0.0 { time_ms / total } else { 0.0 };
+    Pollution {
+        primitives,
+        time_ms,
+        share,
+    }
+}
+
+pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
+    let p = detect(ev);
+    if !p.fires(t) {
         return Err(format!(
             "{} of oneDNN time is in primitives whose identical calls average {SPREAD}x their \
              fastest or more (threshold {})",
-            pct(share),
-            pct(SHARE)
+            pct(p.share),
+            pct(t.polluted_share)
         ));
     }
-    let worst = polluted.iter().map(|(_, s)| *s).fold(0.0f64, f64::max);
+    let worst = p.worst();
     Ok(finding(
         ev,
         ID,
@@ -51,18 +115,15 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
             "Timings look polluted: {} primitive(s) with {} of oneDNN time ran their identical calls \
              up to {worst:.0}x their fastest on average: the machine was busy while recording, or its \
              threads were descheduled",
-            polluted.len(),
-            pct(share)
+            p.primitives.len(),
+            pct(p.share)
         ),
         map(vec![
-            ("share", json!(share)),
-            ("time_ms", json!(time)),
-            ("primitives", json!(polluted.len())),
+            ("share", json!(p.share)),
+            ("time_ms", json!(p.time_ms)),
+            ("primitives", json!(p.primitives.len())),
             ("worst_spread", json!(worst)),
-            (
-                "heaviest",
-                examples(polluted.iter().map(|(e, _)| *e), 5),
-            ),
+            ("heaviest", spread_rows(&p, 5)),
         ]),
         None,
         "none: the figures themselves are in doubt",

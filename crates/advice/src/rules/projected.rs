@@ -15,7 +15,7 @@ pub fn restate(ev: &Evidence, mut f: Finding, p: &Projected, what: &str, detail:
         p.logged_onednn_ms,
         p.projected_onednn_ms,
         p.unit(),
-        Projected::factor(p.speedup),
+        p.headline(),
         p.speedup_vs_as_logged_replay
             .map(|x| format!("; {} than the as-logged replay", Projected::factor(x)))
             .unwrap_or_default()
@@ -29,6 +29,17 @@ pub fn restate(ev: &Evidence, mut f: Finding, p: &Projected, what: &str, detail:
         iterations.filter(|n| *n > 0).map(|n| gain / n as f64)
     };
     f.gain_basis = sentence.clone();
+    if p.log_polluted.is_some() {
+        // A gain in ms is the logged time scaled: as polluted as the log. The as-logged replay,
+        // when there is one, still decides (both sides measured here).
+        f.gain_ms = None;
+        f.gain_ms_per_iteration = None;
+        f.gain_basis = format!("withheld, the logged time it scales is in doubt: {sentence}");
+        if p.as_logged_replay_ms.is_none() {
+            f.projection = Some(p);
+            return f;
+        }
+    }
     if p.is_slower() {
         f.not_recommended = Some(format!(
             "{what} is not recommended here: {sentence}; the rule of thumb does not hold on this \

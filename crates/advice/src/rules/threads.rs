@@ -13,12 +13,13 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
             "nthr:{nthr} per rank, but the machine's core count is unknown (pass --cores N or a machine profile)"
         ));
     };
+    let from = ev.cores_from.map_or(String::new(), |f| format!(" ({f})"));
     let ranks = ev.ranks.max(1);
     let used = nthr as usize * ranks;
     let (title, action) = if used > cores {
         (
             format!(
-                "{ranks} rank(s) x {nthr} oneDNN threads = {used} on {cores} cores: oversubscribed"
+                "{ranks} rank(s) x {nthr} oneDNN threads = {used} on {cores} cores{from}: oversubscribed"
             ),
             "Give each rank its own cores: OMP_NUM_THREADS = cores / ranks, bind each rank to its \
              socket or core range (`numactl --cpunodebind=N --membind=N`, or \
@@ -27,13 +28,13 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
         )
     } else if ranks == 1 && (nthr as usize) * 2 <= cores {
         (
-            format!("oneDNN uses {nthr} threads on a {cores}-core machine"),
+            format!("oneDNN uses {nthr} threads on a {cores}-core machine{from}"),
             "Half the cores or more are idle: set OMP_NUM_THREADS to the physical cores (or run \
              one rank per socket with that many threads each).",
         )
     } else {
         return Err(format!(
-            "{ranks} rank(s) x {nthr} threads fit {cores} cores"
+            "{ranks} rank(s) x {nthr} threads fit {cores} cores{from}"
         ));
     };
     Ok(finding(
@@ -44,6 +45,7 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
             ("threads_per_rank", json!(nthr)),
             ("ranks", json!(ranks)),
             ("cores", json!(cores)),
+            ("cores_from", json!(ev.cores_from)),
         ]),
         None,
         "not estimable from the log",

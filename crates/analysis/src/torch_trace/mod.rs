@@ -213,7 +213,8 @@ pub struct TorchJoin {
     pub phases: Vec<OpRow>,
     /// (primitive kind, innermost op) → executions: which op issued which kind.
     pub issued: Vec<(String, String, u64)>,
-    /// nn.Module instances (forward; needs a trace recorded with Python stacks), by time:
+    /// nn.Module forwards by time, named as `profilednn.profile(model=…)` marked them
+    /// (`blocks.layers.2.self_attn`), else as torch names them (`Linear_8`, with Python stacks):
     /// time includes child modules, oneDNN time counts every primitive inside.
     pub modules: Vec<OpRow>,
     /// The same modules' backward: the autograd nodes their forward ops created (matched by
@@ -307,6 +308,8 @@ fn phase_of(name: &str, annotations: &[&str]) -> &'static str {
     phase.as_str()
 }
 
+mod module_names;
+
 /// Joins `trace` with the primitives of the log at `log`.
 pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     let ops = &trace.ops;
@@ -343,10 +346,8 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     let cpu: Vec<usize> = (0..ops.len())
         .filter(|&i| !ops[i].annotation && !ops[i].python)
         .collect();
-    // nn.Module intervals (forward only: the Python stack is not recorded in backward).
-    let modules: Vec<usize> = (0..ops.len())
-        .filter(|&i| ops[i].python && ops[i].name.starts_with("nn.Module: "))
-        .collect();
+    // nn.Module intervals (forward only: neither mark is recorded in backward).
+    let modules: Vec<usize> = module_names::module_ops(ops);
     let mut module_dnn: BTreeMap<usize, (f64, u64)> = BTreeMap::new();
     let innermost = |t: f64| -> Option<usize> {
         let k = cpu.partition_point(|&i| ops[i].start <= t);
@@ -456,7 +457,7 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     j.issued = issued.into_iter().map(|((k, o), n)| (k, o, n)).collect();
     let mut mods: BTreeMap<String, OpRow> = BTreeMap::new();
     for &m in &modules {
-        let name = ops[m].name.trim_start_matches("nn.Module: ");
+        let name = module_names::module_name(&ops[m]);
         let (dnn, prims) = module_dnn.get(&m).copied().unwrap_or_default();
         mods.entry(name.to_string())
             .or_insert_with(|| OpRow::new(name, Phase::Forward.as_str()))
@@ -644,7 +645,7 @@ fn module_backward(
         };
         let (dnn, prims) = per_top.get(&i).copied().unwrap_or_default();
         for &m in mods {
-            let name = ops[m].name.trim_start_matches("nn.Module: ");
+            let name = module_names::module_name(&ops[m]);
             rows.entry(name.to_string())
                 .or_insert_with(|| OpRow::new(name, Phase::Backward.as_str()))
                 .add((op.end - op.start) / 1e3, dnn, prims);

@@ -118,3 +118,50 @@ pub fn failed(out: std::process::Output) -> String {
     );
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// The first object of the JSON array `rows` whose `key` is `value` (panics naming it if none).
+pub fn row_where<'a>(rows: &'a Value, key: &str, value: &str) -> &'a Value {
+    rows.as_array()
+        .unwrap_or_else(|| panic!("not an array: {rows}"))
+        .iter()
+        .find(|r| r[key] == value)
+        .unwrap_or_else(|| panic!("no row with {key} = {value}"))
+}
+
+/// The stdout of `profilednn ARGS`, which must succeed.
+pub fn stdout_of<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
+    String::from_utf8(succeeded(bin().args(args).output().unwrap()).stdout).unwrap()
+}
+
+/// `fixtures/whatif/f32-nchw-1t.log.gz` (a real ResNet-18 log) made to look recorded on a busy
+/// machine (issue 41): two reorder calls in three 1000x slower, as a descheduled thread makes
+/// them. Returns the path and how many calls were slowed.
+pub fn polluted_log() -> (std::path::PathBuf, usize) {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::MultiGzDecoder::new(
+        std::fs::File::open(root().join("fixtures/whatif/f32-nchw-1t.log.gz")).unwrap(),
+    )
+    .read_to_string(&mut text)
+    .unwrap();
+    let (mut out, mut n, mut slowed) = (String::new(), 0, 0);
+    for l in text.lines() {
+        match l.rsplit_once(',') {
+            Some((head, t)) if l.contains(",exec,cpu,reorder,") => {
+                n += 1;
+                let t: f64 = t.parse().unwrap();
+                let t = if n % 3 == 0 {
+                    t
+                } else {
+                    slowed += 1;
+                    t * 1000.0
+                };
+                out += &format!("{head},{t}\n");
+            }
+            _ => out += &format!("{l}\n"),
+        }
+    }
+    let p = temp_dir().join("polluted.log");
+    std::fs::write(&p, out).unwrap();
+    (p, slowed)
+}

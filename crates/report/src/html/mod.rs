@@ -81,6 +81,8 @@ fn primitives(p: &Profile) -> Vec<Value> {
                 "aux": pr.aux_string(),
                 "calls": e.calls,
                 "time_ms": e.time_ms(),
+                "median_ms": e.durations.quantile_ms(0.5),
+                "p90_ms": e.durations.quantile_ms(0.9),
                 "flops": flops,
                 "bytes": bytes,
                 "ref": pr.is_reference_impl(),

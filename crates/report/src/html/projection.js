@@ -22,8 +22,10 @@
   const f3 = (v) => v.toFixed(3);
   const factor = (s) => s <= 1 && s > 0 ? `${(1 / s).toFixed(2)}× slower` : `${s.toFixed(2)}× faster`;
   const unit = (p) => p.per_iteration ? "ms per iteration" : "ms";
+  // `Projected::headline`: no speed-up against a log whose timings look polluted.
+  const headline = (p) => p.log_polluted ? `speed-up withheld: ${p.log_polluted}` : factor(p.speedup);
   const figures = (p) => {
-    let t = `oneDNN ${f3(p.logged_onednn_ms)} → ${f3(p.projected_onednn_ms)} ${unit(p)} (${factor(p.speedup)})`;
+    let t = `oneDNN ${f3(p.logged_onednn_ms)} → ${f3(p.projected_onednn_ms)} ${unit(p)} (${headline(p)})`;
     if (p.as_logged_replay_ms !== undefined && p.as_logged_replay_ms !== null)
       t += `; as-logged replay ${f3(p.as_logged_replay_ms)} ${unit(p)}, the change ${factor(p.speedup_vs_as_logged_replay)} against it`;
     return t + `; reorders ${f3(p.logged_reorder_ms)} → ${f3(p.projected_reorder_ms)} ${unit(p)}`;
@@ -48,6 +50,6 @@
     section.append(el("div", { id: "advice-projections" },
       el("h3", { text: "What-if projections on this machine (the gains above use them)" }),
       el("ul", {}, A.projections.map((p) => el("li", { class: "projection" },
-        `\`${p.transform}\` (${p.replay}): oneDNN ${f3(p.logged_onednn_ms)} → ${f3(p.projected_onednn_ms)} ${unit(p)} (${factor(p.speedup)}), replayed with ${p.replayed_with}`)))));
+        `\`${p.transform}\` (${p.replay}): oneDNN ${f3(p.logged_onednn_ms)} → ${f3(p.projected_onednn_ms)} ${unit(p)} (${headline(p)}), replayed with ${p.replayed_with}`)))));
   }
 })();

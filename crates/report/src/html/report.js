@@ -80,6 +80,17 @@
       groups[g] += p.time_ms;
     }
     const total = Object.values(groups).reduce((a, b) => a + b, 0) || 1;
+    // Matmuls (like reorders) are logged without a propagation kind: on a log whose compute is
+    // mostly matmuls, a bar that is mostly "no direction" (97 % on a transformer) says nothing
+    // of forward against backward. Reorders alone do not count: they never carry one.
+    const compute = D.primitives.filter((p) => p.kind !== "reorder");
+    const computeMs = compute.reduce((a, p) => a + p.time_ms, 0);
+    const undirectedMs = compute.filter((p) => !p.prop.startsWith("forward") && !p.prop.startsWith("backward")).reduce((a, p) => a + p.time_ms, 0);
+    const undirected = groups["no direction"] / total;
+    if (computeMs > 0 && undirectedMs / computeMs >= 0.5) {
+      return card("Forward / backward-data / backward-weights",
+        el("p", { id: "split-none", class: "muted", text: `This log carries no direction for ${pct(undirected)} of oneDNN time: matmuls and reorders are logged without a propagation kind, so forward and backward cannot be told apart from it. The PyTorch view (report --torch-trace) splits the step by phase.` }));
+    }
     const W = 600, svg = el("svg:svg", { viewBox: `0 0 ${W} 44`, width: "100%", id: "split" });
     let x = 0;
     const cols = ["#2b6cb0", "#dd6b20", "#c53030", "#a0aec0"];
@@ -172,7 +183,7 @@
   function table() {
     const cols = [
       ["kind", "kind"], ["prop", "propagation"], ["impl", "implementation"], ["dtype", "dtype"], ["shapes", "shapes"],
-      ["calls", "calls", "n"], ["time_ms", "time ms", "n"], ["share", "share", "n"], ["mean_ms", "mean ms", "n"], ["gflops", "GFLOP/s", "n"],
+      ["calls", "calls", "n"], ["time_ms", "time ms", "n"], ["share", "share", "n"], ["mean_ms", "mean ms", "n"], ["median_ms", "median ms", "n"], ["p90_ms", "p90 ms", "n"], ["gflops", "GFLOP/s", "n"],
     ];
     const total = D.total_time_ms || 1;
     const rows = D.primitives.map((p) => Object.assign({}, p, {
@@ -190,7 +201,7 @@
       tbody.replaceChildren(...shown.map((r) => el("tr", {},
         cols.map(([k, , cls]) => {
           const v = r[k];
-          const text = k === "share" ? pct(v) : k.endsWith("ms") ? ms(v) : k === "gflops" ? (v === null ? "" : v >= 1 ? v.toFixed(1) : v.toPrecision(2)) : String(v);
+          const text = k === "share" ? pct(v) : k.endsWith("ms") ? (v === null ? "" : ms(v)) : k === "gflops" ? (v === null ? "" : v >= 1 ? v.toFixed(1) : v.toPrecision(2)) : String(v);
           const td = el("td", { class: cls || (k === "shapes" ? "shape" : null), text });
           if (k === "impl" && r.ref) td.append(" ", el("span", { class: "tag ref", text: "ref" }));
           if (k === "shapes") tooltip(td, `${r.mds}\n${r.exts} ${r.aux}`.trim());

@@ -189,7 +189,7 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         );
     }
     if let Some(e) = &s.efficiency {
-        roofline::render(&mut out, e, &s.metadata.isa, opts);
+        roofline::render(&mut out, e, opts);
     }
     render_problems(&mut out, s);
     out
@@ -414,7 +414,8 @@ fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions) -> Table {
     };
     header.extend(["calls", "time ms", "share", "", "mean ms"].map(String::from));
     if identity {
-        header.push("GFLOP/s".into());
+        // Identical calls: their median and p90 show a busy machine that the mean hides.
+        header.extend(["median ms", "p90 ms", "GFLOP/s"].map(String::from));
     }
     let iter = s.iterations.is_some();
     if iter {
@@ -458,6 +459,8 @@ fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions) -> Table {
         cells.push(Cell::new(bar(r.share)));
         cells.push(num(ms(r.mean_ms)));
         if identity {
+            cells.push(num(r.median_ms.map(ms).unwrap_or_default()));
+            cells.push(num(r.p90_ms.map(ms).unwrap_or_default()));
             cells.push(num(match (r.gflops, r.flops_per_call) {
                 (Some(g), Some(f)) if f > 0.0 => format!("{g:.1}"),
                 _ => String::new(),

@@ -16,7 +16,7 @@ fn pct(v: f64) -> String {
     format!("{:.0}%", v * 100.0)
 }
 
-pub fn render(out: &mut String, e: &Efficiency, log_isa: &[String], opts: &TerminalOptions) {
+pub fn render(out: &mut String, e: &Efficiency, opts: &TerminalOptions) {
     let peaks: Vec<String> = e
         .peak_gflops
         .iter()
@@ -29,12 +29,8 @@ pub fn render(out: &mut String, e: &Efficiency, log_isa: &[String], opts: &Termi
         peaks.join(", "),
         rate(e.memory_gbps)
     );
-    if !log_isa.is_empty() {
-        let _ = writeln!(
-            out,
-            "  the log ran on: {} (a profile of another machine projects to that machine)",
-            log_isa.join("; ")
-        );
+    if let Some(m) = &e.log_machine {
+        let _ = writeln!(out, "  {m}");
     }
     for why in &e.substitutions {
         let _ = writeln!(out, "  {why}");
