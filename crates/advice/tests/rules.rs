@@ -340,7 +340,8 @@ fn findings_are_ordered_by_gain_and_ids_are_stable() {
             "data-loading-stall",
             "rank-imbalance",
             "rank-thread-placement",
-            "timings-polluted"
+            "timings-polluted",
+            "whole-step-bf16"
         ]
     );
 }
