@@ -225,6 +225,25 @@ pub fn wanted_what_ifs(ev: &Evidence, t: &Thresholds) -> Vec<WantedWhatIf> {
 /// What `advise --project` runs the as-logged replay for.
 pub const AS_LOGGED_BASELINE: &str = "the as-logged baseline";
 
+/// When the log's timings look polluted (`timings-polluted` would fire): why, and the
+/// primitives whose identical calls ran far apart. `replay` and `project` withhold the ratios
+/// built on them, as `advise` withholds its projections' speed-ups.
+pub fn log_pollution(
+    ev: &Evidence,
+    t: &Thresholds,
+) -> Option<(String, Vec<std::sync::Arc<profilednn_model::Primitive>>)> {
+    let p = rules::polluted::detect(ev);
+    p.fires(t).then(|| {
+        (
+            p.reason(),
+            p.primitives
+                .iter()
+                .map(|(e, _)| e.primitive.clone())
+                .collect(),
+        )
+    })
+}
+
 /// Runs every rule. On a log whose timings look polluted (`timings-polluted` fires), every
 /// projection carries why its speed-up against the log is withheld.
 pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {

@@ -14,6 +14,7 @@ mod output;
 mod peak_cmd;
 mod plan_cmd;
 mod plan_logged;
+mod polluted;
 mod project_cmd;
 mod rank_logs;
 mod record_cmd;

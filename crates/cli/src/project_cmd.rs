@@ -59,6 +59,10 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&pr)?);
         return Ok(ExitCode::SUCCESS);
     }
-    crate::output::write(None, profilednn_report::projection::render(&pr))?;
+    let polluted = crate::polluted::of(&profile).map(|w| w.reason);
+    crate::output::write(
+        None,
+        profilednn_report::projection::render_withheld(&pr, polluted.as_deref()),
+    )?;
     Ok(ExitCode::SUCCESS)
 }

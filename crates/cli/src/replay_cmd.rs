@@ -382,10 +382,23 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     std::fs::write(&args.output, serde_json::to_string_pretty(&replay)? + "\n")
         .with_context(|| format!("{}: cannot write", args.output.display()))?;
     let results_file = args.output.display().to_string();
+    // Ratios against a polluted log are noise: withheld, as advise withholds its speed-ups.
+    let withheld = crate::polluted::of(&profile);
     let all_ms: Vec<f64> = all_problems.iter().map(|p| p.time_ms).collect();
     crate::output::write(
         None,
-        profilednn_report::replay_text::render(&replay, &all_ms, &results_file),
+        profilednn_report::replay_text::render(
+            &replay,
+            &all_ms,
+            &results_file,
+            withheld
+                .as_ref()
+                .map(|w| profilednn_report::replay_text::Withheld {
+                    reason: &w.reason,
+                    keys: &w.keys,
+                })
+                .as_ref(),
+        ),
     )?;
     eprintln!("profilednn: replay results written to {results_file}");
     if replay.what_if.is_some() {

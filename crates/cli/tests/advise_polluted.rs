@@ -66,3 +66,64 @@ fn a_speed_up_against_a_polluted_log_is_withheld() {
     );
     assert!(!clean.contains("withheld"), "{clean}");
 }
+
+/// `project` and `replay` set a replay against the log too: on the polluted log, `project`'s
+/// oneDNN headline withholds its change, and `replay` its polluted problems' ratios (the
+/// reorders made 1000x slower are the heaviest problems, so `--top 3` replays them).
+#[test]
+fn project_and_replay_withhold_their_ratios_against_a_polluted_log() {
+    let (log, _) = polluted_log();
+    let base = root().join("fixtures/whatif/replays/f32-nchw-1t.as-logged.json");
+    let text = stdout_of(&[
+        "project".as_ref(),
+        log.as_os_str(),
+        "--replay".as_ref(),
+        base.as_os_str(),
+    ]);
+    let headline = text.lines().find(|l| l.starts_with("  oneDNN:")).unwrap();
+    assert!(
+        headline.contains("change withheld: the log's timings look polluted"),
+        "{headline}"
+    );
+    let clean = stdout_of(&[
+        "project".as_ref(),
+        root()
+            .join("fixtures/whatif/f32-nchw-1t.log.gz")
+            .as_os_str(),
+        "--replay".as_ref(),
+        base.as_os_str(),
+    ]);
+    let headline = clean.lines().find(|l| l.starts_with("  oneDNN:")).unwrap();
+    assert!(
+        headline.contains('%') && !headline.contains("withheld"),
+        "{headline}"
+    );
+    let Some(lib) = common::dnnl_lib_or_skip() else {
+        return;
+    };
+    let out = common::temp_dir().join("polluted.replay.json");
+    let text = stdout_of(&[
+        "replay".as_ref(),
+        log.as_os_str(),
+        "--dnnl-lib".as_ref(),
+        lib.as_ref(),
+        "--mode".as_ref(),
+        "isolated".as_ref(),
+        "--top".as_ref(),
+        "3".as_ref(),
+        "--no-progress".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    // The table's rows: log ms, here ms, ratio, problem; the slowed reorders' ratio is "-".
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|t| t.len() > 3 && t[0].parse::<f64>().is_ok() && t[3] == "reorder")
+        .collect();
+    assert!(!rows.is_empty(), "{text}");
+    for t in &rows {
+        assert_eq!(t[2], "-", "{t:?}");
+    }
+    assert!(text.contains("ratio withheld (-) for"), "{text}");
+}

@@ -7,6 +7,12 @@ use std::fmt::Write;
 
 /// The projection as text, one line per figure and a row per kind and propagation.
 pub fn render(pr: &Projection) -> String {
+    render_withheld(pr, None)
+}
+
+/// [`render`], with the oneDNN headline's change withheld for `polluted`'s reason: the log's
+/// timings look polluted (`timings-polluted`), so a change against them is noise.
+pub fn render_withheld(pr: &Projection, polluted: Option<&str>) -> String {
     let mut out = String::new();
     let unit = if pr.scale == "per_iteration" {
         "ms per iteration"
@@ -64,12 +70,18 @@ pub fn render(pr: &Projection) -> String {
             );
         }
     }
+    let change = match polluted {
+        Some(why) => format!("change withheld: {why}"),
+        None => format!(
+            "{:+.1}%",
+            (pr.projected_onednn_ms / pr.logged_onednn_ms.max(1e-12) - 1.0) * 100.0
+        ),
+    };
     let _ = writeln!(
         out,
-        "  oneDNN: {:.3} → {:.3} {unit} ({:+.1}%{})",
+        "  oneDNN: {:.3} → {:.3} {unit} ({change}{})",
         pr.logged_onednn_ms,
         pr.projected_onednn_ms,
-        (pr.projected_onednn_ms / pr.logged_onednn_ms.max(1e-12) - 1.0) * 100.0,
         pr.replay_dispersion
             .map(|d| format!("; replay ±{:.1}%", d * 100.0))
             .unwrap_or_default()

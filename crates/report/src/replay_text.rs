@@ -8,8 +8,13 @@ use std::fmt::Write;
 /// The summary printed after a replay. `all_ms` is the logged time of every problem of the log
 /// (coverage is of the whole log, `--top` or not); `results_file` is where the results were
 /// written, which the summary points at.
-pub fn render(replay: &Replay, all_ms: &[f64], results_file: &str) -> String {
-    let mut out = render_onednn(replay, all_ms, results_file);
+pub fn render(
+    replay: &Replay,
+    all_ms: &[f64],
+    results_file: &str,
+    withheld: Option<&Withheld>,
+) -> String {
+    let mut out = render_onednn(replay, all_ms, results_file, withheld);
     if let Some(f) = &replay.framework {
         out.push('\n');
         out.push_str(&crate::step_text::render(f));
@@ -18,7 +23,19 @@ pub fn render(replay: &Replay, all_ms: &[f64], results_file: &str) -> String {
 }
 
 /// The oneDNN part of the summary: the problems replayed, or the what-if's rewritten iteration.
-fn render_onednn(replay: &Replay, all_ms: &[f64], results_file: &str) -> String {
+/// Ratios not headlined: the log's timings look polluted (`timings-polluted`), and these
+/// problems' logged calls are the ones that ran far apart.
+pub struct Withheld<'a> {
+    pub reason: &'a str,
+    pub keys: &'a std::collections::HashSet<String>,
+}
+
+fn render_onednn(
+    replay: &Replay,
+    all_ms: &[f64],
+    results_file: &str,
+    withheld: Option<&Withheld>,
+) -> String {
     let mut out = String::new();
     let done: Vec<_> = replay
         .results
@@ -92,11 +109,15 @@ fn render_onednn(replay: &Replay, all_ms: &[f64], results_file: &str) -> String 
             continue;
         };
         let per_call = r.log_time_ms / r.calls.max(1) as f64;
+        let ratio = if withheld.is_some_and(|w| w.keys.contains(&r.key)) {
+            format!("{:>7}", "-")
+        } else {
+            format!("{:>6.2}x", per_call / m.median_ms.max(1e-9))
+        };
         let _ = writeln!(
             out,
-            "{per_call:>10.3} {:>10.3} {:>6.2}x  {} {} {}{}",
+            "{per_call:>10.3} {:>10.3} {ratio}  {} {} {}{}",
             m.median_ms,
-            per_call / m.median_ms.max(1e-9),
             r.prim_kind,
             r.prop_kind,
             r.shapes,
@@ -110,6 +131,20 @@ fn render_onednn(replay: &Replay, all_ms: &[f64], results_file: &str) -> String 
                 String::new()
             }
         );
+    }
+    if let Some(w) = withheld {
+        let n = done
+            .iter()
+            .take(12)
+            .filter(|r| w.keys.contains(&r.key))
+            .count();
+        if n > 0 {
+            let _ = writeln!(
+                out,
+                "  ratio withheld (-) for {n} problem(s) whose logged calls ran far apart: {}",
+                w.reason
+            );
+        }
     }
     if !skipped.is_empty() {
         let _ = writeln!(out, "\nNot replayed ({}):", skipped.len());
@@ -165,7 +200,7 @@ mod tests {
             .iter()
             .map(|r| r["log_time_ms"].as_f64().unwrap())
             .collect();
-        let text = render(&replay, &logged, "r.json");
+        let text = render(&replay, &logged, "r.json", None);
         let first = text.lines().next().unwrap();
         assert!(
             first.starts_with(&format!(
