@@ -58,6 +58,7 @@ pub fn replay(a: &StepArgs) -> Result<FrameworkReplay> {
             warmup: a.warmup.max(1),
             runs: 5,
             under_profiler: true,
+            processes: 3,
         },
     )?;
     eprintln!(

@@ -72,8 +72,15 @@ pub struct FrameworkReplay {
     /// the trace's units were logged) or `wall clock` (around the Python call, when the events
     /// did not line up one per call, or without the profiler).
     pub timing: String,
+    /// Helper processes run one after the other: each unit's time is its median over them.
+    #[serde(default = "one")]
+    pub processes: u32,
     /// Per op name and phase, most logged time first.
     pub ops: Vec<FrameworkOpResult>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl FrameworkReplay {

@@ -140,6 +140,7 @@ mod tests {
             batch: None,
             under_profiler: true,
             timing: "profiler events".into(),
+            processes: 3,
             ops: vec![
                 op("aten::mm", "backward", UnitMethod::Torch, 4.0, 2.0),
                 op("aten::add_", "optimizer", UnitMethod::Torch, 1.0, 1.5),
