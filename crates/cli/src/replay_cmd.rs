@@ -291,7 +291,40 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                     *why = format!("{why}; {note}");
                 }
             }
-            let (r, mut summary) = match &what_if {
+            // The what-if's rewritten iteration; `None` replays the iteration as logged. With
+            // --torch-trace a rewrite that cannot be made falls back to it: the whole step does
+            // not need the primitives rewritten (its framework ops, those that run in oneDNN
+            // included, replay through PyTorch).
+            let rewritten = match &what_if {
+                None => None,
+                Some(w) => match profilednn_dnnl::what_if_run::run(
+                    &session,
+                    &calls,
+                    from.clone(),
+                    w,
+                    &st,
+                    progress,
+                ) {
+                    Ok(run) => Some(run),
+                    Err(e) if args.torch_trace.is_some() => {
+                        eprintln!(
+                            "profilednn: {}: the oneDNN primitives cannot be rewritten ({e}): \
+                             they replay as logged; the whole step's framework ops take the \
+                             what-if",
+                            args.log.display()
+                        );
+                        None
+                    }
+                    Err(e) => {
+                        return Err(anyhow::Error::new(e).context(format!("{}", args.log.display())))
+                    }
+                },
+            };
+            let (r, mut summary) = match rewritten {
+                Some(run) => {
+                    record = Some(run.record);
+                    (run.results, run.sequence)
+                }
                 None => sequence::replay_sequence(
                     &session,
                     sequence::ResultsFor::Log(&profile),
@@ -300,44 +333,6 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                     &st,
                     progress,
                 ),
-                Some(w) => {
-                    match profilednn_dnnl::what_if_run::run(
-                        &session,
-                        &calls,
-                        from.clone(),
-                        w,
-                        &st,
-                        progress,
-                    ) {
-                        Ok(run) => {
-                            record = Some(run.record);
-                            (run.results, run.sequence)
-                        }
-                        // The whole step does not need the primitives rewritten: its framework
-                        // ops (those that run in oneDNN included) replay through PyTorch.
-                        Err(e) if args.torch_trace.is_some() => {
-                            eprintln!(
-                                "profilednn: {}: the oneDNN primitives cannot be rewritten ({e}): \
-                                 they replay as logged; the whole step's framework ops take the \
-                                 what-if",
-                                args.log.display()
-                            );
-                            sequence::replay_sequence(
-                                &session,
-                                sequence::ResultsFor::Log(&profile),
-                                &calls,
-                                from,
-                                &st,
-                                progress,
-                            )
-                        }
-                        Err(e) => {
-                            return Err(
-                                anyhow::Error::new(e).context(format!("{}", args.log.display()))
-                            )
-                        }
-                    }
-                }
             };
             if let Some(why) = heap_why {
                 summary.heap_reason = why;

@@ -20,16 +20,26 @@ pub struct StepArgs<'a> {
 }
 
 pub fn replay(a: &StepArgs) -> Result<FrameworkReplay> {
-    let trace = read_trace(a.trace)?;
+    replay_units(a, &units_of(a.trace)?)
+}
+
+/// The units of the trace's steady iteration (two passes over the trace: its iteration ranges,
+/// then that iteration's ops with their arguments), read once however many replays use them.
+fn units_of(path: &Path) -> Result<step_units::StepUnits> {
+    let trace = read_trace(path)?;
     let range = step_units::steady_iteration(&trace).with_context(|| {
         format!(
             "{}: the trace marks no iteration (`profilednn.iteration#N` ranges): record it with \
              `profilednn.profile()` around the training loop (`profilednn record --torch`)",
-            a.trace.display()
+            path.display()
         )
     })?;
     drop(trace);
-    let units = step_units::step_units(a.trace, &range)?;
+    Ok(step_units::step_units(path, &range)?)
+}
+
+fn replay_units(a: &StepArgs, units: &step_units::StepUnits) -> Result<FrameworkReplay> {
+    let range = &units.iteration;
     let python = interpreter(a.python);
     eprintln!(
         "profilednn: replaying the {} framework ops of iteration {} ({:.1} ms in the trace) \
@@ -48,7 +58,7 @@ pub fn replay(a: &StepArgs) -> Result<FrameworkReplay> {
     let started = std::time::Instant::now();
     let r = profilednn_torchreplay::replay(
         &a.trace.display().to_string(),
-        &units,
+        units,
         &Options {
             python,
             threads: a.threads,
@@ -72,16 +82,20 @@ pub fn replay(a: &StepArgs) -> Result<FrameworkReplay> {
 /// step replayed as recorded (like with like): bf16 autocast.
 pub fn what_ifs(trace: &Path, threads: Option<u64>) -> Result<Vec<profilednn_advice::StepWhatIf>> {
     use profilednn_project::project::step::StepProjection;
+    let units = units_of(trace)?;
     let run = |bf16| {
-        replay(&StepArgs {
-            trace,
-            python: None,
-            threads,
-            bf16,
-            channels_last: false,
-            batch: None,
-            warmup: 1,
-        })
+        replay_units(
+            &StepArgs {
+                trace,
+                python: None,
+                threads,
+                bf16,
+                channels_last: false,
+                batch: None,
+                warmup: 1,
+            },
+            &units,
+        )
         .map(|f| StepProjection::of(&f))
     };
     let base = run(false)?;
