@@ -3,7 +3,7 @@
 import torch
 
 from . import _native
-from ._common import I64, check_cpu_contiguous, dtype_code, threads
+from ._common import check_cpu_contiguous, dtype_code, threads
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -57,91 +57,109 @@ BACKGROUND = -1
 IGNORE = -2
 
 
-def _targets(inputs, targets, ignore_index):
+def _as_targets(inputs, targets):
+    """Targets as the kernel reads them: int64 class labels, or a dense f32/bf16 tensor shaped
+    like the logits."""
     if targets.dtype in (torch.int64, torch.int32):
         # Class indices: one label per row of the last dimension.
         classes = inputs.shape[-1] if inputs.dim() > 0 else 1
-        labels = targets.to(torch.int64).contiguous()
-        if labels.numel() * classes != inputs.numel():
+        if targets.numel() * classes != inputs.numel():
             raise ValueError(
-                f"class-index targets: {labels.numel()} labels for {inputs.numel()} logits "
+                f"class-index targets: {targets.numel()} labels for {inputs.numel()} logits "
                 f"with {classes} classes (expected one label per row of the last dimension)"
             )
-        return labels, I64, classes
+        return targets.to(torch.int64).contiguous()
     if targets.shape != inputs.shape:
         raise ValueError(f"targets shape {tuple(targets.shape)} != inputs shape {tuple(inputs.shape)}")
     # f32 or bf16 targets are read as they are, whatever the logits' type (the kernels take
     # either): converting f32 targets for bf16 logits would be a full extra pass over memory
     # (and would round soft targets to bf16).
     t = targets if targets.dtype in (torch.float32, torch.bfloat16) else targets.to(inputs.dtype)
-    t = t.contiguous()
-    return t, dtype_code(t, "targets"), 0
+    return t.contiguous()
 
 
-def _fused(inputs, dt, t, tdt, classes, ignore_index, alpha, gamma, red, grad):
-    """One pass: the reduced loss, and d loss / d inputs written into `grad`."""
-    return _native.focal_forward_backward(inputs.data_ptr(), inputs.numel(), dt, t.data_ptr(), tdt, classes,
-                                          ignore_index, float(alpha), float(gamma), red, 1.0, grad.data_ptr(),
-                                          threads())
+# The loss as torch.library custom ops: torch.compile traces them as single nodes (no graph
+# break), torch.library.opcheck checks them, and autograd goes through `_backward` below.
+# `reduction` is 0 none, 1 mean, 2 sum. With `with_grad` (a reduced loss that needs a gradient),
+# the gradient comes out of the same pass as the loss: the logits are read once, not once per
+# direction, and backward only scales it by the incoming gradient.
+@torch.library.custom_op("profilednn::sigmoid_focal_loss", mutates_args=(), device_types="cpu")
+def _focal(inputs: torch.Tensor, targets: torch.Tensor, alpha: float, gamma: float, reduction: int,
+           ignore_index: int, with_grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    if with_grad and reduction != 0:
+        grad = _grads.get(inputs)
+        v = _native.focal_forward_backward(inputs, targets, ignore_index, alpha, gamma, reduction, 1.0, grad,
+                                           threads())
+        return torch.tensor(v, dtype=torch.float32), grad
+    none = inputs.new_empty((0,))
+    if reduction == 0:
+        out = torch.empty_like(inputs, memory_format=torch.contiguous_format)
+        _native.focal_forward(inputs, targets, ignore_index, alpha, gamma, 0, out, threads())
+        return out, none
+    v = _native.focal_forward(inputs, targets, ignore_index, alpha, gamma, reduction, None, threads())
+    return torch.tensor(v, dtype=torch.float32), none
 
 
-class _FocalLoss(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, inputs, targets, alpha, gamma, reduction, ignore_index):
-        check_cpu_contiguous(inputs, "inputs")
-        dt = dtype_code(inputs, "inputs")
-        t, tdt, classes = _targets(inputs, targets, ignore_index)
-        red = _REDUCTIONS[reduction]
-        n = inputs.numel()
-        ctx.save_for_backward(inputs, t)
-        ctx.args = (dt, tdt, classes, ignore_index, float(alpha), float(gamma), red)
-        if n == 0:
-            # Empty storage has no valid pointer: answer here, as torch would.
-            if red == 0:
-                return torch.empty_like(inputs)
-            return torch.tensor(float("nan") if red == 1 else 0.0)
-        if red != 0 and ctx.needs_input_grad[0]:
-            # Training: the gradient comes out of the same pass as the loss (the logits are read
-            # once, not once per direction); backward only scales it by the incoming gradient.
-            grad = _grads.get(inputs)
-            v = _fused(inputs, dt, t, tdt, classes, ignore_index, alpha, gamma, red, grad)
-            ctx.grad = grad
-            return torch.tensor(v, dtype=torch.float32)
-        if red == 0:
-            out = torch.empty_like(inputs)
-            _native.focal_forward(inputs.data_ptr(), n, dt, t.data_ptr(), tdt, classes, ignore_index,
-                                  float(alpha), float(gamma), red, out.data_ptr(), threads())
+@_focal.register_fake
+def _focal_fake(inputs, targets, alpha, gamma, reduction, ignore_index, with_grad):
+    grad = inputs.new_empty((0,))
+    if reduction == 0:
+        return torch.empty_like(inputs, memory_format=torch.contiguous_format), grad
+    if with_grad:
+        grad = torch.empty_like(inputs, memory_format=torch.contiguous_format)
+    return inputs.new_empty((), dtype=torch.float32), grad
+
+
+@torch.library.custom_op("profilednn::sigmoid_focal_loss_backward", mutates_args=(), device_types="cpu")
+def _focal_backward(grad_out: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor, alpha: float, gamma: float,
+                    reduction: int, ignore_index: int) -> torch.Tensor:
+    grad_in = torch.empty_like(inputs, memory_format=torch.contiguous_format)
+    if reduction == 0:
+        g = grad_out.to(inputs.dtype).contiguous()
+        _native.focal_backward(inputs, targets, ignore_index, alpha, gamma, 0, 0.0, g, grad_in, threads())
+    else:
+        _native.focal_backward(inputs, targets, ignore_index, alpha, gamma, reduction, float(grad_out), None,
+                               grad_in, threads())
+    return grad_in
+
+
+@_focal_backward.register_fake
+def _focal_backward_fake(grad_out, inputs, targets, alpha, gamma, reduction, ignore_index):
+    return torch.empty_like(inputs, memory_format=torch.contiguous_format)
+
+
+def _eager(t):
+    """Whether `t` is a real tensor outside any tracing (torch.compile, AOTAutograd, make_fx):
+    only then may backward branch on its value."""
+    if torch.compiler.is_compiling() or type(t) is not torch.Tensor:
+        return False
+    return torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.PROXY) is None
+
+
+def _setup_context(ctx, inputs, output):
+    x, t, alpha, gamma, reduction, ignore_index, with_grad = inputs
+    ctx.save_for_backward(x, t, output[1])
+    ctx.args = (alpha, gamma, reduction, ignore_index)
+    ctx.fused = with_grad and reduction != 0
+
+
+def _backward(ctx, grad_loss, _grad_of_grad):
+    x, t, grad = ctx.saved_tensors
+    alpha, gamma, reduction, ignore_index = ctx.args
+    if ctx.fused:
+        # Eager: a loss seeded with 1 (`loss.backward()`) takes the gradient as it is, with no
+        # pass over it. Nothing writes into a saved tensor, so a retained graph's second
+        # backward gets the same values.
+        if _eager(grad_loss) and grad_loss.item() == 1.0:
+            gi = grad
         else:
-            v = _native.focal_forward(inputs.data_ptr(), n, dt, t.data_ptr(), tdt, classes, ignore_index,
-                                      float(alpha), float(gamma), red, 0, threads())
-            out = torch.tensor(v, dtype=torch.float32)
-        return out
+            gi = grad * grad_loss.to(grad.dtype)
+    else:
+        gi = _focal_backward(grad_loss, x, t, alpha, gamma, reduction, ignore_index)
+    return gi, None, None, None, None, None, None
 
-    @staticmethod
-    def backward(ctx, grad_out):
-        inputs, t = ctx.saved_tensors
-        dt, tdt, classes, ignore_index, alpha, gamma, red = ctx.args
-        grad = getattr(ctx, "grad", None)
-        if grad is not None:
-            # Hand over the only reference (autograd may then use it in place); a second
-            # backward through a retained graph recomputes below.
-            ctx.grad = None
-            scale = float(grad_out)
-            if scale != 1.0:
-                grad.mul_(scale)
-            return grad, None, None, None, None, None
-        grad_in = torch.empty_like(inputs)
-        n = inputs.numel()
-        if n == 0:
-            return grad_in, None, None, None, None, None
-        if red == 0:
-            g = grad_out.to(inputs.dtype).contiguous()
-            _native.focal_backward(inputs.data_ptr(), n, dt, t.data_ptr(), tdt, classes, ignore_index,
-                                   alpha, gamma, red, 0.0, g.data_ptr(), grad_in.data_ptr(), threads())
-        else:
-            _native.focal_backward(inputs.data_ptr(), n, dt, t.data_ptr(), tdt, classes, ignore_index,
-                                   alpha, gamma, red, float(grad_out), 0, grad_in.data_ptr(), threads())
-        return grad_in, None, None, None, None, None
+
+_focal.register_autograd(_backward, setup_context=_setup_context)
 
 
 def sigmoid_focal_loss(inputs: torch.Tensor, targets: torch.Tensor, alpha: float = 0.25,
@@ -161,7 +179,19 @@ def sigmoid_focal_loss(inputs: torch.Tensor, targets: torch.Tensor, alpha: float
                          "\n Supported reduction modes: 'none', 'mean', 'sum'")
     if gamma < 0:
         raise ValueError(f"gamma must be >= 0, got {gamma}")
-    return _FocalLoss.apply(inputs, targets, alpha, gamma, reduction, ignore_index)
+    if inputs.device.type != "cpu":
+        raise ValueError(f"inputs: expected a CPU tensor, got device {inputs.device}")
+    dtype_code(inputs, "inputs")
+    targets = _as_targets(inputs, targets)
+    red = _REDUCTIONS[reduction]
+    if inputs.numel() == 0:
+        # Empty storage: answer here, as torchvision would.
+        if red == 0:
+            return inputs * 0.0
+        return (inputs.sum() * 0.0 + (float("nan") if red == 1 else 0.0)).float()
+    with_grad = red != 0 and inputs.requires_grad and torch.is_grad_enabled()
+    loss, _grad = _focal(inputs, targets, float(alpha), float(gamma), red, int(ignore_index), with_grad)
+    return loss
 
 
 def sigmoid_focal_loss_and_grad(inputs, targets, alpha=0.25, gamma=2, reduction="mean", ignore_index=IGNORE,
@@ -172,15 +202,14 @@ def sigmoid_focal_loss_and_grad(inputs, targets, alpha=0.25, gamma=2, reduction=
     iterations saves allocating and first-touching a logits-sized buffer every step).
     """
     check_cpu_contiguous(inputs, "inputs")
-    dt = dtype_code(inputs, "inputs")
-    t, tdt, classes = _targets(inputs, targets, ignore_index)
+    dtype_code(inputs, "inputs")
+    t = _as_targets(inputs, targets)
     if grad is None:
         grad = _grads.get(inputs)
     elif grad.shape != inputs.shape or grad.dtype != inputs.dtype:
         raise ValueError(f"grad must be like inputs: {tuple(inputs.shape)} {inputs.dtype}")
-    else:
-        check_cpu_contiguous(grad, "grad")
     if inputs.numel() == 0:
         return torch.tensor(float("nan") if reduction == "mean" else 0.0), grad
-    v = _fused(inputs, dt, t, tdt, classes, ignore_index, alpha, gamma, _REDUCTIONS[reduction], grad)
+    v = _native.focal_forward_backward(inputs, t, int(ignore_index), float(alpha), float(gamma),
+                                       _REDUCTIONS[reduction], 1.0, grad, threads())
     return torch.tensor(v, dtype=torch.float32), grad

@@ -18,18 +18,58 @@ the keyword `master`:
   Adam and AdamW (not amsgrad, not LAMB). Its state dict has torch's dtypes.
 
 For f32 parameters ``master`` changes nothing.
+
+torch's implementation switches are accepted, so a constructor call written for ``torch.optim``
+works unchanged:
+
+* ``foreach`` and ``fused`` are ignored: every step is one fused pass over all the tensors of a
+  group in native code, which is what both switches ask torch for;
+* ``capturable=True`` (CUDA graphs) and ``differentiable=True`` (autograd through the step) are
+  errors: the kernels update CPU tensors in place, outside autograd.
+
+The arguments are checked as torch checks them (the same ``ValueError`` messages). Each step runs
+through a ``torch.library`` custom op (``torch.ops.profilednn.sgd_step_``, ``adam_step_``), so
+``torch.compile`` traces a step without a graph break.
 """
+
+from typing import List
 
 import torch
 
 from . import _native
 from ._common import BF16, dtype_code, threads
 
-# dtype code of a bf16 parameter in the split layout (python/src/lib.rs, BF16_SPLIT).
-_BF16_SPLIT = 3
-# dtype code of a bf16 parameter with bf16 state and no master (python/src/lib.rs, BF16_STATE).
-_BF16_STATE = 4
 _MASTERS = ("f32", "split", "none")
+
+
+def _torch_switches(foreach, fused, capturable, differentiable):
+    """torch.optim's implementation switches, as `param_groups` entries (see the module's doc)."""
+    if capturable:
+        raise ValueError("capturable=True is for CUDA graphs: profilednn's optimizers step CPU tensors")
+    if differentiable:
+        raise ValueError("differentiable=True: the fused kernels update in place outside autograd; "
+                         "use torch.optim for a differentiable step")
+    return dict(foreach=foreach, fused=fused, capturable=False, differentiable=False)
+
+
+def _check_lr_wd(lr, weight_decay):
+    # torch.optim's own checks and messages.
+    if isinstance(lr, torch.Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def _check_adam(lr, betas, eps, weight_decay):
+    _check_lr_wd(lr, weight_decay)
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
 
 
 def _check_master(master, amsgrad=False, lamb=False):
@@ -55,7 +95,8 @@ def _dense_format(p):
     raise ValueError("parameter: expected a dense tensor (contiguous or channels-last)")
 
 
-def _param_ptrs(p, state, master_kind="f32"):
+def _param_tensors(p, state, master_kind="f32"):
+    """(gradient, master or None) of `p` for the kernels; makes the master on first use."""
     if p.device.type != "cpu":
         raise ValueError(f"parameter: expected a CPU tensor, got device {p.device}")
     fmt = _dense_format(p)
@@ -66,27 +107,96 @@ def _param_ptrs(p, state, master_kind="f32"):
     g = g.to(p.dtype)
     if g.stride() != p.stride():
         g = g.contiguous(memory_format=fmt)
-    master = 0
     # A master of another layout (the group's `master` changed) is dropped: the new layout
     # starts from the bf16 parameter as it is.
     if dt == BF16 and master_kind != "f32":
         state.pop("master", None)
     if dt == BF16 and master_kind != "split":
         state.pop("master_low", None)
-    if dt == BF16 and master_kind == "none":
-        return p.data_ptr(), g, _BF16_STATE, 0
-    if dt == BF16 and master_kind == "split":
+    if dt != BF16 or master_kind == "none":
+        return g, None
+    if master_kind == "split":
         if "master_low" not in state:
             # Bottom halves 0: the master starts as the bf16 parameter exactly.
             state["master_low"] = torch.zeros_like(p, dtype=torch.int16)
-        return p.data_ptr(), g, _BF16_SPLIT, state["master_low"].data_ptr()
-    if dt == BF16:
-        if "master" not in state:
-            state["master"] = p.detach().float()
-        # torch's load_state_dict casts floating state to the parameter's dtype.
-        state["master"] = _as(state["master"], torch.float32)
-        master = state["master"].data_ptr()
-    return p.data_ptr(), g, dt, master
+        return g, state["master_low"]
+    if "master" not in state:
+        state["master"] = p.detach().float()
+    # torch's load_state_dict casts floating state to the parameter's dtype.
+    state["master"] = _as(state["master"], torch.float32)
+    return g, state["master"]
+
+
+# The steps as torch.library custom ops: torch.compile traces an optimizer step as single nodes
+# that write the parameters and state in place, and torch.library.opcheck checks them. The
+# storage layout of each parameter follows from the dtypes given (python/src/optim.rs). A list
+# of optional tensors is either empty (none of the parameters has one) or one per parameter:
+# callers split parameters with and without a master into separate calls (torch's
+# functionalization of in-place ops does not take lists of optional tensors).
+def _sgd_impl(params: List[torch.Tensor], grads: List[torch.Tensor],
+              momentum_buffers: List[torch.Tensor], masters: List[torch.Tensor], first: bool,
+              lr: float, momentum: float, dampening: float, weight_decay: float, nesterov: bool,
+              maximize: bool) -> None:
+    n = len(params)
+    _native.sgd_step(list(zip(params, grads, momentum_buffers or [None] * n, masters or [None] * n)), first, lr,
+                     momentum, dampening, weight_decay, nesterov, maximize, threads())
+
+
+_sgd_step = torch.library.custom_op("profilednn::sgd_step_", _sgd_impl, device_types="cpu",
+                                    mutates_args=("params", "momentum_buffers", "masters"))
+
+
+@_sgd_step.register_fake
+def _sgd_step_fake(params, grads, momentum_buffers, masters, first, lr, momentum, dampening, weight_decay, nesterov,
+                   maximize):
+    return None
+
+
+def _adam_impl(params: List[torch.Tensor], grads: List[torch.Tensor], exp_avgs: List[torch.Tensor],
+               exp_avg_sqs: List[torch.Tensor], max_exp_avg_sqs: List[torch.Tensor],
+               masters: List[torch.Tensor], steps: List[torch.Tensor], lr: float, beta1: float,
+               beta2: float, eps: float, weight_decay: float, decoupled: bool, amsgrad: bool, maximize: bool,
+               lamb: bool) -> None:
+    # The kernels take one step count per call: parameters are grouped by theirs (a parameter
+    # added to the optimizer later has its own), then every count moves on by one.
+    n = len(params)
+    max_exp_avg_sqs, masters = max_exp_avg_sqs or [None] * n, masters or [None] * n
+    by_step = {}
+    for i, s in enumerate(torch.stack(steps).tolist() if steps else []):
+        by_step.setdefault(int(s), []).append(i)
+    for step, idx in by_step.items():
+        items = [(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i], masters[i]) for i in idx]
+        _native.adam_step(items, step, lr, beta1, beta2, eps, weight_decay, decoupled, amsgrad, maximize, lamb,
+                          threads())
+    if steps:
+        torch._foreach_add_(steps, 1)
+
+
+_adam_step = torch.library.custom_op(
+    "profilednn::adam_step_", _adam_impl, device_types="cpu",
+    mutates_args=("params", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs", "masters", "steps"))
+
+
+def _call(op, *args):
+    """Runs a step op: through the dispatcher when torch.compile traces it, else its
+    implementation directly (the dispatcher's checks of a few hundred list entries cost
+    milliseconds per step in eager mode), bumping the version counters of what it wrote as the
+    dispatcher would, so autograd still notices a parameter changed under a saved graph."""
+    if torch.compiler.is_compiling():
+        return op(*args)
+    impl, written = _EAGER[op]
+    impl(*args)
+    torch.autograd.graph.increment_version([t for i in written for t in args[i]])
+
+
+# Each op's implementation, and the positions of the tensor lists it writes.
+_EAGER = {_sgd_step: (_sgd_impl, (0, 2, 3)), _adam_step: (_adam_impl, (0, 2, 3, 4, 5, 6))}
+
+
+@_adam_step.register_fake
+def _adam_step_fake(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, masters, steps, lr, beta1, beta2, eps,
+                    weight_decay, decoupled, amsgrad, maximize, lamb):
+    return None
 
 
 def _as(t, dtype):
@@ -96,21 +206,26 @@ def _as(t, dtype):
     return t if t.dtype == dtype else t.to(dtype)
 
 
-def _state_dtype(p, dt):
-    """The state's dtype: the parameter's in torch's layout (master="none"), else f32."""
-    return p.dtype if dt == _BF16_STATE else torch.float32
+def _state_dtype(p, master, kind):
+    """The state's dtype: the parameter's in torch's layout (a bf16 parameter with
+    master="none"), else f32."""
+    return p.dtype if p.dtype == torch.bfloat16 and kind == "none" else torch.float32
 
 
 class SGD(torch.optim.Optimizer):
     """Drop-in for `torch.optim.SGD` (one fused pass over all parameters)."""
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
-                 master="f32"):
+                 foreach=None, differentiable=False, fused=None, master="f32"):
+        _check_lr_wd(lr, weight_decay)
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
-                                      master=_check_master(master)))
+                                      master=_check_master(master),
+                                      **_torch_switches(foreach, fused, False, differentiable)))
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -121,26 +236,29 @@ class SGD(torch.optim.Optimizer):
         # Every group checked before any state changes.
         kinds = [_check_master(group.get("master", self.defaults["master"])) for group in self.param_groups]
         for group, kind in zip(self.param_groups, kinds):
-            firsts, rest, keep = [], [], []
+            lists = {}
             for p in group["params"]:
                 if p.grad is None or p.numel() == 0:
                     continue
                 st = self.state[p]
-                ptr, g, dt, master = _param_ptrs(p, st, kind)
-                keep.append(g)
-                buf = 0
+                g, master = _param_tensors(p, st, kind)
+                buf = None
                 first = False
                 if group["momentum"] != 0:
                     if st.get("momentum_buffer") is None:
-                        st["momentum_buffer"] = torch.zeros_like(p, dtype=_state_dtype(p, dt))
+                        st["momentum_buffer"] = torch.zeros_like(p, dtype=_state_dtype(p, master, kind))
                         first = True
-                    st["momentum_buffer"] = _as(st["momentum_buffer"], _state_dtype(p, dt))
-                    buf = st["momentum_buffer"].data_ptr()
-                (firsts if first else rest).append((ptr, g.data_ptr(), buf, p.numel(), dt, master))
-            for items, first in ((firsts, True), (rest, False)):
-                if items:
-                    _native.sgd_step(items, first, group["lr"], group["momentum"], group["dampening"],
-                                     group["weight_decay"], group["nesterov"], group["maximize"], threads())
+                    st["momentum_buffer"] = _as(st["momentum_buffer"], _state_dtype(p, master, kind))
+                    buf = st["momentum_buffer"]
+                bucket = lists.setdefault((first, master is None), ([], [], [], []))
+                for xs, x in zip(bucket, (p, g, buf, master)):
+                    if x is not None:
+                        xs.append(x)
+            for (first, _), (ps, gs, bufs, masters) in lists.items():
+                if ps:
+                    _call(_sgd_step, ps, gs, bufs, masters, first, float(group["lr"]), float(group["momentum"]),
+                              float(group["dampening"]), float(group["weight_decay"]), bool(group["nesterov"]),
+                              bool(group["maximize"]))
         return loss
 
 
@@ -158,43 +276,46 @@ class _AdamLike(torch.optim.Optimizer):
         kinds = [_check_master(group.get("master", self.defaults["master"]), group.get("amsgrad", False), self._lamb)
                  for group in self.param_groups]
         for group, kind in zip(self.param_groups, kinds):
-            by_step, keep = {}, []
+            lists = {}
+            amsgrad = bool(group.get("amsgrad", False))
             for p in group["params"]:
                 if p.grad is None or p.numel() == 0:
                     continue
                 st = self.state[p]
-                ptr, g, dt, master = _param_ptrs(p, st, kind)
-                keep.append(g)
+                g, master = _param_tensors(p, st, kind)
+                sd = _state_dtype(p, master, kind)
                 if "step" not in st:
                     st["step"] = torch.tensor(0.0)
-                    st["exp_avg"] = torch.zeros_like(p, dtype=_state_dtype(p, dt))
-                    st["exp_avg_sq"] = torch.zeros_like(p, dtype=_state_dtype(p, dt))
-                if group.get("amsgrad") and "max_exp_avg_sq" not in st:
+                    st["exp_avg"] = torch.zeros_like(p, dtype=sd)
+                    st["exp_avg_sq"] = torch.zeros_like(p, dtype=sd)
+                if amsgrad and "max_exp_avg_sq" not in st:
                     st["max_exp_avg_sq"] = torch.zeros_like(p, dtype=torch.float32)
                 for k in ("exp_avg", "exp_avg_sq"):
-                    st[k] = _as(st[k], _state_dtype(p, dt))
-                if group.get("amsgrad"):
+                    st[k] = _as(st[k], sd)
+                if amsgrad:
                     st["max_exp_avg_sq"] = _as(st["max_exp_avg_sq"], torch.float32)
-                mx = st["max_exp_avg_sq"].data_ptr() if group.get("amsgrad") else 0
-                step = int(st["step"].item())
-                st["step"] += 1
-                by_step.setdefault(step, []).append(
-                    (ptr, g.data_ptr(), st["exp_avg"].data_ptr(), st["exp_avg_sq"].data_ptr(), mx, p.numel(), dt, master))
+                bucket = lists.setdefault(master is None, ([], [], [], [], [], [], []))
+                mx = st["max_exp_avg_sq"] if amsgrad else None
+                for xs, x in zip(bucket, (p, g, st["exp_avg"], st["exp_avg_sq"], mx, master, st["step"])):
+                    if x is not None:
+                        xs.append(x)
             b1, b2 = group["betas"]
-            for step, items in by_step.items():
-                _native.adam_step(items, step, group["lr"], b1, b2, group["eps"], group["weight_decay"],
-                                  self._decoupled, bool(group.get("amsgrad", False)),
-                                  bool(group.get("maximize", False)), self._lamb, threads())
+            for ps, gs, ms, vs, mxs, masters, steps in lists.values():
+                _call(_adam_step, ps, gs, ms, vs, mxs, masters, steps, float(group["lr"]), float(b1), float(b2),
+                           float(group["eps"]), float(group["weight_decay"]), self._decoupled, amsgrad,
+                           bool(group.get("maximize", False)), self._lamb)
         return loss
 
 
 class Adam(_AdamLike):
     """Drop-in for `torch.optim.Adam`."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *, maximize=False,
-                 master="f32"):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *, foreach=None,
+                 maximize=False, capturable=False, differentiable=False, fused=None, master="f32"):
+        _check_adam(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize, master=_check_master(master, amsgrad)))
+                                      amsgrad=amsgrad, maximize=maximize, master=_check_master(master, amsgrad),
+                                      **_torch_switches(foreach, fused, capturable, differentiable)))
 
 
 class AdamW(_AdamLike):
@@ -202,10 +323,12 @@ class AdamW(_AdamLike):
 
     _decoupled = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *, maximize=False,
-                 master="f32"):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None, master="f32"):
+        _check_adam(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize, master=_check_master(master, amsgrad)))
+                                      amsgrad=amsgrad, maximize=maximize, master=_check_master(master, amsgrad),
+                                      **_torch_switches(foreach, fused, capturable, differentiable)))
 
 
 class LAMB(_AdamLike):
@@ -214,5 +337,6 @@ class LAMB(_AdamLike):
     _lamb = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0, *, master="f32"):
+        _check_adam(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       master=_check_master(master, lamb=True)))
