@@ -4,13 +4,14 @@
 `profilednn.optim.SGD`, `AdamW` and `LAMB` are drop-ins for `torch.optim` optimizers.
 `profilednn.nn.fold_frozen_batchnorm(model)` folds torchvision's FrozenBatchNorm2d into the
 convolutions before them (the paper's frozen batch-norm fix). `profilednn.cpu` says what this
-CPU runs natively (bf16 units or not). The `profilednn` command (the same as the Rust binary) is
+CPU runs natively (bf16 units or not). `profilednn.optimize(model, optimizer, example, loss_fn)`
+applies the changes that measure faster on this CPU (`profilednn._optimize`). The `profilednn` command (the same as the Rust binary) is
 installed with the package.
 """
 
 import importlib as _importlib
 
-__all__ = ["ops", "optim", "nn", "isa", "profile", "cpu"]
+__all__ = ["ops", "optim", "nn", "isa", "profile", "cpu", "optimize"]
 
 
 def __getattr__(name):
@@ -18,6 +19,10 @@ def __getattr__(name):
     # importing PyTorch; `profilednn.ops`, `.optim`, `.profile` bring it in.
     if name in ("ops", "optim", "nn", "cpu"):
         return _importlib.import_module(f".{name}", __name__)
+    if name == "optimize":
+        from ._optimize import optimize
+
+        return optimize
     if name == "profile":
         from .capture import profile
 

@@ -182,6 +182,9 @@ def sigmoid_focal_loss(inputs: torch.Tensor, targets: torch.Tensor, alpha: float
     if inputs.device.type != "cpu":
         raise ValueError(f"inputs: expected a CPU tensor, got device {inputs.device}")
     dtype_code(inputs, "inputs")
+    # torchvision takes any layout (a head's logits are often a transposed view): so does the
+    # drop-in, at the price of one copy.
+    inputs = inputs.contiguous()
     targets = _as_targets(inputs, targets)
     red = _REDUCTIONS[reduction]
     if inputs.numel() == 0:

@@ -119,11 +119,12 @@ def _param_tensors(p, state, master_kind="f32"):
         if "master_low" not in state:
             # Bottom halves 0: the master starts as the bf16 parameter exactly.
             state["master_low"] = torch.zeros_like(p, dtype=torch.int16)
+        state["master_low"] = _as(state["master_low"], torch.int16, p)
         return g, state["master_low"]
     if "master" not in state:
         state["master"] = p.detach().float()
     # torch's load_state_dict casts floating state to the parameter's dtype.
-    state["master"] = _as(state["master"], torch.float32)
+    state["master"] = _as(state["master"], torch.float32, p)
     return g, state["master"]
 
 
@@ -199,11 +200,14 @@ def _adam_step_fake(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, maste
     return None
 
 
-def _as(t, dtype):
-    """`t` in `dtype`: state loaded from torch (whose load_state_dict casts floating state to
-    the parameter's dtype) or kept under another `master` is converted, never handed to the
-    kernels as bytes of another type."""
-    return t if t.dtype == dtype else t.to(dtype)
+def _as(t, dtype, like):
+    """`t` in `dtype` and in the memory layout of the parameter `like`: state loaded from torch
+    (whose load_state_dict casts floating state to the parameter's dtype), kept under another
+    `master`, or made before the model went channels-last is converted, never handed to the
+    kernels as bytes of another type or in another element order."""
+    if t.dtype == dtype and t.stride() == like.stride():
+        return t
+    return torch.empty_like(like, dtype=dtype).copy_(t)
 
 
 def _state_dtype(p, master, kind):
@@ -248,7 +252,7 @@ class SGD(torch.optim.Optimizer):
                     if st.get("momentum_buffer") is None:
                         st["momentum_buffer"] = torch.zeros_like(p, dtype=_state_dtype(p, master, kind))
                         first = True
-                    st["momentum_buffer"] = _as(st["momentum_buffer"], _state_dtype(p, master, kind))
+                    st["momentum_buffer"] = _as(st["momentum_buffer"], _state_dtype(p, master, kind), p)
                     buf = st["momentum_buffer"]
                 bucket = lists.setdefault((first, master is None), ([], [], [], []))
                 for xs, x in zip(bucket, (p, g, buf, master)):
@@ -291,9 +295,9 @@ class _AdamLike(torch.optim.Optimizer):
                 if amsgrad and "max_exp_avg_sq" not in st:
                     st["max_exp_avg_sq"] = torch.zeros_like(p, dtype=torch.float32)
                 for k in ("exp_avg", "exp_avg_sq"):
-                    st[k] = _as(st[k], sd)
+                    st[k] = _as(st[k], sd, p)
                 if amsgrad:
-                    st["max_exp_avg_sq"] = _as(st["max_exp_avg_sq"], torch.float32)
+                    st["max_exp_avg_sq"] = _as(st["max_exp_avg_sq"], torch.float32, p)
                 bucket = lists.setdefault(master is None, ([], [], [], [], [], [], []))
                 mx = st["max_exp_avg_sq"] if amsgrad else None
                 for xs, x in zip(bucket, (p, g, st["exp_avg"], st["exp_avg_sq"], mx, master, st["step"])):

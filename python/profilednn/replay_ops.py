@@ -353,7 +353,8 @@ def run(request):
     threads = request.get("threads")
     if threads:
         torch.set_num_threads(int(threads))
-    torch.set_flush_denormal(True)
+    if request.get("flush_denormal", True):
+        torch.set_flush_denormal(True)
     what_if = request.get("what_if") or {}
     _MADE.clear()
     units = request["units"]

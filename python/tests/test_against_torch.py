@@ -188,8 +188,12 @@ class FocalLoss(unittest.TestCase):
         x = torch.randn(4, 5)
         with self.assertRaisesRegex(TypeError, "float64"):
             sigmoid_focal_loss(x.double(), torch.rand(4, 5).double())
+        # A transposed view is taken as torchvision takes it (a drop-in), copied once.
+        t = torch.rand(5, 4)
+        torch.testing.assert_close(sigmoid_focal_loss(x.t(), t, reduction="sum"),
+                                   sigmoid_focal_loss(x.t().contiguous(), t, reduction="sum"))
         with self.assertRaisesRegex(ValueError, "contiguous"):
-            sigmoid_focal_loss(x.t(), torch.rand(5, 4))
+            sigmoid_focal_loss_and_grad(x.t(), t)
         with self.assertRaisesRegex(ValueError, "shape"):
             sigmoid_focal_loss(x, torch.rand(4, 6))
         with self.assertRaisesRegex(ValueError, "reduction"):

@@ -1,0 +1,282 @@
+"""`profilednn.optimize`: one call that applies what pays on this CPU.
+
+Each change ProfileDNN knows is first *projected* (bf16, channels-last and thread counts: one
+recorded step's ops replayed in process, as recorded and changed), then *confirmed* by real
+training steps of copies of the model and optimizer, the current configuration and the
+candidate alternated step by step (like `cudnn.benchmark`). A change is kept only when measured
+faster by `margin`, on top of the changes kept before it, so the result is never slower than
+what the user had. The user's model and optimizer are changed only at the end, and only with
+what was kept.
+"""
+
+import random
+import statistics
+import sys
+import time
+
+import torch
+
+from .config import Config, Runner, focal_sites, fused_optimizer, unwrap
+from .project import projected_speedup, ratios, record
+from .report import Change, Report
+from .wrapper import OptimizedModule
+
+__all__ = ["optimize", "Report", "Change", "OptimizedModule"]
+
+# A change projected this much slower is not measured (the projection's error on this
+# machine's whole-step replays was within ±30 %; a 1.4x slowdown is beyond it).
+_NOT_WORTH_MEASURING = 1 / 1.4
+
+
+class _Progress:
+    def __init__(self, on):
+        self.on = on
+
+    def __call__(self, msg):
+        if self.on:
+            print(f"profilednn.optimize: {msg}", file=sys.stderr, flush=True)
+
+
+def _compare(a, b, steps, warmup):
+    """Median step times (ms) of runners `a` and `b`, their steps alternated (who goes first
+    alternates too), after `warmup` untimed steps each."""
+    for _ in range(warmup):
+        a.step()
+        b.step()
+    ta, tb = [], []
+    for i in range(steps):
+        pair = ((a, ta), (b, tb)) if i % 2 == 0 else ((b, tb), (a, ta))
+        for r, ts in pair:
+            t0 = time.perf_counter()
+            r.step()
+            ts.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(ta), statistics.median(tb)
+
+
+def _agree(value):
+    """Rank 0's `value` on every rank of an initialised process group (ranks must make the
+    same changes); `value` itself otherwise."""
+    dist = torch.distributed
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return value
+    box = [value]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def _frozen_bn_pairs(model):
+    from ..nn import _candidates, _frozen_bn_type
+
+    t = _frozen_bn_type()
+    return len(_candidates(model, t)) if t is not None else 0
+
+
+def _calls_focal(runner, sites, theirs):
+    """Whether one forward and loss of `runner` call torchvision's sigmoid_focal_loss."""
+    from .config import bound
+
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return theirs(*args, **kwargs)
+
+    with torch.no_grad(), bound(sites, counting):
+        runner.forward_loss()
+    return bool(calls)
+
+
+def _thread_counts(current):
+    try:
+        import os
+
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = torch.get_num_threads()
+    return sorted({n for n in (cores, max(1, cores // 2)) if n != current})
+
+
+CHANGES = ("fused optimizer", "fold frozen batch-norm", "fused focal loss", "channels-last", "bf16 autocast",
+           "threads")
+
+
+def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60.0, margin=1.03, steps=5,
+             changes=CHANGES, progress=True):
+    """Applies to `model` and `optimizer` the changes that make a training step faster on this
+    CPU; returns `(model, optimizer, report)` to use in the training loop as before.
+
+    `example` is `(inputs, targets)` of one step (a tuple `inputs` is passed as positional
+    arguments), and `loss_fn(model(inputs), targets)` returns the scalar loss. Considered:
+    ProfileDNN's fused optimizer of the same kind (state carried over), the frozen batch-norm
+    fold, the fused focal loss (where the model or `loss_fn` calls torchvision's), channels-last,
+    bf16 autocast (outputs, hence the loss, in f32), and the thread count. A change is kept when
+    real steps with it are `margin` times faster than without, measured alternately within
+    `budget_s` seconds; `plan_only=True` decides and reports without changing anything.
+    `changes` limits the changes considered (names from `CHANGES`; "threads" stands for every
+    other thread count).
+
+    The returned model is the same object when no change acts on the forward call, else an
+    `OptimizedModule` around it whose `state_dict` is the model's (checkpoints load both ways).
+    A DistributedDataParallel model is measured through the module it wraps, and every rank
+    takes rank 0's decisions. The RNG state, the training mode of every module and (unless a
+    thread count is kept) the thread count are left as they were found.
+    """
+    started = time.monotonic()
+    deadline = started + budget_s
+    say = _Progress(progress)
+    rng, py_rng = torch.get_rng_state(), random.getstate()
+    modes = [(m, m.training) for m in model.modules()]
+    threads0 = torch.get_num_threads()
+    sites, theirs = focal_sites()
+    from ..ops import sigmoid_focal_loss as ours
+
+    focal = (sites, ours)
+    unknown = set(changes) - set(CHANGES)
+    if unknown:
+        raise ValueError(f"changes: unknown {sorted(unknown)}; known: {list(CHANGES)}")
+    considered = set(changes)
+    changes = []
+    try:
+        base = Config(threads=threads0)
+        say("measuring the step as written")
+        baseline = Runner(base, model, optimizer, loss_fn, example, focal)
+        t0 = time.perf_counter()
+        baseline.step()
+        first_ms = (time.perf_counter() - t0) * 1e3
+        warmup = 1 if first_ms > 1000 else 2
+        steps = max(3, int(steps))
+        # Projection: what the replayed ops say of bf16, channels-last and threads.
+        projected = {}
+        replay_cost = first_ms * 8 / 1e3
+        inner = unwrap(model)
+        has_conv = any(isinstance(m, torch.nn.Conv2d) for m in inner.modules())
+        threads = _thread_counts(threads0)
+        what_ifs = {None: ({}, threads0)}
+        if "bf16 autocast" in considered:
+            what_ifs["bf16 autocast"] = ({"precision": "bf16"}, threads0)
+        if has_conv and "channels-last" in considered:
+            what_ifs["channels-last"] = ({"layout": "channels-last"}, threads0)
+        for n in threads if "threads" in considered else ():
+            what_ifs[f"{n} threads"] = ({}, n)
+        if len(what_ifs) > 1 and time.monotonic() + replay_cost < started + budget_s / 3:
+            say("projecting " + ", ".join(k for k in what_ifs if k) + " from one recorded step")
+            try:
+                units = record(baseline)
+                r = ratios(units, what_ifs, runs=2)
+                projected = {k: (rec, what) for k, (rec, what, _n) in r.items()}
+            except Exception as e:  # noqa: BLE001 - a projection failure leaves measuring
+                say(f"projection failed ({type(e).__name__}: {e}); measuring only")
+        base_ms = None
+        current, runner = base, baseline
+
+        def candidate(name, change, why_not=None):
+            nonlocal current, runner, base_ms
+            if (name.endswith(" threads") and "threads" not in considered) or (
+                    not name.endswith(" threads") and name not in considered):
+                return
+            proj = None
+            if name in projected:
+                rec, what = projected[name]
+                proj = projected_speedup(base_ms or first_ms, rec, what)
+            if why_not:
+                changes.append(Change(name, False, proj, None, why_not))
+                return
+            if proj is not None and proj < _NOT_WORTH_MEASURING:
+                changes.append(Change(name, False, proj, None, f"projected {1 / proj:.2f}x slower: not measured"))
+                return
+            cost = (warmup + steps) * 2 * (base_ms or first_ms) / 1e3
+            if time.monotonic() + cost > deadline:
+                changes.append(Change(name, False, proj, None,
+                                      f"not measured: the time budget ({budget_s:.0f} s) is spent"))
+                return
+            say(f"measuring {name} (~{cost:.0f} s)")
+            try:
+                cand = Runner(current.with_(**change), model, optimizer, loss_fn, example, focal)
+                cur_ms, cand_ms = _compare(runner, cand, steps, warmup)
+            except Exception as e:  # noqa: BLE001 - a change that fails is not applied, with why
+                changes.append(Change(name, False, proj, None, f"failed: {type(e).__name__}: {e}"[:200]))
+                return
+            if base_ms is None and runner is baseline:
+                base_ms = cur_ms
+            speedup = cur_ms / cand_ms
+            keep = _agree(speedup >= margin)
+            if keep:
+                current, runner = current.with_(**change), cand
+                reason = f"{cur_ms:.1f} -> {cand_ms:.1f} ms per step"
+            else:
+                reason = (f"measured {speedup:.2f}x ({cur_ms:.1f} vs {cand_ms:.1f} ms per step): "
+                          f"below the {margin:.2f}x margin")
+            changes.append(Change(name, keep, proj, speedup, reason))
+
+        probe = Runner(base, model, optimizer, loss_fn, example, focal)
+        _, why_opt = fused_optimizer(probe.optimizer)
+        candidate("fused optimizer", {"fused_optimizer": True}, why_opt)
+        pairs = _frozen_bn_pairs(inner)
+        candidate("fold frozen batch-norm", {"fold_frozen_bn": True},
+                  None if pairs else "no FrozenBatchNorm2d after a convolution")
+        calls = bool(sites) and _calls_focal(probe, sites, theirs)
+        candidate("fused focal loss", {"fused_focal_loss": True},
+                  None if calls else "neither the model nor loss_fn calls torchvision's sigmoid_focal_loss")
+        del probe
+        candidate("channels-last", {"channels_last": True}, None if has_conv else "the model has no 2-D convolution")
+        candidate("bf16 autocast", {"bf16": True})
+        for n in threads:
+            candidate(f"{n} threads", {"threads": n})
+        # The whole against the step as written, alternated once more.
+        if current != base:
+            say("confirming the result against the step as written")
+            base_ms, final_ms = _compare(baseline, runner, steps, warmup)
+            if _agree(base_ms / final_ms < margin):
+                for c in changes:
+                    if c.applied:
+                        c.applied = False
+                        c.reason += "; dropped: all kept changes together measured below the margin"
+                current, final_ms = base, base_ms
+        else:
+            if base_ms is None:
+                base_ms, _ = _compare(baseline, baseline, steps, 0)
+            final_ms = base_ms
+    finally:
+        torch.set_rng_state(rng)
+        random.setstate(py_rng)
+        for m, mode in modes:
+            m.training = mode
+        torch.set_num_threads(threads0)
+    cpu = _cpu_name()
+    report = Report(base_ms, final_ms, changes, cpu=cpu, margin=margin, elapsed_s=time.monotonic() - started,
+                    plan_only=plan_only)
+    if plan_only or current == base:
+        return model, optimizer, report
+    model, optimizer = _apply(current, model, optimizer, sites, ours)
+    return model, optimizer, report
+
+
+def _cpu_name():
+    try:
+        from .. import _native
+
+        return _native.cpu_features()["model"]
+    except Exception:  # noqa: BLE001 - the name is only for the report
+        return ""
+
+
+def _apply(config, model, optimizer, sites, ours):
+    """The kept changes, made to the user's own objects."""
+    inner = unwrap(model)
+    if config.fold_frozen_bn:
+        from ..nn import fold_frozen_batchnorm
+
+        fold_frozen_batchnorm(inner)
+    if config.channels_last:
+        # Module.to keeps the Parameter objects (their data change), so the optimizer's
+        # references stay valid; its state follows the parameters' layout at its next step.
+        inner.to(memory_format=torch.channels_last)
+    if config.fused_optimizer:
+        optimizer, _ = fused_optimizer(optimizer)
+    if config.fused_focal_loss:
+        for m, a in sites:
+            setattr(m, a, ours)
+    torch.set_num_threads(config.threads)
+    if config.bf16 or config.channels_last:
+        model = OptimizedModule(model, bf16=config.bf16, channels_last=config.channels_last)
+    return model, optimizer

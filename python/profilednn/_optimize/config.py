@@ -1,0 +1,131 @@
+"""A training configuration `optimize` can measure: which of ProfileDNN's changes are on, and
+how to build a runnable copy of the user's model, optimizer and loss with them."""
+
+import contextlib
+import copy
+import dataclasses
+import sys
+
+import torch
+
+from .wrapper import OptimizedModule
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    fused_optimizer: bool = False
+    fold_frozen_bn: bool = False
+    fused_focal_loss: bool = False
+    channels_last: bool = False
+    bf16: bool = False
+    threads: int = 1
+
+    def with_(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+
+def unwrap(model):
+    """The module a DistributedDataParallel (or DataParallel) wraps; the model itself else."""
+    return getattr(model, "module", model) if type(model).__name__ in ("DistributedDataParallel",
+                                                                       "DataParallel") else model
+
+
+def fused_optimizer(opt):
+    """ProfileDNN's optimizer of the same kind over the same parameters, its state carried
+    over; or (None, why not)."""
+    from .. import optim as po
+
+    kinds = {torch.optim.SGD: po.SGD, torch.optim.Adam: po.Adam, torch.optim.AdamW: po.AdamW}
+    cls = kinds.get(type(opt))
+    if cls is None:
+        return None, f"{type(opt).__name__} has no fused ProfileDNN equivalent (SGD, Adam, AdamW do)"
+    for g in opt.param_groups:
+        if g.get("capturable") or g.get("differentiable"):
+            return None, "capturable/differentiable steps stay with torch"
+        if g.get("decoupled_weight_decay"):
+            cls = po.AdamW
+        if any(p.is_sparse for p in g["params"]) or any(p.grad is not None and p.grad.is_sparse for p in g["params"]):
+            return None, "sparse parameters"
+    keys = {po.SGD: ("lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize"),
+            po.Adam: ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize"),
+            po.AdamW: ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize")}[cls]
+    groups = [{"params": g["params"], **{k: (float(g[k]) if k == "lr" else g[k]) for k in keys if k in g}}
+              for g in opt.param_groups]
+    new = cls(groups)
+    state = opt.state_dict()
+    if state["state"]:
+        new.load_state_dict(state)
+    return new, None
+
+
+def focal_sites():
+    """Where torchvision's `sigmoid_focal_loss` is bound in the loaded modules (its own module,
+    `torchvision.ops`, torchvision's RetinaNet head, the user's script): (module, name) pairs."""
+    ops = sys.modules.get("torchvision.ops")
+    theirs = getattr(ops, "sigmoid_focal_loss", None) if ops else None
+    if theirs is None:
+        return [], None
+    sites = []
+    for name, mod in list(sys.modules.items()):
+        if mod is None or name.startswith("profilednn"):
+            continue
+        try:
+            for attr, value in vars(mod).items():
+                if value is theirs:
+                    sites.append((mod, attr))
+        except TypeError:
+            continue
+    return sites, theirs
+
+
+@contextlib.contextmanager
+def bound(sites, fn):
+    """`fn` bound at `sites` for the duration."""
+    old = [getattr(m, a) for m, a in sites]
+    for m, a in sites:
+        setattr(m, a, fn)
+    try:
+        yield
+    finally:
+        for (m, a), o in zip(sites, old):
+            setattr(m, a, o)
+
+
+class Runner:
+    """A runnable copy of the training step under one configuration. The copy is the user's
+    model and optimizer deep-copied together (the optimizer's state points at the copy's
+    parameters), so measuring never touches the user's objects."""
+
+    def __init__(self, config, model, optimizer, loss_fn, example, focal):
+        self.config = config
+        model, optimizer = copy.deepcopy((unwrap(model), optimizer))
+        if config.fold_frozen_bn:
+            from ..nn import fold_frozen_batchnorm
+
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fold_frozen_batchnorm(model)
+        if config.channels_last:
+            model = model.to(memory_format=torch.channels_last)
+        if config.fused_optimizer:
+            optimizer, _ = fused_optimizer(optimizer)
+        if config.bf16 or config.channels_last:
+            model = OptimizedModule(model, bf16=config.bf16, channels_last=config.channels_last)
+        self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
+        self.inputs, self.targets = example
+        self.focal = focal
+
+    def forward_loss(self):
+        inputs = self.inputs if isinstance(self.inputs, tuple) else (self.inputs,)
+        ctx = bound(*self.focal) if self.config.fused_focal_loss else contextlib.nullcontext()
+        with ctx:
+            return self.loss_fn(self.model(*inputs), self.targets)
+
+    def step(self):
+        torch.set_num_threads(self.config.threads)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss = self.forward_loss()
+        loss.backward()
+        self.optimizer.step()
+        return loss

@@ -1,0 +1,47 @@
+"""What `optimize` did: each change considered, applied or not, with its projected and
+measured speed-ups and the reason."""
+
+import dataclasses
+from typing import List, Optional
+
+
+@dataclasses.dataclass
+class Change:
+    name: str
+    applied: bool
+    projected_speedup: Optional[float]
+    measured_speedup: Optional[float]
+    reason: str
+
+
+def _x(v):
+    return "-" if v is None else f"{v:.2f}x"
+
+
+@dataclasses.dataclass
+class Report:
+    baseline_step_ms: float
+    optimized_step_ms: float
+    changes: List[Change]
+    cpu: str = ""
+    margin: float = 1.03
+    elapsed_s: float = 0.0
+    plan_only: bool = False
+
+    def to_dict(self):
+        return {"baseline_step_ms": self.baseline_step_ms, "optimized_step_ms": self.optimized_step_ms,
+                "changes": [dataclasses.asdict(c) for c in self.changes]}
+
+    def __str__(self):
+        speedup = self.baseline_step_ms / self.optimized_step_ms if self.optimized_step_ms else 1.0
+        verb = "would take" if self.plan_only else "takes"
+        lines = [f"profilednn.optimize on {self.cpu or 'this CPU'} ({self.elapsed_s:.0f} s): a step "
+                 f"{verb} {self.optimized_step_ms:.1f} ms instead of {self.baseline_step_ms:.1f} ms "
+                 f"({speedup:.2f}x); a change is kept when measured >= {self.margin:.2f}x faster"]
+        width = max([len(c.name) for c in self.changes] + [6])
+        lines.append(f"  {'change':<{width}}  {'applied':<7}  {'projected':>9}  {'measured':>8}  reason")
+        for c in self.changes:
+            applied = ("would" if self.plan_only else "yes") if c.applied else "no"
+            lines.append(f"  {c.name:<{width}}  {applied:<7}  {_x(c.projected_speedup):>9}  "
+                         f"{_x(c.measured_speedup):>8}  {c.reason}")
+        return "\n".join(lines)

@@ -1,0 +1,57 @@
+"""The model `optimize` hands back when a change acts on the forward call (bf16 autocast,
+channels-last inputs): a thin wrapper that is, for the user's code, the model it wraps."""
+
+import torch
+from torch import nn
+from torch.utils._pytree import tree_map
+
+
+def _channels_last(x):
+    if isinstance(x, torch.Tensor) and x.dim() == 4 and x.is_floating_point():
+        return x.contiguous(memory_format=torch.channels_last)
+    return x
+
+
+def _f32(x):
+    if isinstance(x, torch.Tensor) and x.dtype == torch.bfloat16:
+        return x.float()
+    return x
+
+
+class OptimizedModule(nn.Module):
+    """Runs `module` under bf16 autocast (outputs returned in f32, so the loss is computed in
+    f32) and/or with 4-D floating inputs in channels-last.
+
+    Its state dict is the wrapped module's, keys unchanged, so checkpoints load into the
+    unoptimized model and back; attributes it does not have are the wrapped module's.
+    """
+
+    def __init__(self, module, bf16=False, channels_last=False):
+        super().__init__()
+        self.module = module
+        self.bf16 = bf16
+        self.channels_last = channels_last
+
+    def forward(self, *args, **kwargs):
+        if self.channels_last:
+            args, kwargs = tree_map(_channels_last, (args, kwargs))
+        if not self.bf16:
+            return self.module(*args, **kwargs)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = self.module(*args, **kwargs)
+        return tree_map(_f32, out)
+
+    def state_dict(self, *args, **kwargs):
+        return self.module.state_dict(*args, **kwargs)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        return self.module.load_state_dict(state_dict, strict=strict, assign=assign)
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules["module"], name)
+
+    def extra_repr(self):
+        return f"bf16={self.bf16}, channels_last={self.channels_last}"

@@ -1,0 +1,186 @@
+"""profilednn.optimize: what it applies trains as the unoptimized model does (first losses to
+f32 rounding, bf16 within its rounding), plan_only and the restored state leave the user's
+objects alone, checkpoints load both ways, DDP and torch.compile work on the result.
+
+Which changes pay is decided by timing and differs from machine to machine; these tests force
+every change with `margin=0` (keep anything measured) and check correctness, not speed. The
+speed is checked by `python/examples/optimize_check.py`, which prints its figures.
+
+Run: python -m unittest discover -s python/tests (needs torch, torchvision and the package).
+"""
+
+import copy
+import os
+import tempfile
+import unittest
+
+import torch
+import torch.nn.functional as F
+import torchvision
+from torch import nn
+from torchvision.ops.misc import FrozenBatchNorm2d
+
+import profilednn
+from profilednn._optimize import CHANGES, OptimizedModule
+from profilednn._optimize.config import focal_sites
+
+FAST = dict(budget_s=300, steps=3, progress=False)
+
+
+def frozen_bn(c, seed):
+    bn = FrozenBatchNorm2d(c)
+    g = torch.Generator().manual_seed(seed)
+    bn.weight.copy_(torch.rand(c, generator=g) + 0.5)
+    bn.bias.copy_(torch.rand(c, generator=g) - 0.5)
+    bn.running_mean.copy_(torch.rand(c, generator=g) - 0.5)
+    bn.running_var.copy_(torch.rand(c, generator=g) + 0.5)
+    return bn
+
+
+class Net(nn.Module):
+    """A detection-like head: convolutions with frozen batch-norms, per-anchor class logits."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1, bias=False)
+        self.bn1 = frozen_bn(16, 1)
+        self.conv2 = nn.Conv2d(16, 16, 3, padding=1, bias=False)
+        self.bn2 = frozen_bn(16, 2)
+        self.head = nn.Conv2d(16, 9, 1)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.relu(self.bn2(self.conv2(x)))
+        return self.head(x).flatten(2).transpose(1, 2)
+
+
+def focal_loss_fn(out, targets):
+    return torchvision.ops.sigmoid_focal_loss(out, targets, reduction="mean")
+
+
+def example(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.rand(4, 3, 16, 16, generator=g)
+    t = (torch.rand(4, 256, 9, generator=g) < 0.05).float()
+    return x, t
+
+
+def losses(model, opt, loss_fn, ex, steps=3):
+    out = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_fn(model(ex[0]), ex[1])
+        loss.backward()
+        opt.step()
+        out.append(loss.item())
+    return out
+
+
+class Optimize(unittest.TestCase):
+    def setUp(self):
+        self.threads = torch.get_num_threads()
+        self.sites, self.theirs = focal_sites()
+
+    def tearDown(self):
+        # A kept fused focal loss is bound process-wide: put torchvision's back.
+        for m, a in self.sites:
+            setattr(m, a, self.theirs)
+        torch.set_num_threads(self.threads)
+
+    def fresh(self):
+        torch.manual_seed(0)
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        return model, opt
+
+    def test_every_change_forced_trains_as_the_model_as_written(self):
+        ex = example()
+        for bf16 in (False, True):
+            model, opt = self.fresh()
+            ref_model, ref_opt = copy.deepcopy((model, opt))
+            reference = losses(ref_model, ref_opt, focal_loss_fn, ex)
+            changes = [c for c in CHANGES if c != "threads" and (bf16 or c != "bf16 autocast")]
+            m2, o2, report = profilednn.optimize(model, opt, ex, focal_loss_fn, margin=0.0, changes=changes, **FAST)
+            applied = {c.name for c in report.changes if c.applied}
+            self.assertEqual(applied, set(changes), str(report))
+            self.assertIsInstance(m2, OptimizedModule)
+            self.assertIsInstance(o2, profilednn.optim.SGD)
+            self.assertIs(m2.module, model)
+            self.assertIs(torchvision.ops.sigmoid_focal_loss, profilednn.ops.sigmoid_focal_loss)
+            ours = losses(m2, o2, focal_loss_fn, ex)
+            tol = 2e-2 if bf16 else 1e-5
+            for a, b in zip(ours, reference):
+                self.assertLess(abs(a - b), tol * abs(b), (ours, reference, bf16))
+            self.tearDown()
+
+    def test_plan_only_leaves_model_optimizer_rng_modes_and_threads_as_found(self):
+        model, opt = self.fresh()
+        model.bn1.eval()  # a mixed-mode model: modes must come back as they were
+        before = {k: v.clone() for k, v in model.state_dict().items()}
+        opt_before = copy.deepcopy(opt.state_dict())
+        torch.manual_seed(123)
+        rng = torch.get_rng_state()
+        m2, o2, report = profilednn.optimize(model, opt, example(), focal_loss_fn, plan_only=True, margin=0.0, **FAST)
+        self.assertIs(m2, model)
+        self.assertIs(o2, opt)
+        self.assertTrue(torch.equal(torch.get_rng_state(), rng))
+        self.assertFalse(model.bn1.training)
+        self.assertTrue(model.conv1.training)
+        self.assertEqual(torch.get_num_threads(), self.threads)
+        for k, v in model.state_dict().items():
+            self.assertTrue(torch.equal(v, before[k]), k)
+        self.assertEqual(opt.state_dict()["state"], opt_before["state"])
+        self.assertIs(torchvision.ops.sigmoid_focal_loss, self.theirs)
+        self.assertIn("would", str(report))
+        d = report.to_dict()
+        self.assertEqual(set(d), {"baseline_step_ms", "optimized_step_ms", "changes"})
+        for c in d["changes"]:
+            self.assertEqual(set(c), {"name", "applied", "projected_speedup", "measured_speedup", "reason"})
+            self.assertTrue(c["reason"])
+
+    def test_checkpoints_load_both_ways(self):
+        model, opt = self.fresh()
+        m2, _, _ = profilednn.optimize(model, opt, example(), focal_loss_fn, margin=0.0,
+                                       changes=("channels-last", "bf16 autocast", "fold frozen batch-norm"), **FAST)
+        self.assertIsInstance(m2, OptimizedModule)
+        plain = Net()
+        self.assertEqual(set(m2.state_dict()), set(plain.state_dict()))
+        plain.load_state_dict(m2.state_dict())
+        for k, v in plain.state_dict().items():
+            self.assertTrue(torch.equal(v, m2.state_dict()[k]), k)
+        other = Net()
+        m2.load_state_dict(other.state_dict())
+        self.assertTrue(torch.equal(model.conv1.weight, other.conv1.weight))
+
+    def test_a_ddp_model_and_a_compiled_result(self):
+        import torch.distributed as dist
+
+        fd, store = tempfile.mkstemp()
+        os.close(fd)
+        dist.init_process_group("gloo", init_method=f"file://{store}", rank=0, world_size=1)
+        try:
+            model, opt = self.fresh()
+            ddp = nn.parallel.DistributedDataParallel(model)
+            ex = example()
+            m2, o2, report = profilednn.optimize(ddp, opt, ex, focal_loss_fn, margin=0.0,
+                                                 changes=("fused optimizer", "channels-last"), **FAST)
+            self.assertEqual({c.name for c in report.changes if c.applied}, {"fused optimizer", "channels-last"})
+            self.assertIs(m2.module, ddp)
+            self.assertTrue(model.conv1.weight.is_contiguous(memory_format=torch.channels_last))
+            eager = losses(m2, o2, focal_loss_fn, ex, steps=2)
+        finally:
+            dist.destroy_process_group()
+            os.unlink(store)
+        compiled = torch.compile(m2)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(ex[0]), m2(ex[0]), rtol=1e-4, atol=1e-5)
+        self.assertTrue(all(v == v for v in eager))
+
+    def test_unknown_changes_are_refused(self):
+        model, opt = self.fresh()
+        with self.assertRaisesRegex(ValueError, "unknown.*'bf17'"):
+            profilednn.optimize(model, opt, example(), focal_loss_fn, changes=("bf17",), **FAST)
+
+
+if __name__ == "__main__":
+    unittest.main()
