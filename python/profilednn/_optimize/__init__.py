@@ -38,8 +38,8 @@ class _Progress:
 
 
 def _compare(a, b, steps, warmup):
-    """Median step times (ms) of runners `a` and `b`, their steps alternated (who goes first
-    alternates too), after `warmup` untimed steps each."""
+    """Step times (ms) of runners `a` and `b`, their steps alternated (who goes first alternates
+    too), after `warmup` untimed steps each: two lists, pair `i` taken back to back."""
     for _ in range(warmup):
         a.step()
         b.step()
@@ -50,7 +50,19 @@ def _compare(a, b, steps, warmup):
             t0 = time.perf_counter()
             r.step()
             ts.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ta), statistics.median(tb)
+    return ta, tb
+
+
+def _verdict(ta, tb, margin):
+    """(speed-up of b over a, kept?): the median of the back-to-back pairs' ratios (a drift in
+    the machine's speed cancels within a pair), kept when it reaches `margin` and b won at
+    least two thirds of the pairs (a single lucky pair on a noisy machine does not decide)."""
+    ratios = [x / y for x, y in zip(ta, tb)]
+    speedup = statistics.median(ratios)
+    if margin <= 0:
+        return speedup, True  # keep whatever runs (tests of what the changes do)
+    wins = sum(r > 1 for r in ratios)
+    return speedup, speedup >= margin and 3 * wins >= 2 * len(ratios)
 
 
 def _agree(value):
@@ -110,8 +122,9 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
     ProfileDNN's fused optimizer of the same kind (state carried over), the frozen batch-norm
     fold, the fused focal loss (where the model or `loss_fn` calls torchvision's), channels-last,
     bf16 autocast (outputs, hence the loss, in f32), and the thread count. A change is kept when
-    real steps with it are `margin` times faster than without, measured alternately within
-    `budget_s` seconds; `plan_only=True` decides and reports without changing anything.
+    real steps with it are `margin` times faster than without (the median of back-to-back pairs,
+    and faster in two thirds of the pairs), measured alternately within `budget_s` seconds
+    (`margin=0` keeps every change that runs); `plan_only=True` decides and reports without changing anything.
     `changes` limits the changes considered (names from `CHANGES`; "threads" stands for every
     other thread count).
 
@@ -181,7 +194,7 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
             if why_not:
                 changes.append(Change(name, False, proj, None, why_not))
                 return
-            if proj is not None and proj < _NOT_WORTH_MEASURING:
+            if proj is not None and proj < _NOT_WORTH_MEASURING and margin > 0:
                 changes.append(Change(name, False, proj, None, f"projected {1 / proj:.2f}x slower: not measured"))
                 return
             cost = (warmup + steps) * 2 * (base_ms or first_ms) / 1e3
@@ -192,20 +205,22 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
             say(f"measuring {name} (~{cost:.0f} s)")
             try:
                 cand = Runner(current.with_(**change), model, optimizer, loss_fn, example, focal)
-                cur_ms, cand_ms = _compare(runner, cand, steps, warmup)
+                ta, tb = _compare(runner, cand, steps, warmup)
             except Exception as e:  # noqa: BLE001 - a change that fails is not applied, with why
                 changes.append(Change(name, False, proj, None, f"failed: {type(e).__name__}: {e}"[:200]))
                 return
+            cur_ms, cand_ms = statistics.median(ta), statistics.median(tb)
             if base_ms is None and runner is baseline:
                 base_ms = cur_ms
-            speedup = cur_ms / cand_ms
-            keep = _agree(speedup >= margin)
+            speedup, keep = _verdict(ta, tb, margin)
+            keep = _agree(keep)
+            wins = sum(x > y for x, y in zip(ta, tb))
             if keep:
                 current, runner = current.with_(**change), cand
-                reason = f"{cur_ms:.1f} -> {cand_ms:.1f} ms per step"
+                reason = f"{cur_ms:.1f} -> {cand_ms:.1f} ms per step, faster in {wins} of {len(ta)} pairs"
             else:
-                reason = (f"measured {speedup:.2f}x ({cur_ms:.1f} vs {cand_ms:.1f} ms per step): "
-                          f"below the {margin:.2f}x margin")
+                reason = (f"measured {speedup:.3f}x ({cur_ms:.1f} vs {cand_ms:.1f} ms per step, faster in {wins} "
+                          f"of {len(ta)} pairs): not {margin:.2f}x faster in two thirds of the pairs")
             changes.append(Change(name, keep, proj, speedup, reason))
 
         probe = Runner(base, model, optimizer, loss_fn, example, focal)
@@ -225,8 +240,9 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
         # The whole against the step as written, alternated once more.
         if current != base:
             say("confirming the result against the step as written")
-            base_ms, final_ms = _compare(baseline, runner, steps, warmup)
-            if _agree(base_ms / final_ms < margin):
+            ta, tb = _compare(baseline, runner, steps, warmup)
+            base_ms, final_ms = statistics.median(ta), statistics.median(tb)
+            if not _agree(_verdict(ta, tb, margin)[1]):
                 for c in changes:
                     if c.applied:
                         c.applied = False
@@ -234,7 +250,7 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
                 current, final_ms = base, base_ms
         else:
             if base_ms is None:
-                base_ms, _ = _compare(baseline, baseline, steps, 0)
+                base_ms = statistics.median(_compare(baseline, baseline, steps, 0)[0])
             final_ms = base_ms
     finally:
         torch.set_rng_state(rng)
