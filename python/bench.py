@@ -386,11 +386,80 @@ def optimizers(runs, quick):
     return total, len(sizes), out
 
 
+def step_in_backward(runs, quick):
+    """The optimizer step fused into backward (profilednn.optim.step_in_backward) against
+    torch's AdamW(fused=True) step + zero_grad, on a 25 M-parameter MLP and ResNet-50, f32 and
+    bf16 parameters (bf16: torch's fused layout, bf16 state, on both sides). Each row times in
+    turn: forward + backward alone (no step), then with torch's step after it, then with ours
+    inside; the step's own cost is each minus the first."""
+    import torchvision
+
+    def mlp():
+        torch.manual_seed(0)
+        layers = []
+        for _ in range(6):
+            layers += [torch.nn.Linear(2048, 2048), torch.nn.ReLU()]
+        return torch.nn.Sequential(*layers), torch.randn(16, 2048)
+
+    def resnet50():
+        torch.manual_seed(0)
+        return torchvision.models.resnet50(), torch.randn(2, 3, 64, 64)
+
+    rows = []
+    for name, make in (("MLP 25M", mlp), ("ResNet-50", resnet50))[: 1 if quick else 2]:
+        for dtype in (torch.float32, torch.bfloat16):
+            models = [make() for _ in range(3)]
+            for m, _ in models:
+                m.to(dtype)
+            x = models[0][1].to(dtype)
+            plain, theirs_m, ours_m = (m for m, _ in models)
+            theirs = torch.optim.AdamW(theirs_m.parameters(), lr=1e-4, fused=True)
+            master = "none" if dtype == torch.bfloat16 else "f32"
+            ours = profilednn.optim.step_in_backward(profilednn.optim.AdamW(ours_m.parameters(), lr=1e-4,
+                                                                            master=master))
+
+            def fwd_bwd():
+                plain.zero_grad(set_to_none=True)
+                plain(x).float().square().mean().backward()
+
+            def torch_step():
+                theirs.zero_grad(set_to_none=True)
+                theirs_m(x).float().square().mean().backward()
+                theirs.step()
+
+            def ours_in_backward():
+                ours.zero_grad()
+                ours_m(x).float().square().mean().backward()
+                ours.step()
+
+            for f in (fwd_bwd, torch_step, ours_in_backward):
+                f()
+            t0, t1, t2 = interleaved([fwd_bwd, torch_step, ours_in_backward], 2 * runs + 1)
+            params = sum(p.numel() for p in plain.parameters())
+            rows.append((name, str(dtype)[6:], params, t0, t1, t2))
+    return rows
+
+
+def print_step_in_backward(runs, quick):
+    print(f"\nstep in backward: AdamW; fwd+bwd alone, then with torch's fused=True step + zero_grad after it, "
+          f"then with profilednn's step inside backward, timed in turn (medians of {2 * runs + 1}); the step's "
+          f"cost is each minus fwd+bwd; target x: torch's step cost / ours >= 1.2; {load()}")
+    print(f"{'model':<10} {'dtype':>8} {'params':>8} {'fwd+bwd ms':>10} {'torch ms':>9} {'ours ms':>8} "
+          f"{'torch step':>10} {'our step':>9} {'x':>6}")
+    for name, dt, params, t0, t1, t2 in step_in_backward(runs, quick):
+        a, b = t1 - t0, t2 - t0
+        x = f"{a / b:5.2f}x" if b > 0 else "  inf"
+        print(f"{name:<10} {dt:>8} {params / 1e6:7.1f}M {t0 * 1e3:10.1f} {t1 * 1e3:9.1f} {t2 * 1e3:8.1f} "
+              f"{a * 1e3:10.1f} {b * 1e3:9.1f} {x:>6}")
+
+
 def main():
     global _clock
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--compile", action="store_true", help="also time torch.compile of torchvision's loss (slow to compile)")
+    ap.add_argument("--only-step-in-backward", action="store_true",
+                    help="only the optimizer step fused into backward against torch's fused step + zero_grad")
     ap.add_argument("--cpu-time", action="store_true",
                     help="time the 1-thread rows (and their bandwidth) by CPU time, not wall time (a loaded machine)")
     a = ap.parse_args()
@@ -405,6 +474,9 @@ def main():
         # CPU time adds up the threads (and any spinning ones): only 1-thread rows use it.
         _clock = time.process_time if a.cpu_time and threads == 1 else time.perf_counter
         print(f"\n== {threads} thread(s), {load()}")
+        if a.only_step_in_backward:
+            print_step_in_backward(runs, a.quick)
+            continue
         print("focal loss, mean, alpha 0.25, gamma 2. fwd: forward only (no_grad); fwd+bwd: the autograd drop-in,\n"
               "forward then backward (dense targets); fused: sigmoid_focal_loss_and_grad with class labels, a fresh\n"
               "gradient each call / a reused one (grad=); x eager and x compile compare fwd+bwd;\n"
@@ -438,6 +510,7 @@ def main():
                   else f"{'-':>8} {'-':>8} {'-':>8}")
             print(f"{name:<16} {dt:>8} {label:<16} {tm}  {bound.describe()}; {floor.describe()}"
                   f"{'  (' + err + ')' if err else ''}")
+        print_step_in_backward(runs, a.quick)
     print(f"\nend: {load()}")
 
 

@@ -231,6 +231,9 @@ class SGD(torch.optim.Optimizer):
                                       master=_check_master(master),
                                       **_torch_switches(foreach, fused, False, differentiable)))
 
+    def _kind(self, group):
+        return _check_master(group.get("master", self.defaults["master"]))
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = None
@@ -238,38 +241,45 @@ class SGD(torch.optim.Optimizer):
             with torch.enable_grad():
                 loss = closure()
         # Every group checked before any state changes.
-        kinds = [_check_master(group.get("master", self.defaults["master"])) for group in self.param_groups]
+        kinds = [self._kind(group) for group in self.param_groups]
         for group, kind in zip(self.param_groups, kinds):
-            lists = {}
-            for p in group["params"]:
-                if p.grad is None or p.numel() == 0:
-                    continue
-                st = self.state[p]
-                g, master = _param_tensors(p, st, kind)
-                buf = None
-                first = False
-                if group["momentum"] != 0:
-                    if st.get("momentum_buffer") is None:
-                        st["momentum_buffer"] = torch.zeros_like(p, dtype=_state_dtype(p, master, kind))
-                        first = True
-                    st["momentum_buffer"] = _as(st["momentum_buffer"], _state_dtype(p, master, kind), p)
-                    buf = st["momentum_buffer"]
-                bucket = lists.setdefault((first, master is None), ([], [], [], []))
-                for xs, x in zip(bucket, (p, g, buf, master)):
-                    if x is not None:
-                        xs.append(x)
-            for (first, _), (ps, gs, bufs, masters) in lists.items():
-                if ps:
-                    _call(_sgd_step, ps, gs, bufs, masters, first, float(group["lr"]), float(group["momentum"]),
-                              float(group["dampening"]), float(group["weight_decay"]), bool(group["nesterov"]),
-                              bool(group["maximize"]))
+            self._step_group(group, kind, group["params"])
         return loss
+
+    def _step_group(self, group, kind, params):
+        """Updates `params` (those of `group` with a gradient), in one call per storage layout."""
+        lists = {}
+        for p in params:
+            if p.grad is None or p.numel() == 0:
+                continue
+            st = self.state[p]
+            g, master = _param_tensors(p, st, kind)
+            buf = None
+            first = False
+            if group["momentum"] != 0:
+                if st.get("momentum_buffer") is None:
+                    st["momentum_buffer"] = torch.zeros_like(p, dtype=_state_dtype(p, master, kind))
+                    first = True
+                st["momentum_buffer"] = _as(st["momentum_buffer"], _state_dtype(p, master, kind), p)
+                buf = st["momentum_buffer"]
+            bucket = lists.setdefault((first, master is None), ([], [], [], []))
+            for xs, x in zip(bucket, (p, g, buf, master)):
+                if x is not None:
+                    xs.append(x)
+        for (first, _), (ps, gs, bufs, masters) in lists.items():
+            if ps:
+                _call(_sgd_step, ps, gs, bufs, masters, first, float(group["lr"]), float(group["momentum"]),
+                          float(group["dampening"]), float(group["weight_decay"]), bool(group["nesterov"]),
+                          bool(group["maximize"]))
 
 
 class _AdamLike(torch.optim.Optimizer):
     _decoupled = False
     _lamb = False
 
+    def _kind(self, group):
+        return _check_master(group.get("master", self.defaults["master"]), group.get("amsgrad", False), self._lamb)
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = None
@@ -277,38 +287,41 @@ class _AdamLike(torch.optim.Optimizer):
             with torch.enable_grad():
                 loss = closure()
         # Every group checked before any state changes.
-        kinds = [_check_master(group.get("master", self.defaults["master"]), group.get("amsgrad", False), self._lamb)
-                 for group in self.param_groups]
+        kinds = [self._kind(group) for group in self.param_groups]
         for group, kind in zip(self.param_groups, kinds):
-            lists = {}
-            amsgrad = bool(group.get("amsgrad", False))
-            for p in group["params"]:
-                if p.grad is None or p.numel() == 0:
-                    continue
-                st = self.state[p]
-                g, master = _param_tensors(p, st, kind)
-                sd = _state_dtype(p, master, kind)
-                if "step" not in st:
-                    st["step"] = torch.tensor(0.0)
-                    st["exp_avg"] = torch.zeros_like(p, dtype=sd)
-                    st["exp_avg_sq"] = torch.zeros_like(p, dtype=sd)
-                if amsgrad and "max_exp_avg_sq" not in st:
-                    st["max_exp_avg_sq"] = torch.zeros_like(p, dtype=torch.float32)
-                for k in ("exp_avg", "exp_avg_sq"):
-                    st[k] = _as(st[k], sd, p)
-                if amsgrad:
-                    st["max_exp_avg_sq"] = _as(st["max_exp_avg_sq"], torch.float32, p)
-                bucket = lists.setdefault(master is None, ([], [], [], [], [], [], []))
-                mx = st["max_exp_avg_sq"] if amsgrad else None
-                for xs, x in zip(bucket, (p, g, st["exp_avg"], st["exp_avg_sq"], mx, master, st["step"])):
-                    if x is not None:
-                        xs.append(x)
-            b1, b2 = group["betas"]
-            for ps, gs, ms, vs, mxs, masters, steps in lists.values():
-                _call(_adam_step, ps, gs, ms, vs, mxs, masters, steps, float(group["lr"]), float(b1), float(b2),
-                           float(group["eps"]), float(group["weight_decay"]), self._decoupled, amsgrad,
-                           bool(group.get("maximize", False)), self._lamb)
+            self._step_group(group, kind, group["params"])
         return loss
+
+    def _step_group(self, group, kind, params):
+        """Updates `params` (those of `group` with a gradient), in one call per storage layout."""
+        lists = {}
+        amsgrad = bool(group.get("amsgrad", False))
+        for p in params:
+            if p.grad is None or p.numel() == 0:
+                continue
+            st = self.state[p]
+            g, master = _param_tensors(p, st, kind)
+            sd = _state_dtype(p, master, kind)
+            if "step" not in st:
+                st["step"] = torch.tensor(0.0)
+                st["exp_avg"] = torch.zeros_like(p, dtype=sd)
+                st["exp_avg_sq"] = torch.zeros_like(p, dtype=sd)
+            if amsgrad and "max_exp_avg_sq" not in st:
+                st["max_exp_avg_sq"] = torch.zeros_like(p, dtype=torch.float32)
+            for k in ("exp_avg", "exp_avg_sq"):
+                st[k] = _as(st[k], sd, p)
+            if amsgrad:
+                st["max_exp_avg_sq"] = _as(st["max_exp_avg_sq"], torch.float32, p)
+            bucket = lists.setdefault(master is None, ([], [], [], [], [], [], []))
+            mx = st["max_exp_avg_sq"] if amsgrad else None
+            for xs, x in zip(bucket, (p, g, st["exp_avg"], st["exp_avg_sq"], mx, master, st["step"])):
+                if x is not None:
+                    xs.append(x)
+        b1, b2 = group["betas"]
+        for ps, gs, ms, vs, mxs, masters, steps in lists.values():
+            _call(_adam_step, ps, gs, ms, vs, mxs, masters, steps, float(group["lr"]), float(b1), float(b2),
+                       float(group["eps"]), float(group["weight_decay"]), self._decoupled, amsgrad,
+                       bool(group.get("maximize", False)), self._lamb)
 
 
 class Adam(_AdamLike):
@@ -344,3 +357,11 @@ class LAMB(_AdamLike):
         _check_adam(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       master=_check_master(master, lamb=True)))
+
+
+def step_in_backward(optimizer):
+    """`optimizer` with each parameter's update run inside backward, as its gradient is
+    accumulated (`profilednn.backward_step`)."""
+    from .backward_step import step_in_backward as wrap
+
+    return wrap(optimizer)

@@ -99,12 +99,14 @@ class Optimize(unittest.TestCase):
             model, opt = self.fresh()
             ref_model, ref_opt = copy.deepcopy((model, opt))
             reference = losses(ref_model, ref_opt, focal_loss_fn, ex)
-            changes = [c for c in CHANGES if c != "threads" and (bf16 or c != "bf16 autocast")]
-            m2, o2, report = profilednn.optimize(model, opt, ex, focal_loss_fn, margin=0.0, changes=changes, **FAST)
+            # bf16 with the fused optimizer stepping after backward; f32 with the step inside backward.
+            changes = [c for c in CHANGES if c != "threads" and c != ("step in backward" if bf16 else "bf16 autocast")]
+            m2, o2, report = profilednn.optimize(model, opt, ex, focal_loss_fn, margin=0.0, changes=changes,
+                                                 step_in_backward=not bf16, **FAST)
             applied = {c.name for c in report.changes if c.applied}
             self.assertEqual(applied, set(changes), str(report))
             self.assertIsInstance(m2, OptimizedModule)
-            self.assertIsInstance(o2, profilednn.optim.SGD)
+            self.assertIsInstance(o2 if bf16 else o2.optimizer, profilednn.optim.SGD)
             self.assertIs(m2.module, model)
             self.assertIs(torchvision.ops.sigmoid_focal_loss, profilednn.ops.sigmoid_focal_loss)
             ours = losses(m2, o2, focal_loss_fn, ex)
@@ -175,6 +177,15 @@ class Optimize(unittest.TestCase):
         with torch.no_grad():
             torch.testing.assert_close(compiled(ex[0]), m2(ex[0]), rtol=1e-4, atol=1e-5)
         self.assertTrue(all(v == v for v in eager))
+
+    def test_step_in_backward_is_opt_in(self):
+        model, opt = self.fresh()
+        _, o2, report = profilednn.optimize(model, opt, example(), focal_loss_fn, margin=0.0,
+                                            changes=("step in backward",), **FAST)
+        (c,) = report.changes
+        self.assertFalse(c.applied)
+        self.assertIn("opt-in", c.reason)
+        self.assertIs(o2, opt)
 
     def test_unknown_changes_are_refused(self):
         model, opt = self.fresh()

@@ -109,11 +109,11 @@ def _thread_counts(current):
 
 
 CHANGES = ("fused optimizer", "fold frozen batch-norm", "fused focal loss", "channels-last", "bf16 autocast",
-           "threads")
+           "threads", "step in backward")
 
 
 def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60.0, margin=1.03, steps=5,
-             changes=CHANGES, progress=True):
+             changes=CHANGES, step_in_backward=False, progress=True):
     """Applies to `model` and `optimizer` the changes that make a training step faster on this
     CPU; returns `(model, optimizer, report)` to use in the training loop as before.
 
@@ -126,7 +126,9 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
     and faster in two thirds of the pairs), measured alternately within `budget_s` seconds
     (`margin=0` keeps every change that runs); `plan_only=True` decides and reports without changing anything.
     `changes` limits the changes considered (names from `CHANGES`; "threads" stands for every
-    other thread count).
+    other thread count). The optimizer step fused into backward (`profilednn.backward_step`) is
+    considered only with `step_in_backward=True`, which says the training loop has no gradient
+    clipping by global norm, no gradient accumulation and no closure (it cannot see the loop).
 
     The returned model is the same object when no change acts on the forward call, else an
     `OptimizedModule` around it whose `state_dict` is the model's (checkpoints load both ways).
@@ -224,8 +226,9 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
             changes.append(Change(name, keep, proj, speedup, reason))
 
         probe = Runner(base, model, optimizer, loss_fn, example, focal)
-        _, why_opt = fused_optimizer(probe.optimizer)
-        candidate("fused optimizer", {"fused_optimizer": True}, why_opt)
+        fused, why_opt = fused_optimizer(probe.optimizer)
+        candidate("fused optimizer", {"fused_optimizer": True},
+                  why_opt or ("already ProfileDNN's fused optimizer" if fused is probe.optimizer else None))
         pairs = _frozen_bn_pairs(inner)
         candidate("fold frozen batch-norm", {"fold_frozen_bn": True},
                   None if pairs else "no FrozenBatchNorm2d after a convolution")
@@ -237,6 +240,10 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
         candidate("bf16 autocast", {"bf16": True})
         for n in threads:
             candidate(f"{n} threads", {"threads": n})
+        candidate("step in backward", {"step_in_backward": True},
+                  why_opt or (None if step_in_backward else
+                              "opt-in: pass step_in_backward=True when the loop has no gradient clipping, "
+                              "accumulation or closure"))
         # The whole against the step as written, alternated once more.
         if current != base:
             say("confirming the result against the step as written")
@@ -287,8 +294,12 @@ def _apply(config, model, optimizer, sites, ours):
         # Module.to keeps the Parameter objects (their data change), so the optimizer's
         # references stay valid; its state follows the parameters' layout at its next step.
         inner.to(memory_format=torch.channels_last)
-    if config.fused_optimizer:
+    if config.fused_optimizer or config.step_in_backward:
         optimizer, _ = fused_optimizer(optimizer)
+    if config.step_in_backward:
+        from ..backward_step import step_in_backward
+
+        optimizer = step_in_backward(optimizer)
     if config.fused_focal_loss:
         for m, a in sites:
             setattr(m, a, ours)

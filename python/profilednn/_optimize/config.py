@@ -19,6 +19,7 @@ class Config:
     channels_last: bool = False
     bf16: bool = False
     threads: int = 1
+    step_in_backward: bool = False
 
     def with_(self, **changes):
         return dataclasses.replace(self, **changes)
@@ -35,6 +36,8 @@ def fused_optimizer(opt):
     over; or (None, why not)."""
     from .. import optim as po
 
+    if isinstance(opt, (po.SGD, po._AdamLike)):
+        return opt, None
     kinds = {torch.optim.SGD: po.SGD, torch.optim.Adam: po.Adam, torch.optim.AdamW: po.AdamW}
     cls = kinds.get(type(opt))
     if cls is None:
@@ -108,8 +111,12 @@ class Runner:
                 fold_frozen_batchnorm(model)
         if config.channels_last:
             model = model.to(memory_format=torch.channels_last)
-        if config.fused_optimizer:
+        if config.fused_optimizer or config.step_in_backward:
             optimizer, _ = fused_optimizer(optimizer)
+        if config.step_in_backward:
+            from ..backward_step import step_in_backward
+
+            optimizer = step_in_backward(optimizer)
         if config.bf16 or config.channels_last:
             model = OptimizedModule(model, bf16=config.bf16, channels_last=config.channels_last)
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn

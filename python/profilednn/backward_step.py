@@ -1,0 +1,140 @@
+"""The optimizer step fused into backward: each parameter is updated as soon as autograd has
+accumulated its gradient (`Tensor.register_post_accumulate_grad_hook`), and the gradient is then
+dropped.
+
+Why: a step after backward re-reads every gradient from memory (a 25 M-parameter model's 100 MB
+of f32 gradients is far beyond the caches), and `zero_grad` is one more pass or an allocation per
+step. Updated in the hook, a parameter's gradient was written a moment before, and often still
+sits in the cache; nothing is left to zero.
+
+    opt = profilednn.optim.AdamW(model.parameters(), lr=1e-3)
+    opt = profilednn.optim.step_in_backward(opt)
+    for x, y in loader:
+        opt.zero_grad()            # nothing to do: kept so the loop reads as before
+        loss_fn(model(x), y).backward()   # the parameters are updated here
+        opt.step()                 # checks the step happened once per parameter
+
+Where it cannot be used, because the update must see every gradient of the step first or must
+wait for several backward passes:
+
+* gradient clipping by global norm (`clip_grad_norm_` after backward finds no gradient left);
+* gradient accumulation (several backward passes per step): the second backward before
+  `step()` raises;
+* closures (`optimizer.step(closure)`) and anything else that reads `.grad` after backward;
+* AMP's `GradScaler` (it unscales and checks every gradient before the step).
+
+`step_in_backward` raises for an optimizer it cannot drive (only ProfileDNN's SGD, Adam, AdamW
+and LAMB: their update runs per parameter with the same state, so the state dict is unchanged).
+"""
+
+import torch
+
+from . import _native
+from ._common import threads
+
+
+class StepInBackward:
+    """An optimizer whose update runs inside backward. `step()` and `zero_grad()` only check;
+    `state_dict`, `load_state_dict`, `param_groups` and `state` are the wrapped optimizer's (give
+    an LR scheduler `.optimizer`)."""
+
+    def __init__(self, optimizer):
+        if not hasattr(optimizer, "_step_group"):
+            raise TypeError(f"step_in_backward: {type(optimizer).__name__} cannot be driven per parameter; use "
+                            "profilednn.optim.SGD, Adam, AdamW or LAMB (the same arguments as torch.optim's)")
+        self.optimizer = optimizer
+        self._updated = set()
+        self._handles = []
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                if p.requires_grad:
+                    self._handles.append(p.register_post_accumulate_grad_hook(self._hook(group)))
+
+    def _hook(self, group):
+        opt = self.optimizer
+
+        def update(p):
+            if id(p) in self._updated:
+                raise RuntimeError("step_in_backward: a second backward before optimizer.step() (gradient "
+                                   "accumulation?): the parameters were already updated at the first; "
+                                   "use the optimizer without step_in_backward for that loop")
+            with torch.no_grad():
+                if not self._fast(group, p):
+                    opt._step_group(group, opt._kind(group), [p])
+            p.grad = None
+            self._updated.add(id(p))
+
+        return update
+
+    def _fast(self, group, p):
+        """One parameter's update straight to the kernel, once its state exists and matches it
+        (the general path prepares state, masters and layouts: per parameter, its Python cost
+        was most of a ResNet-50 step). False: take the general path."""
+        opt = self.optimizer
+        st = opt.state.get(p)
+        g = p.grad
+        if not st or g is None or g.dtype != p.dtype or g.stride() != p.stride() or g.is_sparse:
+            return False
+        kind = group.get("master", opt.defaults["master"])
+        bf16 = p.dtype == torch.bfloat16
+        master = (st.get("master") if kind == "f32" else st.get("master_low") if kind == "split" else None) if bf16 \
+            else None
+        if bf16 and kind != "none" and master is None:
+            return False
+        try:
+            if hasattr(opt, "_lamb"):
+                if "step" not in st:
+                    return False
+                amsgrad = bool(group.get("amsgrad", False))
+                b1, b2 = group["betas"]
+                _native.adam_step([(p, g, st["exp_avg"], st["exp_avg_sq"], st.get("max_exp_avg_sq") if amsgrad else None,
+                                    master)], int(st["step"]), float(group["lr"]), float(b1), float(b2),
+                                  float(group["eps"]), float(group["weight_decay"]), opt._decoupled, amsgrad,
+                                  bool(group.get("maximize", False)), opt._lamb, threads())
+                st["step"] += 1
+            else:
+                buf = st.get("momentum_buffer")
+                if group["momentum"] != 0 and buf is None:
+                    return False
+                _native.sgd_step([(p, g, buf if group["momentum"] != 0 else None, master)], False,
+                                 float(group["lr"]), float(group["momentum"]), float(group["dampening"]),
+                                 float(group["weight_decay"]), bool(group["nesterov"]), bool(group["maximize"]),
+                                 threads())
+        except (TypeError, ValueError, KeyError):
+            return False  # state of another dtype or layout: the kernels checked before writing
+        torch.autograd.graph.increment_version(p)
+        return True
+
+    def step(self, closure=None):
+        if closure is not None:
+            raise RuntimeError("step_in_backward: a closure re-evaluates the loss after backward, but the "
+                               "parameters are updated inside backward; use the optimizer itself")
+        self._updated.clear()
+
+    def zero_grad(self, set_to_none=True):
+        """Nothing to zero: each gradient is dropped right after its update."""
+
+    def remove(self):
+        """Takes the hooks off: the optimizer steps after backward again."""
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()
+
+    @property
+    def param_groups(self):
+        return self.optimizer.param_groups
+
+    @property
+    def state(self):
+        return self.optimizer.state
+
+    def state_dict(self):
+        return self.optimizer.state_dict()
+
+    def load_state_dict(self, state_dict):
+        return self.optimizer.load_state_dict(state_dict)
+
+
+def step_in_backward(optimizer):
+    """`optimizer` (ProfileDNN's SGD, Adam, AdamW or LAMB) with its update fused into backward."""
+    return StepInBackward(optimizer)

@@ -1,0 +1,68 @@
+"""The optimizer step fused into backward gives the parameters the step after backward gives,
+bit for bit, and refuses the loops it cannot serve.
+
+Run: python -m unittest discover -s python/tests (needs torch and the built package).
+"""
+
+import copy
+import unittest
+
+import torch
+from torch import nn
+
+from profilednn.optim import LAMB, SGD, AdamW, step_in_backward
+
+
+def mlp(dtype=torch.float32):
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(12, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 4)).to(dtype)
+
+
+def data(i, dtype=torch.float32):
+    g = torch.Generator().manual_seed(i)
+    return torch.randn(8, 12, generator=g).to(dtype), torch.randn(8, 4, generator=g).to(dtype)
+
+
+class StepInBackward(unittest.TestCase):
+    def test_same_parameters_as_the_step_after_backward(self):
+        for dtype, cls, kwargs in ((torch.float32, SGD, dict(lr=0.1, momentum=0.9, weight_decay=1e-3)),
+                                   (torch.float32, AdamW, dict(lr=1e-2)), (torch.float32, LAMB, dict(lr=1e-2)),
+                                   (torch.bfloat16, AdamW, dict(lr=1e-2)),
+                                   (torch.bfloat16, SGD, dict(lr=0.1, momentum=0.9, master="split"))):
+            a = mlp(dtype)
+            b = copy.deepcopy(a)
+            oa = cls(a.parameters(), **kwargs)
+            ob = step_in_backward(cls(b.parameters(), **kwargs))
+            for i in range(4):
+                x, y = data(i, dtype)
+                oa.zero_grad()
+                nn.functional.mse_loss(a(x), y).backward()
+                oa.step()
+                ob.zero_grad()
+                nn.functional.mse_loss(b(x), y).backward()
+                for p in b.parameters():
+                    self.assertIsNone(p.grad, "the gradient is dropped after its update")
+                ob.step()
+            for p, q in zip(a.parameters(), b.parameters()):
+                torch.testing.assert_close(q, p, rtol=0, atol=0, msg=f"{cls.__name__} {dtype}")
+            self.assertEqual(ob.state_dict()["state"].keys(), oa.state_dict()["state"].keys())
+
+    def test_loops_it_cannot_serve_are_refused(self):
+        model = mlp()
+        opt = step_in_backward(SGD(model.parameters(), lr=0.1))
+        x, y = data(0)
+        nn.functional.mse_loss(model(x), y).backward()
+        with self.assertRaisesRegex(RuntimeError, "gradient accumulation"):
+            nn.functional.mse_loss(model(x), y).backward()
+        with self.assertRaisesRegex(RuntimeError, "closure"):
+            opt.step(lambda: 0.0)
+        with self.assertRaisesRegex(TypeError, "cannot be driven per parameter"):
+            step_in_backward(torch.optim.SGD(model.parameters(), lr=0.1))
+        opt.remove()
+        opt.optimizer.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        self.assertIsNotNone(model[0].weight.grad, "hooks removed: backward leaves gradients again")
+
+
+if __name__ == "__main__":
+    unittest.main()
