@@ -125,7 +125,9 @@ def main():
                                                budget_s=a.budget, steps=3)
         print(report, flush=True)
     # The loss computation gets its own range in the profiler's trace ("loss" -> loss phase).
-    inner = net.module if isinstance(net, profilednn._optimize.OptimizedModule) else net
+    from profilednn._optimize import OptimizedModule
+
+    inner = net.module if isinstance(net, OptimizedModule) else net
     compute_loss = inner.compute_loss
 
     def annotated_loss(*args, **kw):
