@@ -187,6 +187,19 @@ class Optimize(unittest.TestCase):
         self.assertIn("opt-in", c.reason)
         self.assertIs(o2, opt)
 
+    def test_an_optimizer_that_is_already_fused_is_kept_and_can_step_in_backward(self):
+        torch.manual_seed(0)
+        model = Net()
+        opt = profilednn.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        _, o2, report = profilednn.optimize(model, opt, example(), focal_loss_fn, margin=0.0,
+                                            changes=("fused optimizer", "step in backward"), step_in_backward=True,
+                                            **FAST)
+        by = {c.name: c for c in report.changes}
+        self.assertFalse(by["fused optimizer"].applied)
+        self.assertIn("already", by["fused optimizer"].reason)
+        self.assertTrue(by["step in backward"].applied)
+        self.assertIs(o2.optimizer, opt)
+
     def test_unknown_changes_are_refused(self):
         model, opt = self.fresh()
         with self.assertRaisesRegex(ValueError, "unknown.*'bf17'"):

@@ -227,23 +227,34 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
 
         probe = Runner(base, model, optimizer, loss_fn, example, focal)
         fused, why_opt = fused_optimizer(probe.optimizer)
-        candidate("fused optimizer", {"fused_optimizer": True},
-                  why_opt or ("already ProfileDNN's fused optimizer" if fused is probe.optimizer else None))
+        already = fused is probe.optimizer
         pairs = _frozen_bn_pairs(inner)
-        candidate("fold frozen batch-norm", {"fold_frozen_bn": True},
-                  None if pairs else "no FrozenBatchNorm2d after a convolution")
         calls = bool(sites) and _calls_focal(probe, sites, theirs)
-        candidate("fused focal loss", {"fused_focal_loss": True},
-                  None if calls else "neither the model nor loss_fn calls torchvision's sigmoid_focal_loss")
         del probe
-        candidate("channels-last", {"channels_last": True}, None if has_conv else "the model has no 2-D convolution")
-        candidate("bf16 autocast", {"bf16": True})
-        for n in threads:
-            candidate(f"{n} threads", {"threads": n})
-        candidate("step in backward", {"step_in_backward": True},
-                  why_opt or (None if step_in_backward else
-                              "opt-in: pass step_in_backward=True when the loop has no gradient clipping, "
-                              "accumulation or closure"))
+        todo = [("fused optimizer", {"fused_optimizer": True},
+                 why_opt or ("already ProfileDNN's fused optimizer" if already else None)),
+                ("fold frozen batch-norm", {"fold_frozen_bn": True},
+                 None if pairs else "no FrozenBatchNorm2d after a convolution"),
+                ("fused focal loss", {"fused_focal_loss": True},
+                 None if calls else "neither the model nor loss_fn calls torchvision's sigmoid_focal_loss"),
+                ("channels-last", {"channels_last": True}, None if has_conv else "the model has no 2-D convolution"),
+                ("bf16 autocast", {"bf16": True}, None)]
+        todo += [(f"{n} threads", {"threads": n}, None) for n in threads]
+        todo.append(("step in backward", {"step_in_backward": True},
+                     why_opt or (None if step_in_backward else
+                                 "opt-in: pass step_in_backward=True when the loop has no gradient clipping, "
+                                 "accumulation or closure")))
+
+        def expected(item):
+            # Within the budget, the changes projected to pay most go first; those without a
+            # projection next; those projected slower last.
+            if item[0] not in projected:
+                return 1.0
+            rec, what = projected[item[0]]
+            return (rec / what) if what > 0 else 1.0
+
+        for name, change, why_not in sorted(todo, key=lambda item: -expected(item)):
+            candidate(name, change, why_not)
         # The whole against the step as written, alternated once more.
         if current != base:
             say("confirming the result against the step as written")
