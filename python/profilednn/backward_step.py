@@ -42,38 +42,58 @@ class StepInBackward:
         if not hasattr(optimizer, "_step_group"):
             raise TypeError(f"step_in_backward: {type(optimizer).__name__} cannot be driven per parameter; use "
                             "profilednn.optim.SGD, Adam, AdamW or LAMB (the same arguments as torch.optim's)")
+        dist = torch.distributed
+        if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+            # The hook runs as the local gradient is accumulated, before DistributedDataParallel
+            # averages it: each rank would step on its own gradient, and the all-reduce on none.
+            raise RuntimeError("step_in_backward: not with more than one rank (DistributedDataParallel "
+                               "averages gradients after the hook would have used them)")
         self.optimizer = optimizer
         self._updated = set()
         self._handles = []
+        # Counts of updates through the fast path and the general one (what the tests check).
+        self.fast_updates = self.general_updates = 0
         for group in optimizer.param_groups:
             for p in group["params"]:
                 if p.requires_grad:
-                    self._handles.append(p.register_post_accumulate_grad_hook(self._hook(group)))
+                    self._handles.append(p.register_post_accumulate_grad_hook(self._update))
 
-    def _hook(self, group):
+    def _group(self, p):
+        # Looked up at each update, not kept: load_state_dict replaces the group dicts, and an
+        # LR scheduler edits the current ones.
+        for group in self.optimizer.param_groups:
+            if any(q is p for q in group["params"]):
+                return group
+        raise RuntimeError("step_in_backward: a parameter no longer in the optimizer's groups")
+
+    def _update(self, p):
+        if id(p) in self._updated:
+            raise RuntimeError("step_in_backward: a second backward before optimizer.step() (gradient "
+                               "accumulation?): the parameters were already updated at the first; "
+                               "use the optimizer without step_in_backward for that loop")
         opt = self.optimizer
-
-        def update(p):
-            if id(p) in self._updated:
-                raise RuntimeError("step_in_backward: a second backward before optimizer.step() (gradient "
-                                   "accumulation?): the parameters were already updated at the first; "
-                                   "use the optimizer without step_in_backward for that loop")
-            with torch.no_grad():
-                if not self._fast(group, p):
-                    opt._step_group(group, opt._kind(group), [p])
-            p.grad = None
-            self._updated.add(id(p))
-
-        return update
+        group = self._group(p)
+        with torch.no_grad():
+            if self._fast(group, p):
+                self.fast_updates += 1
+            else:
+                opt._step_group(group, opt._kind(group), [p])
+                self.general_updates += 1
+        p.grad = None
+        self._updated.add(id(p))
 
     def _fast(self, group, p):
         """One parameter's update straight to the kernel, once its state exists and matches it
         (the general path prepares state, masters and layouts: per parameter, its Python cost
         was most of a ResNet-50 step). False: take the general path."""
         opt = self.optimizer
-        st = opt.state.get(p)
+        st = opt.state.get(p) or {}
         g = p.grad
-        if not st or g is None or g.dtype != p.dtype or g.stride() != p.stride() or g.is_sparse:
+        from .optim import _traced
+
+        if _traced() or type(p) not in (torch.Tensor, torch.nn.Parameter) or type(g) is not torch.Tensor:
+            return False
+        if g is None or g.dtype != p.dtype or g.stride() != p.stride() or g.is_sparse:
             return False
         kind = group.get("master", opt.defaults["master"])
         bf16 = p.dtype == torch.bfloat16
@@ -109,7 +129,13 @@ class StepInBackward:
         if closure is not None:
             raise RuntimeError("step_in_backward: a closure re-evaluates the loss after backward, but the "
                                "parameters are updated inside backward; use the optimizer itself")
+        missed = [i for i, g in enumerate(self.optimizer.param_groups) for p in g["params"]
+                  if p.grad is not None and id(p) not in self._updated]
         self._updated.clear()
+        if missed:
+            raise RuntimeError(f"step_in_backward: parameters of group(s) {sorted(set(missed))} have a gradient "
+                               "but were not updated in backward (added to the optimizer, or made trainable, "
+                               "after step_in_backward): wrap the optimizer again")
 
     def zero_grad(self, set_to_none=True):
         """Nothing to zero: each gradient is dropped right after its update."""

@@ -141,17 +141,25 @@ def _setup_context(ctx, inputs, output):
     ctx.save_for_backward(x, t, output[1])
     ctx.args = (alpha, gamma, reduction, ignore_index)
     ctx.fused = with_grad and reduction != 0
+    # A leaf's gradient handed over as it is becomes its `.grad`, which later accumulations
+    # write into: a leaf gets a copy (below).
+    ctx.leaf = x.is_leaf
 
 
 def _backward(ctx, grad_loss, _grad_of_grad):
+    if torch.is_grad_enabled() and _eager(grad_loss):
+        # create_graph=True: the kernels' gradient is not itself differentiable (torchvision's
+        # formula is: call it for double backward).
+        raise RuntimeError("profilednn sigmoid_focal_loss: double backward (create_graph=True) is not "
+                           "supported; use torchvision.ops.sigmoid_focal_loss for it")
     x, t, grad = ctx.saved_tensors
     alpha, gamma, reduction, ignore_index = ctx.args
     if ctx.fused:
         # Eager: a loss seeded with 1 (`loss.backward()`) takes the gradient as it is, with no
-        # pass over it. Nothing writes into a saved tensor, so a retained graph's second
-        # backward gets the same values.
+        # pass over it, unless the logits are a leaf (see `_setup_context`). The saved
+        # gradient is never written, so a retained graph's next backward gets the same values.
         if _eager(grad_loss) and grad_loss.item() == 1.0:
-            gi = grad
+            gi = grad.clone() if ctx.leaf else grad
         else:
             gi = grad * grad_loss.to(grad.dtype)
     else:
@@ -160,6 +168,21 @@ def _backward(ctx, grad_loss, _grad_of_grad):
 
 
 _focal.register_autograd(_backward, setup_context=_setup_context)
+
+
+def _formula(inputs, targets, alpha, gamma, reduction):
+    """torchvision.ops.sigmoid_focal_loss's formula, written with torch ops (dense targets)."""
+    p = torch.sigmoid(inputs)
+    ce = torch.nn.functional.binary_cross_entropy_with_logits(inputs, targets, reduction="none")
+    p_t = p * targets + (1 - p) * (1 - targets)
+    loss = ce * ((1 - p_t) ** gamma)
+    if alpha >= 0:
+        loss = (alpha * targets + (1 - alpha) * (1 - targets)) * loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
 
 
 def sigmoid_focal_loss(inputs: torch.Tensor, targets: torch.Tensor, alpha: float = 0.25,
@@ -181,7 +204,12 @@ def sigmoid_focal_loss(inputs: torch.Tensor, targets: torch.Tensor, alpha: float
         raise ValueError(f"gamma must be >= 0, got {gamma}")
     if inputs.device.type != "cpu":
         raise ValueError(f"inputs: expected a CPU tensor, got device {inputs.device}")
-    dtype_code(inputs, "inputs")
+    if inputs.dtype not in (torch.float32, torch.bfloat16) or (
+            targets.requires_grad and torch.is_grad_enabled() and targets.is_floating_point()):
+        # What the kernels do not take (float16/float64 logits, a gradient for the targets):
+        # torchvision's own formula, so that the drop-in (bound process-wide by
+        # profilednn.optimize) takes whatever torchvision takes.
+        return _formula(inputs, targets, alpha, gamma, reduction)
     # torchvision takes any layout (a head's logits are often a transposed view): so does the
     # drop-in, at the price of one copy.
     inputs = inputs.contiguous()

@@ -159,7 +159,7 @@ def _adam_impl(params: List[torch.Tensor], grads: List[torch.Tensor], exp_avgs: 
                beta2: float, eps: float, weight_decay: float, decoupled: bool, amsgrad: bool, maximize: bool,
                lamb: bool) -> None:
     # The kernels take one step count per call: parameters are grouped by theirs (a parameter
-    # added to the optimizer later has its own), then every count moves on by one.
+    # added to the optimizer later has its own), and each group's counts move on by one.
     n = len(params)
     max_exp_avg_sqs, masters = max_exp_avg_sqs or [None] * n, masters or [None] * n
     by_step = {}
@@ -169,8 +169,9 @@ def _adam_impl(params: List[torch.Tensor], grads: List[torch.Tensor], exp_avgs: 
         items = [(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i], masters[i]) for i in idx]
         _native.adam_step(items, step, lr, beta1, beta2, eps, weight_decay, decoupled, amsgrad, maximize, lamb,
                           threads())
-    if steps:
-        torch._foreach_add_(steps, 1)
+        # Counted as soon as their parameters moved: a later group's error leaves no parameter
+        # updated with its count behind.
+        torch._foreach_add_([steps[i] for i in idx], 1)
 
 
 _adam_step = torch.library.custom_op(
@@ -178,12 +179,20 @@ _adam_step = torch.library.custom_op(
     mutates_args=("params", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs", "masters", "steps"))
 
 
+def _traced():
+    """Whether a tracer may be watching (torch.compile, make_fx, torch.export, a dispatch mode
+    such as FakeTensorMode or FlopCounterMode, functorch): then ops go through the dispatcher,
+    never straight to the kernels."""
+    return (torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0
+            or torch._C._are_functorch_transforms_active())
+
+
 def _call(op, *args):
     """Runs a step op: through the dispatcher when torch.compile traces it, else its
     implementation directly (the dispatcher's checks of a few hundred list entries cost
     milliseconds per step in eager mode), bumping the version counters of what it wrote as the
     dispatcher would, so autograd still notices a parameter changed under a saved graph."""
-    if torch.compiler.is_compiling():
+    if _traced():
         return op(*args)
     impl, written = _EAGER[op]
     impl(*args)
@@ -328,8 +337,11 @@ class Adam(_AdamLike):
     """Drop-in for `torch.optim.Adam`."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *, foreach=None,
-                 maximize=False, capturable=False, differentiable=False, fused=None, master="f32"):
+                 maximize=False, capturable=False, differentiable=False, fused=None, decoupled_weight_decay=False,
+                 master="f32"):
         _check_adam(lr, betas, eps, weight_decay)
+        # torch's Adam(decoupled_weight_decay=True) is AdamW.
+        self._decoupled = bool(decoupled_weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize, master=_check_master(master, amsgrad),
                                       **_torch_switches(foreach, fused, capturable, differentiable)))

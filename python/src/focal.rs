@@ -119,7 +119,9 @@ pub fn focal_forward(
     check_disjoint(&out.iter().collect::<Vec<_>>(), &[&i.x, &i.t])?;
     // SAFETY: `x`, `t` and `out` are live CPU tensors (the Python references are held for the
     // call) read by `dense`, of the dtypes and element counts matched above; `out` overlaps
-    // neither input (check_disjoint). No Python code runs while the GIL is released.
+    // neither input (check_disjoint).
+    // Python code in other threads (the GIL is released) must not resize or `set_()` them
+    // meanwhile: ATen's own contract for the tensors an op is using.
     py.allow_threads(|| unsafe {
         focal::forward(
             Isa::detect(),

@@ -175,7 +175,9 @@ pub fn sgd_step(
     check_params_disjoint(&ps)?;
     // SAFETY: every tensor was read from a live torch.Tensor that `items` keeps referenced for
     // the call, with the dtype and layout matched above; written tensors overlap nothing else
-    // (checked). No Python code runs while the GIL is released.
+    // (checked).
+    // Python code in other threads (the GIL is released) must not resize or `set_()` them
+    // meanwhile: ATen's own contract for the tensors an op is using.
     py.allow_threads(|| unsafe {
         let (mut ts, mut bf) = (Vec::new(), Vec::new());
         for x in &ps {

@@ -47,6 +47,10 @@ pub struct Dense {
 struct Torch {
     dtypes: [(Py<PyAny>, Dtype); 4],
     strided: Py<PyAny>,
+    /// `torch.Tensor` and `torch.nn.Parameter`: the only types taken. A subclass (or any object
+    /// with the same attribute names) can override `data_ptr()` or run Python code between the
+    /// checks, and so hand the kernels memory that is not the tensor's.
+    types: [Py<PyAny>; 2],
 }
 
 static TORCH: GILOnceCell<Torch> = GILOnceCell::new();
@@ -63,6 +67,10 @@ fn torch(py: Python<'_>) -> PyResult<&Torch> {
                 (get("int16")?, Dtype::I16),
             ],
             strided: get("strided")?,
+            types: [
+                get("Tensor")?,
+                t.getattr("nn")?.getattr("Parameter")?.unbind(),
+            ],
         })
     })
 }
@@ -71,15 +79,19 @@ fn torch(py: Python<'_>) -> PyResult<&Torch> {
 pub fn dense(t: &Bound<'_, PyAny>, what: &str) -> PyResult<Dense> {
     let py = t.py();
     let err = |m: String| PyValueError::new_err(format!("{what}: {m}"));
-    let is_cpu: bool = t
-        .getattr(intern!(py, "is_cpu"))
-        .and_then(|d| d.extract())
-        .map_err(|_| PyTypeError::new_err(format!("{what}: expected a torch.Tensor")))?;
+    let torch = torch(py)?;
+    let ty = t.get_type();
+    if !torch.types.iter().any(|k| ty.is(k)) {
+        return Err(PyTypeError::new_err(format!(
+            "{what}: expected a torch.Tensor (or nn.Parameter), got {}",
+            ty.name()?
+        )));
+    }
+    let is_cpu: bool = t.getattr(intern!(py, "is_cpu"))?.extract()?;
     if !is_cpu {
         let device = t.getattr(intern!(py, "device"))?.str()?;
         return Err(err(format!("expected a CPU tensor, got device {device}")));
     }
-    let torch = torch(py)?;
     let layout = t.getattr(intern!(py, "layout"))?;
     if !layout.is(&torch.strided) {
         return Err(err(format!(

@@ -184,10 +184,32 @@ class FocalLoss(unittest.TestCase):
                     for t, x, m in zip(targets, logits, matched)) / images
         self.assertLess(wrong.item(), 0.5 * ref.item())
 
+    def test_double_backward_is_refused_and_retained_graphs_keep_their_values(self):
+        x = torch.randn(6, 5, requires_grad=True)
+        t = (torch.rand(6, 5) < 0.3).float()
+        loss = sigmoid_focal_loss(x, t, reduction="mean")
+        (g,) = torch.autograd.grad(loss, x, create_graph=False, retain_graph=True)
+        with self.assertRaisesRegex(RuntimeError, "double backward"):
+            torch.autograd.grad(loss, x, create_graph=True, retain_graph=True)
+        # The logits are a leaf: its .grad must not be the saved gradient itself, or the
+        # accumulations of a retained graph's next backwards would write into it.
+        for i in range(3):
+            loss.backward(retain_graph=True)
+            torch.testing.assert_close(x.grad, g * (i + 1))
+        x.grad.zero_()
+        loss.backward()
+        torch.testing.assert_close(x.grad, g)
+
     def test_clear_errors(self):
         x = torch.randn(4, 5)
-        with self.assertRaisesRegex(TypeError, "float64"):
-            sigmoid_focal_loss(x.double(), torch.rand(4, 5).double())
+        # What the kernels do not take is torchvision's formula (the drop-in takes what it takes).
+        t64 = torch.rand(4, 5).double()
+        torch.testing.assert_close(sigmoid_focal_loss(x.double(), t64, reduction="sum"),
+                                   torchvision.ops.sigmoid_focal_loss(x.double(), t64, reduction="sum"))
+        soft = torch.rand(4, 5, requires_grad=True)
+        for fn in (sigmoid_focal_loss, torchvision.ops.sigmoid_focal_loss):
+            fn(x, soft, reduction="mean").backward()
+        self.assertIsNotNone(soft.grad, "a gradient for soft targets, as torchvision gives")
         # A transposed view is taken as torchvision takes it (a drop-in), copied once.
         t = torch.rand(5, 4)
         torch.testing.assert_close(sigmoid_focal_loss(x.t(), t, reduction="sum"),

@@ -46,6 +46,50 @@ class StepInBackward(unittest.TestCase):
             for p, q in zip(a.parameters(), b.parameters()):
                 torch.testing.assert_close(q, p, rtol=0, atol=0, msg=f"{cls.__name__} {dtype}")
             self.assertEqual(ob.state_dict()["state"].keys(), oa.state_dict()["state"].keys())
+            # After the first step (state made on the general path), the fast path serves.
+            self.assertEqual(ob.general_updates, 6, cls.__name__)
+            self.assertEqual(ob.fast_updates, 18, cls.__name__)
+
+    def test_against_torch_optim(self):
+        a = mlp()
+        b = copy.deepcopy(a)
+        oa = torch.optim.AdamW(a.parameters(), lr=1e-2)
+        ob = step_in_backward(AdamW(b.parameters(), lr=1e-2))
+        for i in range(4):
+            x, y = data(i)
+            for m, o in ((a, oa), (b, ob)):
+                o.zero_grad()
+                nn.functional.mse_loss(m(x), y).backward()
+                o.step()
+        for p, q in zip(a.parameters(), b.parameters()):
+            torch.testing.assert_close(q, p, rtol=2e-6, atol=1e-7)
+
+    def test_a_scheduler_and_a_loaded_checkpoint_drive_the_update(self):
+        model = mlp()
+        opt = step_in_backward(SGD(model.parameters(), lr=0.1, momentum=0.9))
+        x, y = data(0)
+        nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+        # A checkpoint replaces the group dicts; a scheduler made on them sets lr 0 at once
+        # (LambdaLR applies epoch 0): the next backward must not move anything.
+        opt.load_state_dict(opt.state_dict())
+        torch.optim.lr_scheduler.LambdaLR(opt.optimizer, lambda epoch: 0.0)
+        self.assertTrue(all(g["lr"] == 0.0 for g in opt.param_groups))
+        before = [p.detach().clone() for p in model.parameters()]
+        nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+        for u, v in zip(before, model.parameters()):
+            self.assertTrue(torch.equal(u, v.detach()), "lr 0 (p -= 0 * buf): unchanged")
+
+    def test_a_parameter_added_later_is_not_left_behind_silently(self):
+        model = mlp()
+        extra = nn.Parameter(torch.ones(3))
+        opt = step_in_backward(SGD(model.parameters(), lr=0.1))
+        opt.optimizer.add_param_group({"params": [extra]})
+        x, y = data(0)
+        (nn.functional.mse_loss(model(x), y) + extra.sum()).backward()
+        with self.assertRaisesRegex(RuntimeError, "not updated in backward"):
+            opt.step()
 
     def test_loops_it_cannot_serve_are_refused(self):
         model = mlp()

@@ -56,14 +56,18 @@ class OpCheck(unittest.TestCase):
         bz = [z.bfloat16() for z in zeros]
         self.assert_opcheck(_sgd_step, (pb, gb, bz, [], False, 0.1, 0.9, 0.0, 0.0, False, False), "sgd bf16 state")
         steps = [torch.tensor(0.0), torch.tensor(3.0)]
+
+        def fresh(like):  # distinct state tensors: the op refuses aliased ones
+            return [torch.zeros_like(t) for t in like]
+
         for lamb, amsgrad in ((False, False), (False, True), (True, False)):
-            mx = zeros if amsgrad else []
-            self.assert_opcheck(_adam_step, (ps, gs, zeros, zeros, mx, [], steps, 1e-3, 0.9, 0.999, 1e-8, 0.01, True,
-                                             amsgrad, False, lamb), f"adam f32 lamb={lamb} amsgrad={amsgrad}")
-        self.assert_opcheck(_adam_step, (pb, gb, zeros, zeros, [], masters, steps, 1e-3, 0.9, 0.999, 1e-8, 0.0, False,
-                                         False, False, False), "adam master")
-        self.assert_opcheck(_adam_step, (pb, gb, bz, bz, [], [], steps, 1e-3, 0.9, 0.999, 1e-8, 0.0, False, False,
-                                         False, False), "adam bf16 state")
+            mx = fresh(zeros) if amsgrad else []
+            self.assert_opcheck(_adam_step, (ps, gs, fresh(zeros), fresh(zeros), mx, [], steps, 1e-3, 0.9, 0.999, 1e-8,
+                                             0.01, True, amsgrad, False, lamb), f"adam f32 lamb={lamb} amsgrad={amsgrad}")
+        self.assert_opcheck(_adam_step, (pb, gb, fresh(zeros), fresh(zeros), [], masters, steps, 1e-3, 0.9, 0.999, 1e-8,
+                                         0.0, False, False, False, False), "adam master")
+        self.assert_opcheck(_adam_step, (pb, gb, fresh(bz), fresh(bz), [], [], steps, 1e-3, 0.9, 0.999, 1e-8, 0.0, False,
+                                         False, False, False), "adam bf16 state")
 
 
 class Compile(unittest.TestCase):
@@ -134,6 +138,28 @@ class NoPointers(unittest.TestCase):
             _native.focal_forward(x, torch.rand(5, 4), -2, 0.25, 2.0, 1, None, 1)
         with self.assertRaisesRegex(ValueError, "reduction code"):
             _native.focal_forward(x, t, -2, 0.25, 2.0, 7, None, 1)
+        class Fake:  # a look-alike whose data_ptr() is another buffer's
+            is_cpu, layout, dtype, shape = True, torch.strided, torch.float32, (4, 5)
+
+            def __init__(self, ptr):
+                self.ptr = ptr
+
+            def is_neg(self):
+                return False
+
+            def stride(self):
+                return (5, 1)
+
+            def data_ptr(self):
+                return self.ptr
+
+        class Sub(torch.Tensor):
+            pass
+
+        with self.assertRaisesRegex(TypeError, "inputs: expected a torch.Tensor.*got Fake"):
+            _native.focal_forward_backward(Fake(g.data_ptr()), t, -2, 0.25, 2.0, 1, 1.0, g, 1)
+        with self.assertRaisesRegex(TypeError, "grad_in: expected a torch.Tensor.*got Sub"):
+            _native.focal_forward_backward(x, t, -2, 0.25, 2.0, 1, 1.0, torch.empty(4, 5).as_subclass(Sub), 1)
         p, grad = torch.randn(10), torch.randn(10)
         with self.assertRaisesRegex(ValueError, "share memory"):
             _native.sgd_step([(p, p, None, None)], False, 0.1, 0.0, 0.0, 0.0, False, False, 1)

@@ -117,6 +117,7 @@ class Optimize(unittest.TestCase):
 
     def test_plan_only_leaves_model_optimizer_rng_modes_and_threads_as_found(self):
         model, opt = self.fresh()
+        losses(model, opt, focal_loss_fn, example(), steps=1)  # the optimizer has state
         model.bn1.eval()  # a mixed-mode model: modes must come back as they were
         before = {k: v.clone() for k, v in model.state_dict().items()}
         opt_before = copy.deepcopy(opt.state_dict())
@@ -131,7 +132,12 @@ class Optimize(unittest.TestCase):
         self.assertEqual(torch.get_num_threads(), self.threads)
         for k, v in model.state_dict().items():
             self.assertTrue(torch.equal(v, before[k]), k)
-        self.assertEqual(opt.state_dict()["state"], opt_before["state"])
+        after = opt.state_dict()["state"]
+        self.assertEqual(after.keys(), opt_before["state"].keys())
+        self.assertTrue(after)
+        for k, st in after.items():
+            for name, v in st.items():
+                self.assertTrue(torch.equal(v, opt_before["state"][k][name]), (k, name))
         self.assertIs(torchvision.ops.sigmoid_focal_loss, self.theirs)
         self.assertIn("would", str(report))
         d = report.to_dict()
@@ -139,6 +145,52 @@ class Optimize(unittest.TestCase):
         for c in d["changes"]:
             self.assertEqual(set(c), {"name", "applied", "projected_speedup", "measured_speedup", "reason"})
             self.assertTrue(c["reason"])
+
+    def test_plan_only_leaves_a_loss_with_parameters_alone(self):
+        model, _ = self.fresh()
+
+        class Weighted(nn.Module):  # a learnable loss weight, trained with the model
+            def __init__(self):
+                super().__init__()
+                self.log_var = nn.Parameter(torch.zeros(()))
+
+            def forward(self, out, t):
+                return focal_loss_fn(out, t) * torch.exp(-self.log_var) + self.log_var
+
+        loss = Weighted()
+        opt = torch.optim.SGD(list(model.parameters()) + list(loss.parameters()), lr=0.05)
+        profilednn.optimize(model, opt, example(), loss, plan_only=True, margin=0.0, **FAST)
+        self.assertIsNone(loss.log_var.grad)
+        self.assertEqual(loss.log_var.item(), 0.0)
+
+    def test_channels_last_with_a_torch_fused_optimizer_that_has_state(self):
+        # torch's fused AdamW assumes one element order for a parameter and its state.
+        ex = example()
+        model, _ = self.fresh()
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2, fused=True)
+        losses(model, opt, focal_loss_fn, ex, steps=1)
+        ref_model, ref_opt = copy.deepcopy((model, opt))
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        ref_sched = torch.optim.lr_scheduler.StepLR(ref_opt, step_size=1, gamma=0.5)
+        m2, o2, report = profilednn.optimize(model, opt, ex, focal_loss_fn, margin=0.0,
+                                             changes=("channels-last",), **FAST)
+        self.assertEqual([c.name for c in report.changes if c.applied], ["channels-last"])
+        for _ in range(2):
+            losses(m2, o2, focal_loss_fn, ex, steps=1)
+            losses(ref_model, ref_opt, focal_loss_fn, ex, steps=1)
+            sched.step()
+            ref_sched.step()
+        for p, q in zip(model.parameters(), ref_model.parameters()):
+            torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-6)
+
+    def test_a_scheduler_made_before_drives_the_fused_optimizer(self):
+        model, opt = self.fresh()
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.1)
+        _, o2, _ = profilednn.optimize(model, opt, example(), focal_loss_fn, margin=0.0,
+                                       changes=("fused optimizer",), **FAST)
+        self.assertIsInstance(o2, profilednn.optim.SGD)
+        sched.step()
+        self.assertAlmostEqual(o2.param_groups[0]["lr"], 0.005)
 
     def test_checkpoints_load_both_ways(self):
         model, opt = self.fresh()

@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from .config import Config, Runner, focal_sites, fused_optimizer, unwrap
+from .config import Config, Runner, focal_sites, fused_optimizer, state_like_parameters, unwrap
 from .project import projected_speedup, ratios, record
 from .report import Change, Report
 from .wrapper import OptimizedModule
@@ -63,17 +63,6 @@ def _verdict(ta, tb, margin):
         return speedup, True  # keep whatever runs (tests of what the changes do)
     wins = sum(r > 1 for r in ratios)
     return speedup, speedup >= margin and 3 * wins >= 2 * len(ratios)
-
-
-def _agree(value):
-    """Rank 0's `value` on every rank of an initialised process group (ranks must make the
-    same changes); `value` itself otherwise."""
-    dist = torch.distributed
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
-        return value
-    box = [value]
-    dist.broadcast_object_list(box, src=0)
-    return box[0]
 
 
 def _frozen_bn_pairs(model):
@@ -132,10 +121,50 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
 
     The returned model is the same object when no change acts on the forward call, else an
     `OptimizedModule` around it whose `state_dict` is the model's (checkpoints load both ways).
-    A DistributedDataParallel model is measured through the module it wraps, and every rank
-    takes rank 0's decisions. The RNG state, the training mode of every module and (unless a
+    A DistributedDataParallel model is measured through the module it wraps; with more than one
+    rank, rank 0 measures and decides alone (the others wait) and every rank applies its
+    decisions; the step in backward is refused there. The RNG state, the training mode of every module and (unless a
     thread count is kept) the thread count are left as they were found.
     """
+    dist = torch.distributed
+    ranks = dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+    threads0 = torch.get_num_threads()
+    sites, _ = focal_sites()
+    from ..ops import sigmoid_focal_loss as ours
+
+    unknown = set(changes) - set(CHANGES)
+    if unknown:
+        raise ValueError(f"changes: unknown {sorted(unknown)}; known: {list(CHANGES)}")
+    decided, error = [None, None], None
+    if ranks == 1 or dist.get_rank() == 0:
+        try:
+            decided = list(_decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, steps, changes,
+                                   step_in_backward and ranks == 1 and unwrap(model) is model, progress))
+        except Exception as e:  # noqa: BLE001 - every rank must hear of it, or the others wait forever
+            if ranks == 1:
+                raise
+            error, decided = e, [None, f"{type(e).__name__}: {e}"]
+    if ranks > 1:
+        dist.broadcast_object_list(decided, src=0)
+    if error is not None:
+        raise error
+    config, report = decided
+    if config is None:
+        raise RuntimeError(f"profilednn.optimize failed on rank 0: {report}")
+    if ranks > 1 or unwrap(model) is not model:
+        for c in report.changes:
+            if c.name == "step in backward" and not c.applied and step_in_backward:
+                c.reason = ("not with DistributedDataParallel or several ranks: the hook would step on the "
+                            "local gradient before the all-reduce")
+    if plan_only or config == Config(threads=threads0):
+        return model, optimizer, report
+    model, optimizer = _apply(config, model, optimizer, sites, ours)
+    return model, optimizer, report
+
+
+def _decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, steps, changes, step_in_backward,
+            progress):
+    """(the configuration to apply, the report), from measuring copies."""
     started = time.monotonic()
     deadline = started + budget_s
     say = _Progress(progress)
@@ -146,9 +175,6 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
     from ..ops import sigmoid_focal_loss as ours
 
     focal = (sites, ours)
-    unknown = set(changes) - set(CHANGES)
-    if unknown:
-        raise ValueError(f"changes: unknown {sorted(unknown)}; known: {list(CHANGES)}")
     considered = set(changes)
     changes = []
     try:
@@ -215,7 +241,6 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
             if base_ms is None and runner is baseline:
                 base_ms = cur_ms
             speedup, keep = _verdict(ta, tb, margin)
-            keep = _agree(keep)
             wins = sum(x > y for x, y in zip(ta, tb))
             if keep:
                 current, runner = current.with_(**change), cand
@@ -260,7 +285,7 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
             say("confirming the result against the step as written")
             ta, tb = _compare(baseline, runner, steps, warmup)
             base_ms, final_ms = statistics.median(ta), statistics.median(tb)
-            if not _agree(_verdict(ta, tb, margin)[1]):
+            if not _verdict(ta, tb, margin)[1]:
                 for c in changes:
                     if c.applied:
                         c.applied = False
@@ -279,10 +304,7 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
     cpu = _cpu_name()
     report = Report(base_ms, final_ms, changes, cpu=cpu, margin=margin, elapsed_s=time.monotonic() - started,
                     plan_only=plan_only)
-    if plan_only or current == base:
-        return model, optimizer, report
-    model, optimizer = _apply(current, model, optimizer, sites, ours)
-    return model, optimizer, report
+    return current, report
 
 
 def _cpu_name():
@@ -303,8 +325,9 @@ def _apply(config, model, optimizer, sites, ours):
         fold_frozen_batchnorm(inner)
     if config.channels_last:
         # Module.to keeps the Parameter objects (their data change), so the optimizer's
-        # references stay valid; its state follows the parameters' layout at its next step.
+        # references stay valid; its state takes the parameters' layout.
         inner.to(memory_format=torch.channels_last)
+        state_like_parameters(optimizer)
     if config.fused_optimizer or config.step_in_backward:
         optimizer, _ = fused_optimizer(optimizer)
     if config.step_in_backward:

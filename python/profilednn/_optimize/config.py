@@ -54,11 +54,30 @@ def fused_optimizer(opt):
             po.AdamW: ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize")}[cls]
     groups = [{"params": g["params"], **{k: (float(g[k]) if k == "lr" else g[k]) for k in keys if k in g}}
               for g in opt.param_groups]
-    new = cls(groups)
+    bf16 = any(p.dtype == torch.bfloat16 for g in groups for p in g["params"])
+    amsgrad = any(g.get("amsgrad") for g in groups)
+    # torch's step on bf16 parameters keeps bf16 state and no master: the same layout here
+    # ("none"), the same numerics and bytes, not an f32 master's.
+    new = cls(groups, **({"master": "none"} if bf16 and not amsgrad else {}))
     state = opt.state_dict()
     if state["state"]:
         new.load_state_dict(state)
+    # The user's group dicts themselves: an LR scheduler (or anything else) made on the old
+    # optimizer edits these dicts, and goes on driving the new one.
+    for g in opt.param_groups:
+        g.setdefault("master", new.defaults["master"])
+    new.param_groups = opt.param_groups
     return new, None
+
+
+def state_like_parameters(opt):
+    """Makes every state tensor shaped like its parameter take the parameter's memory layout
+    (after the model went channels-last): torch's fused step assumes one element order for
+    all the tensors of an update, and computed wrong values otherwise."""
+    for p, st in opt.state.items():
+        for k, v in list(st.items()):
+            if isinstance(v, torch.Tensor) and v.shape == p.shape and v.dim() > 1 and v.stride() != p.stride():
+                st[k] = torch.empty_like(p, dtype=v.dtype).copy_(v)
 
 
 def focal_sites():
@@ -101,7 +120,10 @@ class Runner:
 
     def __init__(self, config, model, optimizer, loss_fn, example, focal):
         self.config = config
-        model, optimizer = copy.deepcopy((unwrap(model), optimizer))
+        # Model, optimizer, loss (which may hold parameters of its own) and example copied
+        # together: the copied optimizer's state points at the copied parameters, and
+        # measuring changes nothing of the user's (plan_only leaves no gradient behind).
+        model, optimizer, loss_fn, example = copy.deepcopy((unwrap(model), optimizer, loss_fn, example))
         if config.fold_frozen_bn:
             from ..nn import fold_frozen_batchnorm
 
@@ -111,6 +133,7 @@ class Runner:
                 fold_frozen_batchnorm(model)
         if config.channels_last:
             model = model.to(memory_format=torch.channels_last)
+            state_like_parameters(optimizer)
         if config.fused_optimizer or config.step_in_backward:
             optimizer, _ = fused_optimizer(optimizer)
         if config.step_in_backward:
