@@ -79,6 +79,32 @@ pub fn iteration_times(bytes: &[u8]) -> Vec<IterationTimes> {
     iteration_times_of_marks(marks)
 }
 
+/// Per-iteration times of a log read into `t` (the same figures as [`iteration_times`] of its
+/// lines), from the markers and timestamps its chunks kept: a log, or a rank's lines, need not
+/// be held in memory to know its iterations' wall time.
+pub fn iteration_times_of_tally(t: &crate::Tally) -> Vec<IterationTimes> {
+    // Per marker: (exec ps of the log before it, first timestamp after it).
+    let mut marks: Vec<(u128, Option<f64>)> = Vec::new();
+    let mut cum = 0u128;
+    for c in t.chunks.values() {
+        if let (Some(open), Some(ts)) = (marks.last_mut(), c.lead_ts) {
+            // The last marker so far saw no timestamp in its own chunk: this chunk's first.
+            open.1.get_or_insert(ts);
+        }
+        for m in &c.markers {
+            marks.push((cum + m.exec_before_ps, m.first_ts_after));
+        }
+        cum += c.exec_ps;
+    }
+    let since: Vec<(u128, Option<f64>)> = (0..marks.len())
+        .map(|i| {
+            let end = marks.get(i + 1).map_or(cum, |m| m.0);
+            (end - marks[i].0, marks[i].1)
+        })
+        .collect();
+    iteration_times_of_marks(since)
+}
+
 /// Per-iteration times from what followed each iteration marker, in order: the oneDNN
 /// execution time (ps) after it and the first primitive's timestamp after it. Shared by the
 /// passes that gather them from lines ([`iteration_times`]) and from parsed events (`project`).
@@ -182,8 +208,9 @@ fn load_of(r: &RankView) -> f64 {
 }
 
 impl RankView {
-    pub fn new(rank: u32, profile: &Profile, bytes: &[u8]) -> RankView {
-        let per_iteration = iteration_times(bytes);
+    /// A rank's figures from its profile and its per-iteration times
+    /// ([`iteration_times_of_tally`] of the tally the profile was built from).
+    pub fn new(rank: u32, profile: &Profile, per_iteration: Vec<IterationTimes>) -> RankView {
         let total = profile.exec_time_ms();
         let iterations = profile.iterations.as_ref().map(|i| i.count);
         let per_iteration_ms = profile.iterations.as_ref().and_then(|i| i.mean_ms(total));

@@ -578,3 +578,66 @@ fn report_stdin(input: Vec<u8>) -> Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// The `report --format json` of a log, its sources and volatile names left out.
+fn report_of(args: &[&str]) -> Value {
+    json_of(&[&["report", "--format", "json", "--no-advice"][..], args].concat())
+}
+
+#[test]
+fn each_rank_of_a_labelled_log_reports_as_its_own_lines_read_alone() {
+    // Rank r's lines of the real torchrun log, label removed by hand, are a log of their own:
+    // its report is the reference for rank r of the labelled log (read from the file, from a
+    // pipe, on one thread and on three).
+    let path = fixture("torchrun_2ranks.log.gz");
+    let log = gunzip(&path);
+    let dir = temp_dir();
+    let labelled = report_of(&[path.to_str().unwrap()]);
+    let serial = report_of(&[path.to_str().unwrap(), "-j", "1"]);
+    let parallel = report_of(&[path.to_str().unwrap(), "-j", "3"]);
+    assert_eq!(serial["ranks"], parallel["ranks"]);
+    assert_eq!(serial["breakdowns"], parallel["breakdowns"]);
+    let piped = bin()
+        .args(["report", "-", "--format", "json", "--no-advice"])
+        .write_stdin(std::fs::read(&path).unwrap())
+        .output()
+        .unwrap();
+    assert!(piped.status.success());
+    let piped: Value = serde_json::from_slice(&piped.stdout).unwrap();
+    for r in 0..2u64 {
+        let own: String = log
+            .lines()
+            .filter_map(|l| text_of(l, &format!("[default{r}]:")))
+            .map(|t| format!("{t}\n"))
+            .collect();
+        let file = dir.join(format!("rank{r}.log"));
+        std::fs::write(&file, own).unwrap();
+        let alone = report_of(&[file.to_str().unwrap()]);
+        for j in [&labelled, &piped] {
+            let v = rank(j, r);
+            assert_eq!(v["calls"], alone["calls"], "rank {r}");
+            assert_eq!(v["total_time_ms"], alone["total_time_ms"], "rank {r}");
+            assert_eq!(v["iterations"], alone["iterations"]["count"], "rank {r}");
+            assert_eq!(
+                v["time_ms_per_iteration"], alone["time_ms_per_iteration"],
+                "rank {r}"
+            );
+            // Each group's time in the rank's column is the group's time of the rank alone.
+            let source = format!("{} [rank {r}]", j["rank_logs"][0]["log"].as_str().unwrap());
+            for row in alone["breakdowns"]["prim_kind,prop_kind"]["rows"]
+                .as_array()
+                .unwrap()
+            {
+                let same = j["breakdowns"]["prim_kind,prop_kind"]["rows"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|x| {
+                        x["prim_kind"] == row["prim_kind"] && x["prop_kind"] == row["prop_kind"]
+                    })
+                    .unwrap();
+                assert_eq!(same["time_ms_per_log"][&source], row["time_ms"], "rank {r}");
+            }
+        }
+    }
+}
