@@ -84,7 +84,7 @@ longest() { python3 -c 'import sys; print(max((len(l.rstrip("\n")) for l in open
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for spec in $SIZES; do
     ranks=${spec%%:*}; mb=${spec##*:}
-    LOG=$DIR/ranks${ranks}_${mb}mb.log
+    LOG=$DIR/ranks${ranks}_${mb}mb${STOPPED:+_stop$STOPPED}.log
     if [ ! -f "$LOG" ]; then
         echo "generating $LOG ..." >&2
         generate "$ranks" "$mb" "$LOG"

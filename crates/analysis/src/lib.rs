@@ -47,6 +47,7 @@ pub mod log_machine;
 pub mod metadata;
 pub mod profile;
 pub mod rank_scan;
+pub mod rank_spread;
 pub mod ranks;
 pub mod scan;
 pub mod summary;

@@ -168,6 +168,20 @@ pub struct RankDifference {
     pub difference_ms_per_iteration: f64,
 }
 
+/// One of the slowest ranks and what it does more than the median rank.
+#[derive(Debug, Clone, Serialize)]
+pub struct SlowRank {
+    pub rank: u32,
+    pub ms_per_iteration: f64,
+    /// Its oneDNN time over the median rank's.
+    pub ratio: f64,
+    /// The primitive groups it spends more time in, per iteration, largest first.
+    pub differences: Vec<RankDifference>,
+}
+
+/// How many of the slowest ranks are compared with the median one.
+pub const SLOWEST: usize = 5;
+
 /// How uneven the ranks are.
 #[derive(Debug, Clone, Serialize)]
 pub struct Imbalance {
@@ -182,6 +196,9 @@ pub struct Imbalance {
     pub differences: Vec<RankDifference>,
     /// The straggler's mini-batch against the median rank's, when they differ.
     pub mini_batch: Option<(u64, u64)>,
+    /// The slowest ranks (at most [`SLOWEST`], the straggler first, then those more than 1 %
+    /// above the median rank), each with its cause.
+    pub slowest: Vec<SlowRank>,
 }
 
 /// All ranks of one multi-rank log.
@@ -193,6 +210,8 @@ pub struct RankSet {
     pub launcher: String,
     pub ranks: Vec<RankView>,
     pub imbalance: Option<Imbalance>,
+    /// The ranks' figures per iteration as distributions (min, median, p95, max).
+    pub spread: crate::rank_spread::RankSpread,
     /// Verbose lines without a rank label (counted in no rank).
     pub unlabelled_lines: u64,
 }
@@ -245,10 +264,24 @@ impl RankSet {
         ranks.sort_by_key(|(r, _)| r.rank);
         mark_stopped_early(&mut ranks);
         let imbalance = imbalance(&ranks);
+        let ranks: Vec<RankView> = ranks.into_iter().map(|(r, _)| r).collect();
         RankSet {
             source,
             launcher,
-            ranks: ranks.into_iter().map(|(r, _)| r).collect(),
+            spread: crate::rank_spread::RankSpread::of(
+                &ranks
+                    .iter()
+                    .map(|r| {
+                        let per_iteration = [
+                            r.time_ms_per_iteration,
+                            r.wall_ms_per_iteration,
+                            r.outside_ms_per_iteration,
+                        ];
+                        (r.rank, per_iteration)
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            ranks,
             imbalance,
             unlabelled_lines,
         }
@@ -315,31 +348,53 @@ fn imbalance(ranks: &[(RankView, &Profile)]) -> Option<Imbalance> {
             .map(|r| (r.values.join(" "), r.time_ms() / n))
             .collect::<std::collections::BTreeMap<_, _>>()
     };
-    let (sb, mb) = (per_iter(slow.1, &slow.0), per_iter(median.1, &median.0));
-    let mut differences: Vec<RankDifference> = sb
-        .keys()
-        .chain(mb.keys())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .map(|g| {
-            let (a, b) = (
-                sb.get(g).copied().unwrap_or(0.0),
-                mb.get(g).copied().unwrap_or(0.0),
-            );
-            RankDifference {
-                group: g.clone(),
-                straggler_ms_per_iteration: a,
-                median_ms_per_iteration: b,
-                difference_ms_per_iteration: a - b,
+    let mb = per_iter(median.1, &median.0);
+    let causes = |v: &(RankView, &Profile), keep: usize| -> Vec<RankDifference> {
+        let sb = per_iter(v.1, &v.0);
+        let mut differences: Vec<RankDifference> = sb
+            .keys()
+            .chain(mb.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .map(|g| {
+                let (a, b) = (
+                    sb.get(g).copied().unwrap_or(0.0),
+                    mb.get(g).copied().unwrap_or(0.0),
+                );
+                RankDifference {
+                    group: g.clone(),
+                    straggler_ms_per_iteration: a,
+                    median_ms_per_iteration: b,
+                    difference_ms_per_iteration: a - b,
+                }
+            })
+            .filter(|d| d.difference_ms_per_iteration > 0.0)
+            .collect();
+        differences.sort_by(|a, b| {
+            b.difference_ms_per_iteration
+                .total_cmp(&a.difference_ms_per_iteration)
+        });
+        differences.truncate(keep);
+        differences
+    };
+    let differences = causes(slow, 5);
+    // Ranks within 1 % of the median are not slow: listing them would only name ties.
+    let slowest = live
+        .iter()
+        .rev()
+        .take(SLOWEST)
+        .enumerate()
+        .filter(|(i, v)| *i == 0 || load_of(&v.0) > m * 1.01)
+        .map(|(_, v)| {
+            let load = load_of(&v.0);
+            SlowRank {
+                rank: v.0.rank,
+                ms_per_iteration: load,
+                ratio: if m > 0.0 { load / m } else { 1.0 },
+                differences: causes(v, 3),
             }
         })
-        .filter(|d| d.difference_ms_per_iteration > 0.0)
         .collect();
-    differences.sort_by(|a, b| {
-        b.difference_ms_per_iteration
-            .total_cmp(&a.difference_ms_per_iteration)
-    });
-    differences.truncate(5);
     Some(Imbalance {
         straggler: slow.0.rank,
         straggler_ms_per_iteration: s,
@@ -350,6 +405,7 @@ fn imbalance(ranks: &[(RankView, &Profile)]) -> Option<Imbalance> {
             (Some(a), Some(b)) if a != b => Some((a, b)),
             _ => None,
         },
+        slowest,
     })
 }
 

@@ -641,3 +641,97 @@ fn each_rank_of_a_labelled_log_reports_as_its_own_lines_read_alone() {
         }
     }
 }
+
+/// A 12-rank labelled log made of rank 0's lines of the real torchrun log: rank 7's times
+/// ×1.3, rank 11 without its last iteration.
+fn twelve_ranks() -> (std::path::PathBuf, f64) {
+    let log = gunzip(&fixture("torchrun_2ranks.log.gz"));
+    let own: Vec<&str> = log
+        .lines()
+        .filter_map(|l| text_of(l, "[default0]:"))
+        .collect();
+    let last_marker = own
+        .iter()
+        .rposition(|t| t.starts_with("profilednn,iteration,"))
+        .unwrap();
+    let mut out = String::new();
+    for (i, t) in own.iter().enumerate() {
+        for r in 0..12 {
+            if r == 11 && i >= last_marker {
+                continue;
+            }
+            let line = match (r, t.rsplit_once(',')) {
+                (7, Some((head, ms))) if t.contains(",exec,") => {
+                    format!("{head},{}", ms.parse::<f64>().unwrap() * 1.3)
+                }
+                _ => t.to_string(),
+            };
+            out += &format!("[rank{r}]:{line}\n");
+        }
+    }
+    let (_, base) = execs(&log, "[default0]:");
+    let path = temp_dir().join("twelve.log");
+    std::fs::write(&path, out).unwrap();
+    (path, base)
+}
+
+#[test]
+fn twelve_ranks_report_as_a_distribution_that_fits_the_width() {
+    let (path, base) = twelve_ranks();
+    let p = path.to_str().unwrap();
+    let out = bin().args(["report", p]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for l in text.lines() {
+        assert!(l.chars().count() <= 120, "{} chars: {l}", l.chars().count());
+    }
+    assert!(text.lines().count() < 250, "{}", text.lines().count());
+    assert!(text.contains("per iteration, over ranks"), "{text}");
+    assert!(!text.contains("rank 3 ms"), "no column per rank: {text}");
+    assert!(text.contains("Straggler: rank 7"), "{text}");
+    assert!(text.contains("Rank 11 stopped early"), "{text}");
+    // --ranks brings back the columns asked for, and only those.
+    let out = bin()
+        .args(["report", p, "--ranks", "0,7"])
+        .output()
+        .unwrap();
+    let picked = String::from_utf8(out.stdout).unwrap();
+    assert!(picked.contains("rank 0 ms") && picked.contains("rank 7 ms"));
+    assert!(!picked.contains("rank 3 ms"));
+    // JSON keeps every rank; the spread is the hand-derived one: every rank has rank 0's
+    // oneDNN time per iteration but rank 7, which has 1.3 times it.
+    let j = report_json(&path);
+    assert_eq!(j["ranks"].as_array().unwrap().len(), 12);
+    let per = rank(&j, 0)["time_ms_per_iteration"].as_f64().unwrap();
+    let markers = log_markers(&gunzip(&fixture("torchrun_2ranks.log.gz")));
+    assert!((per - base / markers as f64).abs() < 1e-6 * base);
+    let s = &j["rank_logs"][0]["spread"]["onednn_ms"];
+    assert_eq!(s["max_rank"], 7, "{s}");
+    assert!(
+        (s["max"].as_f64().unwrap() - 1.3 * per).abs() < 1e-6 * per,
+        "{s}"
+    );
+    assert!(
+        (s["median"].as_f64().unwrap() - per).abs() < 1e-9 * per,
+        "{s}"
+    );
+    assert_eq!(s["ranks"], 12);
+    let im = &j["rank_logs"][0]["imbalance"];
+    assert_eq!(im["slowest"][0]["rank"], 7);
+    // advise names the straggler and the groups it spends more time in.
+    let a = bin().args(["advise", p]).output().unwrap();
+    let a = String::from_utf8(a.stdout).unwrap();
+    let line = a.lines().find(|l| l.contains("is the straggler")).unwrap();
+    assert!(line.contains("[rank 7] is the straggler"), "{line}");
+    // Every group is 1.3 times rank 0's: the largest difference is the largest group, reorders.
+    assert!(
+        line.contains("it spends more time in reorder undef"),
+        "{line}"
+    );
+}
+
+fn log_markers(log: &str) -> usize {
+    log.lines()
+        .filter_map(|l| text_of(l, "[default0]:"))
+        .filter(|t| t.starts_with("profilednn,iteration,"))
+        .count()
+}
