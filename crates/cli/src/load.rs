@@ -21,6 +21,10 @@ pub fn profile(
     iterations: Option<u64>,
     no_progress: bool,
 ) -> Result<Profile> {
+    // Refused from its first MiB, before a labelled log of many GB is read through.
+    if let Some(e) = crate::rank_logs::multi_rank_error(log)? {
+        return Err(e);
+    }
     let mut loaded = logs_and_ranks(&[log.to_path_buf()], threads, iterations, no_progress)?;
     if let Some(set) = loaded.ranks.first() {
         let ranks: Vec<u32> = set.ranks.iter().map(|r| r.rank).collect();

@@ -67,6 +67,30 @@ pub fn is_one_process(path: &Path) -> bool {
     sniff(&head).is_none()
 }
 
+/// The error of a command that takes one process's log, when `path` is a multi-rank one
+/// ([`one_process_only`]); `None` for one process's log. Only the first MiB of a labelled log
+/// is read: its ranks are the ranks labelled there (a launcher's ranks all start at once), so
+/// a log of many GB is refused at once, without holding it in memory.
+pub fn multi_rank_error(path: &Path) -> Result<Option<anyhow::Error>> {
+    if path.as_os_str() == "-" {
+        return Ok(None);
+    }
+    if path.is_dir() {
+        return Ok(torchrun_log_files(path)?.map(|f| {
+            let ranks: Vec<u32> = f.files.iter().map(|r| r.0).collect();
+            one_process_only(&f.source, &f.launcher, &ranks)
+        }));
+    }
+    let Ok(input) = read(path) else {
+        return Ok(None); // the usual open error follows
+    };
+    let (head, _) = read_all(input.take(SNIFF_BYTES));
+    Ok(sniff(&head).map(|launcher| {
+        let ranks: Vec<u32> = demux(&head, launcher).ranks.into_keys().collect();
+        one_process_only(&path.display().to_string(), launcher.as_str(), &ranks)
+    }))
+}
+
 /// A log as `report` reads it.
 pub enum Source {
     /// One log whose lines carry `launcher`'s rank labels, to be split while it is read.
