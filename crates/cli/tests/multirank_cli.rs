@@ -685,6 +685,10 @@ fn twelve_ranks_report_as_a_distribution_that_fits_the_width() {
         assert!(l.chars().count() <= 120, "{} chars: {l}", l.chars().count());
     }
     assert!(text.lines().count() < 250, "{}", text.lines().count());
+    assert_eq!(
+        text.lines().next().unwrap(),
+        format!("profilednn report: {p} [ranks 0 … 11] (12 logs)")
+    );
     assert!(text.contains("per iteration, over ranks"), "{text}");
     assert!(!text.contains("rank 3 ms"), "no column per rank: {text}");
     assert!(text.contains("Straggler: rank 7"), "{text}");

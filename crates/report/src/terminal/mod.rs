@@ -215,20 +215,27 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
     out
 }
 
-/// The logs a report is of: every one up to [`AUTO_COLUMNS`], else the first and the last and
-/// how many (the ranks of a run are named in their own section).
+/// The logs a report is of: the ranks of one log as the log once and their numbers (the first
+/// and the last beyond [`AUTO_COLUMNS`]); other logs every one up to [`AUTO_COLUMNS`], else the
+/// first and the last and how many.
 fn sources_line(sources: &[String]) -> String {
-    match sources {
-        [first, .., last] if sources.len() > AUTO_COLUMNS => {
-            match (first.rsplit_once(" [rank "), last.rsplit_once(" [rank ")) {
-                // The ranks of one log: the log once.
-                (Some((a, r0)), Some((b, r1))) if a == b => format!(
-                    "{a} [rank {} … rank {r1} ({} logs)",
-                    r0.trim_end_matches(']'),
-                    sources.len()
-                ),
-                _ => format!("{first} … {last} ({} logs)", sources.len()),
+    let ranks: Option<Vec<(&str, u32)>> = sources
+        .iter()
+        .map(|s| Some((s.rsplit_once(" [rank ")?.0, rank_of_source(s)?)))
+        .collect();
+    match (ranks.as_deref(), sources) {
+        (Some([(base, first), .., (_, last)]), _)
+            if ranks.iter().flatten().all(|(b, _)| b == base) =>
+        {
+            if sources.len() > AUTO_COLUMNS {
+                format!("{base} [ranks {first} … {last}] ({} logs)", sources.len())
+            } else {
+                let all: Vec<String> = ranks.iter().flatten().map(|r| r.1.to_string()).collect();
+                format!("{base} [ranks {}]", all.join(", "))
             }
+        }
+        (_, [first, .., last]) if sources.len() > AUTO_COLUMNS => {
+            format!("{first} … {last} ({} logs)", sources.len())
         }
         _ => sources.join(", "),
     }
