@@ -111,7 +111,7 @@ for spec in $SIZES; do
     done
     "$BIN" advise "$LOG" --no-progress > "$DIR/advise.txt" || true
     if grep -q "\[rank $STRAGGLER\] is the straggler" "$DIR/advise.txt"; then
-        echo "      advise: $(grep -m1 'is the straggler' "$DIR/advise.txt" | sed 's/^ *//' | cut -c1-160)"
+        echo "      advise: $(grep -m1 'is the straggler' "$DIR/advise.txt" | sed 's/.*\(\[rank [0-9]*\] is the straggler\)/\1/' | cut -c1-300)"
     else
         echo "      advise does NOT name rank $STRAGGLER as the straggler (see $DIR/advise.txt)"
     fi
