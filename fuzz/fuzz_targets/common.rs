@@ -56,6 +56,7 @@ pub fn reports(profile: &Profile, machine: Option<MachineProfile>) {
         &profilednn_report::terminal::TerminalOptions {
             rows: 10,
             width: Some(160),
+            columns: Default::default(),
         },
     );
 }

@@ -30,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
             &profilednn_report::terminal::TerminalOptions {
                 rows: 5,
                 width: Some(160),
+                columns: Default::default(),
             },
         );
         let _ = serde_json::to_string(&d).expect("diff serializes");

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use profilednn_verbose::demux::{demux, sniff};
+use profilednn_verbose::demux::{demux, sniff, RankIndex};
 use profilednn_verbose::launcher::split;
 
 fuzz_target!(|data: &[u8]| {
@@ -29,5 +29,17 @@ fuzz_target!(|data: &[u8]| {
         let ranked: usize = s.ranks.values().map(Vec::len).sum();
         assert!(ranked + s.unlabelled.len() <= data.len());
         assert!(!s.ranks.is_empty());
+        // The index a labelled log is read through while it streams: every line once, in
+        // order, each range inside the line it came from.
+        let ix = RankIndex::of(data, launcher);
+        let mut ranges: Vec<_> = ix.ranks.iter().flat_map(|r| r.1.iter()).collect();
+        ranges.extend(ix.unlabelled.iter());
+        ranges.sort_by_key(|r| r.start);
+        let mut end = 0;
+        for r in ranges {
+            assert!(r.start >= end && r.end <= data.len() && r.start <= r.end);
+            end = r.end;
+        }
+        assert_eq!(ix.ranks.len(), s.ranks.len());
     }
 });

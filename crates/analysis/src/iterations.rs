@@ -86,8 +86,8 @@ pub fn detect(
     let mut cum: u128 = 0;
     let mut marks: Vec<u128> = Vec::new();
     for c in tally.chunks.values() {
-        for (_, before) in &c.markers {
-            marks.push(cum + before);
+        for m in &c.markers {
+            marks.push(cum + m.exec_before_ps);
         }
         cum += c.exec_ps;
     }

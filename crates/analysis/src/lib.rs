@@ -46,6 +46,8 @@ pub mod iterations;
 pub mod log_machine;
 pub mod metadata;
 pub mod profile;
+pub mod rank_scan;
+pub mod rank_spread;
 pub mod ranks;
 pub mod scan;
 pub mod summary;

@@ -131,6 +131,14 @@ pub struct Profile {
     pub read_error: Option<String>,
 }
 
+/// Primitives parsed from their text (by dialect, whether the lines were timed, and the text
+/// after the operation), with their cost, or why the text does not parse.
+#[derive(Default)]
+pub struct Parsed(HashMap<ParsedKey, ParsedPrimitive>);
+
+type ParsedKey = (usize, bool, Box<[u8]>);
+type ParsedPrimitive = Result<(Arc<Primitive>, Result<Cost, Unknown>), String>;
+
 #[derive(Debug, Clone, Default)]
 pub struct ProfileOptions {
     /// Iterations in the log, when the user knows it.
@@ -143,7 +151,18 @@ impl Profile {
         scan: ScanOutput,
         opts: &ProfileOptions,
     ) -> Profile {
-        let mut p = Profile::from_tally(source.into(), &scan.tally, opts);
+        Profile::from_scan_cached(source, scan, opts, &mut Parsed::default())
+    }
+
+    /// [`Profile::from_scan`] with the primitives of `parsed` (see
+    /// [`Profile::from_tally_cached`]).
+    pub fn from_scan_cached(
+        source: impl Into<String>,
+        scan: ScanOutput,
+        opts: &ProfileOptions,
+        parsed: &mut Parsed,
+    ) -> Profile {
+        let mut p = Profile::from_tally_cached(source.into(), &scan.tally, opts, parsed);
         p.read_error = scan.read_error.map(|e| e.to_string());
         // A plain log cut mid-line (a process killed while writing, a copy stopped early) is cut
         // like a truncated gzip: oneDNN ends every line with a newline.
@@ -158,6 +177,18 @@ impl Profile {
     }
 
     pub fn from_tally(source: String, t: &Tally, opts: &ProfileOptions) -> Profile {
+        Profile::from_tally_cached(source, t, opts, &mut Parsed::default())
+    }
+
+    /// [`Profile::from_tally`], taking the primitives already parsed from `parsed` (and
+    /// adding the new ones): the ranks of a run share their primitives, which are parsed and
+    /// costed once for all of them and share one [`Primitive`] in memory.
+    pub fn from_tally_cached(
+        source: String,
+        t: &Tally,
+        opts: &ProfileOptions,
+        parsed: &mut Parsed,
+    ) -> Profile {
         let line_of = t.line_resolver();
         let mut lines = LineCounts {
             total: t.total_lines(),
@@ -193,14 +224,25 @@ impl Profile {
                 let text = String::from_utf8_lossy(key);
                 let (op, body) = text.split_once(',').unwrap_or((&text, ""));
                 let timed = s.untimed < s.calls;
-                match parse_primitive(body, syntax, timed) {
-                    Ok(prim) => {
+                let parsed = parsed
+                    .0
+                    .entry((dialect, timed, body.as_bytes().into()))
+                    .or_insert_with(|| {
+                        parse_primitive(body, syntax, timed)
+                            .map(|prim| {
+                                let cost = profilednn_cost::cost(&prim);
+                                (Arc::new(prim), cost)
+                            })
+                            .map_err(|e| e.to_string())
+                    });
+                match parsed {
+                    Ok((prim, cost)) => {
                         let event = EventKind::parse(op);
                         match event {
                             EventKind::Exec => lines.exec += s.calls,
                             EventKind::Create(_) => lines.create += s.calls,
                         }
-                        let prim = Arc::new(prim);
+                        let prim = prim.clone();
                         let first_line = line_of(s.first);
                         let entry = Entry {
                             event: event.clone(),
@@ -212,7 +254,7 @@ impl Profile {
                             max_ps: s.max_ps,
                             durations: s.durations.clone(),
                             first_line,
-                            cost: profilednn_cost::cost(&prim),
+                            cost: cost.clone(),
                         };
                         match index.get(&(event.clone(), prim.clone())) {
                             Some(&i) => entries[i].absorb(&entry),
@@ -227,7 +269,7 @@ impl Profile {
                         malformed.push(MalformedLine {
                             line: line_of(s.first),
                             count: s.calls,
-                            expected: e.to_string(),
+                            expected: e.clone(),
                             text: text.chars().take(300).collect(),
                         });
                     }

@@ -79,6 +79,32 @@ pub fn iteration_times(bytes: &[u8]) -> Vec<IterationTimes> {
     iteration_times_of_marks(marks)
 }
 
+/// Per-iteration times of a log read into `t` (the same figures as [`iteration_times`] of its
+/// lines), from the markers and timestamps its chunks kept: a log, or a rank's lines, need not
+/// be held in memory to know its iterations' wall time.
+pub fn iteration_times_of_tally(t: &crate::Tally) -> Vec<IterationTimes> {
+    // Per marker: (exec ps of the log before it, first timestamp after it).
+    let mut marks: Vec<(u128, Option<f64>)> = Vec::new();
+    let mut cum = 0u128;
+    for c in t.chunks.values() {
+        if let (Some(open), Some(ts)) = (marks.last_mut(), c.lead_ts) {
+            // The last marker so far saw no timestamp in its own chunk: this chunk's first.
+            open.1.get_or_insert(ts);
+        }
+        for m in &c.markers {
+            marks.push((cum + m.exec_before_ps, m.first_ts_after));
+        }
+        cum += c.exec_ps;
+    }
+    let since: Vec<(u128, Option<f64>)> = (0..marks.len())
+        .map(|i| {
+            let end = marks.get(i + 1).map_or(cum, |m| m.0);
+            (end - marks[i].0, marks[i].1)
+        })
+        .collect();
+    iteration_times_of_marks(since)
+}
+
 /// Per-iteration times from what followed each iteration marker, in order: the oneDNN
 /// execution time (ps) after it and the first primitive's timestamp after it. Shared by the
 /// passes that gather them from lines ([`iteration_times`]) and from parsed events (`project`).
@@ -142,6 +168,20 @@ pub struct RankDifference {
     pub difference_ms_per_iteration: f64,
 }
 
+/// One of the slowest ranks and what it does more than the median rank.
+#[derive(Debug, Clone, Serialize)]
+pub struct SlowRank {
+    pub rank: u32,
+    pub ms_per_iteration: f64,
+    /// Its oneDNN time over the median rank's.
+    pub ratio: f64,
+    /// The primitive groups it spends more time in, per iteration, largest first.
+    pub differences: Vec<RankDifference>,
+}
+
+/// How many of the slowest ranks are compared with the median one.
+pub const SLOWEST: usize = 5;
+
 /// How uneven the ranks are.
 #[derive(Debug, Clone, Serialize)]
 pub struct Imbalance {
@@ -156,6 +196,9 @@ pub struct Imbalance {
     pub differences: Vec<RankDifference>,
     /// The straggler's mini-batch against the median rank's, when they differ.
     pub mini_batch: Option<(u64, u64)>,
+    /// The slowest ranks (at most [`SLOWEST`], the straggler first, then those more than 1 %
+    /// above the median rank), each with its cause.
+    pub slowest: Vec<SlowRank>,
 }
 
 /// All ranks of one multi-rank log.
@@ -167,6 +210,8 @@ pub struct RankSet {
     pub launcher: String,
     pub ranks: Vec<RankView>,
     pub imbalance: Option<Imbalance>,
+    /// The ranks' figures per iteration as distributions (min, median, p95, max).
+    pub spread: crate::rank_spread::RankSpread,
     /// Verbose lines without a rank label (counted in no rank).
     pub unlabelled_lines: u64,
 }
@@ -182,8 +227,9 @@ fn load_of(r: &RankView) -> f64 {
 }
 
 impl RankView {
-    pub fn new(rank: u32, profile: &Profile, bytes: &[u8]) -> RankView {
-        let per_iteration = iteration_times(bytes);
+    /// A rank's figures from its profile and its per-iteration times
+    /// ([`iteration_times_of_tally`] of the tally the profile was built from).
+    pub fn new(rank: u32, profile: &Profile, per_iteration: Vec<IterationTimes>) -> RankView {
         let total = profile.exec_time_ms();
         let iterations = profile.iterations.as_ref().map(|i| i.count);
         let per_iteration_ms = profile.iterations.as_ref().and_then(|i| i.mean_ms(total));
@@ -218,10 +264,24 @@ impl RankSet {
         ranks.sort_by_key(|(r, _)| r.rank);
         mark_stopped_early(&mut ranks);
         let imbalance = imbalance(&ranks);
+        let ranks: Vec<RankView> = ranks.into_iter().map(|(r, _)| r).collect();
         RankSet {
             source,
             launcher,
-            ranks: ranks.into_iter().map(|(r, _)| r).collect(),
+            spread: crate::rank_spread::RankSpread::of(
+                &ranks
+                    .iter()
+                    .map(|r| {
+                        let per_iteration = [
+                            r.time_ms_per_iteration,
+                            r.wall_ms_per_iteration,
+                            r.outside_ms_per_iteration,
+                        ];
+                        (r.rank, per_iteration)
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            ranks,
             imbalance,
             unlabelled_lines,
         }
@@ -288,31 +348,53 @@ fn imbalance(ranks: &[(RankView, &Profile)]) -> Option<Imbalance> {
             .map(|r| (r.values.join(" "), r.time_ms() / n))
             .collect::<std::collections::BTreeMap<_, _>>()
     };
-    let (sb, mb) = (per_iter(slow.1, &slow.0), per_iter(median.1, &median.0));
-    let mut differences: Vec<RankDifference> = sb
-        .keys()
-        .chain(mb.keys())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .map(|g| {
-            let (a, b) = (
-                sb.get(g).copied().unwrap_or(0.0),
-                mb.get(g).copied().unwrap_or(0.0),
-            );
-            RankDifference {
-                group: g.clone(),
-                straggler_ms_per_iteration: a,
-                median_ms_per_iteration: b,
-                difference_ms_per_iteration: a - b,
+    let mb = per_iter(median.1, &median.0);
+    let causes = |v: &(RankView, &Profile), keep: usize| -> Vec<RankDifference> {
+        let sb = per_iter(v.1, &v.0);
+        let mut differences: Vec<RankDifference> = sb
+            .keys()
+            .chain(mb.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .map(|g| {
+                let (a, b) = (
+                    sb.get(g).copied().unwrap_or(0.0),
+                    mb.get(g).copied().unwrap_or(0.0),
+                );
+                RankDifference {
+                    group: g.clone(),
+                    straggler_ms_per_iteration: a,
+                    median_ms_per_iteration: b,
+                    difference_ms_per_iteration: a - b,
+                }
+            })
+            .filter(|d| d.difference_ms_per_iteration > 0.0)
+            .collect();
+        differences.sort_by(|a, b| {
+            b.difference_ms_per_iteration
+                .total_cmp(&a.difference_ms_per_iteration)
+        });
+        differences.truncate(keep);
+        differences
+    };
+    let differences = causes(slow, 5);
+    // Ranks within 1 % of the median are not slow: listing them would only name ties.
+    let slowest = live
+        .iter()
+        .rev()
+        .take(SLOWEST)
+        .enumerate()
+        .filter(|(i, v)| *i == 0 || load_of(&v.0) > m * 1.01)
+        .map(|(_, v)| {
+            let load = load_of(&v.0);
+            SlowRank {
+                rank: v.0.rank,
+                ms_per_iteration: load,
+                ratio: if m > 0.0 { load / m } else { 1.0 },
+                differences: causes(v, 3),
             }
         })
-        .filter(|d| d.difference_ms_per_iteration > 0.0)
         .collect();
-    differences.sort_by(|a, b| {
-        b.difference_ms_per_iteration
-            .total_cmp(&a.difference_ms_per_iteration)
-    });
-    differences.truncate(5);
     Some(Imbalance {
         straggler: slow.0.rank,
         straggler_ms_per_iteration: s,
@@ -323,6 +405,7 @@ fn imbalance(ranks: &[(RankView, &Profile)]) -> Option<Imbalance> {
             (Some(a), Some(b)) if a != b => Some((a, b)),
             _ => None,
         },
+        slowest,
     })
 }
 

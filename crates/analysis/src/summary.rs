@@ -167,22 +167,20 @@ pub fn summarize_merged(profiles: &[Profile], merged: &Profile, opts: &SummaryOp
         .into_iter()
         .map(|(name, title, keys)| {
             let b = breakdown(merged, &keys, true);
-            let per_log: Vec<_> = if profiles.len() > 1 {
-                profiles.iter().map(|p| breakdown(p, &keys, true)).collect()
-            } else {
-                vec![]
-            };
             let total_rows = b.rows.len();
             let limit = if name == "top_primitives" {
                 opts.top
             } else {
                 usize::MAX
             };
+            let per_log =
+                per_log_times(profiles, merged, &keys, &b.rows[..b.rows.len().min(limit)]);
             let rows = b
                 .rows
                 .iter()
                 .take(limit)
-                .map(|r| SummaryRow {
+                .enumerate()
+                .map(|(i, r)| SummaryRow {
                     values: r.values.clone(),
                     calls: r.calls,
                     time_ms: r.time_ms(),
@@ -200,16 +198,7 @@ pub fn summarize_merged(profiles: &[Profile], merged: &Profile, opts: &SummaryOp
                     calls_per_iteration: iters.map(|n| r.calls as f64 / n),
                     primitives: r.primitives,
                     reference_impl: r.reference_impl,
-                    per_log_time_ms: per_log
-                        .iter()
-                        .map(|pb| {
-                            pb.rows
-                                .iter()
-                                .find(|x| x.values == r.values)
-                                .map(|x| x.time_ms())
-                                .unwrap_or(0.0)
-                        })
-                        .collect(),
+                    per_log_time_ms: per_log.iter().map(|t| t[i] as f64 / 1e9).collect(),
                     flops_per_call: (r.work.calls == r.calls && r.calls > 0)
                         .then(|| r.work.flops as f64 / r.calls as f64),
                     bytes_per_call: (r.work.calls == r.calls && r.calls > 0)
@@ -280,6 +269,50 @@ pub fn summarize_merged(profiles: &[Profile], merged: &Profile, opts: &SummaryOp
             .as_ref()
             .map(|m| efficiency(merged, m, opts.top)),
     }
+}
+
+/// With several logs, each log's execution time (ps) in each of `rows` (a breakdown of
+/// `merged` by `keys`): `[log][row]`; nothing for one log. A group's values are a function of
+/// the primitive, so they are computed once per distinct primitive of the merged view, not
+/// once per primitive of each log: at 1,024 ranks, a breakdown of every rank cost more than
+/// reading the log.
+fn per_log_times(
+    profiles: &[Profile],
+    merged: &Profile,
+    keys: &[GroupKey],
+    rows: &[crate::breakdown::BreakdownRow],
+) -> Vec<Vec<u128>> {
+    use crate::profile::EventKind;
+    use foldhash::HashMap;
+    if profiles.len() < 2 {
+        return Vec::new();
+    }
+    let row_of: HashMap<&[String], usize> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (&r.values[..], i))
+        .collect();
+    let row_of_primitive: HashMap<&profilednn_model::Primitive, usize> = merged
+        .entries
+        .iter()
+        .filter(|e| e.event == EventKind::Exec)
+        .filter_map(|e| {
+            let values: Vec<String> = keys.iter().map(|k| k.value(e)).collect();
+            row_of.get(&values[..]).map(|&i| (&*e.primitive, i))
+        })
+        .collect();
+    profiles
+        .iter()
+        .map(|p| {
+            let mut t = vec![0u128; rows.len()];
+            for e in p.entries.iter().filter(|e| e.event == EventKind::Exec) {
+                if let Some(&i) = row_of_primitive.get(&*e.primitive) {
+                    t[i] = t[i].saturating_add(e.time_ps);
+                }
+            }
+            t
+        })
+        .collect()
 }
 
 /// oneDNN time per whole iteration (a partial last iteration left out).

@@ -70,6 +70,18 @@ pub struct KeptLine {
     pub note: &'static str,
 }
 
+/// An iteration marker seen in a chunk.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mark {
+    pub pos: LinePos,
+    /// Execution time in the chunk before the marker.
+    pub exec_before_ps: u128,
+    /// The first timestamp after the marker and before the chunk's next marker: where the
+    /// iteration's wall time starts (a later chunk's [`ChunkSummary::lead_ts`] when `None` and
+    /// no marker follows in this chunk).
+    pub first_ts_after: Option<f64>,
+}
+
 /// Per-chunk figures that need the chunk order to be interpreted.
 #[derive(Debug, Clone, Default)]
 pub struct ChunkSummary {
@@ -78,8 +90,11 @@ pub struct ChunkSummary {
     pub exec_ps: u128,
     pub first_ts: Option<f64>,
     pub last_ts: Option<f64>,
-    /// Iteration markers in this chunk: position and exec time in the chunk before it.
-    pub markers: Vec<(LinePos, u128)>,
+    /// The first timestamp before the chunk's first marker (all of the chunk without one):
+    /// it starts the wall time of an iteration marked in an earlier chunk.
+    pub lead_ts: Option<f64>,
+    /// Iteration markers in this chunk, in order.
+    pub markers: Vec<Mark>,
 }
 
 /// How many kept examples of each sort; counts are always exact.
@@ -127,35 +142,60 @@ fn lossy_excerpt(line: &[u8]) -> String {
 impl Tally {
     /// Scans one newline-aligned chunk. `is_last` says the chunk ends the input, so an
     /// unterminated final line is a truncated one.
+    ///
+    /// A chunk index already consumed is continued: its lines are numbered on from the last
+    /// ones and its figures grow. A rank's lines demultiplexed from a labelled log arrive in
+    /// many pieces, in order; continuing one chunk keeps the tally's size independent of how
+    /// many pieces there were (of the log's size).
     pub fn consume_chunk(&mut self, chunk: u32, bytes: &[u8], is_last: bool) {
-        let mut summary = ChunkSummary::default();
+        let mut summary = self.chunks.remove(&chunk).unwrap_or_default();
         let mut start = 0usize;
-        let mut line_no = 0u64;
         let n = bytes.len();
         while start < n {
-            let (end, next, terminated) = match memchr::memchr(b'\n', &bytes[start..]) {
-                Some(p) => (start + p, start + p + 1, true),
-                None => (n, n, false),
-            };
-            let line = &bytes[start..end];
-            let pos = LinePos {
-                chunk,
-                line: line_no,
-            };
-            line_no += 1;
-            if !terminated && is_last {
+            let next = memchr::memchr(b'\n', &bytes[start..]).map_or(n, |p| start + p + 1);
+            self.one_line(chunk, &bytes[start..next], is_last, &mut summary);
+            start = next;
+        }
+        self.bytes += n as u64;
+        self.chunks.insert(chunk, summary);
+    }
+
+    /// [`Tally::consume_chunk`] of the lines `ranges` of `bytes` (each with its newline, if it
+    /// has one), in order, as if they were one chunk: a rank's lines of a piece of a labelled
+    /// log, read where they lie, without copying them out.
+    pub fn consume_lines(
+        &mut self,
+        chunk: u32,
+        bytes: &[u8],
+        ranges: &[std::ops::Range<usize>],
+        is_last: bool,
+    ) {
+        let mut summary = self.chunks.remove(&chunk).unwrap_or_default();
+        for r in ranges {
+            self.one_line(chunk, &bytes[r.clone()], is_last, &mut summary);
+            self.bytes += r.len() as u64;
+        }
+        self.chunks.insert(chunk, summary);
+    }
+
+    /// One line, with its newline if it has one; numbered on from the chunk's last line.
+    #[inline]
+    fn one_line(&mut self, chunk: u32, line: &[u8], is_last: bool, summary: &mut ChunkSummary) {
+        let pos = LinePos {
+            chunk,
+            line: summary.lines,
+        };
+        summary.lines += 1;
+        match line.split_last() {
+            Some((b'\n', text)) => self.line(pos, text, summary),
+            _ if is_last => {
                 *self
                     .skipped
                     .entry(SkipReason::TruncatedLastLine)
                     .or_default() += 1;
-            } else {
-                self.line(pos, line, &mut summary);
             }
-            start = next;
+            _ => self.line(pos, line, summary),
         }
-        summary.lines = line_no;
-        self.bytes += n as u64;
-        self.chunks.insert(chunk, summary);
     }
 
     #[inline]
@@ -188,6 +228,14 @@ impl Tally {
                 if let Some(ts) = head.timestamp {
                     summary.first_ts.get_or_insert(ts);
                     summary.last_ts = Some(ts);
+                    match summary.markers.last_mut() {
+                        Some(m) => {
+                            m.first_ts_after.get_or_insert(ts);
+                        }
+                        None => {
+                            summary.lead_ts.get_or_insert(ts);
+                        }
+                    }
                 }
             }
             Line::Skip(reason) => {
@@ -195,7 +243,11 @@ impl Tally {
                 let reason = if marker { SkipReason::Marker } else { reason };
                 *self.skipped.entry(reason).or_default() += 1;
                 if marker {
-                    summary.markers.push((pos, summary.exec_ps));
+                    summary.markers.push(Mark {
+                        pos,
+                        exec_before_ps: summary.exec_ps,
+                        first_ts_after: None,
+                    });
                     *self
                         .markers_seen
                         .entry(if line.starts_with(b"###") {

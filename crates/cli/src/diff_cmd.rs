@@ -95,6 +95,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
                     rows: args.top,
                     width: (!std::io::stdout().is_terminal() || args.output.is_some())
                         .then_some(160),
+                    columns: Default::default(),
                 },
             );
             if let Some((b, a)) = &torch {

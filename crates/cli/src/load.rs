@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use profilednn_analysis::profile::ProfileOptions;
+use profilednn_analysis::profile::{Parsed, ProfileOptions};
 use profilednn_analysis::ranks::{RankSet, RankView};
 use profilednn_analysis::{scan, Profile, ScanOptions};
 use profilednn_verbose::LogInput;
@@ -21,6 +21,10 @@ pub fn profile(
     iterations: Option<u64>,
     no_progress: bool,
 ) -> Result<Profile> {
+    // Refused from its first MiB, before a labelled log of many GB is read through.
+    if let Some(e) = crate::rank_logs::multi_rank_error(log)? {
+        return Err(e);
+    }
     let mut loaded = logs_and_ranks(&[log.to_path_buf()], threads, iterations, no_progress)?;
     if let Some(set) = loaded.ranks.first() {
         let ranks: Vec<u32> = set.ranks.iter().map(|r| r.rank).collect();
@@ -39,6 +43,62 @@ pub fn profile(
 pub struct Loaded {
     pub profiles: Vec<Profile>,
     pub ranks: Vec<RankSet>,
+}
+
+impl Loaded {
+    /// Adds the ranks of one multi-rank log: their profiles (then the profile of its lines
+    /// without a rank label, when some are verbose lines) and their comparison.
+    fn push_ranks(
+        &mut self,
+        source: String,
+        launcher: String,
+        ranks: Vec<(Profile, RankView)>,
+        unlabelled_lines: u64,
+        unlabelled: Option<Profile>,
+    ) {
+        let first = self.profiles.len();
+        let mut views = Vec::with_capacity(ranks.len());
+        for (p, v) in ranks {
+            self.profiles.push(p);
+            views.push(v);
+        }
+        let set = RankSet::new(
+            source,
+            launcher,
+            views.into_iter().zip(&self.profiles[first..]).collect(),
+            unlabelled_lines,
+        );
+        self.profiles.extend(unlabelled);
+        self.ranks.push(set);
+    }
+}
+
+/// One rank's profile and figures, from its tally. `read_error`: the log it came from could
+/// not be read to its end (as `Profile::from_scan` does for a log cut short, its last
+/// iteration is partial).
+fn rank_of(
+    name: String,
+    rank: u32,
+    tally: profilednn_analysis::Tally,
+    read_error: Option<&str>,
+    iterations: Option<u64>,
+    parsed: &mut Parsed,
+) -> (Profile, RankView) {
+    let per_iteration = profilednn_analysis::ranks::iteration_times_of_tally(&tally);
+    let scanned = profilednn_analysis::ScanOutput {
+        tally,
+        read_error: None,
+    };
+    let mut p = Profile::from_scan_cached(name, scanned, &ProfileOptions { iterations }, parsed);
+    if let Some(e) = read_error {
+        p.read_error = Some(e.to_string());
+        p.iterations = p
+            .iterations
+            .take()
+            .and_then(profilednn_analysis::Iterations::without_cut_last);
+    }
+    let view = RankView::new(rank, &p, per_iteration);
+    (p, view)
 }
 
 pub fn logs_and_ranks(
@@ -92,53 +152,48 @@ pub fn logs_and_ranks_with(
         };
         let input = match crate::rank_logs::split_or_open(path)? {
             crate::rank_logs::Source::Single(input) => input,
-            crate::rank_logs::Source::Ranks(split) => {
-                let mut views = Vec::new();
-                let first = out.profiles.len();
-                for r in &split.ranks {
-                    let name = format!("{} [rank {}]", split.source, r.rank);
-                    let mut p = scan_profile(
-                        name,
-                        in_memory(path, r.bytes.clone()),
-                        threads,
-                        iterations,
-                        true,
-                    )?;
-                    if let Some(e) = &split.read_error {
-                        // As `Profile::from_scan` does for a log cut short: its last iteration is
-                        // partial.
-                        p.read_error = Some(e.clone());
-                        p.iterations = p
-                            .iterations
-                            .take()
-                            .and_then(profilednn_analysis::Iterations::without_cut_last);
-                    }
-                    out.profiles.push(p);
-                    views.push(RankView::new(
-                        r.rank,
-                        &out.profiles[out.profiles.len() - 1],
-                        &r.bytes,
-                    ));
+            crate::rank_logs::Source::Labelled {
+                source,
+                launcher,
+                input,
+            } => {
+                let split = scan_labelled(input, launcher, threads, no_progress);
+                let read_error = split.read_error.map(|e| e.to_string());
+                let mut ranks = Vec::new();
+                let mut parsed = Parsed::default();
+                for r in split.ranks {
+                    let name = format!("{source} [rank {}]", r.rank);
+                    let e = read_error.as_deref();
+                    ranks.push(rank_of(name, r.rank, r.tally, e, iterations, &mut parsed));
                 }
-                let rank_profiles = &out.profiles[first..];
-                let set = RankSet::new(
-                    split.source.clone(),
-                    split.launcher.clone(),
-                    views.into_iter().zip(rank_profiles).collect(),
-                    split.unlabelled_lines,
+                let unlabelled = (split.unlabelled_profile_lines > 0).then(|| {
+                    let name = format!("{source} [no rank label]");
+                    let e = read_error.as_deref();
+                    rank_of(name, 0, split.unlabelled, e, iterations, &mut parsed).0
+                });
+                out.push_ranks(
+                    source,
+                    launcher.as_str().to_string(),
+                    ranks,
+                    split.unlabelled_profile_lines,
+                    unlabelled,
                 );
-                if split.unlabelled_lines > 0 {
-                    let name = format!("{} [no rank label]", split.source);
-                    let p = scan_profile(
-                        name,
-                        in_memory(path, split.unlabelled),
-                        threads,
-                        iterations,
-                        true,
-                    )?;
-                    out.profiles.push(p);
+                continue;
+            }
+            crate::rank_logs::Source::Files(files) => {
+                let mut ranks = Vec::new();
+                let mut parsed = Parsed::default();
+                for (rank, file) in files.files {
+                    let input = LogInput::open(&file).context("cannot read the log")?;
+                    let name = format!("{} [rank {rank}]", files.source);
+                    let scanned = scan_tally(input, threads, true);
+                    if let Some(e) = scanned.read_error {
+                        bail!("{}: cannot read the log: {e}", file.display());
+                    }
+                    let tally = scanned.tally;
+                    ranks.push(rank_of(name, rank, tally, None, iterations, &mut parsed));
                 }
-                out.ranks.push(set);
+                out.push_ranks(files.source, files.launcher, ranks, 0, None);
                 continue;
             }
         };
@@ -189,15 +244,6 @@ fn log_groups(paths: &[PathBuf]) -> Result<Vec<Vec<PathBuf>>> {
     Ok(rotated::group(&flat))
 }
 
-/// A rank's lines, read like a log.
-fn in_memory(path: &std::path::Path, bytes: Vec<u8>) -> LogInput {
-    LogInput::Stream {
-        path: path.to_path_buf(),
-        reader: Box::new(std::io::Cursor::new(bytes)),
-        compressed_len: None,
-    }
-}
-
 /// Scans one log into a profile (with a progress bar on terminals).
 fn scan_profile(
     name: String,
@@ -206,8 +252,46 @@ fn scan_profile(
     iterations: Option<u64>,
     no_progress: bool,
 ) -> Result<Profile> {
-    let progress = Arc::new(AtomicU64::new(0));
+    let out = scan_tally(input, threads, no_progress);
+    Ok(Profile::from_scan(
+        name,
+        out,
+        &ProfileOptions { iterations },
+    ))
+}
+
+/// Scans one log into a tally (with a progress bar on terminals).
+fn scan_tally(
+    input: LogInput,
+    threads: usize,
+    no_progress: bool,
+) -> profilednn_analysis::ScanOutput {
+    scanning(input, threads, no_progress, scan)
+}
+
+/// Scans a labelled multi-rank log into a tally per rank, split while it streams (with a
+/// progress bar on terminals).
+fn scan_labelled(
+    input: LogInput,
+    launcher: profilednn_verbose::launcher::Launcher,
+    threads: usize,
+    no_progress: bool,
+) -> profilednn_analysis::rank_scan::RankScanOutput {
+    scanning(input, threads, no_progress, |input, opts| {
+        profilednn_analysis::rank_scan::scan_ranks(input, launcher, opts)
+    })
+}
+
+/// Runs `work` on `input` with scan options whose byte counter a progress bar shows as it
+/// grows (on terminals, unless `no_progress`).
+fn scanning<T>(
+    input: LogInput,
+    threads: usize,
+    no_progress: bool,
+    work: impl FnOnce(LogInput, &ScanOptions) -> T,
+) -> T {
     let bar = progress_bar(&input, no_progress);
+    let progress = Arc::new(AtomicU64::new(0));
     let opts = ScanOptions {
         threads,
         progress: Some(progress.clone()),
@@ -224,7 +308,7 @@ fn scan_profile(
                 }
             })
         });
-        let out = scan(input, &opts);
+        let out = work(input, &opts);
         done.store(true, Ordering::Relaxed);
         if let Some(t) = ticker {
             let _ = t.join();
@@ -234,11 +318,7 @@ fn scan_profile(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    Ok(Profile::from_scan(
-        name,
-        out,
-        &ProfileOptions { iterations },
-    ))
+    out
 }
 
 /// The error of a log without a single oneDNN verbose line (an empty file, the program's output

@@ -19,11 +19,6 @@ pub struct RankLogs {
     pub source: String,
     pub launcher: String,
     pub ranks: Vec<RankLines>,
-    /// Verbose lines no rank label claims (kept as their own profile).
-    pub unlabelled: Vec<u8>,
-    pub unlabelled_lines: u64,
-    /// Why reading stopped early (a truncated gzip): every rank's lines before it are kept.
-    pub read_error: Option<String>,
 }
 
 /// How much of a log is read to decide whether its lines carry rank labels.
@@ -46,34 +41,19 @@ pub fn split(path: &Path) -> Result<Option<RankLogs>> {
     let Some(launcher) = sniff(&head) else {
         return Ok(None);
     };
-    let (all, read_error) = read_all(read(path)?);
-    Ok(Some(by_rank(
-        path.display().to_string(),
-        launcher,
-        &all,
-        read_error,
-    )))
-}
-
-fn by_rank(
-    source: String,
-    launcher: profilednn_verbose::launcher::Launcher,
-    all: &[u8],
-    read_error: Option<std::io::Error>,
-) -> RankLogs {
-    let s = demux(all, launcher);
-    RankLogs {
-        read_error: read_error.map(|e| format!("{source}: {e}")),
-        source,
+    // `plan` needs each rank's lines (its steady iteration is cut out of them); `report` and
+    // `advise` read a labelled log as it streams instead (load.rs).
+    let (all, _) = read_all(read(path)?);
+    let s = demux(&all, launcher);
+    Ok(Some(RankLogs {
+        source: path.display().to_string(),
         launcher: launcher.as_str().to_string(),
         ranks: s
             .ranks
             .into_iter()
             .map(|(rank, bytes)| RankLines { rank, bytes })
             .collect(),
-        unlabelled_lines: s.unlabelled_profile_lines,
-        unlabelled: s.unlabelled,
-    }
+    }))
 }
 
 /// Whether the file at `path` is one process's log: no launcher rank labels in its first MiB
@@ -87,19 +67,62 @@ pub fn is_one_process(path: &Path) -> bool {
     sniff(&head).is_none()
 }
 
-/// A log as `report` reads it: split by rank, or one process's lines as they come.
+/// The error of a command that takes one process's log, when `path` is a multi-rank one
+/// ([`one_process_only`]); `None` for one process's log. Only the first MiB of a labelled log
+/// is read: its ranks are the ranks labelled there (a launcher's ranks all start at once), so
+/// a log of many GB is refused at once, without holding it in memory.
+pub fn multi_rank_error(path: &Path) -> Result<Option<anyhow::Error>> {
+    if path.as_os_str() == "-" {
+        return Ok(None);
+    }
+    if path.is_dir() {
+        return Ok(torchrun_log_files(path)?.map(|f| {
+            let ranks: Vec<u32> = f.files.iter().map(|r| r.0).collect();
+            one_process_only(&f.source, &f.launcher, &ranks)
+        }));
+    }
+    let Ok(input) = read(path) else {
+        return Ok(None); // the usual open error follows
+    };
+    let (head, _) = read_all(input.take(SNIFF_BYTES));
+    Ok(sniff(&head).map(|launcher| {
+        let ranks: Vec<u32> = demux(&head, launcher).ranks.into_keys().collect();
+        one_process_only(&path.display().to_string(), launcher.as_str(), &ranks)
+    }))
+}
+
+/// A log as `report` reads it.
 pub enum Source {
-    Ranks(RankLogs),
+    /// One log whose lines carry `launcher`'s rank labels, to be split while it is read.
+    Labelled {
+        source: String,
+        launcher: profilednn_verbose::launcher::Launcher,
+        input: LogInput,
+    },
+    /// A torchrun `--log-dir` tree: a log per rank.
+    Files(RankFiles),
+    /// One process's lines, as they come.
     Single(LogInput),
 }
 
-/// [`split`], stdin included: stdin's first MiB is read to look for rank labels; labelled, the
-/// whole stream is read and split like a file; else the MiB is put back in front of the rest
-/// and read as it comes (a long single-process pipe stays streamed).
+/// What `path` holds (stdin included), opened and not yet read beyond its first MiB, which
+/// says whether its lines carry rank labels. Stdin's MiB is put back in front of the rest:
+/// labelled or not, a pipe is read once, as it comes, and never held in memory.
 pub fn split_or_open(path: &Path) -> Result<Source> {
     if path.as_os_str() != "-" {
-        if let Some(ranks) = split(path)? {
-            return Ok(Source::Ranks(ranks));
+        if path.is_dir() {
+            if let Some(files) = torchrun_log_files(path)? {
+                return Ok(Source::Files(files));
+            }
+        } else if let Ok(input) = read(path) {
+            let (head, _) = read_all(input.take(SNIFF_BYTES));
+            if let Some(launcher) = sniff(&head) {
+                return Ok(Source::Labelled {
+                    source: path.display().to_string(),
+                    launcher,
+                    input: LogInput::open(path).context("cannot read the log")?,
+                });
+            }
         }
         return Ok(Source::Single(
             LogInput::open(path).context("cannot read the log")?,
@@ -115,23 +138,20 @@ pub fn split_or_open(path: &Path) -> Result<Source> {
     if let Some(e) = head_error {
         return Err(e).context("<stdin>: cannot read the log");
     }
-    match sniff(&head) {
-        Some(launcher) => {
-            let (rest, read_error) = read_all(stdin);
-            let all = [head, rest].concat();
-            Ok(Source::Ranks(by_rank(
-                "<stdin>".into(),
-                launcher,
-                &all,
-                read_error,
-            )))
-        }
-        None => Ok(Source::Single(LogInput::Stream {
-            path: path.into(),
-            reader: Box::new(std::io::Cursor::new(head).chain(stdin)),
-            compressed_len: None,
-        })),
-    }
+    let launcher = sniff(&head);
+    let input = LogInput::Stream {
+        path: path.into(),
+        reader: Box::new(std::io::Cursor::new(head).chain(stdin)),
+        compressed_len: None,
+    };
+    Ok(match launcher {
+        Some(launcher) => Source::Labelled {
+            source: "<stdin>".into(),
+            launcher,
+            input,
+        },
+        None => Source::Single(input),
+    })
 }
 
 /// Everything readable: a truncated gzip keeps the bytes before the cut, and says why.
@@ -185,6 +205,33 @@ fn read(path: &Path) -> Result<Box<dyn Read>> {
 /// (torch/distributed/elastic/multiprocessing/api.py). DIR may also be the run's or the
 /// attempt's directory. The last attempt is the one reported (earlier ones were restarted).
 fn torchrun_log_dir(dir: &Path) -> Result<Option<RankLogs>> {
+    let Some(files) = torchrun_log_files(dir)? else {
+        return Ok(None);
+    };
+    let mut ranks = Vec::new();
+    for (rank, file) in files.files {
+        let (bytes, error) = read_all(read(&file)?);
+        if let Some(e) = error {
+            bail!("{}: cannot read the log: {e}", file.display());
+        }
+        ranks.push(RankLines { rank, bytes });
+    }
+    Ok(Some(RankLogs {
+        source: files.source,
+        launcher: files.launcher,
+        ranks,
+    }))
+}
+
+/// A torchrun `--log-dir` tree's per-rank files, by rank.
+pub struct RankFiles {
+    pub source: String,
+    pub launcher: String,
+    pub files: Vec<(u32, PathBuf)>,
+}
+
+/// The files of [`torchrun_log_dir`], not read: `None` when `dir` holds none.
+fn torchrun_log_files(dir: &Path) -> Result<Option<RankFiles>> {
     let mut found: Vec<(PathBuf, u32, u32)> = Vec::new(); // (file, attempt, rank)
     collect(dir, 0, &mut found)?;
     let Some(last) = found.iter().map(|f| f.1).max() else {
@@ -205,25 +252,16 @@ fn torchrun_log_dir(dir: &Path) -> Result<Option<RankLogs>> {
                 .join(", ")
         );
     }
-    let mut ranks = Vec::new();
-    for (file, attempt, rank) in found {
-        if attempt != last {
-            continue;
-        }
-        let (bytes, error) = read_all(read(&file)?);
-        if let Some(e) = error {
-            bail!("{}: cannot read the log: {e}", file.display());
-        }
-        ranks.push(RankLines { rank, bytes });
-    }
-    ranks.sort_by_key(|r| r.rank);
-    Ok(Some(RankLogs {
+    let mut files: Vec<(u32, PathBuf)> = found
+        .into_iter()
+        .filter(|f| f.1 == last)
+        .map(|(file, _, rank)| (rank, file))
+        .collect();
+    files.sort_by_key(|f| f.0);
+    Ok(Some(RankFiles {
         source: dir.display().to_string(),
         launcher: format!("torchrun --log-dir (attempt {last})"),
-        ranks,
-        unlabelled: Vec::new(),
-        unlabelled_lines: 0,
-        read_error: None,
+        files,
     }))
 }
 

@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use profilednn_advice::{advise, Evidence, Thresholds};
 use profilednn_analysis::{summarize_merged, GroupKey, Profile, SummaryOptions};
-use profilednn_report::terminal::TerminalOptions;
+use profilednn_report::terminal::{RankColumns, TerminalOptions};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -72,6 +72,11 @@ pub struct ReportArgs {
     /// Leave out the advice section (`profilednn advise` shows it in full).
     #[arg(long)]
     no_advice: bool,
+    /// Ranks (logs side by side) that get columns of their own in the terminal report: `all`,
+    /// or a list like `0,17`. Default: every rank up to 8 ranks; beyond, their distribution,
+    /// the slowest ranks and the ranks that stopped early (JSON keeps every rank).
+    #[arg(long, value_name = "all|RANK[,RANK…]", value_parser = RankColumns::parse)]
+    ranks: Option<RankColumns>,
     /// No efficiency section even when a machine profile exists.
     #[arg(long, conflicts_with = "machine")]
     no_roofline: bool,
@@ -102,6 +107,7 @@ impl ReportArgs {
             project: false,
             dnnl_lib: None,
             no_advice: false,
+            ranks: None,
             no_roofline: false,
             to_stderr: true,
         }
@@ -244,7 +250,9 @@ fn set_roofs(
 }
 
 /// The terminal report: the tables, the ranks, the PyTorch view and the advice's short form.
-/// Full width on a terminal, 160 columns into a file or a pipe.
+/// Full width on a terminal, 160 columns into a file or a pipe; a multi-rank report's lines
+/// are kept to the terminal's width (120 columns into a file or a pipe), whatever the number
+/// of ranks (but with `--ranks all`).
 fn table_text(
     args: &ReportArgs,
     summary: &profilednn_analysis::Summary,
@@ -252,22 +260,39 @@ fn table_text(
     torch: Option<&profilednn_analysis::torch_trace::TorchJoin>,
     advice: Option<&profilednn_advice::Advice>,
 ) -> String {
-    let width = if std::io::stdout().is_terminal() && args.output.is_none() {
-        None
-    } else {
-        Some(160)
+    let tty = std::io::stdout().is_terminal() && args.output.is_none();
+    // `--ranks all` asks for a column per rank: tables as wide as they come.
+    let fold = !ranks.is_empty() && args.ranks != Some(RankColumns::All);
+    let width = match (tty, fold) {
+        (true, _) => None,
+        (false, true) => Some(120),
+        (false, false) => Some(160),
     };
     let options = TerminalOptions {
         rows: args.top,
         width,
+        columns: args.ranks.clone().unwrap_or_default(),
     };
-    let mut text = profilednn_report::terminal::render(summary, &options);
-    text += &profilednn_report::ranks::render(ranks);
+    // What a terminal shows, for the sentences folded to it.
+    let columns = usize::from(
+        width
+            .or_else(profilednn_report::terminal::terminal_width)
+            .unwrap_or(120),
+    );
+    let fit = |t: String| {
+        if fold {
+            profilednn_report::terminal::fit(&t, columns)
+        } else {
+            t
+        }
+    };
+    let mut text = fit(profilednn_report::terminal::render(summary, &options));
+    text += &profilednn_report::ranks::render(ranks, &options.columns, columns);
     if let Some(j) = torch {
         text += &profilednn_report::torch_view::render(j, args.top);
     }
     if let Some(a) = advice {
-        text += &profilednn_report::advice::render(a, true);
+        text += &fit(profilednn_report::advice::render(a, true));
     }
     text
 }

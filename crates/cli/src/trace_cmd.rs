@@ -29,13 +29,8 @@ pub struct TraceArgs {
 }
 
 pub fn run(args: TraceArgs) -> Result<ExitCode> {
-    if let Some(split) = crate::rank_logs::split(&args.log)? {
-        let ranks: Vec<u32> = split.ranks.iter().map(|r| r.rank).collect();
-        return Err(crate::rank_logs::one_process_only(
-            &split.source,
-            &split.launcher,
-            &ranks,
-        ));
+    if let Some(e) = crate::rank_logs::multi_rank_error(&args.log)? {
+        return Err(e);
     }
     let input = LogInput::open(&args.log).context("cannot read the log")?;
     let sink = crate::output::create(&args.output).context("cannot create the trace")?;

@@ -734,3 +734,51 @@ fn report_html(page: &Path, args: &[&std::ffi::OsStr]) {
     all.extend([std::ffi::OsStr::new("--html"), page.as_os_str()]);
     common::stdout_of(&all);
 }
+
+#[test]
+fn a_page_of_sixteen_ranks_shows_their_spread_and_the_slowest() {
+    let Some(b) = browser() else { return };
+    // Rank 0 of the real torchrun log given to 16 ranks, rank 9's times doubled, rank 12's
+    // ×1.5.
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::MultiGzDecoder::new(
+        std::fs::File::open(root().join("fixtures/multirank/torchrun_2ranks.log.gz")).unwrap(),
+    )
+    .read_to_string(&mut text)
+    .unwrap();
+    let mut log = String::new();
+    for t in text.lines().filter_map(|l| l.strip_prefix("[default0]:")) {
+        for r in 0..16 {
+            let scale = [(9, 2.0), (12, 1.5)].iter().find(|x| x.0 == r).map(|x| x.1);
+            let line = match (t.rsplit_once(','), scale) {
+                (Some((head, ms)), Some(k)) if t.contains(",exec,") => {
+                    format!("{head},{}", k * ms.parse::<f64>().unwrap())
+                }
+                _ => t.to_string(),
+            };
+            log += &format!("[{r}]:{line}\n");
+        }
+    }
+    let dir = temp_dir();
+    let (path, page) = (dir.join("sixteen.log"), dir.join("sixteen.html"));
+    std::fs::write(&path, log).unwrap();
+    bin()
+        .args(["report", path.to_str().unwrap(), "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let dom = load_ok(&b, &page);
+    let at = dom.find("id=\"rank-spread\"").expect("the spread table");
+    let table = &dom[at..at + dom[at..].find("</table>").unwrap()];
+    let onednn = &table[table.find(">oneDNN ms<").unwrap()..];
+    let onednn = &onednn[..onednn.find("</tr>").unwrap()];
+    assert!(onednn.contains("(rank 9)<"), "{onednn}");
+    // The slowest ranks, slowest first.
+    let nine = dom.find("rank 9: ").expect("rank 9 among the slowest");
+    let twelve = dom.find("rank 12: ").expect("rank 12 among the slowest");
+    assert!(nine < twelve);
+    // The column per rank is still there, folded.
+    let details = dom.find("<details").expect("the per-rank table, folded");
+    assert!(dom[details..].contains("id=\"ranks\""));
+}

@@ -578,3 +578,164 @@ fn report_stdin(input: Vec<u8>) -> Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// The `report --format json` of a log, its sources and volatile names left out.
+fn report_of(args: &[&str]) -> Value {
+    json_of(&[&["report", "--format", "json", "--no-advice"][..], args].concat())
+}
+
+#[test]
+fn each_rank_of_a_labelled_log_reports_as_its_own_lines_read_alone() {
+    // Rank r's lines of the real torchrun log, label removed by hand, are a log of their own:
+    // its report is the reference for rank r of the labelled log (read from the file, from a
+    // pipe, on one thread and on three).
+    let path = fixture("torchrun_2ranks.log.gz");
+    let log = gunzip(&path);
+    let dir = temp_dir();
+    let labelled = report_of(&[path.to_str().unwrap()]);
+    let serial = report_of(&[path.to_str().unwrap(), "-j", "1"]);
+    let parallel = report_of(&[path.to_str().unwrap(), "-j", "3"]);
+    assert_eq!(serial["ranks"], parallel["ranks"]);
+    assert_eq!(serial["breakdowns"], parallel["breakdowns"]);
+    let piped = bin()
+        .args(["report", "-", "--format", "json", "--no-advice"])
+        .write_stdin(std::fs::read(&path).unwrap())
+        .output()
+        .unwrap();
+    assert!(piped.status.success());
+    let piped: Value = serde_json::from_slice(&piped.stdout).unwrap();
+    for r in 0..2u64 {
+        let own: String = log
+            .lines()
+            .filter_map(|l| text_of(l, &format!("[default{r}]:")))
+            .map(|t| format!("{t}\n"))
+            .collect();
+        let file = dir.join(format!("rank{r}.log"));
+        std::fs::write(&file, own).unwrap();
+        let alone = report_of(&[file.to_str().unwrap()]);
+        for j in [&labelled, &piped] {
+            let v = rank(j, r);
+            assert_eq!(v["calls"], alone["calls"], "rank {r}");
+            assert_eq!(v["total_time_ms"], alone["total_time_ms"], "rank {r}");
+            assert_eq!(v["iterations"], alone["iterations"]["count"], "rank {r}");
+            assert_eq!(
+                v["time_ms_per_iteration"], alone["time_ms_per_iteration"],
+                "rank {r}"
+            );
+            // Each group's time in the rank's column is the group's time of the rank alone.
+            let source = format!("{} [rank {r}]", j["rank_logs"][0]["log"].as_str().unwrap());
+            for row in alone["breakdowns"]["prim_kind,prop_kind"]["rows"]
+                .as_array()
+                .unwrap()
+            {
+                let same = j["breakdowns"]["prim_kind,prop_kind"]["rows"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|x| {
+                        x["prim_kind"] == row["prim_kind"] && x["prop_kind"] == row["prop_kind"]
+                    })
+                    .unwrap();
+                assert_eq!(same["time_ms_per_log"][&source], row["time_ms"], "rank {r}");
+            }
+        }
+    }
+}
+
+/// A 12-rank labelled log made of rank 0's lines of the real torchrun log: rank 7's times
+/// ×1.3, rank 11 without its last iteration.
+fn twelve_ranks() -> (std::path::PathBuf, f64) {
+    let log = gunzip(&fixture("torchrun_2ranks.log.gz"));
+    let own: Vec<&str> = log
+        .lines()
+        .filter_map(|l| text_of(l, "[default0]:"))
+        .collect();
+    let last_marker = own
+        .iter()
+        .rposition(|t| t.starts_with("profilednn,iteration,"))
+        .unwrap();
+    let mut out = String::new();
+    for (i, t) in own.iter().enumerate() {
+        for r in 0..12 {
+            if r == 11 && i >= last_marker {
+                continue;
+            }
+            let line = match (r, t.rsplit_once(',')) {
+                (7, Some((head, ms))) if t.contains(",exec,") => {
+                    format!("{head},{}", ms.parse::<f64>().unwrap() * 1.3)
+                }
+                _ => t.to_string(),
+            };
+            out += &format!("[rank{r}]:{line}\n");
+        }
+    }
+    let (_, base) = execs(&log, "[default0]:");
+    let path = temp_dir().join("twelve.log");
+    std::fs::write(&path, out).unwrap();
+    (path, base)
+}
+
+#[test]
+fn twelve_ranks_report_as_a_distribution_that_fits_the_width() {
+    let (path, base) = twelve_ranks();
+    let p = path.to_str().unwrap();
+    let out = bin().args(["report", p]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for l in text.lines() {
+        assert!(l.chars().count() <= 120, "{} chars: {l}", l.chars().count());
+    }
+    assert!(text.lines().count() < 250, "{}", text.lines().count());
+    assert_eq!(
+        text.lines().next().unwrap(),
+        format!("profilednn report: {p} [ranks 0 … 11] (12 logs)")
+    );
+    assert!(text.contains("per iteration, over ranks"), "{text}");
+    assert!(!text.contains("rank 3 ms"), "no column per rank: {text}");
+    assert!(text.contains("Straggler: rank 7"), "{text}");
+    assert!(text.contains("Rank 11 stopped early"), "{text}");
+    // --ranks brings back the columns asked for, and only those.
+    let out = bin()
+        .args(["report", p, "--ranks", "0,7"])
+        .output()
+        .unwrap();
+    let picked = String::from_utf8(out.stdout).unwrap();
+    assert!(picked.contains("rank 0 ms") && picked.contains("rank 7 ms"));
+    assert!(!picked.contains("rank 3 ms"));
+    // JSON keeps every rank; the spread is the hand-derived one: every rank has rank 0's
+    // oneDNN time per iteration but rank 7, which has 1.3 times it.
+    let j = report_json(&path);
+    assert_eq!(j["ranks"].as_array().unwrap().len(), 12);
+    let per = rank(&j, 0)["time_ms_per_iteration"].as_f64().unwrap();
+    let markers = log_markers(&gunzip(&fixture("torchrun_2ranks.log.gz")));
+    assert!((per - base / markers as f64).abs() < 1e-6 * base);
+    let s = &j["rank_logs"][0]["spread"]["onednn_ms"];
+    assert_eq!(s["max_rank"], 7, "{s}");
+    assert!(
+        (s["max"].as_f64().unwrap() - 1.3 * per).abs() < 1e-6 * per,
+        "{s}"
+    );
+    assert!(
+        (s["median"].as_f64().unwrap() - per).abs() < 1e-9 * per,
+        "{s}"
+    );
+    assert_eq!(s["ranks"], 12);
+    let im = &j["rank_logs"][0]["imbalance"];
+    assert_eq!(im["slowest"][0]["rank"], 7);
+    // advise names the straggler and the groups it spends more time in.
+    let a = bin().args(["advise", p]).output().unwrap();
+    let a = String::from_utf8(a.stdout).unwrap();
+    let line = a.lines().find(|l| l.contains("is the straggler")).unwrap();
+    assert!(line.contains("[rank 7] is the straggler"), "{line}");
+    // Every group is 1.3 times rank 0's: the largest difference is the largest group, reorders.
+    assert!(
+        line.contains("it spends more time in reorder undef"),
+        "{line}"
+    );
+}
+
+fn log_markers(log: &str) -> usize {
+    log.lines()
+        .filter_map(|l| text_of(l, "[default0]:"))
+        .filter(|t| t.starts_with("profilednn,iteration,"))
+        .count()
+}

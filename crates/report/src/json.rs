@@ -107,6 +107,7 @@ pub fn ranks(sets: &[profilednn_analysis::ranks::RankSet]) -> (Value, Value) {
                 "ranks": s.ranks.len(),
                 "unlabelled_lines": s.unlabelled_lines,
                 "imbalance": s.imbalance,
+                "spread": s.spread,
             })
         })
         .collect();

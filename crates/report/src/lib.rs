@@ -10,7 +10,11 @@
 //! tally.consume_chunk(0, line.as_bytes(), true);
 //! let profile = profilednn_analysis::Profile::from_tally("t.log".into(), &tally, &Default::default());
 //! let summary = profilednn_analysis::summarize(&[profile], &Default::default());
-//! let options = profilednn_report::terminal::TerminalOptions { rows: 15, width: Some(100) };
+//! let options = profilednn_report::terminal::TerminalOptions {
+//!     rows: 15,
+//!     width: Some(100),
+//!     columns: Default::default(),
+//! };
 //! let text = profilednn_report::terminal::render(&summary, &options);
 //! assert!(text.contains("matmul"), "{text}");
 //! ```

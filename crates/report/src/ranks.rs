@@ -1,29 +1,129 @@
 //! The ranks of a multi-rank run side by side, per iteration, and the straggler.
 
-use crate::terminal::ms;
-use profilednn_analysis::ranks::RankSet;
+use crate::terminal::{ms, RankColumns};
+use profilednn_analysis::rank_spread::Spread;
+use profilednn_analysis::ranks::{RankSet, RankView};
 use std::fmt::Write;
 
 fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), ms)
 }
 
-pub fn render(sets: &[RankSet]) -> String {
+/// The ranks of each multi-rank log: up to [`crate::terminal::AUTO_COLUMNS`] ranks (or those
+/// `columns` asks for) one by one, more as their distribution, the slowest ranks and why,
+/// and the ranks that stopped early.
+///
+/// No line is wider than `width` characters: the per-iteration table comes in blocks of as
+/// many ranks as fit, and the sentences are folded ([`crate::terminal::fit`]).
+pub fn render(sets: &[RankSet], columns: &RankColumns, width: usize) -> String {
     let mut out = String::new();
     for set in sets {
-        render_set(&mut out, set);
+        render_set(&mut out, set, columns, width);
     }
-    out
+    crate::terminal::fit(&out, width)
 }
 
-fn render_set(out: &mut String, set: &RankSet) {
+/// How many ranks that stopped early are named one by one (JSON lists every one).
+const STOPPED_LISTED: usize = 10;
+
+fn render_set(out: &mut String, set: &RankSet, columns: &RankColumns, width: usize) {
+    let n = set.ranks.len();
+    let shown: Vec<&RankView> = set
+        .ranks
+        .iter()
+        .filter(|r| columns.shows_rank(r.rank, n))
+        .collect();
     let _ = writeln!(
         out,
-        "\nRanks of {} ({} ranks, told apart by {}; the tables above merge them, one column per rank)",
+        "\nRanks of {} ({n} ranks, told apart by {}; the tables above merge them{})",
         set.source,
-        set.ranks.len(),
-        set.launcher
+        set.launcher,
+        if shown.len() == n {
+            ", one column per rank"
+        } else {
+            ""
+        }
     );
+    if shown.len() < n {
+        render_spread(out, set);
+    }
+    if !shown.is_empty() {
+        render_each(out, &shown, width);
+    }
+    let stopped: Vec<&RankView> = set
+        .ranks
+        .iter()
+        .filter(|r| r.stopped_early.is_some())
+        .collect();
+    for r in stopped.iter().take(STOPPED_LISTED) {
+        if let Some(why) = &r.stopped_early {
+            let _ = writeln!(out, "  Rank {} stopped early: {why}", r.rank);
+        }
+    }
+    if stopped.len() > STOPPED_LISTED {
+        let _ = writeln!(
+            out,
+            "  … and {} more ranks stopped early (every one is in --format json)",
+            stopped.len() - STOPPED_LISTED
+        );
+    }
+    if set.unlabelled_lines > 0 {
+        let _ = writeln!(
+            out,
+            "  {} verbose lines carry no rank label: profiled on their own, in no rank",
+            set.unlabelled_lines
+        );
+    }
+    render_imbalance(out, set, shown.len() < n);
+}
+
+/// The ranks' figures per iteration as distributions, and their threads and mini-batches.
+fn render_spread(out: &mut String, set: &RankSet) {
+    let _ = writeln!(
+        out,
+        "  {:<28} {:>18} {:>11} {:>11} {:>18}",
+        "per iteration, over ranks", "min (rank)", "median", "p95", "max (rank)"
+    );
+    let row = |out: &mut String, name: &str, s: Option<Spread>| {
+        let Some(s) = s else {
+            let _ = writeln!(out, "  {name:<28} {:>18}", "-");
+            return;
+        };
+        let _ = writeln!(
+            out,
+            "  {name:<28} {:>18} {:>11} {:>11} {:>18}",
+            format!("{} ({})", ms(s.min), s.min_rank),
+            ms(s.median),
+            ms(s.p95),
+            format!("{} ({})", ms(s.max), s.max_rank)
+        );
+    };
+    row(out, "oneDNN ms", set.spread.onednn_ms);
+    row(out, "wall ms", set.spread.wall_ms);
+    row(out, "outside oneDNN ms", set.spread.outside_ms);
+    let counted = |f: fn(&RankView) -> Option<u64>| {
+        let mut c: std::collections::BTreeMap<Option<u64>, usize> = Default::default();
+        for r in &set.ranks {
+            *c.entry(f(r)).or_default() += 1;
+        }
+        c.iter()
+            .map(|(v, k)| {
+                let v = v.map_or_else(|| "unknown".to_string(), |v| v.to_string());
+                format!("{v} ({k} ranks)")
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(
+        out,
+        "  threads: {}; mini-batch: {}",
+        counted(|r| r.threads.map(u64::from)),
+        counted(|r| r.mini_batch)
+    );
+}
+
+/// Each rank's figures in a row, and each iteration in a column per rank.
+fn render_each(out: &mut String, ranks: &[&RankView], width: usize) {
     let _ = writeln!(
         out,
         "  {:>5} {:>7} {:>11} {:>13} {:>12} {:>14} {:>7} {:>6}",
@@ -36,7 +136,7 @@ fn render_set(out: &mut String, set: &RankSet) {
         "threads",
         "mb"
     );
-    for r in &set.ranks {
+    for r in ranks {
         let _ = writeln!(
             out,
             "  {:>5} {:>7} {:>11} {:>13} {:>12} {:>14} {:>7} {:>6}",
@@ -50,46 +150,43 @@ fn render_set(out: &mut String, set: &RankSet) {
             r.mini_batch.map_or_else(|| "-".into(), |t| t.to_string()),
         );
     }
-    let longest = set.ranks.iter().map(|r| r.per_iteration.len()).max();
+    let longest = ranks.iter().map(|r| r.per_iteration.len()).max();
     if let Some(n) = longest.filter(|n| *n > 0) {
         let _ = writeln!(
             out,
             "\n  Per iteration and rank: oneDNN ms / wall ms / outside oneDNN ms (wall from timestamps; the last iteration has no end marker)"
         );
-        let mut head = format!("  {:>5}", "iter");
-        for r in &set.ranks {
-            let _ = write!(head, "  {:>26}", format!("rank {}", r.rank));
-        }
-        let _ = writeln!(out, "{head}");
-        for i in 0..n {
-            let mut line = format!("  {i:>5}");
-            for r in &set.ranks {
-                let cell = match r.per_iteration.get(i) {
-                    Some(t) => format!(
-                        "{} / {} / {}",
-                        ms(t.onednn_ms),
-                        opt(t.wall_ms),
-                        opt(t.outside_ms)
-                    ),
-                    None => "(stopped)".into(),
-                };
-                let _ = write!(line, "  {cell:>26}");
+        // Each cell is 28 characters: as many ranks as fit the width per block.
+        let per_block = (width.saturating_sub(7) / 28).max(1);
+        for block in ranks.chunks(per_block) {
+            let mut head = format!("  {:>5}", "iter");
+            for r in block {
+                let _ = write!(head, "  {:>26}", format!("rank {}", r.rank));
             }
-            let _ = writeln!(out, "{line}");
+            let _ = writeln!(out, "{head}");
+            for i in 0..n {
+                let mut line = format!("  {i:>5}");
+                for r in block {
+                    let cell = match r.per_iteration.get(i) {
+                        Some(t) => format!(
+                            "{} / {} / {}",
+                            ms(t.onednn_ms),
+                            opt(t.wall_ms),
+                            opt(t.outside_ms)
+                        ),
+                        None => "(stopped)".into(),
+                    };
+                    let _ = write!(line, "  {cell:>26}");
+                }
+                let _ = writeln!(out, "{line}");
+            }
         }
     }
-    for r in &set.ranks {
-        if let Some(why) = &r.stopped_early {
-            let _ = writeln!(out, "  Rank {} stopped early: {why}", r.rank);
-        }
-    }
-    if set.unlabelled_lines > 0 {
-        let _ = writeln!(
-            out,
-            "  {} verbose lines carry no rank label: profiled on their own, in no rank",
-            set.unlabelled_lines
-        );
-    }
+}
+
+/// The straggler and what it does more than the median rank; with `slowest`, the next
+/// slowest ranks too, each with the groups it spends more time in.
+fn render_imbalance(out: &mut String, set: &RankSet, slowest: bool) {
     if let Some(im) = &set.imbalance {
         let _ = writeln!(
             out,
@@ -114,6 +211,31 @@ fn render_set(out: &mut String, set: &RankSet) {
                 ms(d.straggler_ms_per_iteration),
                 ms(d.median_ms_per_iteration)
             );
+        }
+        if slowest && im.slowest.len() > 1 {
+            let _ = writeln!(
+                out,
+                "\n  Slowest ranks (oneDNN ms per iteration; × the median rank's; the groups each spends more time in, ms/iteration):"
+            );
+            for r in &im.slowest {
+                let causes: Vec<String> = r
+                    .differences
+                    .iter()
+                    .map(|d| format!("{} +{}", d.group, ms(d.difference_ms_per_iteration)))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "    rank {:<6} {:>10} {:>6.2}×  {}",
+                    r.rank,
+                    ms(r.ms_per_iteration),
+                    r.ratio,
+                    if causes.is_empty() {
+                        "no group above the median rank's".to_string()
+                    } else {
+                        causes.join(", ")
+                    }
+                );
+            }
         }
     }
 }

@@ -54,6 +54,7 @@ fn report(dir: &tempdir::Dir) -> (String, String) {
         &TerminalOptions {
             rows: 15,
             width: Some(120),
+            columns: Default::default(),
         },
     );
     let problem = p.entries[0].primitive.problem.clone();

@@ -7,6 +7,7 @@
 
 use crate::launcher::{split, Launcher};
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 /// The text after a label that makes a log a profiled multi-rank log: a verbose line or an
 /// iteration marker (a label in front of application output alone proves nothing).
@@ -46,29 +47,71 @@ pub struct RankStreams {
 /// Splits `bytes` by the labels of `launcher`; labels of another launcher are not labels here
 /// (they are text of the line, which goes to `unlabelled`).
 pub fn demux(bytes: &[u8], launcher: Launcher) -> RankStreams {
-    let mut out = RankStreams::default();
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        let (line, next) = match memchr::memchr(b'\n', rest) {
-            Some(p) => (&rest[..=p], &rest[p + 1..]),
-            None => (rest, &[][..]),
-        };
-        rest = next;
-        match split(line).filter(|l| l.launcher == launcher) {
-            Some(l) => out
-                .ranks
-                .entry(l.rank)
-                .or_default()
-                .extend_from_slice(l.text),
-            None => {
-                if is_profile_line(line) {
-                    out.unlabelled_profile_lines += 1;
-                }
-                out.unlabelled.extend_from_slice(line);
-            }
+    let ix = RankIndex::of(bytes, launcher);
+    let gather = |ranges: &[Range<usize>]| {
+        let mut out = Vec::with_capacity(ranges.iter().map(Range::len).sum());
+        for r in ranges {
+            out.extend_from_slice(&bytes[r.clone()]);
         }
+        out
+    };
+    RankStreams {
+        ranks: ix.ranks.iter().map(|(r, l)| (*r, gather(l))).collect(),
+        unlabelled: gather(&ix.unlabelled),
+        unlabelled_profile_lines: ix.unlabelled_profile_lines,
     }
-    out
+}
+
+/// Where each rank's lines lie in a piece of a labelled log: for each line, the range of the
+/// rank's own text (label left out, newline kept). A labelled log of many GB is split piece by
+/// piece, and its lines are parsed where they lie, not copied out first.
+#[derive(Debug, Default)]
+pub struct RankIndex {
+    /// Per rank, in the order the ranks first appear: its lines, in order.
+    pub ranks: Vec<(u32, Vec<Range<usize>>)>,
+    /// Lines without the launcher's label, whole.
+    pub unlabelled: Vec<Range<usize>>,
+    /// How many of the unlabelled lines are verbose lines or markers.
+    pub unlabelled_profile_lines: u64,
+}
+
+impl RankIndex {
+    /// The lines of `bytes` by rank. A last line without a newline is a line too (a piece
+    /// ends after a newline, except at the end of the log or in a line longer than a piece).
+    pub fn of(bytes: &[u8], launcher: Launcher) -> RankIndex {
+        let mut ix = RankIndex::default();
+        // Rank → its place in `ranks` + 1 (0: not seen yet). Ranks are at most 2^20
+        // (launcher::split), so this stays under 4 MB, and a line costs no hashing.
+        let mut slot_of: Vec<u32> = Vec::new();
+        let mut start = 0;
+        while start < bytes.len() {
+            let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |p| start + p + 1);
+            let line = &bytes[start..end];
+            match split(line).filter(|l| l.launcher == launcher) {
+                Some(l) => {
+                    let r = l.rank as usize;
+                    if r >= slot_of.len() {
+                        slot_of.resize(r + 1, 0);
+                    }
+                    if slot_of[r] == 0 {
+                        ix.ranks.push((l.rank, Vec::new()));
+                        slot_of[r] = ix.ranks.len() as u32;
+                    }
+                    ix.ranks[slot_of[r] as usize - 1]
+                        .1
+                        .push(start + l.prefix_len..end);
+                }
+                None => {
+                    if is_profile_line(line) {
+                        ix.unlabelled_profile_lines += 1;
+                    }
+                    ix.unlabelled.push(start..end);
+                }
+            }
+            start = end;
+        }
+        ix
+    }
 }
 
 #[cfg(test)]
@@ -94,6 +137,22 @@ mod tests {
             b"launcher says hi\n0: not slurm here\n".to_vec()
         );
         assert_eq!(s.unlabelled_profile_lines, 0);
+    }
+
+    #[test]
+    fn the_index_points_at_each_ranks_text_in_order() {
+        let log: &[u8] =
+            b"[rank3]:a\n[rank1]:b\nonednn_verbose,z\n[rank3]:c\n0: onednn_verbose,y\n[rank2]:d";
+        let ix = RankIndex::of(log, Launcher::Torchrun);
+        let text = |r: &[Range<usize>]| r.iter().map(|r| &log[r.clone()]).collect::<Vec<_>>();
+        assert_eq!(ix.ranks.iter().map(|r| r.0).collect::<Vec<_>>(), [3, 1, 2]);
+        assert_eq!(text(&ix.ranks[0].1), [&b"a\n"[..], b"c\n"]);
+        assert_eq!(text(&ix.ranks[2].1), [&b"d"[..]]);
+        assert_eq!(
+            text(&ix.unlabelled),
+            [&b"onednn_verbose,z\n"[..], b"0: onednn_verbose,y\n"]
+        );
+        assert_eq!(ix.unlabelled_profile_lines, 1);
     }
 
     #[test]

@@ -44,11 +44,27 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         .as_ref()
         .map_or(1.0, |i| i.count as f64);
     let gain = if per_iter { (s - m) * iters } else { s - m };
+    let causes = causes(
+        ev,
+        order[order.len() - 1],
+        order[(order.len() - 1) / 2],
+        per_iter,
+    );
+    let because = match &causes[..] {
+        [] => String::new(),
+        c => format!(
+            "; it spends more time in {}",
+            c.iter()
+                .map(|(g, d)| format!("{g} (+{d:.3} {unit})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     Ok(finding(
         ev,
         ID,
         format!(
-            "{} is the straggler: {s:.3} {unit} of oneDNN time, {ratio:.2}× the median rank's {m:.3}; every all-reduce waits for it",
+            "{} is the straggler: {s:.3} {unit} of oneDNN time, {ratio:.2}× the median rank's {m:.3}{because}; every all-reduce waits for it",
             slow.source
         ),
         map(vec![
@@ -59,6 +75,13 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             ("ratio", json!(ratio)),
             ("per_iteration", json!(per_iter)),
             ("ranks", json!(logs.len())),
+            (
+                "causes",
+                json!(causes
+                    .iter()
+                    .map(|(g, d)| json!({ "group": g, "difference": d }))
+                    .collect::<Vec<_>>()),
+            ),
         ]),
         Some(gain),
         "the straggler's oneDNN time above the median rank's, which every rank waits for",
@@ -67,4 +90,39 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
          (OMP_NUM_THREADS, pinning), and no other load on the straggler's cores. `report` \
          lists the primitive groups the straggler spends more time in.",
     ))
+}
+
+/// The primitive groups (kind and propagation) log `slow` spends more time in than log
+/// `median`, largest first, at most three: (group, difference), per iteration when
+/// `per_iter`. From the summary's per-log columns, so at any number of ranks.
+fn causes(ev: &Evidence, slow: usize, median: usize, per_iter: bool) -> Vec<(String, f64)> {
+    let logs = &ev.summary.per_log;
+    let Some(b) = ev
+        .summary
+        .breakdowns
+        .iter()
+        .find(|b| b.name == "prim_kind,prop_kind")
+    else {
+        return Vec::new();
+    };
+    let per = |i: usize| {
+        let n = logs[i].iterations.as_ref().map_or(1, |it| it.count.max(1));
+        if per_iter {
+            n as f64
+        } else {
+            1.0
+        }
+    };
+    let mut out: Vec<(String, f64)> = b
+        .rows
+        .iter()
+        .filter_map(|r| {
+            let a = r.per_log_time_ms.get(slow)? / per(slow);
+            let m = r.per_log_time_ms.get(median)? / per(median);
+            (a > m).then(|| (r.values.join(" "), a - m))
+        })
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out.truncate(3);
+    out
 }

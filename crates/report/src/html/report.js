@@ -385,10 +385,28 @@
         body.push(el("tr", {}, el("td", { text: g.group + " ms" }), R.map((r) => el("td", { class: "num", text: ms(per[r.rank] || 0) }))));
       }
       const im = L.imbalance;
+      const perRank = el("div", { class: "tablewrap" }, el("table", { id: "ranks" },
+        el("thead", {}, el("tr", {}, el("th", { text: "" }), R.map((r) => el("th", { class: "num", text: "rank " + r.rank })))),
+        el("tbody", {}, body)));
+      // Beyond 8 ranks a column per rank is pages wide: the distribution over the ranks
+      // first, the slowest ranks and why, the ranks that stopped early; the columns folded.
+      const many = R.length > 8;
+      const sp = L.spread || {};
+      const spreadRow = (name, s) => el("tr", {}, el("td", { text: name }), s
+        ? [`${ms(s.min)} (rank ${s.min_rank})`, ms(s.median), ms(s.p95), `${ms(s.max)} (rank ${s.max_rank})`].map((t) => el("td", { class: "num", text: t }))
+        : el("td", { text: "–" }));
+      const spread = many ? el("table", { id: "rank-spread" },
+        el("thead", {}, el("tr", {}, ["per iteration, over ranks", "min", "median", "p95", "max"].map((t) => el("th", { text: t })))),
+        el("tbody", {}, [spreadRow("oneDNN ms", sp.onednn_ms), spreadRow("wall ms", sp.wall_ms), spreadRow("outside oneDNN ms", sp.outside_ms)])) : null;
+      const slow = many && im && im.slowest && im.slowest.length > 1 ? el("ul", {}, im.slowest.map((r) => el("li", { text:
+        `rank ${r.rank}: ${ms(r.ms_per_iteration)} ms of oneDNN time per iteration, ${r.ratio.toFixed(2)}× the median rank's` +
+        (r.differences.length ? "; more time in " + r.differences.map((d) => `${d.group} (+${ms(d.difference_ms_per_iteration)} ms)`).join(", ") : "") }))) : null;
+      const stopped = many ? R.filter((r) => r.stopped_early) : [];
       return card(`Ranks of ${L.log} (${L.ranks}, told apart by ${L.launcher})`,
-        el("div", { class: "tablewrap" }, el("table", { id: "ranks" },
-          el("thead", {}, el("tr", {}, el("th", { text: "" }), R.map((r) => el("th", { class: "num", text: "rank " + r.rank })))),
-          el("tbody", {}, body))),
+        spread,
+        slow,
+        stopped.length ? el("p", { text: `Stopped early: ${stopped.map((r) => `rank ${r.rank} (${r.stopped_early})`).join("; ")}.` }) : null,
+        many ? el("details", {}, el("summary", { text: `Every rank, a column each (${R.length})` }), perRank) : perRank,
         im ? el("p", { text: `Straggler: rank ${im.straggler}, ${ms(im.straggler_ms_per_iteration)} ms of oneDNN time per iteration, ${im.ratio.toFixed(2)}× the median rank's ${ms(im.median_ms_per_iteration)} ms` +
           (im.mini_batch ? `; mini-batch ${im.mini_batch[0]} against ${im.mini_batch[1]}` : "") + "." }) : null,
         im && im.differences.length ? el("ul", {}, im.differences.map((d) => el("li", { text: `${d.group}: +${ms(d.difference_ms_per_iteration)} ms per iteration (${ms(d.straggler_ms_per_iteration)} against ${ms(d.median_ms_per_iteration)})` }))) : null);

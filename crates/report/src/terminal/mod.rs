@@ -1,6 +1,11 @@
 //! Terminal tables.
 
+mod columns;
+mod fit;
 mod roofline;
+
+pub use columns::{rank_of_source, RankColumns, AUTO_COLUMNS};
+pub use fit::fit;
 
 use comfy_table::presets::UTF8_HORIZONTAL_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, TableComponent};
@@ -13,6 +18,8 @@ pub struct TerminalOptions {
     /// Rows shown per table.
     pub rows: usize,
     pub width: Option<u16>,
+    /// The logs side by side (ranks) that get columns of their own.
+    pub columns: RankColumns,
 }
 
 fn bar(share: f64) -> String {
@@ -52,7 +59,7 @@ fn plural(n: u64, one: &str) -> String {
 
 pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "profilednn report: {}", s.sources.join(", "));
+    let _ = writeln!(out, "profilednn report: {}", sources_line(&s.sources));
     let md = &s.metadata;
     let mut facts = Vec::new();
     if !md.versions.is_empty() {
@@ -113,7 +120,8 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         );
     }
     let _ = writeln!(out);
-    render_iterations(&mut out, s);
+    let picked = opts.columns.pick(&s.per_log);
+    render_iterations(&mut out, s, &picked);
     if let Some(w) = s.wall_span_ms {
         // Logs side by side (ranks) run at the same time: their summed time over one span
         // would claim more than 100 % busy, so the share is per log, averaged.
@@ -137,7 +145,7 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
             }
         );
     }
-    if !s.per_log.is_empty() {
+    if !s.per_log.is_empty() && !picked.is_empty() {
         let mut t = new_table(opts);
         t.set_header(vec![
             "log",
@@ -147,7 +155,7 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
             "malformed",
             "skipped",
         ]);
-        for p in &s.per_log {
+        for p in picked.iter().map(|&i| &s.per_log[i]) {
             t.add_row(vec![
                 text(&p.source),
                 num(ms(p.total_time_ms)),
@@ -158,6 +166,18 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
             ]);
         }
         let _ = writeln!(out, "\nLogs side by side (tables below are merged)\n{t}");
+    }
+    if picked.len() < s.per_log.len() {
+        let _ = writeln!(
+            out,
+            "\n{} logs side by side: the tables below merge them{}; `--ranks all` (or `--ranks 0,17`) gives each rank its columns",
+            s.per_log.len(),
+            if picked.is_empty() {
+                String::new()
+            } else {
+                format!(", with the columns of {} of them", picked.len())
+            }
+        );
     }
     if s.calls == 0 {
         // A log of a run that called no oneDNN (given with its PyTorch trace): empty tables
@@ -170,7 +190,7 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         return out;
     }
     for b in &s.breakdowns {
-        let _ = writeln!(out, "\n{}\n{}", b.title, table(b, s, opts));
+        let _ = writeln!(out, "\n{}\n{}", b.title, table(b, s, opts, &picked));
         if b.total_rows > b.rows.len().min(opts.rows) {
             let _ = writeln!(
                 out,
@@ -193,6 +213,32 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
     }
     render_problems(&mut out, s);
     out
+}
+
+/// The logs a report is of: the ranks of one log as the log once and their numbers (the first
+/// and the last beyond [`AUTO_COLUMNS`]); other logs every one up to [`AUTO_COLUMNS`], else the
+/// first and the last and how many.
+fn sources_line(sources: &[String]) -> String {
+    let ranks: Option<Vec<(&str, u32)>> = sources
+        .iter()
+        .map(|s| Some((s.rsplit_once(" [rank ")?.0, rank_of_source(s)?)))
+        .collect();
+    match (ranks.as_deref(), sources) {
+        (Some([(base, first), .., (_, last)]), _)
+            if ranks.iter().flatten().all(|(b, _)| b == base) =>
+        {
+            if sources.len() > AUTO_COLUMNS {
+                format!("{base} [ranks {first} … {last}] ({} logs)", sources.len())
+            } else {
+                let all: Vec<String> = ranks.iter().flatten().map(|r| r.1.to_string()).collect();
+                format!("{base} [ranks {}]", all.join(", "))
+            }
+        }
+        (_, [first, .., last]) if sources.len() > AUTO_COLUMNS => {
+            format!("{first} … {last} ({} logs)", sources.len())
+        }
+        _ => sources.join(", "),
+    }
 }
 
 fn method(it: &Iterations) -> &'static str {
@@ -252,7 +298,7 @@ fn iteration_details(out: &mut String, indent: &str, it: &Iterations) {
     }
 }
 
-fn render_iterations(out: &mut String, s: &Summary) {
+fn render_iterations(out: &mut String, s: &Summary, picked: &[usize]) {
     if s.per_log.is_empty() {
         if let (Some(it), Some(per)) = (&s.iterations, s.per_iteration_time_ms) {
             let _ = writeln!(
@@ -289,7 +335,7 @@ fn render_iterations(out: &mut String, s: &Summary) {
             );
         }
     }
-    for p in &s.per_log {
+    for p in picked.iter().map(|&i| &s.per_log[i]) {
         match (&p.iterations, p.per_iteration_time_ms) {
             (Some(it), Some(per)) => {
                 let _ = writeln!(
@@ -354,6 +400,11 @@ fn render_problems(out: &mut String, s: &Summary) {
     }
 }
 
+/// The terminal's width, when stdout is one.
+pub fn terminal_width() -> Option<u16> {
+    Table::new().width()
+}
+
 pub(crate) fn new_table(opts: &TerminalOptions) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_HORIZONTAL_ONLY)
@@ -398,7 +449,7 @@ pub(crate) fn num(s: String) -> Cell {
     Cell::new(s).set_alignment(CellAlignment::Right)
 }
 
-fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions) -> Table {
+fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions, picked: &[usize]) -> Table {
     let mut t = new_table(opts);
     let identity = b.keys == GroupKey::CONVERTER_DEFAULT;
     if !identity {
@@ -421,13 +472,11 @@ fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions) -> Table {
     if iter {
         header.push("ms/iter".into());
     }
-    for (i, l) in s.per_log.iter().enumerate() {
+    for &i in picked {
         // A rank of a multi-rank log is named by its rank (`… [rank 1]` → `rank 1 ms`).
-        match l.source.rsplit_once(" [rank ") {
-            Some((_, r)) if r.ends_with(']') => {
-                header.push(format!("rank {} ms", r.trim_end_matches(']')))
-            }
-            _ => header.push(format!("log {} ms", i + 1)),
+        match rank_of_source(&s.per_log[i].source) {
+            Some(r) => header.push(format!("rank {r} ms")),
+            None => header.push(format!("log {} ms", i + 1)),
         }
     }
     t.set_header(header);
@@ -469,8 +518,12 @@ fn table(b: &NamedBreakdown, s: &Summary, opts: &TerminalOptions) -> Table {
         if iter {
             cells.push(num(r.per_iteration_ms.map(ms).unwrap_or_default()));
         }
-        for v in &r.per_log_time_ms {
-            cells.push(num(ms(*v)));
+        for &i in picked {
+            cells.push(num(r
+                .per_log_time_ms
+                .get(i)
+                .map(|v| ms(*v))
+                .unwrap_or_default()));
         }
         t.add_row(cells);
     }
