@@ -193,15 +193,45 @@ def _overload(name, args):
     return lambda: fn(*pos, **kw)
 
 
+# Ops that keep their recorded types in the bf16 what-if even on bf16 activations: casts and
+# copies (their types are the point), and those autocast's CPU fp32 list computes in f32 (the
+# losses).
+_KEEP_RECORDED = {
+    "aten::to", "aten::_to_copy", "aten::copy_", "aten::clone", "aten::cross_entropy_loss", "aten::nll_loss",
+    "aten::nll_loss_nd", "aten::nll_loss_forward", "aten::nll_loss_backward", "aten::nll_loss2d_forward",
+    "aten::nll_loss2d_backward", "aten::mse_loss", "aten::mse_loss_backward", "aten::binary_cross_entropy",
+    "aten::binary_cross_entropy_with_logits", "aten::smooth_l1_loss", "aten::l1_loss", "aten::huber_loss",
+    "aten::kl_div",
+}
+
+
+def _bf16_activation(unit, i, params):
+    """Whether argument `i` of `unit` is, in a bf16 autocast run, a bf16 activation: a 4-D
+    tensor of forward or backward that is not a parameter (`params`: the shapes the
+    optimizer touches). A convolution's bf16 output stays bf16 through the batch norms,
+    activations, pools and residual adds after it, in both directions; in a transformer the
+    residual stream (3-D, promoted to f32 by the f32 embedding added to it) stays f32, so only
+    4-D tensors are taken."""
+    if unit.get("phase") not in ("forward", "loss", "backward") or unit["name"] in _KEEP_RECORDED:
+        return False
+    dims = unit["dims"][i] if i < len(unit["dims"]) else None
+    return (isinstance(dims, list) and len(dims) == 4 and all(isinstance(x, int) for x in dims)
+            and tuple(dims) not in params)
+
+
 def _build(unit, what_if):
     bf16 = what_if.get("precision") == "bf16" and unit["name"] in _LOWER
     autocast = bf16 and unit["name"] in _WITH_PARAMETERS and unit.get("phase") in ("forward", "loss")
     lower = bf16 and not autocast
+    # The other ops of a bf16 run: their 4-D activations are bf16 (see _bf16_activation).
+    params = what_if.get("_params")
+    propagate = what_if.get("precision") == "bf16" and params is not None and unit["name"] not in _LOWER
 
     keep = _KEEP_F32.get(unit["name"], set())
 
     def dtype_for(i):
-        return lambda d: torch.bfloat16 if lower and d == torch.float32 and i not in keep else d
+        low = (lower and i not in keep) or (propagate and _bf16_activation(unit, i, params))
+        return lambda d: torch.bfloat16 if low and d == torch.float32 else d
 
     n = max(len(unit["dims"]), len(unit["types"]))
     args = [_arg(i, unit, dtype_for(i), what_if.get("layout")) for i in range(n)]
@@ -358,6 +388,16 @@ def run(request):
     what_if = request.get("what_if") or {}
     _MADE.clear()
     units = request["units"]
+    if what_if.get("precision") == "bf16":
+        params = set()
+        for u in units:
+            if u.get("phase") in ("optimizer", "zero_grad"):
+                for d in u["dims"]:
+                    if isinstance(d, list) and d and all(isinstance(x, int) for x in d):
+                        params.add(tuple(d))
+                    elif isinstance(d, list):
+                        params.update(tuple(x) for x in d if isinstance(x, list))
+        what_if = dict(what_if, _params=params)
     try:
         plan = BatchPlan(units, what_if["batch"]) if what_if.get("batch") else None
     except ValueError as e:

@@ -36,6 +36,22 @@ class Helper(unittest.TestCase):
         self.assertEqual(replay_ops._build(lin, {})().dtype, torch.float32)
         gelu = unit("aten::gelu", [[8, 32], []], ["float", ""], ["", "'none'"])
         self.assertEqual(replay_ops._build(gelu, {"precision": "bf16"})().dtype, torch.float32)
+        # With the optimizer's shapes known (run() passes them): a 4-D activation after a
+        # convolution is bf16 in a bf16 run, a 4-D parameter's shape stays f32, a 2-D (a
+        # transformer's f32 residual stream) too, and so does a loss.
+        params = {(16, 3, 3, 3)}
+        relu = unit("aten::relu", [[2, 16, 8, 8]], ["float"])
+        relu["phase"] = "forward"
+        self.assertEqual(replay_ops._build(relu, {"precision": "bf16", "_params": params})().dtype, torch.bfloat16)
+        self.assertEqual(replay_ops._build(relu, {"_params": params})().dtype, torch.float32)
+        w = unit("aten::mul", [[16, 3, 3, 3], []], ["float", "Scalar"], ["", "2"])
+        w["phase"] = "backward"
+        self.assertEqual(replay_ops._build(w, {"precision": "bf16", "_params": params})().dtype, torch.float32)
+        gelu["phase"] = "forward"
+        self.assertEqual(replay_ops._build(gelu, {"precision": "bf16", "_params": params})().dtype, torch.float32)
+        mse = unit("aten::mse_loss", [[2, 16, 8, 8], [2, 16, 8, 8], []], ["float", "float", "Scalar"], ["", "", "1"])
+        mse["phase"] = "loss"
+        self.assertEqual(replay_ops._build(mse, {"precision": "bf16", "_params": params})().dtype, torch.float32)
 
     def test_channels_last_gives_4d_activations_that_layout(self):
         conv = unit("aten::conv2d", [[2, 8, 16, 16], [4, 8, 3, 3], [4]], ["float"] * 3,
