@@ -53,6 +53,16 @@ def _compare(a, b, steps, warmup):
     return ta, tb
 
 
+def _times(runner, steps):
+    """Step times (ms) of `runner` alone."""
+    ts = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        runner.step()
+        ts.append((time.perf_counter() - t0) * 1e3)
+    return ts
+
+
 def _verdict(ta, tb, margin):
     """(speed-up of b over a, kept?): the median of the back-to-back pairs' ratios (a drift in
     the machine's speed cancels within a pair), kept when it reaches `margin` and b won at
@@ -293,7 +303,7 @@ def _decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, ste
                 current, final_ms = base, base_ms
         else:
             if base_ms is None:
-                base_ms = statistics.median(_compare(baseline, baseline, steps, 0)[0])
+                base_ms = statistics.median(_times(baseline, steps))
             final_ms = base_ms
     finally:
         torch.set_rng_state(rng)

@@ -146,16 +146,25 @@ class Runner:
         self.inputs, self.targets = example
         self.focal = focal
 
-    def forward_loss(self):
+    def forward_loss(self, mark=None):
+        """The loss of one forward pass; `mark(name)`, when given, is a context around each
+        phase (record_function ranges that name the phases in a recorded step)."""
+        mark = mark or (lambda _name: contextlib.nullcontext())
         inputs = self.inputs if isinstance(self.inputs, tuple) else (self.inputs,)
         ctx = bound(*self.focal) if self.config.fused_focal_loss else contextlib.nullcontext()
         with ctx:
-            return self.loss_fn(self.model(*inputs), self.targets)
+            with mark("profilednn.phase#forward"):
+                out = self.model(*inputs)
+            with mark("profilednn.phase#loss"):
+                return self.loss_fn(out, self.targets)
 
-    def step(self):
+    def step(self, mark=None):
         torch.set_num_threads(self.config.threads)
         self.optimizer.zero_grad(set_to_none=True)
-        loss = self.forward_loss()
-        loss.backward()
-        self.optimizer.step()
+        loss = self.forward_loss(mark)
+        mark = mark or (lambda _name: contextlib.nullcontext())
+        with mark("profilednn.phase#backward"):
+            loss.backward()
+        with mark("profilednn.phase#optimizer"):
+            self.optimizer.step()
         return loss

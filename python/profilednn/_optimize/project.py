@@ -25,17 +25,7 @@ def record(runner):
     """The outermost ATen ops of one step of `runner`, as `replay_ops` units, in order."""
     runner.step()  # warm: the recorded step is not the first
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
-        torch.set_num_threads(runner.config.threads)
-        runner.optimizer.zero_grad(set_to_none=True)
-        inputs = runner.inputs if isinstance(runner.inputs, tuple) else (runner.inputs,)
-        with record_function("profilednn.phase#forward"):
-            out = runner.model(*inputs)
-        with record_function("profilednn.phase#loss"):
-            loss = runner.loss_fn(out, runner.targets)
-        with record_function("profilednn.phase#backward"):
-            loss.backward()
-        with record_function("profilednn.phase#optimizer"):
-            runner.optimizer.step()
+        runner.step(mark=record_function)
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     try:
