@@ -25,6 +25,12 @@ torch.profiler names modules by class and instance count (`MultiheadAttention_2`
 which says nothing of which layer it is, and `profilednn report --torch-trace` shows these names
 instead. It needs no Python stacks. A compiled model gets no marks: hooks inside a compiled graph
 would break it.
+
+torch.compile's generated kernels are events of the trace, by name (`graph_0_cpp_fused_gelu_
+native_layer_norm_0`), only when Inductor generated them with kernel profiling on: `profile()`
+turns `torch._inductor.config.cpp.enable_kernel_profile` on (unless
+`TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE` says otherwise), so create it before the compiled model's
+first call, as `profilednn record --torch` does by setting that variable for the whole program.
 """
 
 import os
@@ -87,9 +93,60 @@ class _ModuleNames:
         self._handles = []
 
 
+def _kernel_profile():
+    """Turns Inductor's kernel profiling on (see the module's doc), unless the user set it."""
+    if os.environ.get("TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE") is not None:
+        return
+    try:
+        import torch._inductor.config as inductor_config
+    except Exception:  # a torch without Inductor: nothing is compiled to C++ then
+        return
+    inductor_config.cpp.enable_kernel_profile = True
+
+
+_FRAMES_KEY = "profilednn_compiled_frames"
+
+
+def _compiled_frames(model):
+    """The frames torch.compile compiled so far, as `compile_id=what (file:line)` joined by `;`:
+    the trace names a compiled region only by its id (`Torch-Compiled Region: 0/0`). `what` is
+    the module's qualified name and method (`blocks.0.forward`, the root by its class) when the
+    frame is the `forward` of one of `model`'s submodules, else the function's name."""
+    try:
+        from torch._dynamo.utils import get_compilation_metrics
+        metrics = get_compilation_metrics()
+    except Exception:  # an older or stripped torch: the regions keep their bare ids
+        return ""
+    by_code = {}
+    root = model
+    while root is not None and (hasattr(root, "_orig_mod") or isinstance(
+            root, torch.nn.parallel.DistributedDataParallel)):
+        root = getattr(root, "_orig_mod", None) or getattr(root, "module", None)
+    if isinstance(root, torch.nn.Module):
+        for name, m in root.named_modules():
+            code = getattr(type(m).forward, "__code__", None)
+            if code is not None:
+                by_code.setdefault((code.co_filename, code.co_firstlineno),
+                                   name or type(m).__name__)
+    frames = {}
+    for m in metrics:
+        cid, co = getattr(m, "compile_id", None), getattr(m, "co_name", None)
+        if not cid or not co:
+            continue
+        where = (getattr(m, "co_filename", None) or "?", getattr(m, "co_firstlineno", None) or 0)
+        owner = by_code.get(where)
+        what = f"{owner}.{co}" if owner else co
+        frames[str(cid)] = f"{what} ({os.path.basename(where[0])}:{where[1]})"
+    # `;` and `=` separate entries: keep them (and quotes, which the profiler does not escape
+    # twice) out of the names.
+    clean = lambda t: t.replace(";", ",").replace("=", "-").replace('"', "'").replace("\\", "/")
+    return ";".join(f"{clean(k)}={clean(v)}" for k, v in frames.items())
+
+
 class profile:
     def __init__(self, trace=None, record_shapes=True, modules=None, skip=None, active=None,
                  model=None, max_trace_mb=256):
+        _kernel_profile()
         self.trace = (trace or os.environ.get("PROFILEDNN_TORCH_TRACE")
                       or "profilednn.trace.json.gz")
         compiled = _compiled(model)
@@ -114,6 +171,7 @@ class profile:
             schedule=schedule)
         self._scheduled = schedule is not None
         self._model = model if model is not None and not compiled else None
+        self._root = model
         self._names = None
         self._exported = False
         self.iteration = 0
@@ -162,6 +220,10 @@ class profile:
         if self._names is not None:
             self._names.remove()
             self._names = None
+        frames = _compiled_frames(self._root)
+        if frames and self._prof.profiler is not None:
+            # Kineto writes it as a top-level key of the trace, read by `profilednn report`.
+            self._prof.add_metadata(_FRAMES_KEY, frames)
         self._prof.__exit__(*exc)
         if self._scheduled and (self._prof.profiler is None or self.iteration <= self.skip):
             # The schedule never reached an active step (the run was shorter than `skip`).

@@ -114,6 +114,13 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         .stdout(Stdio::piped());
     if args.torch {
         cmd.env("PROFILEDNN_TORCH_TRACE", trace_path(&path));
+        // torch.compile's generated kernels appear in the trace by name (each call wrapped in
+        // a record function) only with this set when Inductor generates them; unless the user
+        // chose otherwise.
+        const KERNELS: &str = "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE";
+        if std::env::var_os(KERNELS).is_none() {
+            cmd.env(KERNELS, "1");
+        }
     }
     // The child gets its own process group so that a Ctrl-C reaches it exactly once: through
     // us, after which we still finish the log and the report.

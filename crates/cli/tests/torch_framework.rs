@@ -168,6 +168,102 @@ fn a_compiled_step_without_onednn_is_reported_from_its_trace() {
     assert!(!text.contains("By primitive kind"), "{text}");
     assert!(text.contains("Torch-Compiled Region"), "{text}");
     assert!(text.contains("Framework ops' cost"), "{text}");
+    // The kernels by name, and the frame the compiled region runs (`profilednn.profile` was
+    // given the compiled GPT).
+    assert!(text.contains("Inductor kernels"), "{text}");
+    assert!(text.contains("graph_0_cpp_fused_"), "{text}");
+    assert!(
+        text.contains("Torch-Compiled Region: 0/0 GPT.forward"),
+        "{text}"
+    );
+    assert!(text.contains("iteration 0 ("), "{text}");
+}
+
+/// The compiled step's iteration 0 is its compilation: it is left out of the per-iteration
+/// figures, and the kernels' times are the trace's own durations of the kernel events in the
+/// other iterations, summed here straight from the trace.
+#[test]
+fn a_compiled_steps_compilation_is_set_apart_and_its_kernels_timed() {
+    let rel = "fixtures/torch/gpt-compiled.trace.json.gz";
+    let t = trace_json(rel);
+    let events: Vec<&Value> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .collect();
+    let at = |e: &Value, k: &str| e[k].as_f64().unwrap_or(0.0);
+    let iter0 = events
+        .iter()
+        .find(|e| e["name"] == "profilednn.iteration#0")
+        .unwrap();
+    let iter0_end = at(iter0, "ts") + at(iter0, "dur");
+    let mut by_hand = 0.0;
+    let mut names = std::collections::BTreeSet::new();
+    for e in &events {
+        let name = e["name"].as_str().unwrap_or("");
+        if name.starts_with("graph_") && name.contains("_cpp_") && at(e, "ts") >= iter0_end {
+            by_hand += at(e, "dur") / 1e3;
+            names.insert(name.to_string());
+        }
+    }
+    assert!(!names.is_empty(), "the fixture has no kernel events");
+    let r = json_of(&[
+        "report",
+        root()
+            .join("fixtures/torch/gpt-compiled.log.gz")
+            .to_str()
+            .unwrap(),
+        "--torch-trace",
+        root().join(rel).to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let torch = &r["torch"];
+    assert_eq!(torch["compiling"][0]["index"], 0, "{}", torch["compiling"]);
+    assert!(torch["compiling"][0]["compile_ms"].as_f64().unwrap() > 1000.0);
+    assert_eq!(torch["iterations"], 3);
+    assert_eq!(torch["per_iteration"].as_array().unwrap().len(), 4);
+    let kernels = torch["framework"]["inductor_kernels"].as_array().unwrap();
+    assert_eq!(kernels.len(), names.len());
+    let total: f64 = kernels.iter().map(|k| k["time_ms"].as_f64().unwrap()).sum();
+    assert!(
+        (total - by_hand).abs() < 1e-6 * by_hand.max(1.0),
+        "{total} vs {by_hand}"
+    );
+    let region = torch["framework"]["compiled_region_ms"].as_f64().unwrap();
+    assert!(
+        total <= region,
+        "kernels {total} ms outside their regions' {region} ms"
+    );
+    assert!(
+        torch["ops"].as_array().unwrap().iter().any(|o| o["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("Torch-Compiled Region: 0/0 GPT.forward (train_transformer.py:")),
+        "{}",
+        torch["ops"]
+    );
+    // No compile-time op (Dynamo's tracing runs aten ops on fake tensors) is among the ops.
+    for op in torch["ops"].as_array().unwrap() {
+        let name = op["name"].as_str().unwrap();
+        assert!(
+            name != "dynamo" && !name.ends_with("(dynamo_timed)"),
+            "{name}"
+        );
+    }
+    let fused = kernels
+        .iter()
+        .find(|k| k["name"].as_str().unwrap().contains("native_layer_norm"))
+        .unwrap();
+    assert!(
+        fused["fused"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o.as_str().unwrap().starts_with("native_layer_norm")),
+        "{fused}"
+    );
 }
 
 /// With a machine profile, every costed op is set against the same roofs as the primitives

@@ -66,6 +66,7 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
     for w in &j.warnings {
         let _ = writeln!(out, "  ⚠ {w}");
     }
+    compilation(&mut out, j);
     table(&mut out, "Phases", "phase", &j.phases, 8, per);
     per_iteration(&mut out, j);
     table(
@@ -77,6 +78,7 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
         per,
     );
     framework(&mut out, j, n, per);
+    inductor_kernels(&mut out, j, n, per);
     let mut issuing = j.issuing_ops.clone();
     issuing.iter_mut().for_each(|r| r.calls = r.primitives);
     table(
@@ -219,6 +221,73 @@ fn framework(out: &mut String, j: &TorchJoin, n: usize, per: f64) {
     }
 }
 
+/// The iterations that compiled, which the per-iteration figures leave out.
+fn compilation(out: &mut String, j: &TorchJoin) {
+    if j.compiling.is_empty() {
+        return;
+    }
+    let list: Vec<String> = j
+        .compiling
+        .iter()
+        .map(|c| format!("{} ({:.1} s)", c.index, c.compile_ms / 1e3))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  torch.compile: iteration{} {} compiled; the per-iteration figures are over the {} \
+         other (steady) iteration{}",
+        if list.len() > 1 { "s" } else { "" },
+        list.join(", "),
+        j.iterations.unwrap_or(0),
+        if j.iterations == Some(1) { "" } else { "s" }
+    );
+}
+
+/// torch.compile's generated kernels, by name, with the ops each fused; or, when the trace has
+/// only the compiled regions, how to record the kernels.
+fn inductor_kernels(out: &mut String, j: &TorchJoin, n: usize, per: f64) {
+    let f = &j.framework;
+    if f.compiled_region_ms <= 0.0 {
+        return;
+    }
+    if f.inductor_kernels.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nCompiled regions (torch.compile): {} ms; the trace has no kernel inside them: \
+             record with TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE=1 (`profilednn record --torch` \
+             and `profilednn.profile()` turn it on) to see Inductor's kernels by name",
+            ms(f.compiled_region_ms / per)
+        );
+        return;
+    }
+    let total: f64 = f.inductor_kernels.iter().map(|k| k.time_ms).sum();
+    let _ = writeln!(
+        out,
+        "\nInductor kernels (torch.compile's generated code): {} ms in {} kernels, of the \
+         compiled regions' {} ms",
+        ms(total / per),
+        f.inductor_kernels.len(),
+        ms(f.compiled_region_ms / per)
+    );
+    // A kernel's name lists the ops it fused: printed whole, last, rather than clipped.
+    let _ = writeln!(
+        out,
+        "  {:>9} {:>10}  kernel (named after the ops it fused)",
+        "calls", "ms"
+    );
+    for k in f.inductor_kernels.iter().take(n) {
+        let _ = writeln!(
+            out,
+            "  {:>9} {:>10}  {}",
+            calls(k.calls as f64 / per),
+            ms(k.time_ms / per),
+            clip(&k.name, 110)
+        );
+    }
+    if f.inductor_kernels.len() > n {
+        let _ = writeln!(out, "  … {} more kernels", f.inductor_kernels.len() - n);
+    }
+}
+
 fn clip(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
@@ -266,6 +335,9 @@ fn per_iteration(out: &mut String, j: &TorchJoin) {
                 .find(|r| r.name == *c)
                 .map_or(0.0, |r| r.time_ms);
             let _ = write!(line, " {:>10}", ms(t));
+        }
+        if let Some(c) = j.compiling.iter().find(|c| c.index == it.index) {
+            let _ = write!(line, "  compiling: {} ms", ms(c.compile_ms));
         }
         let _ = writeln!(out, "{line}");
     }

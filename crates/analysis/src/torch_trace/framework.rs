@@ -88,6 +88,34 @@ pub struct FrameworkOps {
     pub without_shapes: u64,
     /// Set against a machine profile's roofline ([`FrameworkOps::set_against`]).
     pub roofline: Option<FrameworkRoofline>,
+    /// torch.compile's generated kernels (`runs_in` `inductor`), most time first. They have
+    /// no cost (the trace records no shapes for them), and they run inside a compiled region
+    /// whose top-level row is among `rows`.
+    pub inductor_kernels: Vec<KernelRow>,
+    /// Time of the compiled regions (`Torch-Compiled Region`, `CompiledFunction…` nodes):
+    /// with no kernel in `inductor_kernels`, the trace was recorded without Inductor's kernel
+    /// profiling, and the regions are all there is of the compiled code.
+    pub compiled_region_ms: f64,
+}
+
+/// One Inductor kernel name's calls.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KernelRow {
+    pub name: String,
+    /// The compiled graph (`graph_N_` of its name), when given.
+    pub graph: Option<u32>,
+    /// The ops its name says it fused.
+    pub fused: Vec<String>,
+    pub calls: u64,
+    pub time_ms: f64,
+}
+
+/// The outermost events of compiled code: Dynamo's region around a compiled frame's call, and
+/// AOTAutograd's forward and backward functions.
+fn is_compiled_region(name: &str) -> bool {
+    name.starts_with("Torch-Compiled Region")
+        || name == "CompiledFunction"
+        || name == "CompiledFunctionBackward"
 }
 
 impl FrameworkOps {
@@ -205,16 +233,25 @@ fn autocast_types(ops: &[super::Op], i: usize) -> Option<Vec<String>> {
 
 /// The framework ops of `trace`, costed; `dnn_by_op` is the log's oneDNN time by the trace op
 /// (index into `trace.ops`) that issued it (empty without a log).
-pub fn framework_ops(trace: &TorchTrace, dnn_by_op: &BTreeMap<usize, f64>) -> FrameworkOps {
+///
+/// Only ops that start where `steady(start)` holds count (not those of an iteration that
+/// compiled, [`super::compiled`]).
+pub fn framework_ops(
+    trace: &TorchTrace,
+    dnn_by_op: &BTreeMap<usize, f64>,
+    steady: &dyn Fn(f64) -> bool,
+) -> FrameworkOps {
     let ops = &trace.ops;
     let mut out = FrameworkOps::default();
     let mut rows: BTreeMap<String, FrameworkOpRow> = BTreeMap::new();
+    let mut kernels: BTreeMap<String, KernelRow> = BTreeMap::new();
+    let mut region_until = f64::NEG_INFINITY;
     // Per thread: the enclosing cpu ops, each with whether it (or an op around it) is costed.
     let mut stack: BTreeMap<i64, Vec<(f64, bool)>> = BTreeMap::new();
     for (i, op) in ops
         .iter()
         .enumerate()
-        .filter(|(_, o)| !o.annotation && !o.python)
+        .filter(|(_, o)| !o.annotation && !o.python && steady(o.start))
     {
         let st = stack.entry(op.tid).or_default();
         while st.last().is_some_and(|&(end, _)| end <= op.start) {
@@ -225,6 +262,20 @@ pub fn framework_ops(trace: &TorchTrace, dnn_by_op: &BTreeMap<usize, f64>) -> Fr
         let ms = (op.end - op.start).max(0.0) / 1e3;
         if top {
             out.top_level_ms += ms;
+        }
+        if is_compiled_region(&op.name) && op.start >= region_until {
+            out.compiled_region_ms += ms;
+            region_until = op.end;
+        }
+        if let Some(k) = super::compiled::kernel(&op.name) {
+            let r = kernels.entry(op.name.clone()).or_insert_with(|| KernelRow {
+                name: op.name.clone(),
+                graph: k.graph,
+                fused: k.fused,
+                ..Default::default()
+            });
+            r.calls += 1;
+            r.time_ms += ms;
         }
         let mut costed = false;
         if !covered {
@@ -298,6 +349,9 @@ pub fn framework_ops(trace: &TorchTrace, dnn_by_op: &BTreeMap<usize, f64>) -> Fr
     });
     out.rows = rows;
     out.costed_share = (out.top_level_ms > 0.0).then(|| out.costed_ms / out.top_level_ms);
+    out.inductor_kernels = kernels.into_values().collect();
+    out.inductor_kernels
+        .sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms).then(a.name.cmp(&b.name)));
     out
 }
 
@@ -365,9 +419,9 @@ mod tests {
                 ),
                 op("aten::nonexistent_op", 5000.0, 5500.0, vec![vec![3]], &f),
             ],
-            base_ns: None,
+            ..Default::default()
         };
-        let r = framework_ops(&trace, &BTreeMap::new());
+        let r = framework_ops(&trace, &BTreeMap::new(), &|_| true);
         let row = |n: &str| r.rows.iter().find(|x| x.name == n);
         let linear = row("aten::linear").unwrap();
         assert_eq!((linear.calls, linear.flops), (1, 2 * 256 * 128 * 64));
@@ -402,9 +456,9 @@ mod tests {
                 vec![vec![256, 128], vec![64, 128], vec![64]],
                 &f,
             )],
-            base_ns: None,
+            ..Default::default()
         };
-        let mut r = framework_ops(&trace, &BTreeMap::new());
+        let mut r = framework_ops(&trace, &BTreeMap::new(), &|_| true);
         let peaks = BTreeMap::from([("f32".to_string(), 100.0)]);
         r.set_against(&Roofs {
             machine: "m",
@@ -419,5 +473,50 @@ mod tests {
         let t = r.roofline.unwrap();
         assert!((t.efficiency - flops / 1e8).abs() < 1e-12);
         assert!(t.substituted.is_empty());
+    }
+
+    /// A compiled forward (region 0..100 µs with AOTAutograd's function inside, two calls of one
+    /// fused kernel and an extern GEMM), and an iteration that is left out: the kernels are
+    /// listed by name with their fused ops, the regions counted once, the GEMM costed.
+    #[test]
+    fn inductor_kernels_and_compiled_regions() {
+        let f = ["float", "float"];
+        let trace = TorchTrace {
+            ops: vec![
+                op("Torch-Compiled Region: 0/0", 0.0, 100.0, vec![], &[]),
+                op("CompiledFunction", 5.0, 95.0, vec![], &[]),
+                op(
+                    "graph_0_cpp_fused_gelu_native_layer_norm_0",
+                    10.0,
+                    30.0,
+                    vec![],
+                    &[],
+                ),
+                op("aten::mm", 30.0, 60.0, vec![vec![8, 4], vec![4, 2]], &f),
+                op(
+                    "graph_0_cpp_fused_gelu_native_layer_norm_0",
+                    60.0,
+                    70.0,
+                    vec![],
+                    &[],
+                ),
+                // A later iteration that compiled: not counted.
+                op("Torch-Compiled Region: 0/0", 1000.0, 2000.0, vec![], &[]),
+                op("graph_0_cpp_fused_sum_1", 1100.0, 1200.0, vec![], &[]),
+            ],
+            ..Default::default()
+        };
+        let r = framework_ops(&trace, &BTreeMap::new(), &|t| t < 1000.0);
+        assert_eq!(r.inductor_kernels.len(), 1);
+        let k = &r.inductor_kernels[0];
+        assert_eq!(k.name, "graph_0_cpp_fused_gelu_native_layer_norm_0");
+        assert_eq!((k.graph, k.calls), (Some(0), 2));
+        assert_eq!(k.fused, ["gelu", "native_layer_norm"]);
+        assert!((k.time_ms - 0.030).abs() < 1e-12, "{}", k.time_ms);
+        // The region (0.1 ms), not again the function inside it.
+        assert!((r.compiled_region_ms - 0.1).abs() < 1e-12);
+        let mm = r.rows.iter().find(|r| r.name == "aten::mm").unwrap();
+        // 2·8·4·2 = 128 flops.
+        assert_eq!((mm.flops, mm.runs_in), (128, "BLAS"));
     }
 }

@@ -6,6 +6,7 @@
 //! are kept. Times are joined on the epoch clock: the trace's `baseTimeNanoseconds` plus each
 //! event's `ts` (µs), and oneDNN's timestamps (ms since the epoch, `ONEDNN_VERBOSE_TIMESTAMP=1`).
 
+pub mod compiled;
 pub mod framework;
 mod scan;
 pub mod step_units;
@@ -43,6 +44,22 @@ pub struct Op {
 pub struct TorchTrace {
     pub ops: Vec<Op>,
     pub base_ns: Option<f64>,
+    /// The frames torch.compile compiled, by compile id (`0/0` → `GPT.forward
+    /// (train.py:88)`), as `profilednn.profile` wrote them into the trace; each `Torch-Compiled
+    /// Region: ID` op is named after its frame on reading.
+    pub compiled_frames: BTreeMap<String, String>,
+}
+
+/// The compiled region's name with the frame it runs: `Torch-Compiled Region: 0/0` →
+/// `Torch-Compiled Region: 0/0 GPT.forward (train.py:88)`.
+fn with_frame(name: &mut String, frames: &BTreeMap<String, String>) {
+    if let Some(what) = name
+        .strip_prefix("Torch-Compiled Region: ")
+        .and_then(|id| frames.get(id.trim()))
+    {
+        name.push(' ');
+        name.push_str(what);
+    }
 }
 
 /// A trace event's fields; `A` is what a reader keeps of its `args`.
@@ -116,11 +133,25 @@ pub fn read_trace(path: &Path) -> Result<TorchTrace, TraceError> {
 /// `read_trace` over any byte stream (uncompressed JSON); `name` is used in errors.
 pub fn read_trace_from(reader: impl Read, name: &str) -> Result<TorchTrace, TraceError> {
     let mut t = TorchTrace::default();
-    t.base_ns = scan::events(reader, name, |obj| {
+    let top = scan::events(reader, name, |obj| {
         if let Some(op) = op_of(obj) {
             t.ops.push(op);
         }
     })?;
+    t.base_ns = top.base_ns;
+    // Lenient: an entry without `=` is skipped, not the trace.
+    t.compiled_frames = top
+        .compiled_frames
+        .iter()
+        .flat_map(|s| s.split(';'))
+        .filter_map(|e| e.split_once('='))
+        .map(|(id, what)| (id.trim().to_string(), what.trim().to_string()))
+        .collect();
+    if !t.compiled_frames.is_empty() {
+        for op in &mut t.ops {
+            with_frame(&mut op.name, &t.compiled_frames);
+        }
+    }
     // Event times stay relative to the base (full precision for durations); primitives are
     // brought onto this clock instead (see `join`).
     t.ops
@@ -234,6 +265,10 @@ pub struct TorchJoin {
     pub per_iteration: Vec<IterationRow>,
     /// The framework ops costed from their recorded shapes: the work outside oneDNN too.
     pub framework: framework::FrameworkOps,
+    /// Iterations that compiled (`torch.compile`'s first call, a recompilation), with their
+    /// compile time: left out of every per-iteration figure of ops, phases, modules and
+    /// framework ops (their rows stay in `per_iteration`), unless every iteration compiled.
+    pub compiling: Vec<compiled::Compiling>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -313,6 +348,18 @@ mod module_names;
 /// Joins `trace` with the primitives of the log at `log`.
 pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     let ops = &trace.ops;
+    let compiling = compiled::compiling_iterations(ops);
+    let iteration_ranges = ops
+        .iter()
+        .filter(|o| o.annotation && o.name.starts_with(ITERATION_RANGE))
+        .count();
+    // Every iteration compiling (a recompile each step) leaves no steady one: keep them all.
+    let excluded: &[compiled::Compiling] = if compiling.len() < iteration_ranges {
+        &compiling
+    } else {
+        &[]
+    };
+    let steady = |t: f64| !compiled::within(excluded, t);
     // Top-level cpu ops (not inside another cpu op of the same thread), and the annotations
     // around each.
     let mut top: Vec<usize> = Vec::new();
@@ -423,7 +470,7 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
         }
         _ => {}
     });
-    j.framework = framework::framework_ops(trace, &dnn_by_op);
+    j.framework = framework::framework_ops(trace, &dnn_by_op, &steady);
     // Each top-level op's phase, found once (the annotations around it decide).
     let top_phase: Vec<&'static str> = top
         .iter()
@@ -433,6 +480,9 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     let mut phases: BTreeMap<&'static str, OpRow> = BTreeMap::new();
     for (&i, &ph) in top.iter().zip(&top_phase) {
         let op = &ops[i];
+        if !steady(op.start) {
+            continue;
+        }
         let dur = (op.end - op.start) / 1e3;
         let (dnn, prims) = per_top.get(&i).copied().unwrap_or_default();
         rows.entry(format!("{ph}\t{}", op.name))
@@ -444,7 +494,12 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
             .add(dur, dnn, prims);
     }
     j.per_iteration = per_iteration(ops, &top, &top_phase, &per_top);
-    j.module_backward = module_backward(ops, &top, &per_top, &modules);
+    let steady_top: Vec<usize> = top
+        .iter()
+        .copied()
+        .filter(|&i| steady(ops[i].start))
+        .collect();
+    j.module_backward = module_backward(ops, &steady_top, &per_top, &modules);
     let finish = |m: BTreeMap<String, OpRow>| {
         let mut v: Vec<OpRow> = m.into_values().map(OpRow::with_outside).collect();
         v.sort_by(|a, b| b.outside_ms.total_cmp(&a.outside_ms));
@@ -456,7 +511,7 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     j.issuing_ops = iss;
     j.issued = issued.into_iter().map(|((k, o), n)| (k, o, n)).collect();
     let mut mods: BTreeMap<String, OpRow> = BTreeMap::new();
-    for &m in &modules {
+    for &m in modules.iter().filter(|&&m| steady(ops[m].start)) {
         let name = module_names::module_name(&ops[m]);
         let (dnn, prims) = module_dnn.get(&m).copied().unwrap_or_default();
         mods.entry(name.to_string())
@@ -480,16 +535,34 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     }
     // Per-iteration figures of the trace divide by the iterations the trace covers: a trace
     // of 2 of the log's 5 iterations divided by 5 shows every op 2.5x too small.
+    j.compiling = excluded
+        .iter()
+        .filter(|c| j.per_iteration.iter().any(|r| r.index == c.index))
+        .cloned()
+        .collect();
     j.iterations = if j.per_iteration.is_empty() {
         j.log_iterations
     } else {
+        Some((j.per_iteration.len() - j.compiling.len()) as u64)
+    };
+    if compiling.len() > 1 && excluded.is_empty() {
+        j.warnings.push(format!(
+            "every one of the trace's {} iterations compiled (torch.compile recompiling each \
+             step: look for guards that fail, e.g. with TORCH_LOGS=recompiles): the PyTorch \
+             view's figures include the compilation",
+            compiling.len()
+        ));
+    }
+    let covered = if j.per_iteration.is_empty() {
+        j.iterations
+    } else {
         Some(j.per_iteration.len() as u64)
     };
-    if let (Some(t), Some(l)) = (j.iterations, j.log_iterations) {
+    if let (Some(t), Some(l), Some(d)) = (covered, j.log_iterations, j.iterations) {
         if t != l {
             j.warnings.push(format!(
                 "the trace covers {t} of the log's {l} iterations: the PyTorch view's \
-                 per-iteration figures divide by {t}"
+                 per-iteration figures divide by {d}"
             ));
         }
     }

@@ -5,14 +5,27 @@
 use super::TraceError;
 use std::io::Read;
 
+/// The trace's top-level fields other than its events.
+#[derive(Debug, Default)]
+pub(crate) struct TopLevel {
+    /// `baseTimeNanoseconds`: the epoch time that event times count from.
+    pub base_ns: Option<f64>,
+    /// `profilednn_compiled_frames` (written by `profilednn.profile`): the frames torch.compile
+    /// compiled, `id=what (file:line)` joined by `;`.
+    pub compiled_frames: Option<String>,
+}
+
 /// Calls `on_event` with the bytes of each object of the trace's `traceEvents`, in file order;
-/// returns the trace's `baseTimeNanoseconds`, if it has one. `name` is used in errors.
+/// returns the trace's top-level fields. `name` is used in errors.
 pub(crate) fn events(
     mut reader: impl Read,
     name: &str,
     mut on_event: impl FnMut(&[u8]),
-) -> Result<Option<f64>, TraceError> {
+) -> Result<TopLevel, TraceError> {
+    let mut top = TopLevel::default();
     let mut base_ns = None;
+    // After a top-level `:`: a string there is a value, not the next key.
+    let mut in_value = false;
     let (mut depth, mut in_str, mut esc) = (0i32, false, false);
     let mut key = Vec::new();
     let mut last_key = String::new();
@@ -40,7 +53,11 @@ pub(crate) fn events(
                     esc = true;
                 } else if b == b'"' {
                     in_str = false;
-                    if depth == 1 {
+                    if depth == 1 && in_value {
+                        if last_key == "profilednn_compiled_frames" {
+                            top.compiled_frames = Some(String::from_utf8_lossy(&key).into_owned());
+                        }
+                    } else if depth == 1 {
                         last_key = String::from_utf8_lossy(&key).into_owned();
                     }
                 } else if depth == 1 {
@@ -71,9 +88,15 @@ pub(crate) fn events(
                         in_events = false;
                     }
                 }
-                b':' if depth == 1 => value.clear(),
-                b',' if depth == 1 && last_key == "baseTimeNanoseconds" => {
-                    base_ns = String::from_utf8_lossy(&value).trim().parse().ok();
+                b':' if depth == 1 => {
+                    value.clear();
+                    in_value = true;
+                }
+                b',' if depth == 1 => {
+                    in_value = false;
+                    if last_key == "baseTimeNanoseconds" {
+                        base_ns = String::from_utf8_lossy(&value).trim().parse().ok();
+                    }
                 }
                 _ if depth == 1 => value.push(b),
                 _ => {}
@@ -83,5 +106,6 @@ pub(crate) fn events(
     if base_ns.is_none() && last_key == "baseTimeNanoseconds" {
         base_ns = String::from_utf8_lossy(&value).trim().parse().ok();
     }
-    Ok(base_ns)
+    top.base_ns = base_ns;
+    Ok(top)
 }

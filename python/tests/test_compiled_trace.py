@@ -1,0 +1,61 @@
+"""A compiled model's trace from `profilednn.profile`: Inductor's kernels are events by name
+(kernel profiling turned on before the first compile), and the trace names the frame each
+compiled region runs (`profilednn_compiled_frames`). The references are the module's own code
+object (`inspect`) and the ops the model runs."""
+
+import inspect
+import json
+import os
+import tempfile
+import unittest
+
+import torch
+
+import profilednn
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(16, 16)
+        self.norm = torch.nn.LayerNorm(16)
+
+    def forward(self, x):
+        return self.norm(torch.nn.functional.gelu(self.lin(x)))
+
+
+class CompiledTrace(unittest.TestCase):
+    def test_kernels_by_name_and_the_compiled_frame(self):
+        if os.environ.get("TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE") == "0":
+            self.skipTest("SKIPPED: kernel profiling turned off in the environment")
+        torch._inductor.config.compile_threads = 1
+        torch._dynamo.reset()
+        model = torch.compile(Block())
+        x = torch.randn(8, 16)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.json")
+            try:
+                with profilednn.profile(trace=path, model=model, skip=0) as prof:
+                    for _ in range(2):
+                        model(x).sum().backward()
+                        prof.step()
+            except Exception as e:  # no C++ compiler: Inductor cannot build its kernels
+                if "compiler" in str(e).lower() or "InvalidCxxCompiler" in type(e).__name__:
+                    self.skipTest(f"SKIPPED: Inductor cannot compile here: {e}")
+                raise
+            with open(path) as f:
+                trace = json.load(f)
+        names = {e["name"] for e in trace["traceEvents"] if e.get("ph") == "X"}
+        kernels = [n for n in names if n.startswith("graph_") and "_cpp_fused_" in n]
+        self.assertTrue(kernels, sorted(names)[:50])
+        # The forward's GELU and layer norm fuse into one kernel named after both.
+        self.assertTrue(any("gelu" in k and "native_layer_norm" in k for k in kernels), kernels)
+        code = Block.forward.__code__
+        frame = f"Block.forward ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+        frames = trace.get("profilednn_compiled_frames", "")
+        self.assertIn(f"0/0={frame}", frames.split(";"), frames)
+        self.assertTrue(any(n.startswith("Torch-Compiled Region: 0/0") for n in names))
+
+
+if __name__ == "__main__":
+    unittest.main()
