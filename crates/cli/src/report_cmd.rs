@@ -247,6 +247,8 @@ fn set_roofs(
             peak_gflops: peaks,
             memory_gbps: memory,
         });
+    j.whole_step =
+        profilednn_analysis::torch_trace::whole_step::whole_step(j, summary.efficiency.as_ref());
 }
 
 /// The terminal report: the tables, the ranks, the PyTorch view and the advice's short form.

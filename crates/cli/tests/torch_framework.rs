@@ -324,3 +324,86 @@ fn framework_ops_are_set_against_the_machines_roofline() {
     let e = t["efficiency"].as_f64().unwrap();
     assert!(e > 0.0 && e <= 1.0, "{e}");
 }
+
+/// The whole step against the roofline: the step is the trace's own mean iteration (read here
+/// from its `profilednn.iteration#N` ranges), the efficiency is both parts' roofline time over
+/// it, and its framework part leaves out the ops that ran in oneDNN.
+#[test]
+fn the_whole_step_is_set_against_the_roofline() {
+    let rel = "fixtures/torch/gpt-f32.trace.json.gz";
+    let t = trace_json(rel);
+    let iters: Vec<f64> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["ph"] == "X"
+                && e["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("profilednn.iteration#"))
+        })
+        .map(|e| e["dur"].as_f64().unwrap() / 1e3)
+        .collect();
+    let r = json_of(&[
+        "report",
+        root()
+            .join("fixtures/torch/gpt-f32.log.gz")
+            .to_str()
+            .unwrap(),
+        "--torch-trace",
+        root().join(rel).to_str().unwrap(),
+        "--machine",
+        root()
+            .join("fixtures/machine/xeon-8480-spec.json")
+            .to_str()
+            .unwrap(),
+        "--format",
+        "json",
+    ]);
+    let torch = &r["torch"];
+    let n = torch["per_iteration"].as_array().unwrap().len();
+    // The trailing range (after the last step) is not an iteration: the first `n` are.
+    let mut by_hand: Vec<f64> = iters.clone();
+    by_hand.truncate(n);
+    let step = by_hand.iter().sum::<f64>() / n as f64;
+    let w = &torch["whole_step"];
+    let f = |v: &Value| v.as_f64().unwrap();
+    assert!((f(&w["step_ms"]) - step).abs() < 1e-6 * step, "{w}");
+    let roofs = f(&w["onednn"]["roofline_ms"]) + f(&w["framework"]["roofline_ms"]);
+    assert!(
+        (f(&w["efficiency"]) * step - roofs).abs() < 1e-6 * roofs,
+        "{w}"
+    );
+    let per = torch["iterations"].as_f64().unwrap();
+    // The framework rows that did not run in oneDNN (gelu_backward issues eltwise primitives:
+    // its work is among the primitives).
+    let fw: f64 = torch["framework"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["runs_in"] != "oneDNN")
+        .filter_map(|r| r["roofline_ms"].as_f64())
+        .sum::<f64>()
+        / per;
+    let with_onednn = f(&torch["framework"]["roofline"]["roofline_ms"]) / per;
+    assert!(fw < with_onednn, "{fw} {with_onednn}");
+    assert!(
+        (f(&w["framework"]["roofline_ms"]) - fw).abs() < 1e-9 * fw.max(1.0),
+        "{w}"
+    );
+    let parts = f(&w["onednn"]["measured_ms"]) + f(&w["framework"]["measured_ms"]);
+    assert!(
+        (f(&w["rest_ms"]) - (step - parts).max(0.0)).abs() < 1e-6 * step,
+        "{step} {parts} {w}"
+    );
+    let lost: Vec<f64> = w["lost"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| f(&l["lost_ms"]))
+        .collect();
+    assert!(
+        !lost.is_empty() && lost.windows(2).all(|p| p[0] >= p[1]),
+        "{lost:?}"
+    );
+}

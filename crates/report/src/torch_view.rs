@@ -78,6 +78,7 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
         per,
     );
     framework(&mut out, j, n, per);
+    whole_step(&mut out, j);
     inductor_kernels(&mut out, j, n, per);
     let mut issuing = j.issuing_ops.clone();
     issuing.iter_mut().for_each(|r| r.calls = r.primitives);
@@ -218,6 +219,53 @@ fn framework(out: &mut String, j: &TorchJoin, n: usize, per: f64) {
             names.join(", "),
             if uncosted.len() > 5 { ", …" } else { "" }
         );
+    }
+}
+
+/// The whole step against the roofline: the efficiency line, its parts, and the time lost
+/// ranked across primitives and framework ops.
+fn whole_step(out: &mut String, j: &TorchJoin) {
+    let Some(w) = &j.whole_step else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\nWhole step against the roofline (per iteration): {} ms a step, {} ms at the roofs: \
+         {:.1}% efficiency",
+        ms(w.step_ms),
+        ms(w.onednn.roofline_ms + w.framework.roofline_ms),
+        w.efficiency * 100.0
+    );
+    let part =
+        |out: &mut String, what: &str, p: &profilednn_analysis::torch_trace::whole_step::Part| {
+            let _ = writeln!(
+                out,
+                "  {what:<44} {:>10} ms, {:>10} ms at the roofs, {:>10} ms lost",
+                ms(p.measured_ms),
+                ms(p.roofline_ms),
+                ms(p.lost_ms)
+            );
+        };
+    part(out, "oneDNN primitives (costed)", &w.onednn);
+    part(out, "framework ops outside oneDNN (costed)", &w.framework);
+    let _ = writeln!(
+        out,
+        "  {:<44} {:>10} ms (ops without a cost, Python and dispatch between ops: no roof)",
+        "the rest",
+        ms(w.rest_ms)
+    );
+    if !w.lost.is_empty() {
+        let _ = writeln!(out, "  time lost, largest first:");
+        for l in &w.lost {
+            let _ = writeln!(
+                out,
+                "    {:>10} ms  {:<7} {:>6.1}%  {}",
+                ms(l.lost_ms),
+                l.runs_in,
+                l.efficiency * 100.0,
+                clip(&l.name, 90)
+            );
+        }
     }
 }
 

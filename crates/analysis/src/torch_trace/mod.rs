@@ -10,6 +10,7 @@ pub mod compiled;
 pub mod framework;
 mod scan;
 pub mod step_units;
+pub mod whole_step;
 
 use crate::events::{for_each_event, Event};
 use crate::EventKind;
@@ -269,6 +270,9 @@ pub struct TorchJoin {
     /// compile time: left out of every per-iteration figure of ops, phases, modules and
     /// framework ops (their rows stay in `per_iteration`), unless every iteration compiled.
     pub compiling: Vec<compiled::Compiling>,
+    /// The whole step against the roofline, primitives and framework ops together (with a
+    /// machine profile: [`whole_step::whole_step`]).
+    pub whole_step: Option<whole_step::WholeStep>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
