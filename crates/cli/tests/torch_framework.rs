@@ -407,3 +407,47 @@ fn the_whole_step_is_set_against_the_roofline() {
         "{lost:?}"
     );
 }
+
+/// Where the step runs: the classes add up to the step's mean wall time (the trace's own
+/// iteration ranges), and an f32 transformer's GEMMs are in the BLAS, its element-wise ops in
+/// ATen, most of the step outside oneDNN.
+#[test]
+fn the_step_is_split_by_where_it_runs() {
+    let rel = "fixtures/torch/gpt-f32.trace.json.gz";
+    let r = json_of(&[
+        "report",
+        root()
+            .join("fixtures/torch/gpt-f32.log.gz")
+            .to_str()
+            .unwrap(),
+        "--torch-trace",
+        root().join(rel).to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let torch = &r["torch"];
+    let walls: Vec<f64> = torch["per_iteration"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["time_ms"].as_f64().unwrap())
+        .collect();
+    let step = walls.iter().sum::<f64>() / walls.len() as f64;
+    let classes = torch["runs_in"].as_array().unwrap();
+    let get = |c: &str| {
+        classes
+            .iter()
+            .find(|r| r["class"] == c)
+            .unwrap_or_else(|| panic!("no {c}: {classes:?}"))["time_ms"]
+            .as_f64()
+            .unwrap()
+    };
+    let total: f64 = classes.iter().map(|r| r["time_ms"].as_f64().unwrap()).sum();
+    assert!((total - step).abs() < 1e-6 * step, "{total} vs {step}");
+    assert!(
+        get("BLAS") > 0.1 * step && get("ATen") > 0.1 * step,
+        "{classes:?}"
+    );
+    assert!(get("oneDNN") < 0.1 * step, "{classes:?}");
+    assert_eq!(get("inductor"), 0.0);
+}

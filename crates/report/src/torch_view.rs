@@ -67,6 +67,7 @@ pub fn render(j: &TorchJoin, n: usize) -> String {
         let _ = writeln!(out, "  ⚠ {w}");
     }
     compilation(&mut out, j);
+    runs_in(&mut out, j);
     table(&mut out, "Phases", "phase", &j.phases, 8, per);
     per_iteration(&mut out, j);
     table(
@@ -266,6 +267,23 @@ fn whole_step(out: &mut String, j: &TorchJoin) {
                 clip(&l.name, 90)
             );
         }
+    }
+}
+
+/// The step by where it runs, each class with its share.
+fn runs_in(out: &mut String, j: &TorchJoin) {
+    if j.runs_in.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nWhere the step runs (ms per steady iteration)");
+    for r in j.runs_in.iter().filter(|r| r.time_ms > 0.0) {
+        let _ = writeln!(
+            out,
+            "  {:<16} {:>10} {:>6.1}%",
+            r.class,
+            ms(r.time_ms),
+            r.share * 100.0
+        );
     }
 }
 

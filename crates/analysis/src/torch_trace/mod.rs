@@ -8,6 +8,7 @@
 
 pub mod compiled;
 pub mod framework;
+pub mod runs_in;
 mod scan;
 pub mod step_units;
 pub mod whole_step;
@@ -273,6 +274,9 @@ pub struct TorchJoin {
     /// The whole step against the roofline, primitives and framework ops together (with a
     /// machine profile: [`whole_step::whole_step`]).
     pub whole_step: Option<whole_step::WholeStep>,
+    /// The steady step by where it runs (oneDNN, BLAS, ATen, inductor, other ops,
+    /// Python/dispatch), per iteration: [`runs_in::classes`].
+    pub runs_in: Vec<runs_in::RunsIn>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -572,6 +576,7 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     }
     j.warnings
         .extend(clock_warnings(trace, execs, timestamped, log_span));
+    j.runs_in = runs_in::classes(&j);
     j
 }
 
