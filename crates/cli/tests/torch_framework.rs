@@ -8,6 +8,21 @@ use common::{json_of, root};
 use serde_json::Value;
 use std::io::Read;
 
+/// `report FIXTURE.log.gz --torch-trace FIXTURE.trace.json.gz [extra] --format json` of a
+/// fixture of `fixtures/torch`.
+fn torch_report_json(fixture: &str, extra: &[&str]) -> Value {
+    let dir = root().join("fixtures/torch");
+    let log = dir.join(format!("{fixture}.log.gz")).display().to_string();
+    let trace = dir
+        .join(format!("{fixture}.trace.json.gz"))
+        .display()
+        .to_string();
+    let mut args = vec!["report", &log, "--torch-trace", &trace];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--format", "json"]);
+    json_of(&args)
+}
+
 fn trace_json(rel: &str) -> Value {
     let mut text = String::new();
     let file = std::fs::File::open(root().join(rel)).unwrap();
@@ -344,22 +359,8 @@ fn the_whole_step_is_set_against_the_roofline() {
         })
         .map(|e| e["dur"].as_f64().unwrap() / 1e3)
         .collect();
-    let r = json_of(&[
-        "report",
-        root()
-            .join("fixtures/torch/gpt-f32.log.gz")
-            .to_str()
-            .unwrap(),
-        "--torch-trace",
-        root().join(rel).to_str().unwrap(),
-        "--machine",
-        root()
-            .join("fixtures/machine/xeon-8480-spec.json")
-            .to_str()
-            .unwrap(),
-        "--format",
-        "json",
-    ]);
+    let machine = root().join("fixtures/machine/xeon-8480-spec.json");
+    let r = torch_report_json("gpt-f32", &["--machine", machine.to_str().unwrap()]);
     let torch = &r["torch"];
     let n = torch["per_iteration"].as_array().unwrap().len();
     // The trailing range (after the last step) is not an iteration: the first `n` are.
@@ -413,18 +414,7 @@ fn the_whole_step_is_set_against_the_roofline() {
 /// ATen, most of the step outside oneDNN.
 #[test]
 fn the_step_is_split_by_where_it_runs() {
-    let rel = "fixtures/torch/gpt-f32.trace.json.gz";
-    let r = json_of(&[
-        "report",
-        root()
-            .join("fixtures/torch/gpt-f32.log.gz")
-            .to_str()
-            .unwrap(),
-        "--torch-trace",
-        root().join(rel).to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let r = torch_report_json("gpt-f32", &[]);
     let torch = &r["torch"];
     let walls: Vec<f64> = torch["per_iteration"]
         .as_array()

@@ -279,6 +279,20 @@ pub struct TorchJoin {
     pub runs_in: Vec<runs_in::RunsIn>,
 }
 
+impl TorchJoin {
+    /// Wall time of a steady iteration: the mean of the trace's iteration ranges that did not
+    /// compile; `None` without iteration ranges.
+    pub fn steady_step_ms(&self) -> Option<f64> {
+        let walls: Vec<f64> = self
+            .per_iteration
+            .iter()
+            .filter(|r| self.compiling.iter().all(|c| c.index != r.index))
+            .map(|r| r.time_ms)
+            .collect();
+        (!walls.is_empty()).then(|| walls.iter().sum::<f64>() / walls.len() as f64)
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct IterationRow {
     pub index: u64,

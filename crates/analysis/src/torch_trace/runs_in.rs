@@ -32,16 +32,9 @@ pub struct RunsIn {
 /// - `Python/dispatch`: the iteration's wall time outside every top-level op (the Python of
 ///   the training loop, and the dispatcher between ops).
 pub fn classes(j: &TorchJoin) -> Vec<RunsIn> {
-    let steady: Vec<f64> = j
-        .per_iteration
-        .iter()
-        .filter(|r| j.compiling.iter().all(|c| c.index != r.index))
-        .map(|r| r.time_ms)
-        .collect();
-    if steady.is_empty() {
+    let Some(step) = j.steady_step_ms() else {
         return Vec::new();
-    }
-    let step = steady.iter().sum::<f64>() / steady.len() as f64;
+    };
     let per = j.iterations.unwrap_or(1).max(1) as f64;
     let top = j.phases.iter().fold(0.0, |a, p| a + p.time_ms) / per;
     let onednn = j.phases.iter().fold(0.0, |a, p| a + p.onednn_ms) / per;

@@ -57,17 +57,7 @@ pub fn whole_step(j: &TorchJoin, primitives: Option<&Efficiency>) -> Option<Whol
     j.framework.roofline.as_ref()?;
     let per = j.iterations.unwrap_or(1).max(1) as f64;
     let per_log = j.log_iterations.unwrap_or(1).max(1) as f64;
-    let steady: Vec<f64> = j
-        .per_iteration
-        .iter()
-        .filter(|r| j.compiling.iter().all(|c| c.index != r.index))
-        .map(|r| r.time_ms)
-        .collect();
-    let step_ms = if steady.is_empty() {
-        j.framework.top_level_ms / per
-    } else {
-        steady.iter().sum::<f64>() / steady.len() as f64
-    };
+    let step_ms = j.steady_step_ms().unwrap_or(j.framework.top_level_ms / per);
     if step_ms <= 0.0 {
         return None;
     }
