@@ -80,6 +80,13 @@ pub struct Thresholds {
     /// `timings-polluted`: share of oneDNN time in primitives whose identical calls ran ten
     /// times their fastest or more.
     pub polluted_share: f64,
+    /// `gemm-outside-onednn`: share of the step in GEMMs that ran in PyTorch's BLAS.
+    pub framework_gemm_share: f64,
+    /// `attention-share`: share of the step in attention kernels outside oneDNN.
+    pub attention_share: f64,
+    /// `elementwise-unfused`: share of the step in element-wise and normalization ops outside
+    /// oneDNN, in an eager (not compiled) model.
+    pub elementwise_share: f64,
 }
 
 impl Default for Thresholds {
@@ -104,6 +111,9 @@ impl Default for Thresholds {
             data_share: 0.1,
             rank_imbalance: 1.1,
             polluted_share: 0.05,
+            framework_gemm_share: 0.15,
+            attention_share: 0.1,
+            elementwise_share: 0.3,
         }
     }
 }

@@ -341,7 +341,10 @@ fn findings_are_ordered_by_gain_and_ids_are_stable() {
             "rank-imbalance",
             "rank-thread-placement",
             "timings-polluted",
-            "whole-step-bf16"
+            "whole-step-bf16",
+            "gemm-outside-onednn",
+            "attention-share",
+            "elementwise-unfused"
         ]
     );
 }

@@ -134,6 +134,16 @@ pub struct ThresholdArgs {
     /// speed-up against the log.
     #[arg(long, default_value_t = Thresholds::default().polluted_share, value_parser = crate::load::share)]
     polluted_share: f64,
+    /// gemm-outside-onednn: share of the step in GEMMs run by PyTorch's BLAS (needs --torch-trace).
+    #[arg(long, default_value_t = Thresholds::default().framework_gemm_share, value_parser = crate::load::share)]
+    framework_gemm_share: f64,
+    /// attention-share: share of the step in attention kernels (needs --torch-trace).
+    #[arg(long, default_value_t = Thresholds::default().attention_share, value_parser = crate::load::share)]
+    attention_share: f64,
+    /// elementwise-unfused: share of an eager step in element-wise and normalization ops
+    /// (needs --torch-trace).
+    #[arg(long, default_value_t = Thresholds::default().elementwise_share, value_parser = crate::load::share)]
+    elementwise_share: f64,
 }
 
 impl ThresholdArgs {
@@ -158,6 +168,9 @@ impl ThresholdArgs {
             data_share: self.data_share,
             rank_imbalance: self.rank_imbalance,
             polluted_share: self.polluted_share,
+            framework_gemm_share: self.framework_gemm_share,
+            attention_share: self.attention_share,
+            elementwise_share: self.elementwise_share,
         }
     }
 }
@@ -199,6 +212,7 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     )?
     .profiles;
     let machine = crate::machine_file::load(args.machine.as_deref())?;
+    let roofs = machine.clone();
     let merged = Profile::merged(&profiles);
     // --cores first; else the machine profile's (given or saved); else this machine's, when
     // the log looks recorded here.
@@ -211,7 +225,11 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
             ..Default::default()
         },
     );
-    let torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
+    let mut torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
+    if let Some(j) = torch.as_mut() {
+        // The framework ops' rules rank time lost against the same roofs as the report's.
+        j.set_roofs(summary.efficiency.as_ref(), roofs.as_ref());
+    }
     let thresholds = args.thresholds.thresholds();
     let evidence = log_machine.apply(Evidence::from_profiles(
         &profiles,

@@ -154,8 +154,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         },
     );
     let mut torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
-    if let (Some(j), Some(m)) = (torch.as_mut(), machine.as_ref()) {
-        set_roofs(j, &summary, m);
+    if let Some(j) = torch.as_mut() {
+        j.set_roofs(summary.efficiency.as_ref(), machine.as_ref());
     }
     let evidence = || {
         log_machine.apply(Evidence::from_profiles(
@@ -228,27 +228,6 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         &summary.read_errors,
         "the report",
     ))
-}
-
-/// The framework ops set against the roofs the primitives were set against (scaled to the log's
-/// threads), else against the profile's own.
-fn set_roofs(
-    j: &mut profilednn_analysis::torch_trace::TorchJoin,
-    summary: &profilednn_analysis::Summary,
-    m: &profilednn_machine::MachineProfile,
-) {
-    let (name, peaks, memory) = match &summary.efficiency {
-        Some(e) => (&e.machine, &e.peak_gflops, e.memory_gbps),
-        None => (&m.name, &m.peak_gflops, m.memory_gbps),
-    };
-    j.framework
-        .set_against(&profilednn_analysis::torch_trace::framework::Roofs {
-            machine: name,
-            peak_gflops: peaks,
-            memory_gbps: memory,
-        });
-    j.whole_step =
-        profilednn_analysis::torch_trace::whole_step::whole_step(j, summary.efficiency.as_ref());
 }
 
 /// The terminal report: the tables, the ranks, the PyTorch view and the advice's short form.

@@ -441,3 +441,72 @@ fn the_step_is_split_by_where_it_runs() {
     assert!(get("oneDNN") < 0.1 * step, "{classes:?}");
     assert_eq!(get("inductor"), 0.0);
 }
+
+/// The framework-op rules on the recorded transformers: an f32 GPT's GEMMs run in the BLAS
+/// (gemm-outside-onednn fires, with the time its GEMMs lose against the roofline, derived here
+/// from each row's flops and bytes and the report's own roofs), its bf16 run's GEMMs in oneDNN
+/// (it does not fire); the compiled run's element-wise ops are Inductor's (elementwise-unfused
+/// does not fire).
+#[test]
+fn framework_op_rules_fire_on_the_recorded_transformers() {
+    let machine = root().join("fixtures/machine/xeon-8480-spec.json");
+    let m = machine.to_str().unwrap();
+    let advise = |fixture: &str| {
+        let dir = root().join("fixtures/torch");
+        json_of(&[
+            "advise",
+            dir.join(format!("{fixture}.log.gz")).to_str().unwrap(),
+            "--torch-trace",
+            dir.join(format!("{fixture}.trace.json.gz"))
+                .to_str()
+                .unwrap(),
+            "--machine",
+            m,
+            "--format",
+            "json",
+        ])
+    };
+    let fired = |a: &Value, id: &str| {
+        a["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["id"] == id && r["fired"] == true)
+    };
+    let a = advise("gpt-f32");
+    assert!(fired(&a, "gemm-outside-onednn"), "{}", a["rules"]);
+    let gemm = a["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "gemm-outside-onednn")
+        .unwrap();
+    // By hand, from the report's rows and roofs.
+    let r = torch_report_json("gpt-f32", &["--machine", m]);
+    let peak = r["efficiency"]["peak_gflops"]["f32"].as_f64().unwrap();
+    let bw = r["efficiency"]["memory_gbps"].as_f64().unwrap();
+    let per = r["torch"]["iterations"].as_f64().unwrap();
+    let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let lost: f64 = r["torch"]["framework"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["family"] == "gemm" && row["runs_in"] == "BLAS")
+        .map(|row| {
+            let roof = ((f(&row["flops"]) + f(&row["extra_flops"])) / peak / 1e6)
+                .max(f(&row["bytes"]) / bw / 1e6);
+            let measured = f(&row["time_ms"]) * f(&row["costed_calls"]) / f(&row["calls"]);
+            (measured - roof).max(0.0)
+        })
+        .sum::<f64>()
+        / per;
+    let gain = f(&gemm["gain_ms_per_iteration"]);
+    assert!(
+        (gain - lost).abs() < 1e-6 * lost,
+        "{gain} vs {lost} by hand"
+    );
+    let a = advise("gpt-bf16");
+    assert!(!fired(&a, "gemm-outside-onednn"), "{}", a["rules"]);
+    let a = advise("gpt-compiled");
+    assert!(!fired(&a, "elementwise-unfused"), "{}", a["rules"]);
+}

@@ -4,6 +4,7 @@ mod backward_weights;
 mod bf16;
 mod bf16_emulated;
 mod cache;
+mod framework_ops;
 mod fusion;
 mod outside;
 pub(crate) mod polluted;
@@ -103,6 +104,18 @@ pub const ALL: &[Rule] = &[
     Rule {
         id: whole_step::ID,
         check: whole_step::check,
+    },
+    Rule {
+        id: framework_ops::GEMM,
+        check: framework_ops::gemm,
+    },
+    Rule {
+        id: framework_ops::ATTENTION,
+        check: framework_ops::attention,
+    },
+    Rule {
+        id: framework_ops::ELEMENTWISE,
+        check: framework_ops::elementwise,
     },
 ];
 
@@ -223,8 +236,11 @@ pub fn map(pairs: Vec<(&str, Value)>) -> Map<String, Value> {
 
 /// The span of a log without a primitive (no timestamps of its own), from its PyTorch trace's
 /// iterations: a compiled or f32 transformer that never called oneDNN.
+///
+/// A steady iteration's wall time times the iterations: an iteration that compiled
+/// (torch.compile's first call, seconds long) is not the step the findings are shares of.
 pub(crate) fn trace_span(ev: &Evidence) -> Option<f64> {
     ev.torch
-        .map(|j| j.per_iteration.iter().map(|i| i.time_ms).sum::<f64>())
+        .and_then(|j| Some(j.steady_step_ms()? * j.per_iteration.len() as f64))
         .filter(|w| *w > 0.0 && ev.summary.calls == 0)
 }

@@ -280,6 +280,27 @@ pub struct TorchJoin {
 }
 
 impl TorchJoin {
+    /// Sets the framework ops against the roofs the primitives were set against
+    /// (`primitives`, scaled to the log's threads), else against `machine`'s own, and the
+    /// whole step against both ([`whole_step::whole_step`]). Without either, nothing is set.
+    pub fn set_roofs(
+        &mut self,
+        primitives: Option<&crate::efficiency::Efficiency>,
+        machine: Option<&profilednn_machine::MachineProfile>,
+    ) {
+        let (name, peaks, memory) = match (primitives, machine) {
+            (Some(e), _) => (&e.machine, &e.peak_gflops, e.memory_gbps),
+            (None, Some(m)) => (&m.name, &m.peak_gflops, m.memory_gbps),
+            (None, None) => return,
+        };
+        self.framework.set_against(&framework::Roofs {
+            machine: name,
+            peak_gflops: peaks,
+            memory_gbps: memory,
+        });
+        self.whole_step = whole_step::whole_step(self, primitives);
+    }
+
     /// Wall time of a steady iteration: the mean of the trace's iteration ranges that did not
     /// compile; `None` without iteration ranges.
     pub fn steady_step_ms(&self) -> Option<f64> {
