@@ -19,9 +19,17 @@ pub struct PlanArgs {
     /// The oneDNN verbose log of the training run (plain or gzip; a file: it is read twice).
     #[arg(value_name = "LOG")]
     log: PathBuf,
-    /// Cores to split into ranks × threads.
+    /// Cores to split into ranks × threads (on each node, with `--nodes`).
     #[arg(long, value_parser = crate::load::count)]
     cores: u64,
+    /// Nodes of `--cores` cores each, every one running the split: the global batch is divided
+    /// among nodes × ranks, and the all-reduce crosses the network (`--network-gbps`).
+    #[arg(long, value_parser = crate::load::count, default_value_t = 1)]
+    nodes: u64,
+    /// The link between two nodes, Gbit/s each way (e.g. 10 for 10GbE; `bench/gloo_allreduce.py`
+    /// over several nodes prints what Gloo gets of it). Required with `--nodes` > 1.
+    #[arg(long, value_name = "GBIT")]
+    network_gbps: Option<f64>,
     /// Sockets the cores are in (equal shares): splits with a rank across two are invalid.
     /// Default: the `sockets` of `--machine`, else 1.
     #[arg(long, value_parser = crate::load::count)]
@@ -91,16 +99,32 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
             logged.from
         )
     })?;
-    // A log without a thread count in its header ran on the planned cores, ranks sharing them.
+    // A log without a thread count in its header ran on the planned cores (of one node), ranks
+    // sharing them.
     let default_threads = (args.cores / logged.rank_batches.len() as u64).max(1);
     let outside = logged.outside(default_threads);
     let (allreduce_gbps, allreduce_source) =
         allreduce_rate(&args, &logged, outside.as_ref(), footprint.gradient_bytes)?;
+    let network_gbit = match (args.nodes, args.network_gbps) {
+        (_, Some(g)) if !(g.is_finite() && g > 0.0) => {
+            bail!("--network-gbps {g}: give a positive rate in Gbit/s")
+        }
+        (1, _) => None,
+        (n, None) => bail!(
+            "--nodes {n}: the all-reduce crosses the network between the nodes; give its rate, \
+             --network-gbps GBIT (Gbit/s each way: 10 for 10GbE; `bench/gloo_allreduce.py` run \
+             on the nodes measures what Gloo gets)"
+        ),
+        (_, g) => g,
+    };
     let target = Target {
         cores: args.cores,
         sockets,
         allreduce_gbps,
         allreduce_source,
+        nodes: args.nodes,
+        network_gbit,
+        network_source: network_gbit.map(|_| "--network-gbps".to_string()),
     };
     let mut plan = plan::skeleton(
         &args.log.display().to_string(),
@@ -338,6 +362,15 @@ fn print_table(p: &Plan) -> Result<()> {
             onednn + o.logged_ms
         );
     }
+    if let (Some(net), true) = (p.network_gbps, p.nodes > 1) {
+        outln!(
+            "  {} nodes of {} cores, {net:.3} Gbit/s each way between them ({}): every split runs on each node (ranks = {} × the split's), Gloo's ring crosses the network; the notes say what the network adds to the all-reduce",
+            p.nodes,
+            p.cores,
+            p.network_source.as_deref().unwrap_or("given"),
+            p.nodes
+        );
+    }
     if !p.replayed {
         outln!("  compute not replayed (--dry-run, or no split could be replayed)");
     }
@@ -361,6 +394,9 @@ fn print_table(p: &Plan) -> Result<()> {
             .iter()
             .map(|w| format!("INVALID: {w}"))
             .collect::<Vec<_>>();
+        if let Some(n) = r.allreduce_network_ms.filter(|_| p.nodes > 1) {
+            notes.push(format!("all-reduce: {n:.3} ms added by the network"));
+        }
         notes.extend(r.notes.iter().cloned());
         outln!(
             "{:<8} {:>5} {:>7} {:>9} {:>11} {:>11} {:>12} {:>10} {:>10} {:>8}  {}",
