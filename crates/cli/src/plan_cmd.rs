@@ -27,9 +27,15 @@ pub struct PlanArgs {
     #[arg(long, value_parser = crate::load::count, default_value_t = 1)]
     nodes: u64,
     /// The link between two nodes, Gbit/s each way (e.g. 10 for 10GbE; `bench/gloo_allreduce.py`
-    /// over several nodes prints what Gloo gets of it). Required with `--nodes` > 1.
-    #[arg(long, value_name = "GBIT")]
+    /// over several nodes prints what Gloo gets of it). Required with `--nodes` > 1, unless
+    /// `--network-log` measures it.
+    #[arg(long, value_name = "GBIT", conflicts_with = "network_log")]
     network_gbps: Option<f64>,
+    /// The logs of a multi-node run of the same training, one per node (as `record --ranks`
+    /// wrote them on each node, or each node's torchrun output): its time outside oneDNN per
+    /// iteration less LOG's framework time is its all-reduce, which prices the network.
+    #[arg(long, value_name = "NODE_LOG", num_args = 1..)]
+    network_log: Vec<PathBuf>,
     /// Sockets the cores are in (equal shares): splits with a rank across two are invalid.
     /// Default: the `sockets` of `--machine`, else 1.
     #[arg(long, value_parser = crate::load::count)]
@@ -105,7 +111,15 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     let outside = logged.outside(default_threads);
     let (allreduce_gbps, allreduce_source) =
         allreduce_rate(&args, &logged, outside.as_ref(), footprint.gradient_bytes)?;
-    let network_gbit = match (args.nodes, args.network_gbps) {
+    let measured = network_rate(
+        &args,
+        &logged,
+        outside.as_ref(),
+        footprint.gradient_bytes,
+        allreduce_gbps,
+    )?;
+    let network_gbps = args.network_gbps.or(measured.as_ref().map(|m| m.0));
+    let network_gbit = match (args.nodes, network_gbps) {
         (_, Some(g)) if !(g.is_finite() && g > 0.0) => {
             bail!("--network-gbps {g}: give a positive rate in Gbit/s")
         }
@@ -124,7 +138,11 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         allreduce_source,
         nodes: args.nodes,
         network_gbit,
-        network_source: network_gbit.map(|_| "--network-gbps".to_string()),
+        network_source: network_gbit.map(|_| {
+            measured
+                .map(|m| m.1)
+                .unwrap_or_else(|| "--network-gbps".to_string())
+        }),
     };
     let mut plan = plan::skeleton(
         &args.log.display().to_string(),
@@ -211,6 +229,69 @@ fn allreduce_rate(
             m.exposed_ms
         ),
     ))
+}
+
+/// The network rate measured from `--network-log`, and how (none without it).
+fn network_rate(
+    args: &PlanArgs,
+    logged: &plan_logged::Logged,
+    outside: Option<&Outside>,
+    gradient_bytes: u64,
+    intra_gbps: f64,
+) -> Result<Option<(f64, String)>> {
+    if args.network_log.is_empty() {
+        return Ok(None);
+    }
+    let no_time = |p: &std::path::Path| {
+        anyhow::anyhow!(
+            "{}: no time outside oneDNN per iteration (record with ONEDNN_VERBOSE_TIMESTAMP=1 and iteration markers), so the network cannot be measured; give --network-gbps",
+            p.display()
+        )
+    };
+    // The planned log's framework time: its own all-reduce (on one node) taken out.
+    let single = Outside {
+        logged_allreduce_ms: plan::allreduce::ms(
+            gradient_bytes,
+            logged.rank_batches.len() as u64,
+            intra_gbps,
+        )
+        .unwrap_or(0.0),
+        ..outside.ok_or_else(|| no_time(&args.log))?.clone()
+    };
+    let nodes: Vec<plan_logged::Logged> = args
+        .network_log
+        .iter()
+        .map(|p| plan_logged::read(p, None))
+        .collect::<Result<_>>()?;
+    let per_node = nodes[0].rank_batches.len() as u64;
+    if let Some((p, n)) = args
+        .network_log
+        .iter()
+        .zip(&nodes)
+        .find(|(_, n)| n.rank_batches.len() as u64 != per_node)
+    {
+        bail!(
+            "--network-log: {} holds {} ranks, {} holds {per_node}: give one log per node of one run",
+            p.display(),
+            n.rank_batches.len(),
+            args.network_log[0].display()
+        );
+    }
+    let all = plan_logged::Logged::of_nodes(nodes);
+    let multi = all
+        .outside((args.cores / per_node).max(1))
+        .ok_or_else(|| no_time(&args.network_log[0]))?;
+    let n = args.network_log.len() as u64;
+    let m =
+        plan::rate::network_from_runs((&single, &multi), (n, per_node), gradient_bytes, intra_gbps)
+            .context("--network-log")?;
+    Ok(Some((
+        m.gbit,
+        format!(
+            "measured: the {n} nodes × {per_node} rank(s) of --network-log spend {:.1} ms per iteration outside oneDNN, the planned log's framework time is {:.1} ms at their samples per thread: {:.1} ms of all-reduce",
+            m.multi_outside_ms, m.single_outside_ms, m.exposed_ms
+        ),
+    )))
 }
 
 /// Replays one rank of every valid split, fewest threads last (the order does not matter to
