@@ -406,7 +406,7 @@
       // ranks slow: the machine) is told apart from a slow rank (its own work).
       const nodes = L.nodes && L.nodes.length ? el("p", { text: "Nodes: " + L.nodes.slice(0, 16).map((n) => `${n.node} (${n.ranks.length} ranks)`).join(", ") + (L.nodes.length > 16 ? ` and ${L.nodes.length - 16} more` : "") + "." }) : null;
       const nodeVerdict = im && im.slow_node
-        ? el("p", { class: "bad", text: `Slow node: ${im.slow_node.node}: every one of its ${im.slow_node.ranks.length} ranks is slow, its fastest ${ms(im.slow_node.fastest_ms_per_iteration)} ms of oneDNN time per iteration, ${im.slow_node.ratio.toFixed(2)}× the other nodes' median rank's ${ms(im.slow_node.others_median_ms_per_iteration)} ms: the machine, not the ranks' work.` })
+        ? el("p", { class: "bad", text: `Slow node: ${im.slow_node.node}: every one of its ${im.slow_node.ranks.length} ranks is slow, its fastest ${ms(im.slow_node.fastest_ms_per_iteration)} ms of oneDNN time per iteration, ${im.slow_node.ratio.toFixed(2)}× the other nodes' median rank's ${ms(im.slow_node.others_median_ms_per_iteration)} ms: the machine, not the ranks' work` + (im.slow_node.ranks.length === 1 ? " (one rank per node: a slow rank and a slow node look the same)." : ".") })
         : im && im.straggler_node && L.nodes && L.nodes.length ? el("p", { text: `A slow rank, not a slow node: the straggler's node ${im.straggler_node} is not slow as a whole.` }) : null;
       return card(`Ranks of ${L.log} (${L.ranks}, told apart by ${L.launcher})`,
         nodes,
