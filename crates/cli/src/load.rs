@@ -148,10 +148,10 @@ pub fn logs_and_ranks_with(
     let mut groups: Vec<(Option<NodeLine>, Vec<PathBuf>)> = log_groups(logs)?
         .into_iter()
         .map(|g| match &g[..] {
-            [p] => (crate::rank_logs::node_of(p), g),
-            _ => (None, g),
+            [p] => Ok((crate::rank_logs::node_of(p)?, g)),
+            _ => Ok((None, g)),
         })
-        .collect();
+        .collect::<Result<_>>()?;
     if groups.iter().filter(|g| g.0.is_some()).count() > 1 {
         let parts = groups
             .iter()

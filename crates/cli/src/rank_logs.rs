@@ -92,13 +92,18 @@ pub fn multi_rank_error(path: &Path) -> Result<Option<anyhow::Error>> {
 }
 
 /// The node line `record --ranks` wrote at the top of `path` (node, global rank of its first
-/// rank), from its first MiB; `None` for stdin, a directory or a log without one.
-pub fn node_of(path: &Path) -> Option<(String, u32)> {
+/// rank), from its first MiB; `None` for stdin, a directory or a log without one (or that
+/// cannot be opened: the usual open error follows); an error naming the file and line for a
+/// node line that does not parse.
+pub fn node_of(path: &Path) -> Result<Option<(String, u32)>> {
     if path.as_os_str() == "-" || path.is_dir() {
-        return None;
+        return Ok(None);
     }
-    let (head, _) = read_all(read(path).ok()?.take(SNIFF_BYTES));
-    crate::record_ranks::node_of(&head)
+    let Ok(input) = read(path) else {
+        return Ok(None);
+    };
+    let (head, _) = read_all(input.take(SNIFF_BYTES));
+    crate::record_ranks::node_of(&head).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// A log as `report` reads it.

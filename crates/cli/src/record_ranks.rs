@@ -255,18 +255,29 @@ pub fn node_line(
     num("OMPI_COMM_WORLD_RANK").map(|rank| line(host.to_string(), rank))
 }
 
-/// A log's node line, from its first MiB: (node, the global rank of its first rank).
-pub fn node_of(head: &[u8]) -> Option<(String, u32)> {
-    let at = memchr::memmem::find(head, NODE_LINE.as_bytes())?;
-    if at > 0 && head[at - 1] != b'\n' {
-        return None;
-    }
+/// A log's node line, from its first MiB: (node, the global rank of its first rank); `Ok(None)`
+/// without one. A node line that does not parse is an error naming its line (1-based): read as
+/// an ordinary log, its node's ranks would silently clash with the other nodes'.
+pub fn node_of(head: &[u8]) -> Result<Option<(String, u32)>, String> {
+    let Some(at) = memchr::memmem::find_iter(head, NODE_LINE.as_bytes())
+        .find(|&at| at == 0 || head[at - 1] == b'\n')
+    else {
+        return Ok(None);
+    };
     let end = memchr::memchr(b'\n', &head[at..]).map_or(head.len(), |e| at + e);
-    let text = std::str::from_utf8(&head[at + NODE_LINE.len()..end]).ok()?;
-    let mut f = text.split(',');
-    let node = f.next()?.to_string();
-    (f.next()? == "rank").then_some(())?;
-    Some((node, f.next()?.parse().ok()?))
+    let line = String::from_utf8_lossy(&head[at..end]);
+    let parsed = || -> Option<(String, u32)> {
+        let mut f = line[NODE_LINE.len()..].split(',');
+        let node = f.next().filter(|n| !n.is_empty())?.to_string();
+        (f.next()? == "rank").then_some(())?;
+        Some((node, f.next()?.parse().ok()?))
+    };
+    parsed().map(Some).ok_or_else(|| {
+        format!(
+            "line {}: `{line}` is not a node line (profilednn,node,NAME,rank,R,host,HOST, as `record --ranks` writes it)",
+            memchr::memchr_iter(b'\n', &head[..at]).count() + 1
+        )
+    })
 }
 
 /// Whether `record` runs as one rank of a launcher (srun, mpirun or torchrun `--no-python`
@@ -306,7 +317,7 @@ mod tests {
         assert_eq!(l, "profilednn,node,node1,rank,4,host,h1");
         assert_eq!(
             node_of(format!("{l}\n[default0]:x\n").as_bytes()),
-            Some(("node1".into(), 4))
+            Ok(Some(("node1".into(), 4)))
         );
         // The script's own --node-rank is not torchrun's; one node's torchrun says nothing.
         assert_eq!(
@@ -334,7 +345,9 @@ mod tests {
         assert_eq!(node_line(&os(&["python", "t.py"]), none, "h"), None);
         assert!(!inside_a_rank(&os(&["python", "t.py"]), none));
         // Not at a line's start: no node line.
-        assert_eq!(node_of(b"x profilednn,node,a,rank,1\n"), None);
+        assert_eq!(node_of(b"x profilednn,node,a,rank,1\n"), Ok(None));
+        let e = node_of(b"x\nprofilednn,node,a,rank,one\n").unwrap_err();
+        assert!(e.starts_with("line 2: `profilednn,node,a,rank,one`"), "{e}");
     }
 
     #[test]
