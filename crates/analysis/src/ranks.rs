@@ -174,6 +174,9 @@ pub struct RankDifference {
 #[derive(Debug, Clone, Serialize)]
 pub struct SlowRank {
     pub rank: u32,
+    /// Its node, when known: slow ranks spread over nodes are the ranks', gathered on one node
+    /// the machine's.
+    pub node: Option<String>,
     pub ms_per_iteration: f64,
     /// Its oneDNN time over the median rank's.
     pub ratio: f64,
@@ -406,6 +409,7 @@ fn imbalance(ranks: &[(RankView, &Profile)]) -> Option<Imbalance> {
             let load = load_of(&v.0);
             SlowRank {
                 rank: v.0.rank,
+                node: v.0.node.clone(),
                 ms_per_iteration: load,
                 ratio: if m > 0.0 { load / m } else { 1.0 },
                 differences: causes(v, 3),

@@ -90,6 +90,10 @@ fn a_slow_node_is_named_as_the_machine() {
     assert_eq!(node_of(&j, 4), "node1");
     let im = &j["rank_logs"][0]["imbalance"];
     assert_eq!(im["straggler_node"], "node1", "{im}");
+    // The slowest ranks are node1's three, each naming it.
+    let slowest = im["slowest"].as_array().unwrap();
+    assert_eq!(slowest.len(), 3, "{im}");
+    assert!(slowest.iter().all(|r| r["node"] == "node1"), "{im}");
     let s = &im["slow_node"];
     assert_eq!(s["node"], "node1", "{im}");
     assert_eq!(s["ranks"], serde_json::json!([3, 4, 5]));

@@ -293,10 +293,14 @@ fn render_imbalance(out: &mut String, set: &RankSet, slowest: bool) {
                     .iter()
                     .map(|d| format!("{} +{}", d.group, ms(d.difference_ms_per_iteration)))
                     .collect();
+                let rank = match &r.node {
+                    Some(n) => format!("{} ({n})", r.rank),
+                    None => r.rank.to_string(),
+                };
                 let _ = writeln!(
                     out,
                     "    rank {:<6} {:>10} {:>6.2}×  {}",
-                    r.rank,
+                    rank,
                     ms(r.ms_per_iteration),
                     r.ratio,
                     if causes.is_empty() {

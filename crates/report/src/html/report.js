@@ -399,7 +399,7 @@
         el("thead", {}, el("tr", {}, ["per iteration, over ranks", "min", "median", "p95", "max"].map((t) => el("th", { text: t })))),
         el("tbody", {}, [spreadRow("oneDNN ms", sp.onednn_ms), spreadRow("wall ms", sp.wall_ms), spreadRow("outside oneDNN ms", sp.outside_ms)])) : null;
       const slow = many && im && im.slowest && im.slowest.length > 1 ? el("ul", {}, im.slowest.map((r) => el("li", { text:
-        `rank ${r.rank}: ${ms(r.ms_per_iteration)} ms of oneDNN time per iteration, ${r.ratio.toFixed(2)}× the median rank's` +
+        `rank ${r.rank}${r.node ? ` (${r.node})` : ""}: ${ms(r.ms_per_iteration)} ms of oneDNN time per iteration, ${r.ratio.toFixed(2)}× the median rank's` +
         (r.differences.length ? "; more time in " + r.differences.map((d) => `${d.group} (+${ms(d.difference_ms_per_iteration)} ms)`).join(", ") : "") }))) : null;
       const stopped = many ? R.filter((r) => r.stopped_early) : [];
       // Nodes, when the launcher or the logs' layout named them; a slow node (every one of its
