@@ -147,6 +147,9 @@ pub struct Evidence<'a> {
     /// Whole-step what-ifs (framework ops replayed through PyTorch, `advise --project
     /// --torch-trace`): the step as recorded and changed, on this machine.
     pub step_what_ifs: &'a [StepWhatIf],
+    /// The node of each rank's log, as (log source, node), when the launcher or the logs'
+    /// layout named nodes: `rank-imbalance` tells a slow node from a slow rank with it.
+    pub nodes: &'a [(String, String)],
 }
 
 impl<'a> Evidence<'a> {
@@ -171,7 +174,13 @@ impl<'a> Evidence<'a> {
             torch,
             projections: &[],
             step_what_ifs: &[],
+            nodes: &[],
         }
+    }
+
+    /// The same evidence with each rank log's node.
+    pub fn with_nodes(self, nodes: &'a [(String, String)]) -> Evidence<'a> {
+        Evidence { nodes, ..self }
     }
 
     /// The same evidence with what-if projections (from `--replay` or `--project`).

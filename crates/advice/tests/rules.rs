@@ -34,6 +34,7 @@ fn run(rels: &[&str], cores: Option<usize>, machine: Option<MachineProfile>) -> 
             torch: None,
             projections: &[],
             step_what_ifs: &[],
+            nodes: &[],
         },
         &Thresholds::default(),
     )
@@ -370,6 +371,7 @@ fn run_torch(variant: &str) -> Advice {
             torch: Some(&j),
             projections: &[],
             step_what_ifs: &[],
+            nodes: &[],
         },
         &Thresholds::default(),
     )
@@ -516,6 +518,7 @@ fn rank_spanning_sockets_is_judged_by_physical_cores_not_hardware_threads() {
                 torch: None,
                 projections: &[],
                 step_what_ifs: &[],
+                nodes: &[],
             },
             &Thresholds::default(),
         );
@@ -631,6 +634,7 @@ fn whole_step_bf16_is_judged_by_the_projected_step() {
                 torch: None,
                 projections: &[],
                 step_what_ifs: w,
+                nodes: &[],
             },
             &Thresholds::default(),
         )

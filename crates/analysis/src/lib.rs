@@ -45,6 +45,7 @@ pub mod events;
 pub mod iterations;
 pub mod log_machine;
 pub mod metadata;
+pub mod nodes;
 pub mod profile;
 pub mod rank_scan;
 pub mod rank_spread;

@@ -134,6 +134,8 @@ pub fn iteration_times_of_marks(mut marks: Vec<(u128, Option<f64>)>) -> Vec<Iter
 #[derive(Debug, Clone, Serialize)]
 pub struct RankView {
     pub rank: u32,
+    /// The node it ran on, when the launcher or the logs' layout says (null: unknown).
+    pub node: Option<String>,
     pub source: String,
     /// Executions of primitives.
     pub calls: u64,
@@ -172,6 +174,9 @@ pub struct RankDifference {
 #[derive(Debug, Clone, Serialize)]
 pub struct SlowRank {
     pub rank: u32,
+    /// Its node, when known: slow ranks spread over nodes are the ranks', gathered on one node
+    /// the machine's.
+    pub node: Option<String>,
     pub ms_per_iteration: f64,
     /// Its oneDNN time over the median rank's.
     pub ratio: f64,
@@ -199,6 +204,11 @@ pub struct Imbalance {
     /// The slowest ranks (at most [`SLOWEST`], the straggler first, then those more than 1 %
     /// above the median rank), each with its cause.
     pub slowest: Vec<SlowRank>,
+    /// The straggler's node, when nodes are known.
+    pub straggler_node: Option<String>,
+    /// A node whose every rank is slow ([`crate::nodes::slow_node`]): the machine, not the
+    /// ranks' work. None on one node, or when no node is.
+    pub slow_node: Option<crate::nodes::SlowNode>,
 }
 
 /// All ranks of one multi-rank log.
@@ -209,6 +219,8 @@ pub struct RankSet {
     /// Whose labels told the ranks apart (`torchrun`, `Open MPI --tag-output`, …).
     pub launcher: String,
     pub ranks: Vec<RankView>,
+    /// The nodes and their ranks (empty: nodes unknown, or one).
+    pub nodes: Vec<crate::nodes::NodeRanks>,
     pub imbalance: Option<Imbalance>,
     /// The ranks' figures per iteration as distributions (min, median, p95, max).
     pub spread: crate::rank_spread::RankSpread,
@@ -236,6 +248,7 @@ impl RankView {
         let walled = || per_iteration.iter().filter(|i| i.wall_ms.is_some());
         RankView {
             rank,
+            node: None,
             source: profile.sources.join(", "),
             calls: profile.exec_calls(),
             total_time_ms: total,
@@ -265,6 +278,12 @@ impl RankSet {
         mark_stopped_early(&mut ranks);
         let imbalance = imbalance(&ranks);
         let ranks: Vec<RankView> = ranks.into_iter().map(|(r, _)| r).collect();
+        let nodes = crate::nodes::group(
+            &ranks
+                .iter()
+                .map(|r| (r.rank, r.node.as_deref()))
+                .collect::<Vec<_>>(),
+        );
         RankSet {
             source,
             launcher,
@@ -282,6 +301,7 @@ impl RankSet {
                     .collect::<Vec<_>>(),
             ),
             ranks,
+            nodes: if nodes.len() > 1 { nodes } else { Vec::new() },
             imbalance,
             unlabelled_lines,
         }
@@ -389,6 +409,7 @@ fn imbalance(ranks: &[(RankView, &Profile)]) -> Option<Imbalance> {
             let load = load_of(&v.0);
             SlowRank {
                 rank: v.0.rank,
+                node: v.0.node.clone(),
                 ms_per_iteration: load,
                 ratio: if m > 0.0 { load / m } else { 1.0 },
                 differences: causes(v, 3),
@@ -406,6 +427,13 @@ fn imbalance(ranks: &[(RankView, &Profile)]) -> Option<Imbalance> {
             _ => None,
         },
         slowest,
+        straggler_node: slow.0.node.clone(),
+        slow_node: crate::nodes::slow_node(
+            &live
+                .iter()
+                .filter_map(|(r, _)| Some((r.rank, r.node.as_deref()?, load_of(r))))
+                .collect::<Vec<_>>(),
+        ),
     })
 }
 

@@ -203,14 +203,15 @@ pub(crate) fn projections(
 
 pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     // With a PyTorch trace, a log without a oneDNN line still has a step to advise on.
-    let profiles = crate::load::logs_and_ranks_with(
+    let loaded = crate::load::logs_and_ranks_with(
         &args.logs,
         args.threads,
         args.iterations,
         args.no_progress,
         args.torch_trace.is_some(),
-    )?
-    .profiles;
+    )?;
+    let nodes = crate::load::nodes_of(&loaded.ranks);
+    let profiles = loaded.profiles;
     let machine = crate::machine_file::load(args.machine.as_deref())?;
     let roofs = machine.clone();
     let merged = Profile::merged(&profiles);
@@ -231,13 +232,7 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
         j.set_roofs(summary.efficiency.as_ref(), roofs.as_ref());
     }
     let thresholds = args.thresholds.thresholds();
-    let evidence = log_machine.apply(Evidence::from_profiles(
-        &profiles,
-        &merged,
-        &summary,
-        log_machine.cores(),
-        torch.as_ref(),
-    ));
+    let evidence = log_machine.evidence(&profiles, &merged, &summary, torch.as_ref(), &nodes);
     let projections = projections(
         &args.logs,
         &profiles,

@@ -73,6 +73,18 @@ impl Loaded {
     }
 }
 
+/// A log's node and the global rank of its first rank (`record --ranks`'s node line).
+type NodeLine = (String, u32);
+
+/// Each rank log's node, as (its source, node), for the ranks whose node is known: what
+/// `advise` needs to tell a slow node from a slow rank.
+pub fn nodes_of(sets: &[RankSet]) -> Vec<(String, String)> {
+    sets.iter()
+        .flat_map(|s| &s.ranks)
+        .filter_map(|r| Some((r.source.clone(), r.node.clone()?)))
+        .collect()
+}
+
 /// One rank's profile and figures, from its tally. `read_error`: the log it came from could
 /// not be read to its end (as `Profile::from_scan` does for a log cut short, its last
 /// iteration is partial).
@@ -132,7 +144,23 @@ pub fn logs_and_ranks_with(
         profiles: Vec::new(),
         ranks: Vec::new(),
     };
-    for group in log_groups(logs)? {
+    // The logs of several nodes (each with its node line) are one run.
+    let mut groups: Vec<(Option<NodeLine>, Vec<PathBuf>)> = log_groups(logs)?
+        .into_iter()
+        .map(|g| match &g[..] {
+            [p] => Ok((crate::rank_logs::node_of(p)?, g)),
+            _ => Ok((None, g)),
+        })
+        .collect::<Result<_>>()?;
+    if groups.iter().filter(|g| g.0.is_some()).count() > 1 {
+        let parts = groups
+            .iter()
+            .filter_map(|(n, g)| Some((g[0].clone(), n.clone()?)))
+            .collect();
+        push_node_logs(&mut out, parts, threads, iterations, no_progress)?;
+        groups.retain(|g| g.0.is_none());
+    }
+    for (_, group) in groups {
         let [path] = &group[..] else {
             // The files of one rotated set (oneDNN's file logger), oldest first: one log.
             let name = format!(
@@ -183,15 +211,21 @@ pub fn logs_and_ranks_with(
             crate::rank_logs::Source::Files(files) => {
                 let mut ranks = Vec::new();
                 let mut parsed = Parsed::default();
-                for (rank, file) in files.files {
+                for (i, (rank, file)) in files.files.into_iter().enumerate() {
                     let input = LogInput::open(&file).context("cannot read the log")?;
-                    let name = format!("{} [rank {rank}]", files.source);
+                    let node = files.nodes.get(i);
+                    let name = match node {
+                        Some(n) => format!("{} [rank {rank}, node {n}]", files.source),
+                        None => format!("{} [rank {rank}]", files.source),
+                    };
                     let scanned = scan_tally(input, threads, true);
                     if let Some(e) = scanned.read_error {
                         bail!("{}: cannot read the log: {e}", file.display());
                     }
                     let tally = scanned.tally;
-                    ranks.push(rank_of(name, rank, tally, None, iterations, &mut parsed));
+                    let mut r = rank_of(name, rank, tally, None, iterations, &mut parsed);
+                    r.1.node = node.cloned();
+                    ranks.push(r);
                 }
                 out.push_ranks(files.source, files.launcher, ranks, 0, None);
                 continue;
@@ -209,6 +243,70 @@ pub fn logs_and_ranks_with(
         out.profiles.push(profile);
     }
     Ok(out)
+}
+
+/// The logs of several nodes, each starting with its node line (`record --ranks`), read as one
+/// run: a labelled log's rank `k` is global rank R + k (R from its node line), a log without
+/// labels is rank R; every rank knows its node.
+fn push_node_logs(
+    out: &mut Loaded,
+    parts: Vec<(PathBuf, NodeLine)>,
+    threads: usize,
+    iterations: Option<u64>,
+    no_progress: bool,
+) -> Result<()> {
+    let mut ranks: Vec<(Profile, RankView)> = Vec::new();
+    let mut parsed = Parsed::default();
+    let mut unlabelled_lines = 0;
+    let mut owner: std::collections::BTreeMap<u32, PathBuf> = Default::default();
+    for (path, (node, first)) in &parts {
+        let mut found: Vec<(u32, profilednn_analysis::Tally, Option<String>)> = Vec::new();
+        match crate::rank_logs::split_or_open(path)? {
+            crate::rank_logs::Source::Labelled {
+                launcher, input, ..
+            } => {
+                let split = scan_labelled(input, launcher, threads, no_progress);
+                let e = split.read_error.map(|e| e.to_string());
+                unlabelled_lines += split.unlabelled_profile_lines;
+                for r in split.ranks {
+                    found.push((first.saturating_add(r.rank), r.tally, e.clone()));
+                }
+            }
+            crate::rank_logs::Source::Single(input) => {
+                let s = scan_tally(input, threads, no_progress);
+                found.push((*first, s.tally, s.read_error.map(|e| e.to_string())));
+            }
+            crate::rank_logs::Source::Files(_) => bail!("{}: not a log file", path.display()),
+        }
+        for (rank, tally, e) in found {
+            if let Some(other) = owner.insert(rank, path.clone()) {
+                bail!(
+                    "{} and {}: both hold rank {rank} (by their node lines, `profilednn,node,…`): \
+                     logs of two runs, or of one node twice?",
+                    other.display(),
+                    path.display()
+                );
+            }
+            let name = format!("{} [rank {rank}, node {node}]", path.display());
+            let mut r = rank_of(name, rank, tally, e.as_deref(), iterations, &mut parsed);
+            r.1.node = Some(node.clone());
+            ranks.push(r);
+        }
+    }
+    let nodes: std::collections::BTreeSet<&String> = parts.iter().map(|p| &p.1 .0).collect();
+    let source = parts
+        .iter()
+        .map(|p| p.0.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    out.push_ranks(
+        source,
+        format!("record --ranks, a log per node ({} nodes)", nodes.len()),
+        ranks,
+        unlabelled_lines,
+        None,
+    );
+    Ok(())
 }
 
 /// The logs that `paths` name, each a group of files read as one log:

@@ -19,9 +19,23 @@ pub struct PlanArgs {
     /// The oneDNN verbose log of the training run (plain or gzip; a file: it is read twice).
     #[arg(value_name = "LOG")]
     log: PathBuf,
-    /// Cores to split into ranks × threads.
+    /// Cores to split into ranks × threads (on each node, with `--nodes`).
     #[arg(long, value_parser = crate::load::count)]
     cores: u64,
+    /// Nodes of `--cores` cores each, every one running the split: the global batch is divided
+    /// among nodes × ranks, and the all-reduce crosses the network (`--network-gbps`).
+    #[arg(long, value_parser = crate::load::count, default_value_t = 1)]
+    nodes: u64,
+    /// The link between two nodes, Gbit/s each way (e.g. 10 for 10GbE; `bench/gloo_allreduce.py`
+    /// over several nodes prints what Gloo gets of it). Required with `--nodes` > 1, unless
+    /// `--network-log` measures it.
+    #[arg(long, value_name = "GBIT", conflicts_with = "network_log")]
+    network_gbps: Option<f64>,
+    /// The logs of a multi-node run of the same training, one per node (as `record --ranks`
+    /// wrote them on each node, or each node's torchrun output): its time outside oneDNN per
+    /// iteration less LOG's framework time is its all-reduce, which prices the network.
+    #[arg(long, value_name = "NODE_LOG", num_args = 1..)]
+    network_log: Vec<PathBuf>,
     /// Sockets the cores are in (equal shares): splits with a rank across two are invalid.
     /// Default: the `sockets` of `--machine`, else 1.
     #[arg(long, value_parser = crate::load::count)]
@@ -91,16 +105,44 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
             logged.from
         )
     })?;
-    // A log without a thread count in its header ran on the planned cores, ranks sharing them.
+    // A log without a thread count in its header ran on the planned cores (of one node), ranks
+    // sharing them.
     let default_threads = (args.cores / logged.rank_batches.len() as u64).max(1);
     let outside = logged.outside(default_threads);
     let (allreduce_gbps, allreduce_source) =
         allreduce_rate(&args, &logged, outside.as_ref(), footprint.gradient_bytes)?;
+    let measured = network_rate(
+        &args,
+        &logged,
+        outside.as_ref(),
+        footprint.gradient_bytes,
+        allreduce_gbps,
+    )?;
+    let network_gbps = args.network_gbps.or(measured.as_ref().map(|m| m.0));
+    let network_gbit = match (args.nodes, network_gbps) {
+        (_, Some(g)) if !(g.is_finite() && g > 0.0) => {
+            bail!("--network-gbps {g}: give a positive rate in Gbit/s")
+        }
+        (1, _) => None,
+        (n, None) => bail!(
+            "--nodes {n}: the all-reduce crosses the network between the nodes; give its rate, \
+             --network-gbps GBIT (Gbit/s each way: 10 for 10GbE; `bench/gloo_allreduce.py` run \
+             on the nodes measures what Gloo gets)"
+        ),
+        (_, g) => g,
+    };
     let target = Target {
         cores: args.cores,
         sockets,
         allreduce_gbps,
         allreduce_source,
+        nodes: args.nodes,
+        network_gbit,
+        network_source: network_gbit.map(|_| {
+            measured
+                .map(|m| m.1)
+                .unwrap_or_else(|| "--network-gbps".to_string())
+        }),
     };
     let mut plan = plan::skeleton(
         &args.log.display().to_string(),
@@ -187,6 +229,69 @@ fn allreduce_rate(
             m.exposed_ms
         ),
     ))
+}
+
+/// The network rate measured from `--network-log`, and how (none without it).
+fn network_rate(
+    args: &PlanArgs,
+    logged: &plan_logged::Logged,
+    outside: Option<&Outside>,
+    gradient_bytes: u64,
+    intra_gbps: f64,
+) -> Result<Option<(f64, String)>> {
+    if args.network_log.is_empty() {
+        return Ok(None);
+    }
+    let no_time = |p: &std::path::Path| {
+        anyhow::anyhow!(
+            "{}: no time outside oneDNN per iteration (record with ONEDNN_VERBOSE_TIMESTAMP=1 and iteration markers), so the network cannot be measured; give --network-gbps",
+            p.display()
+        )
+    };
+    // The planned log's framework time: its own all-reduce (on one node) taken out.
+    let single = Outside {
+        logged_allreduce_ms: plan::allreduce::ms(
+            gradient_bytes,
+            logged.rank_batches.len() as u64,
+            intra_gbps,
+        )
+        .unwrap_or(0.0),
+        ..outside.ok_or_else(|| no_time(&args.log))?.clone()
+    };
+    let nodes: Vec<plan_logged::Logged> = args
+        .network_log
+        .iter()
+        .map(|p| plan_logged::read(p, None))
+        .collect::<Result<_>>()?;
+    let per_node = nodes[0].rank_batches.len() as u64;
+    if let Some((p, n)) = args
+        .network_log
+        .iter()
+        .zip(&nodes)
+        .find(|(_, n)| n.rank_batches.len() as u64 != per_node)
+    {
+        bail!(
+            "--network-log: {} holds {} ranks, {} holds {per_node}: give one log per node of one run",
+            p.display(),
+            n.rank_batches.len(),
+            args.network_log[0].display()
+        );
+    }
+    let all = plan_logged::Logged::of_nodes(nodes);
+    let multi = all
+        .outside((args.cores / per_node).max(1))
+        .ok_or_else(|| no_time(&args.network_log[0]))?;
+    let n = args.network_log.len() as u64;
+    let m =
+        plan::rate::network_from_runs((&single, &multi), (n, per_node), gradient_bytes, intra_gbps)
+            .context("--network-log")?;
+    Ok(Some((
+        m.gbit,
+        format!(
+            "measured: the {n} nodes × {per_node} rank(s) of --network-log spend {:.1} ms per iteration outside oneDNN, the planned log's framework time is {:.1} ms at their samples per thread: {:.1} ms of all-reduce",
+            m.multi_outside_ms, m.single_outside_ms, m.exposed_ms
+        ),
+    )))
 }
 
 /// Replays one rank of every valid split, fewest threads last (the order does not matter to
@@ -338,6 +443,15 @@ fn print_table(p: &Plan) -> Result<()> {
             onednn + o.logged_ms
         );
     }
+    if let (Some(net), true) = (p.network_gbps, p.nodes > 1) {
+        outln!(
+            "  {} nodes of {} cores, {net:.3} Gbit/s each way between them ({}): every split runs on each node (ranks = {} × the split's), Gloo's ring crosses the network; the notes say what the network adds to the all-reduce",
+            p.nodes,
+            p.cores,
+            p.network_source.as_deref().unwrap_or("given"),
+            p.nodes
+        );
+    }
     if !p.replayed {
         outln!("  compute not replayed (--dry-run, or no split could be replayed)");
     }
@@ -361,6 +475,9 @@ fn print_table(p: &Plan) -> Result<()> {
             .iter()
             .map(|w| format!("INVALID: {w}"))
             .collect::<Vec<_>>();
+        if let Some(n) = r.allreduce_network_ms.filter(|_| p.nodes > 1) {
+            notes.push(format!("all-reduce: {n:.3} ms added by the network"));
+        }
         notes.extend(r.notes.iter().cloned());
         outln!(
             "{:<8} {:>5} {:>7} {:>9} {:>11} {:>11} {:>12} {:>10} {:>10} {:>8}  {}",

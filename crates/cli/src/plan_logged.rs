@@ -26,6 +26,18 @@ pub struct Logged {
 }
 
 impl Logged {
+    /// The ranks of several nodes' logs as one run: every rank's times and mini-batch, the
+    /// first node's iteration and thread count.
+    pub fn of_nodes(mut nodes: Vec<Logged>) -> Logged {
+        let mut first = nodes.remove(0);
+        for n in nodes {
+            first.rank_batches.extend(n.rank_batches);
+            first.outside_per_rank.extend(n.outside_per_rank);
+            first.onednn_per_rank.extend(n.onednn_per_rank);
+        }
+        first
+    }
+
     /// The ranks' steady time outside oneDNN, at the first rank's batch and `threads` (or
     /// `default_threads` when the header does not say); none without timestamps.
     pub fn outside(&self, default_threads: u64) -> Option<Outside> {

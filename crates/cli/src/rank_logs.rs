@@ -91,6 +91,21 @@ pub fn multi_rank_error(path: &Path) -> Result<Option<anyhow::Error>> {
     }))
 }
 
+/// The node line `record --ranks` wrote at the top of `path` (node, global rank of its first
+/// rank), from its first MiB; `None` for stdin, a directory or a log without one (or that
+/// cannot be opened: the usual open error follows); an error naming the file and line for a
+/// node line that does not parse.
+pub fn node_of(path: &Path) -> Result<Option<(String, u32)>> {
+    if path.as_os_str() == "-" || path.is_dir() {
+        return Ok(None);
+    }
+    let Ok(input) = read(path) else {
+        return Ok(None);
+    };
+    let (head, _) = read_all(input.take(SNIFF_BYTES));
+    crate::record_ranks::node_of(&head).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
 /// A log as `report` reads it.
 pub enum Source {
     /// One log whose lines carry `launcher`'s rank labels, to be split while it is read.
@@ -228,6 +243,9 @@ pub struct RankFiles {
     pub source: String,
     pub launcher: String,
     pub files: Vec<(u32, PathBuf)>,
+    /// Each file's node (the same order as `files`), for a directory of nodes' trees; empty for
+    /// one node's tree.
+    pub nodes: Vec<String>,
 }
 
 /// The files of [`torchrun_log_dir`], not read: `None` when `dir` holds none.
@@ -242,6 +260,9 @@ fn torchrun_log_files(dir: &Path) -> Result<Option<RankFiles>> {
         .filter_map(|f| f.0.ancestors().nth(3).map(Path::to_path_buf))
         .collect();
     if runs.len() > 1 {
+        if let Some(nodes) = per_node_trees(dir, &found, &runs) {
+            return Ok(Some(nodes));
+        }
         bail!(
             "{}: holds the logs of {} torchrun runs ({}); name one run's directory",
             dir.display(),
@@ -262,7 +283,89 @@ fn torchrun_log_files(dir: &Path) -> Result<Option<RankFiles>> {
         source: dir.display().to_string(),
         launcher: format!("torchrun --log-dir (attempt {last})"),
         files,
+        nodes: Vec::new(),
     }))
+}
+
+/// A directory of nodes, each holding one run's torchrun `--log-dir` tree (`DIR/node0/<run
+/// id>_<random>/attempt_0/0/stdout.log`, `DIR/node1/…`): torchrun writes the tree on each node
+/// with the node's local ranks, so the trees' runs differ only in their random suffix. Global
+/// ranks are torchrun's, node rank × ranks per node + local rank, with the nodes in the order
+/// of their directories' names (numbers compared as numbers: node2 before node10), which is
+/// the node rank when the directories are named by it, as `--node-rank` gives it. `None` when
+/// a node directory holds more than one run, or the runs are not one per node directory.
+fn per_node_trees(
+    dir: &Path,
+    found: &[(PathBuf, u32, u32)],
+    runs: &std::collections::BTreeSet<PathBuf>,
+) -> Option<RankFiles> {
+    let node_of = |p: &Path| -> Option<String> {
+        let rel = p.strip_prefix(dir).ok()?;
+        let first = rel.components().next()?;
+        Some(first.as_os_str().to_string_lossy().into_owned())
+    };
+    let mut by_node: std::collections::BTreeMap<String, Vec<&PathBuf>> = Default::default();
+    for r in runs {
+        // The run directory itself must lie inside a node directory, not be one.
+        if r.parent() == Some(dir) {
+            return None;
+        }
+        by_node.entry(node_of(r)?).or_default().push(r);
+    }
+    if by_node.values().any(|v| v.len() > 1) || by_node.len() < 2 {
+        return None;
+    }
+    let mut nodes: Vec<String> = by_node.into_keys().collect();
+    nodes.sort_by_key(|n| natural_key(n));
+    let (mut files, mut node_names) = (Vec::new(), Vec::new());
+    let mut first_rank = 0u32;
+    for node in &nodes {
+        let mine: Vec<&(PathBuf, u32, u32)> = found
+            .iter()
+            .filter(|f| node_of(&f.0).as_deref() == Some(node.as_str()))
+            .collect();
+        let last = mine.iter().map(|f| f.1).max()?;
+        let mut local: Vec<(u32, PathBuf)> = mine
+            .iter()
+            .filter(|f| f.1 == last)
+            .map(|f| (f.2, f.0.clone()))
+            .collect();
+        local.sort_by_key(|f| f.0);
+        let count = local.len() as u32;
+        for (rank, file) in local {
+            files.push((first_rank + rank, file));
+            node_names.push(node.clone());
+        }
+        first_rank += count;
+    }
+    Some(RankFiles {
+        source: dir.display().to_string(),
+        launcher: format!(
+            "torchrun --log-dir, a tree per node ({} nodes)",
+            nodes.len()
+        ),
+        files,
+        nodes: node_names,
+    })
+}
+
+/// A name's sort key with its runs of digits as numbers (`node2` < `node10`).
+fn natural_key(s: &str) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while !rest.is_empty() {
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 {
+            out.push((rest[..digits].parse().unwrap_or(u64::MAX), String::new()));
+            rest = &rest[digits..];
+        } else {
+            let text = rest.chars().take_while(|c| !c.is_ascii_digit()).count();
+            let end = rest.char_indices().nth(text).map_or(rest.len(), |(i, _)| i);
+            out.push((0, rest[..end].to_string()));
+            rest = &rest[end..];
+        }
+    }
+    out
 }
 
 fn collect(dir: &Path, depth: usize, out: &mut Vec<(PathBuf, u32, u32)>) -> Result<()> {

@@ -31,7 +31,10 @@ pub struct RecordArgs {
     torch: bool,
     /// Multi-process runs: add the launcher's own flag that labels each line with its rank
     /// (`torchrun --tee 3`, Open MPI `mpirun --tag-output`, MPICH `-prepend-rank`, `srun
-    /// --label`), so that `report` profiles each rank.
+    /// --label`), so that `report` profiles each rank. On one node of several (torchrun
+    /// `--node-rank`), or run as one rank by srun/mpirun/torchrun `--no-python`, the log starts
+    /// with the node's line (`profilednn,node,NAME,rank,R,host,HOST`), by which `report` reads
+    /// the nodes' logs together.
     #[arg(long)]
     ranks: bool,
     /// The training command and its arguments (after `--`).
@@ -85,6 +88,15 @@ impl Log {
     }
 }
 
+/// This machine's name (`uname -n`): the node, when the launcher gives no number for it.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty() && !h.contains(','))
+        .unwrap_or_else(|| "unknown-host".into())
+}
+
 pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let path = args.output.clone().unwrap_or_else(|| {
         let secs = std::time::SystemTime::now()
@@ -102,11 +114,22 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     } else {
         Log::Plain(BufWriter::with_capacity(1 << 20, file))
     };
-    let command = if args.ranks {
+    let env = |k: &str| std::env::var(k).ok();
+    // Run as one rank by the launcher, `record` labels nothing: its log is that rank's.
+    let command = if args.ranks && !crate::record_ranks::inside_a_rank(&args.command, env) {
         crate::record_ranks::with_rank_labels(&args.command)?
     } else {
         args.command.clone()
     };
+    // The node's line first: the logs of several nodes are read together by it.
+    if let Some(l) = args
+        .ranks
+        .then(|| crate::record_ranks::node_line(&command, env, &host_name()))
+        .flatten()
+    {
+        log.write_all(l.as_bytes())?;
+        log.write_all(b"\n")?;
+    }
     let (program, rest) = command.split_first().expect("required");
     let mut cmd = Command::new(program);
     cmd.args(rest)

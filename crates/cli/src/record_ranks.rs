@@ -192,9 +192,163 @@ pub fn with_rank_labels(command: &[OsString]) -> Result<Vec<OsString>> {
     Ok(out)
 }
 
+/// What a multi-node log says of its node, in its first line: `profilednn,node,NAME,rank,R,
+/// host,HOST`, R the global rank of the log's first rank (a labelled log's rank `k` is R + k;
+/// a log without labels is rank R's). Written by `record --ranks` from what the launcher says:
+/// a torchrun of one node of several (`--node-rank K --nproc-per-node L`: its ranks are K·L +
+/// local rank, torchrun's own numbering), or `record` run as one rank by the launcher (srun's
+/// `SLURM_PROCID`/`SLURM_NODEID`, torchrun `--no-python`'s `RANK`/`GROUP_RANK`, Open MPI's
+/// `OMPI_COMM_WORLD_RANK` with the host name as the node). Without it, ranks of logs recorded
+/// on different nodes cannot be told apart: every node's torchrun labels its ranks from 0.
+pub const NODE_LINE: &str = "profilednn,node,";
+
+/// The node line for `command` run with the environment `env`, on host `host`; `None` when the
+/// launcher says nothing of nodes (one node's torchrun, srun or mpirun over every node, whose
+/// labels are global ranks already).
+pub fn node_line(
+    command: &[OsString],
+    env: impl Fn(&str) -> Option<String>,
+    host: &str,
+) -> Option<String> {
+    let num = |k: &str| env(k)?.trim().parse::<u64>().ok();
+    let line = |node: String, rank: u64| format!("{NODE_LINE}{node},rank,{rank},host,{host}");
+    let (program, rest) = command.split_first()?;
+    if launcher_kind(program) == Some(LauncherKind::Torchrun)
+        || rest
+            .windows(2)
+            .any(|w| w[0] == "-m" && w[1] == "torch.distributed.run")
+    {
+        let own = rest
+            .iter()
+            .position(|a| a.to_string_lossy().ends_with(".py"))
+            .unwrap_or(rest.len());
+        let value = |names: &[&str]| -> Option<String> {
+            let args: Vec<String> = rest[..own]
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            args.iter().enumerate().find_map(|(i, a)| {
+                names.iter().find_map(|n| {
+                    if a == n {
+                        args.get(i + 1).cloned()
+                    } else {
+                        a.strip_prefix(&format!("{n}=")).map(str::to_string)
+                    }
+                })
+            })
+        };
+        let node: u64 = value(&["--node-rank", "--node_rank"])?.parse().ok()?;
+        let per_node: u64 =
+            value(&["--nproc-per-node", "--nproc_per_node"]).map_or(Some(1), |v| v.parse().ok())?;
+        return Some(line(format!("node{node}"), node * per_node));
+    }
+    if launcher_kind(program).is_some() {
+        return None;
+    }
+    // `record` is itself one rank of the launcher's.
+    if let (Some(rank), Some(node)) = (num("SLURM_PROCID"), num("SLURM_NODEID")) {
+        return Some(line(format!("node{node}"), rank));
+    }
+    if let (Some(rank), Some(node)) = (num("RANK"), num("GROUP_RANK")) {
+        return Some(line(format!("node{node}"), rank));
+    }
+    num("OMPI_COMM_WORLD_RANK").map(|rank| line(host.to_string(), rank))
+}
+
+/// A log's node line, from its first MiB: (node, the global rank of its first rank); `Ok(None)`
+/// without one. A node line that does not parse is an error naming its line (1-based): read as
+/// an ordinary log, its node's ranks would silently clash with the other nodes'.
+pub fn node_of(head: &[u8]) -> Result<Option<(String, u32)>, String> {
+    let Some(at) = memchr::memmem::find_iter(head, NODE_LINE.as_bytes())
+        .find(|&at| at == 0 || head[at - 1] == b'\n')
+    else {
+        return Ok(None);
+    };
+    let end = memchr::memchr(b'\n', &head[at..]).map_or(head.len(), |e| at + e);
+    let line = String::from_utf8_lossy(&head[at..end]);
+    let parsed = || -> Option<(String, u32)> {
+        let mut f = line[NODE_LINE.len()..].split(',');
+        let node = f.next().filter(|n| !n.is_empty())?.to_string();
+        (f.next()? == "rank").then_some(())?;
+        Some((node, f.next()?.parse().ok()?))
+    };
+    parsed().map(Some).ok_or_else(|| {
+        format!(
+            "line {}: `{line}` is not a node line (profilednn,node,NAME,rank,R,host,HOST, as `record --ranks` writes it)",
+            memchr::memchr_iter(b'\n', &head[..at]).count() + 1
+        )
+    })
+}
+
+/// Whether `record` runs as one rank of a launcher (srun, mpirun or torchrun `--no-python`
+/// started it) and runs no launcher itself: `--ranks` then needs no label flag, only the node
+/// line. (A batch script's own step has `SLURM_PROCID` too, so a launcher run from it is no
+/// rank.)
+pub fn inside_a_rank(command: &[OsString], env: impl Fn(&str) -> Option<String>) -> bool {
+    let Some((program, rest)) = command.split_first() else {
+        return false;
+    };
+    launcher_kind(program).is_none()
+        && !rest.iter().any(|a| a == "torch.distributed.run")
+        && ["SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "GROUP_RANK"]
+            .iter()
+            .any(|k| env(k).is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn node_lines_from_the_launcher() {
+        let os = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        let none = |_: &str| None;
+        // torchrun on node 1 of 2, 4 ranks a node: its ranks are 4–7.
+        let c = os(&[
+            "torchrun",
+            "--nnodes",
+            "2",
+            "--node-rank",
+            "1",
+            "--nproc-per-node=4",
+            "t.py",
+        ]);
+        let l = node_line(&c, none, "h1").unwrap();
+        assert_eq!(l, "profilednn,node,node1,rank,4,host,h1");
+        assert_eq!(
+            node_of(format!("{l}\n[default0]:x\n").as_bytes()),
+            Ok(Some(("node1".into(), 4)))
+        );
+        // The script's own --node-rank is not torchrun's; one node's torchrun says nothing.
+        assert_eq!(
+            node_line(&os(&["torchrun", "t.py", "--node-rank", "1"]), none, "h"),
+            None
+        );
+        assert_eq!(node_line(&os(&["srun", "-n", "8", "x"]), none, "h"), None);
+        // record as one rank of srun: SLURM_PROCID 5 on node 2.
+        let slurm = |k: &str| match k {
+            "SLURM_PROCID" => Some("5".to_string()),
+            "SLURM_NODEID" => Some("2".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            node_line(&os(&["python", "t.py"]), slurm, "h").unwrap(),
+            "profilednn,node,node2,rank,5,host,h"
+        );
+        assert!(inside_a_rank(&os(&["python", "t.py"]), slurm));
+        assert!(!inside_a_rank(&os(&["torchrun", "t.py"]), slurm));
+        let ompi = |k: &str| (k == "OMPI_COMM_WORLD_RANK").then(|| "3".to_string());
+        assert_eq!(
+            node_line(&os(&["python", "t.py"]), ompi, "cn07").unwrap(),
+            "profilednn,node,cn07,rank,3,host,cn07"
+        );
+        assert_eq!(node_line(&os(&["python", "t.py"]), none, "h"), None);
+        assert!(!inside_a_rank(&os(&["python", "t.py"]), none));
+        // Not at a line's start: no node line.
+        assert_eq!(node_of(b"x profilednn,node,a,rank,1\n"), Ok(None));
+        let e = node_of(b"x\nprofilednn,node,a,rank,one\n").unwrap_err();
+        assert!(e.starts_with("line 2: `profilednn,node,a,rank,one`"), "{e}");
+    }
 
     #[test]
     fn labelled_verbose_lines_keep_their_label_and_leave_the_terminal() {

@@ -3,7 +3,7 @@
 use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use profilednn_advice::{advise, Evidence, Thresholds};
+use profilednn_advice::{advise, Thresholds};
 use profilednn_analysis::{summarize_merged, GroupKey, Profile, SummaryOptions};
 use profilednn_report::terminal::{RankColumns, TerminalOptions};
 use std::io::IsTerminal;
@@ -133,6 +133,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         args.torch_trace.is_some(),
     )?;
     let (profiles, ranks) = (loaded.profiles, loaded.ranks);
+    let nodes = crate::load::nodes_of(&ranks);
     // Loaded once: the summary's efficiency section and the HTML page's roofline use it.
     let machine = if args.no_roofline {
         None
@@ -157,15 +158,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     if let Some(j) = torch.as_mut() {
         j.set_roofs(summary.efficiency.as_ref(), machine.as_ref());
     }
-    let evidence = || {
-        log_machine.apply(Evidence::from_profiles(
-            &profiles,
-            &merged,
-            &summary,
-            log_machine.cores(),
-            torch.as_ref(),
-        ))
-    };
+    let evidence = || log_machine.evidence(&profiles, &merged, &summary, torch.as_ref(), &nodes);
     let thresholds = Thresholds::default();
     let projections = crate::advise_cmd::projections(
         &args.logs,

@@ -740,15 +740,8 @@ fn a_page_of_sixteen_ranks_shows_their_spread_and_the_slowest() {
     let Some(b) = browser() else { return };
     // Rank 0 of the real torchrun log given to 16 ranks, rank 9's times doubled, rank 12's
     // ×1.5.
-    use std::io::Read;
-    let mut text = String::new();
-    flate2::read::MultiGzDecoder::new(
-        std::fs::File::open(root().join("fixtures/multirank/torchrun_2ranks.log.gz")).unwrap(),
-    )
-    .read_to_string(&mut text)
-    .unwrap();
     let mut log = String::new();
-    for t in text.lines().filter_map(|l| l.strip_prefix("[default0]:")) {
+    for t in &rank0_lines() {
         for r in 0..16 {
             let scale = [(9, 2.0), (12, 1.5)].iter().find(|x| x.0 == r).map(|x| x.1);
             let line = match (t.rsplit_once(','), scale) {
@@ -781,4 +774,63 @@ fn a_page_of_sixteen_ranks_shows_their_spread_and_the_slowest() {
     // The column per rank is still there, folded.
     let details = dom.find("<details").expect("the per-rank table, folded");
     assert!(dom[details..].contains("id=\"ranks\""));
+}
+
+/// Rank 0's own lines of the real torchrun log, label removed.
+fn rank0_lines() -> Vec<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::MultiGzDecoder::new(
+        std::fs::File::open(root().join("fixtures/multirank/torchrun_2ranks.log.gz")).unwrap(),
+    )
+    .read_to_string(&mut text)
+    .unwrap();
+    text.lines()
+        .filter_map(|l| l.strip_prefix("[default0]:"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_page_of_two_nodes_names_the_slow_node() {
+    let Some(b) = browser() else { return };
+    // Two nodes' logs as `record --ranks` writes them, 2 ranks each; node1's times × 1.3.
+    let dir = temp_dir();
+    let lines = rank0_lines();
+    let mut paths = Vec::new();
+    for node in 0..2 {
+        let mut log = format!(
+            "profilednn,node,node{node},rank,{},host,h{node}\n",
+            node * 2
+        );
+        for t in &lines {
+            for local in 0..2 {
+                let line = match t.rsplit_once(',') {
+                    Some((head, ms)) if node == 1 && t.contains(",exec,") => {
+                        format!("{head},{}", 1.3 * ms.parse::<f64>().unwrap())
+                    }
+                    _ => t.to_string(),
+                };
+                log += &format!("[default{local}]:{line}\n");
+            }
+        }
+        let path = dir.join(format!("node{node}.log"));
+        std::fs::write(&path, log).unwrap();
+        paths.push(path);
+    }
+    let page = dir.join("nodes.html");
+    bin()
+        .arg("report")
+        .args(&paths)
+        .arg("--html")
+        .arg(&page)
+        .assert()
+        .success();
+    let dom = unescape(&load_ok(&b, &page));
+    assert!(
+        dom.contains("Nodes: node0 (2 ranks), node1 (2 ranks)."),
+        "{dom}"
+    );
+    assert!(dom.contains("(on node node1)"));
+    assert!(dom.contains("Slow node: node1: every one of its 2 ranks is slow"));
 }

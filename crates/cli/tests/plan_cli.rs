@@ -4,8 +4,9 @@
 
 mod common;
 
-use common::{bin, dnnl_lib_or_skip, failed, json_of, root};
+use common::{bin, dnnl_lib_or_skip, failed, json_of, root, temp_dir};
 use serde_json::Value;
+use std::io::Read;
 
 fn fixture() -> String {
     root()
@@ -372,4 +373,77 @@ fn replayed_plan_of_two_cores() {
         best = best.max(r["relative_throughput"].as_f64().unwrap());
     }
     assert_eq!(best, 1.0);
+}
+
+/// Two nodes (issue 40 item 4): each of the 2-rank run's ranks made a node's log, as if the run
+/// had crossed a network; the 1-rank run planned onto 2 nodes of 1 core.
+#[test]
+fn two_nodes_price_the_network() {
+    let single = even("even_1x2.log.gz");
+    let g = (CONV_WEIGHTS * 4) as f64;
+    let p = dry_plan(&[
+        &single,
+        "--nodes",
+        "2",
+        "--cores",
+        "1",
+        "--network-gbps",
+        "1",
+    ]);
+    let r = row(&p, "1x1");
+    assert_eq!(
+        (r["world_ranks"].as_u64(), r["per_rank_batch"].as_u64()),
+        (Some(2), Some(8))
+    );
+    // One rank per node: G crosses the 1 Gbit/s link, all of it the network's.
+    let close = |a: &Value, b: f64| (a.as_f64().unwrap() - b).abs() < 1e-6 * b.max(1.0);
+    assert!(close(&r["allreduce_ms"], g * 8.0 / 1e9 * 1e3), "{r}");
+    assert!(
+        close(&r["allreduce_network_ms"], g * 8.0 / 1e9 * 1e3),
+        "{r}"
+    );
+    // 8 samples per thread as logged (16 on 2 threads): carried.
+    assert!(close(&r["outside_ms"], OUTSIDE_1X2), "{r}");
+    assert_eq!(
+        (p["nodes"].as_u64(), p["network_gbps"].as_f64()),
+        (Some(2), Some(1.0))
+    );
+    let e = refused(&[&single, "--nodes", "2", "--cores", "1", "--dry-run"]);
+    assert!(e.contains("--network-gbps"), "{e}");
+    // The network measured from node logs: the 2-rank run's ranks, one log each.
+    let mut s = String::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(even("even_2x1.log.gz")).unwrap())
+        .read_to_string(&mut s)
+        .unwrap();
+    let dir = temp_dir();
+    let nodes: Vec<String> = (0..2)
+        .map(|k| {
+            let own: String = s
+                .lines()
+                .filter_map(|l| l.strip_prefix(&format!("[default{k}]:")))
+                .map(|t| format!("[default0]:{t}\n"))
+                .collect();
+            let path = dir.join(format!("node{k}.log"));
+            std::fs::write(&path, own).unwrap();
+            path.display().to_string()
+        })
+        .collect();
+    let args = [&single, "--nodes", "2", "--cores", "1", "--network-log"];
+    let p = dry_plan(&[&args[..], &[&nodes[0], &nodes[1]]].concat());
+    // The 1-rank log has no all-reduce of its own: the exposed time is the difference of the
+    // hand-derived outside times, G · 8 bits over it.
+    let gbit = g * 8.0 / ((OUTSIDE_2X1 - OUTSIDE_1X2) * 1e-3) / 1e9;
+    assert!(
+        close(&p["network_gbps"], gbit),
+        "{} vs {gbit}",
+        p["network_gbps"]
+    );
+    assert!(close(
+        &row(&p, "1x1")["allreduce_ms"],
+        OUTSIDE_2X1 - OUTSIDE_1X2
+    ));
+    assert!(p["network_source"]
+        .as_str()
+        .unwrap()
+        .starts_with("measured"));
 }

@@ -105,6 +105,7 @@ pub fn ranks(sets: &[profilednn_analysis::ranks::RankSet]) -> (Value, Value) {
                 "log": s.source,
                 "launcher": s.launcher,
                 "ranks": s.ranks.len(),
+                "nodes": s.nodes,
                 "unlabelled_lines": s.unlabelled_lines,
                 "imbalance": s.imbalance,
                 "spread": s.spread,

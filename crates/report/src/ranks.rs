@@ -44,6 +44,7 @@ fn render_set(out: &mut String, set: &RankSet, columns: &RankColumns, width: usi
             ""
         }
     );
+    render_nodes(out, set);
     if shown.len() < n {
         render_spread(out, set);
     }
@@ -75,6 +76,74 @@ fn render_set(out: &mut String, set: &RankSet, columns: &RankColumns, width: usi
         );
     }
     render_imbalance(out, set, shown.len() < n);
+}
+
+/// How many nodes are named one by one (JSON lists every one).
+const NODES_LISTED: usize = 8;
+
+/// The nodes and their ranks, when known.
+fn render_nodes(out: &mut String, set: &RankSet) {
+    if set.nodes.is_empty() {
+        return;
+    }
+    let named: Vec<String> = set
+        .nodes
+        .iter()
+        .take(NODES_LISTED)
+        .map(|n| {
+            format!(
+                "{} (ranks {})",
+                n.node,
+                profilednn_analysis::nodes::rank_ranges(&n.ranks)
+            )
+        })
+        .collect();
+    let more = set.nodes.len().saturating_sub(NODES_LISTED);
+    let _ = writeln!(
+        out,
+        "  {} nodes: {}{}",
+        set.nodes.len(),
+        named.join(", "),
+        if more > 0 {
+            format!(" … and {more} more (every one in --format json)")
+        } else {
+            String::new()
+        }
+    );
+}
+
+/// Whether the straggler's node is slow as a whole (the machine) or only the straggler is (its
+/// own work), when nodes are known.
+fn render_node_verdict(
+    out: &mut String,
+    set: &RankSet,
+    im: &profilednn_analysis::ranks::Imbalance,
+) {
+    if set.nodes.is_empty() {
+        return;
+    }
+    if let Some(s) = &im.slow_node {
+        let _ = writeln!(
+            out,
+            "  Slow node: {}: every one of its {} ranks is slow, its fastest {} ms per iteration {:.2}× the other nodes' median rank's {} ms: the machine (its CPU, memory, another job on it), not the ranks' work{}",
+            s.node,
+            s.ranks.len(),
+            ms(s.fastest_ms_per_iteration),
+            s.ratio,
+            ms(s.others_median_ms_per_iteration),
+            if s.ranks.len() == 1 {
+                " (one rank per node: a slow rank and a slow node look the same)"
+            } else {
+                ""
+            }
+        );
+    } else if let Some(node) = &im.straggler_node {
+        let _ = writeln!(
+            out,
+            "  A slow rank, not a slow node: rank {} is on {node}, whose other ranks are not all slow: the rank's own work or placement",
+            im.straggler
+        );
+    }
 }
 
 /// The ranks' figures per iteration as distributions, and their threads and mini-batches.
@@ -196,6 +265,7 @@ fn render_imbalance(out: &mut String, set: &RankSet, slowest: bool) {
             im.ratio,
             ms(im.median_ms_per_iteration)
         );
+        render_node_verdict(out, set, im);
         if let Some((s, m)) = im.mini_batch {
             let _ = writeln!(
                 out,
@@ -223,10 +293,14 @@ fn render_imbalance(out: &mut String, set: &RankSet, slowest: bool) {
                     .iter()
                     .map(|d| format!("{} +{}", d.group, ms(d.difference_ms_per_iteration)))
                     .collect();
+                let rank = match &r.node {
+                    Some(n) => format!("{} ({n})", r.rank),
+                    None => r.rank.to_string(),
+                };
                 let _ = writeln!(
                     out,
                     "    rank {:<6} {:>10} {:>6.2}×  {}",
-                    r.rank,
+                    rank,
                     ms(r.ms_per_iteration),
                     r.ratio,
                     if causes.is_empty() {

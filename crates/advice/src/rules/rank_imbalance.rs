@@ -50,6 +50,41 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         order[(order.len() - 1) / 2],
         per_iter,
     );
+    // With nodes: the straggler's whole node slow is the machine; the straggler alone, its work.
+    let node_of = |source: &str| {
+        ev.nodes
+            .iter()
+            .find(|(s, _)| s == source)
+            .map(|(_, n)| n.as_str())
+    };
+    let slow_node = profilednn_analysis::nodes::slow_node(
+        &logs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| Some((i as u32, node_of(&l.source)?, load(l))))
+            .collect::<Vec<_>>(),
+    );
+    let straggler_node = node_of(&slow.source);
+    let on_slow_node = slow_node
+        .as_ref()
+        .filter(|n| Some(n.node.as_str()) == straggler_node);
+    let node_text = match (straggler_node, on_slow_node) {
+        (Some(_), Some(n)) => format!(
+            "; its node {} is slow as a whole: every one of its {} ranks, the fastest {:.2}× the other nodes' median rank{} — the machine, not the rank's work",
+            n.node,
+            n.ranks.len(),
+            n.ratio,
+            if n.ranks.len() == 1 {
+                " (one rank per node: a slow rank and a slow node look the same)"
+            } else {
+                ""
+            }
+        ),
+        (Some(node), None) => format!(
+            "; a slow rank, not a slow node: the other ranks on {node} are not all slow"
+        ),
+        (None, _) => String::new(),
+    };
     let because = match &causes[..] {
         [] => String::new(),
         c => format!(
@@ -64,7 +99,7 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         ev,
         ID,
         format!(
-            "{} is the straggler: {s:.3} {unit} of oneDNN time, {ratio:.2}× the median rank's {m:.3}{because}; every all-reduce waits for it",
+            "{} is the straggler: {s:.3} {unit} of oneDNN time, {ratio:.2}× the median rank's {m:.3}{because}{node_text}; every all-reduce waits for it",
             slow.source
         ),
         map(vec![
@@ -75,6 +110,8 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             ("ratio", json!(ratio)),
             ("per_iteration", json!(per_iter)),
             ("ranks", json!(logs.len())),
+            ("straggler_node", json!(straggler_node)),
+            ("slow_node", json!(on_slow_node)),
             (
                 "causes",
                 json!(causes
@@ -85,10 +122,17 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         ]),
         Some(gain),
         "the straggler's oneDNN time above the median rank's, which every rank waits for",
-        "Give every rank the same work: the same mini-batch per rank (DistributedSampler with \
+        if on_slow_node.is_some() {
+            "Look at the slow node rather than the ranks: a slower CPU or memory than the other \
+             nodes, another job on it, a lower clock (power or thermal limits), or fewer cores \
+             than its ranks were given; move the job off it or give it fewer ranks. `report` \
+             lists the nodes and their ranks."
+        } else {
+            "Give every rank the same work: the same mini-batch per rank (DistributedSampler with \
          drop_last, equal local batch sizes), the same threads and cores per rank \
          (OMP_NUM_THREADS, pinning), and no other load on the straggler's cores. `report` \
-         lists the primitive groups the straggler spends more time in.",
+         lists the primitive groups the straggler spends more time in."
+        },
     ))
 }
 

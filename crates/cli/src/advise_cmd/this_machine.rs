@@ -43,6 +43,26 @@ impl LogMachine {
         self.cores
     }
 
+    /// The evidence of `profiles` (merged into `merged`, summarised as `summary`) on this
+    /// machine, with each rank log's node: what `advise` and `report` both judge.
+    pub fn evidence<'a>(
+        &self,
+        profiles: &[profilednn_analysis::Profile],
+        merged: &'a profilednn_analysis::Profile,
+        summary: &'a profilednn_analysis::Summary,
+        torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
+        nodes: &'a [(String, String)],
+    ) -> Evidence<'a> {
+        self.apply(Evidence::from_profiles(
+            profiles,
+            merged,
+            summary,
+            self.cores(),
+            torch,
+        ))
+        .with_nodes(nodes)
+    }
+
     /// `evidence` with the sockets, physical cores and where the core count came from.
     pub fn apply<'a>(&self, evidence: Evidence<'a>) -> Evidence<'a> {
         evidence

@@ -46,22 +46,36 @@ pub struct Target {
     pub allreduce_gbps: f64,
     /// Where the rate came from: `--allreduce-gbps`, a multi-rank log, or the default.
     pub allreduce_source: String,
+    /// Nodes of `cores` cores each (1: one machine). Every split runs on every node, so the
+    /// ranks are `nodes` × the split's ranks.
+    pub nodes: u64,
+    /// The link between two nodes, Gbit/s each way (needed when `nodes` > 1), see
+    /// [`allreduce::across_nodes`].
+    pub network_gbit: Option<f64>,
+    /// Where the network rate came from.
+    pub network_source: Option<String>,
 }
 
 /// One split's row of the plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    /// `RxT`.
+    /// `RxT`: ranks × threads on each node.
     pub split: String,
+    /// Ranks per node.
     pub ranks: u64,
+    /// Ranks in all: nodes × `ranks`; the global batch is divided among them.
+    pub world_ranks: u64,
     pub threads: u64,
-    /// `B/R`; none when the global batch is not divisible by the ranks.
+    /// `B/(nodes·R)`; none when the global batch is not divisible by the ranks.
     pub per_rank_batch: Option<u64>,
     /// Why the split cannot run (empty: it can).
     pub invalid: Vec<String>,
     /// Bytes each rank sends (and receives) in the ring all-reduce.
     pub allreduce_bytes_per_rank: Option<u64>,
     pub allreduce_ms: Option<f64>,
+    /// The part of `allreduce_ms` the links between nodes add (0 on one node), see
+    /// [`allreduce::across_nodes`].
+    pub allreduce_network_ms: Option<f64>,
     /// The logged time outside oneDNN scaled to this split (none: the log has no timestamps).
     pub outside_ms: Option<f64>,
     /// Weights + gradients + activations at the per-rank batch (an estimate, see `assumptions`).
@@ -82,8 +96,14 @@ pub struct Row {
 pub struct Plan {
     pub schema: String,
     pub source: String,
+    /// Cores (and sockets) of each node.
     pub cores: u64,
     pub sockets: u64,
+    /// Nodes planned for (1: one machine).
+    pub nodes: u64,
+    /// The link between nodes, Gbit/s each way (none on one node), and where it came from.
+    pub network_gbps: Option<f64>,
+    pub network_source: Option<String>,
     /// Mini-batch of the replayed iteration's problems (most common `mb` of the compute
     /// primitives): the first rank's in a multi-rank log.
     pub logged_batch: u64,
@@ -128,13 +148,31 @@ pub fn skeleton(
         logged_allreduce_ms: allreduce::ms(g, logged_ranks, target.allreduce_gbps).unwrap_or(0.0),
         ..o
     });
+    let nodes = target.nodes.max(1);
+    if nodes > 1
+        && !target
+            .network_gbit
+            .is_some_and(|g| g.is_finite() && g > 0.0)
+    {
+        return Err(format!(
+            "{nodes} nodes need the network's rate between them (Gbit/s)"
+        ));
+    }
     let rows = splits::enumerate(target.cores)
         .into_iter()
         .map(|s| {
-            let invalid = splits::invalid(s, target.cores, target.sockets, global_batch);
+            let world = s.ranks.saturating_mul(nodes);
+            let invalid = splits::invalid(s, nodes, target.cores, target.sockets, global_batch);
             let per_rank_batch = global_batch
-                .is_multiple_of(s.ranks)
-                .then(|| global_batch / s.ranks);
+                .is_multiple_of(world)
+                .then(|| global_batch / world);
+            let ar = allreduce::across_nodes(
+                g,
+                s.ranks,
+                nodes,
+                target.allreduce_gbps,
+                target.network_gbit,
+            );
             // Activations scale with the mini-batch; weights and gradients do not.
             let memory = per_rank_batch.and_then(|b| {
                 let act = u128::from(footprint.activation_bytes) * u128::from(b)
@@ -144,11 +182,13 @@ pub fn skeleton(
             Row {
                 split: s.name(),
                 ranks: s.ranks,
+                world_ranks: world,
                 threads: s.threads,
                 per_rank_batch,
                 invalid,
-                allreduce_bytes_per_rank: allreduce::ring_bytes_per_rank(g, s.ranks),
-                allreduce_ms: allreduce::ms(g, s.ranks, target.allreduce_gbps),
+                allreduce_bytes_per_rank: allreduce::ring_bytes_per_rank(g, world),
+                allreduce_ms: ar.map(|a| a.ms),
+                allreduce_network_ms: ar.map(|a| a.network_ms),
                 outside_ms: outside
                     .as_ref()
                     .zip(per_rank_batch)
@@ -166,6 +206,9 @@ pub fn skeleton(
         source: source.into(),
         cores: target.cores,
         sockets: target.sockets,
+        nodes,
+        network_gbps: (nodes > 1).then_some(target.network_gbit).flatten(),
+        network_source: (nodes > 1).then(|| target.network_source.clone()).flatten(),
         logged_batch,
         logged_ranks,
         logged_rank_batches: rank_batches.to_vec(),
@@ -201,10 +244,19 @@ fn assumptions(f: &Footprint, t: &Target, o: Option<&Outside>, logged_ranks: u64
             "gradients = the weight (and bias) gradients of the {} backward-weights calls of one iteration ({} bytes); parameters of layers oneDNN did not run (PyTorch's batch norm on plain tensors, its own GEMM for linear layers) are not in the log",
             f.backward_weights_calls, f.gradient_bytes
         ),
-        format!(
-            "all-reduce = ring: 2(R−1)/R of the gradient bytes per rank at {:.3} GB/s per rank ({}), not overlapped with compute",
-            t.allreduce_gbps, t.allreduce_source
-        ),
+        match t.network_gbit.filter(|_| t.nodes > 1) {
+            Some(net) => format!(
+                "all-reduce = Gloo's one ring over the {} nodes × R ranks, placed node by node: 2(NR−1)/(NR) of the gradient bytes per rank, each step as slow as its slowest link: {:.3} GB/s per rank inside a node ({}), {net:.3} Gbit/s each way between nodes ({}); shown as the ring at the node's rate plus what the network adds; not overlapped with compute",
+                t.nodes,
+                t.allreduce_gbps,
+                t.allreduce_source,
+                t.network_source.as_deref().unwrap_or("given")
+            ),
+            None => format!(
+                "all-reduce = ring: 2(R−1)/R of the gradient bytes per rank at {:.3} GB/s per rank ({}), not overlapped with compute",
+                t.allreduce_gbps, t.allreduce_source
+            ),
+        },
         format!(
             "memory per rank (an estimate) = weights + gradients (2 × {} bytes) + activations: the outputs of the {} forward-training calls ({} bytes at the logged batch) scaled by the per-rank batch; optimizer state, framework tensors and workspaces are not counted",
             f.gradient_bytes, f.forward_training_calls, f.activation_bytes
@@ -253,6 +305,9 @@ mod tests {
             sockets,
             allreduce_gbps: 0.5,
             allreduce_source: "assumed default".into(),
+            nodes: 1,
+            network_gbit: None,
+            network_source: None,
         }
     }
 
@@ -320,6 +375,55 @@ mod tests {
         assert_eq!(rel("3x2"), None);
         assert_eq!(rel("6x1"), None);
         assert!(p.replayed);
+    }
+
+    #[test]
+    fn two_nodes_divide_the_batch_and_add_the_network() {
+        // 2 nodes of 2 cores, 1 Gbit/s between them, global batch 8, G = 1 MB.
+        let t = Target {
+            nodes: 2,
+            network_gbit: Some(1.0),
+            network_source: Some("--network-gbps".into()),
+            ..target(2, 1)
+        };
+        let mut p = skeleton("x.log", &t, &[8], fp(), Some(outside(30.0))).unwrap();
+        let r = |p: &Plan, s: &str| p.rows.iter().find(|r| r.split == s).unwrap().clone();
+        // 1x2 on each node: 2 ranks in all, 4 samples each; 1 MB per rank over the network at
+        // 0.125 GB/s = 8 ms, none of it inside a node.
+        let one = r(&p, "1x2");
+        assert_eq!((one.world_ranks, one.per_rank_batch), (2, Some(4)));
+        assert_eq!(one.allreduce_bytes_per_rank, Some(1_000_000));
+        assert!((one.allreduce_ms.unwrap() - 8.0).abs() < 1e-9);
+        assert!((one.allreduce_network_ms.unwrap() - 8.0).abs() < 1e-9);
+        // 2 samples per thread against the logged 8/2: 30 × 2/4 = 15 ms outside.
+        assert!((one.outside_ms.unwrap() - 15.0).abs() < 1e-9);
+        // 2x1: 4 ranks, 2 samples each; 1.5 MB per rank at min(0.5 GB/s, 0.125 GB/s) = 12 ms,
+        // 3 ms of it the node's own ring.
+        let two = r(&p, "2x1");
+        assert_eq!((two.world_ranks, two.per_rank_batch), (4, Some(2)));
+        assert!((two.allreduce_ms.unwrap() - 12.0).abs() < 1e-9);
+        assert!((two.allreduce_network_ms.unwrap() - 9.0).abs() < 1e-9);
+        p.set_compute("1x2", 50.0);
+        assert!((r(&p, "1x2").total_ms.unwrap() - 73.0).abs() < 1e-9);
+        assert_eq!((p.nodes, p.network_gbps), (2, Some(1.0)));
+        // Batch 6 over 2 nodes: 2x1 (4 ranks) cannot divide it.
+        let p = skeleton("x.log", &t, &[6], fp(), None).unwrap();
+        assert_eq!(
+            r(&p, "2x1").invalid,
+            ["global batch 6 not divisible by 4 ranks (2 nodes × 2)"]
+        );
+        // No network rate for several nodes: an error, not a free network.
+        let e = skeleton(
+            "x.log",
+            &Target {
+                network_gbit: None,
+                ..t
+            },
+            &[8],
+            fp(),
+            None,
+        );
+        assert!(e.unwrap_err().contains("network"));
     }
 
     fn outside(ms: f64) -> Outside {

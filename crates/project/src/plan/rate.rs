@@ -33,6 +33,13 @@ pub enum RateError {
     NoScale,
 }
 
+/// The single run's framework time at the multi run's samples per thread, and what the multi
+/// run spends outside oneDNN beyond it (the all-reduce it waits for); `None`: not comparable.
+fn exposed(single: &Outside, multi: &Outside) -> Option<(f64, f64)> {
+    let single_ms = single.scaled(multi.logged_batch, multi.logged_threads)?;
+    Some((single_ms, multi.logged_ms - single_ms))
+}
+
 /// The rate of the all-reduce of `gradient_bytes` over `ranks`, from the multi-rank run's
 /// outside time against the single-rank run's.
 pub fn from_runs(
@@ -44,10 +51,7 @@ pub fn from_runs(
     if ranks < 2 {
         return Err(RateError::OneRank(ranks));
     }
-    let single_ms = single
-        .scaled(multi.logged_batch, multi.logged_threads)
-        .ok_or(RateError::NoScale)?;
-    let exposed_ms = multi.logged_ms - single_ms;
+    let (single_ms, exposed_ms) = exposed(single, multi).ok_or(RateError::NoScale)?;
     let no_extra = || RateError::NoExtraTime {
         multi: multi.logged_ms,
         single: single_ms,
@@ -62,9 +66,99 @@ pub fn from_runs(
     })
 }
 
+/// The network rate a multi-node run shows, and the figures it came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasuredNetwork {
+    /// Gbit/s each way between two nodes.
+    pub gbit: f64,
+    /// The all-reduce the multi-node run's ranks wait for, per iteration.
+    pub exposed_ms: f64,
+    pub multi_outside_ms: f64,
+    /// The planned log's framework time at the multi-node run's samples per thread.
+    pub single_outside_ms: f64,
+}
+
+/// Why a multi-node run gives no network rate.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NetworkRateError {
+    #[error("the multi-node log holds {0} node(s): give the logs of 2 or more nodes of the same training, or --network-gbps")]
+    OneNode(u64),
+    #[error("the multi-node run spends {exposed:.1} ms per iteration in its all-reduce (outside oneDNN, beyond the planned log's framework time), no more than the {intra:.1} ms its nodes' own links take: the network did not slow it, so its rate cannot be read; give --network-gbps")]
+    NotTheNetwork { exposed: f64, intra: f64 },
+    #[error(
+        "the samples per thread of the two runs cannot be compared (a zero batch or thread count)"
+    )]
+    NoScale,
+}
+
+/// The network rate of a run over `nodes` × `per_node` ranks (`multi`), from its time outside
+/// oneDNN against the planned log's framework time (`single`, its own all-reduce taken out:
+/// `logged_allreduce_ms`) scaled to the multi-node run's samples per thread, as
+/// [`from_runs`] does on one node. The difference is the all-reduce the ranks wait for; in
+/// Gloo's ring ([`allreduce::across_nodes`]) it is the ring bytes at the slower of the nodes'
+/// own rate (`intra_gbps`) and the network's, so a difference above the ring at `intra_gbps`
+/// is the network's rate, `b · 8 / t`.
+pub fn network_from_runs(
+    (single, multi): (&Outside, &Outside),
+    (nodes, per_node): (u64, u64),
+    gradient_bytes: u64,
+    intra_gbps: f64,
+) -> Result<MeasuredNetwork, NetworkRateError> {
+    let (single_ms, exposed_ms) = match exposed(single, multi) {
+        _ if nodes < 2 => return Err(NetworkRateError::OneNode(nodes)),
+        Some(e) => e,
+        None => return Err(NetworkRateError::NoScale),
+    };
+    // The whole ring's bytes at the nodes' own rate: what the all-reduce takes without the
+    // network (as `across_nodes` counts its intra-node part).
+    let ring = allreduce::ring_bytes_per_rank(gradient_bytes, per_node.saturating_mul(nodes));
+    let intra = match ring {
+        Some(b) if per_node > 1 && intra_gbps > 0.0 => b as f64 / (intra_gbps * 1e9) * 1e3,
+        _ => 0.0,
+    };
+    let not = || NetworkRateError::NotTheNetwork {
+        exposed: exposed_ms,
+        intra,
+    };
+    if exposed_ms <= intra {
+        return Err(not());
+    }
+    let gbit =
+        allreduce::network_gbit_of(gradient_bytes, per_node, nodes, exposed_ms).ok_or_else(not)?;
+    Ok(MeasuredNetwork {
+        gbit,
+        exposed_ms,
+        multi_outside_ms: multi.logged_ms,
+        single_outside_ms: single_ms,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn network_rate_by_hand() {
+        // The planned log: 2 ranks on one node, 100 ms outside of which 40 ms its own
+        // all-reduce; the 2-node × 1-rank run: 380 ms at the same 8 samples per thread. 320 ms
+        // of all-reduce for 40 MB a node sends: 40e6 × 8 bit / 0.32 s = 1 Gbit/s.
+        let single = Outside {
+            logged_allreduce_ms: 40.0,
+            ..run(100.0, 8, 1)
+        };
+        let m = network_from_runs((&single, &run(380.0, 8, 1)), (2, 1), 40_000_000, 0.5).unwrap();
+        assert!((m.exposed_ms - 320.0).abs() < 1e-9);
+        assert!((m.gbit - 1.0).abs() < 1e-12, "{}", m.gbit);
+        // 2 nodes × 2 ranks: 60 MB per rank, 120 ms at 0.5 GB/s inside a node; 90 ms of
+        // all-reduce is the nodes' own links, not the network.
+        let e =
+            network_from_runs((&single, &run(150.0, 8, 1)), (2, 2), 40_000_000, 0.5).unwrap_err();
+        assert!(matches!(e, NetworkRateError::NotTheNetwork { .. }), "{e}");
+        assert_eq!(
+            network_from_runs((&single, &run(380.0, 8, 1)), (1, 1), 40_000_000, 0.5),
+            Err(NetworkRateError::OneNode(1))
+        );
+    }
 
     fn run(ms: f64, batch: u64, threads: u64) -> Outside {
         Outside {

@@ -30,19 +30,24 @@ pub fn enumerate(cores: u64) -> Vec<Split> {
         .collect()
 }
 
-/// Why `s` cannot run on `cores` cores in `sockets` sockets at global batch `batch` (empty: it
-/// can). Ranks are placed on consecutive cores, rank r on cores r·T … (r+1)·T − 1, sockets
-/// holding consecutive equal shares of the cores, as `torchrun`/`mpirun --map-by core` do.
-pub fn invalid(s: Split, cores: u64, sockets: u64, batch: u64) -> Vec<String> {
+/// Why `s` cannot run on each of `nodes` nodes of `cores` cores in `sockets` sockets at global
+/// batch `batch` (empty: it can). Ranks are placed on consecutive cores, rank r on cores r·T …
+/// (r+1)·T − 1, sockets holding consecutive equal shares of the cores, as `torchrun`/`mpirun
+/// --map-by core` do.
+pub fn invalid(s: Split, nodes: u64, cores: u64, sockets: u64, batch: u64) -> Vec<String> {
     let mut why = Vec::new();
     if s.ranks > cores {
         why.push(format!("{} ranks on {cores} cores", s.ranks));
     }
-    if !batch.is_multiple_of(s.ranks) {
-        why.push(format!(
-            "global batch {batch} not divisible by {} ranks",
-            s.ranks
-        ));
+    let world = s.ranks.saturating_mul(nodes.max(1));
+    if !batch.is_multiple_of(world) {
+        why.push(match nodes {
+            0 | 1 => format!("global batch {batch} not divisible by {world} ranks"),
+            n => format!(
+                "global batch {batch} not divisible by {world} ranks ({n} nodes × {})",
+                s.ranks
+            ),
+        });
     }
     if profilednn_machine::placement::rank_spans_sockets(s.ranks, s.threads, cores, sockets) {
         why.push(format!(
@@ -82,10 +87,10 @@ mod tests {
             threads: 2,
         };
         assert_eq!(
-            invalid(s, 6, 1, 8),
+            invalid(s, 1, 6, 1, 8),
             ["global batch 8 not divisible by 3 ranks"]
         );
-        assert!(invalid(s, 6, 1, 9).is_empty());
+        assert!(invalid(s, 1, 6, 1, 9).is_empty());
     }
 
     #[test]
@@ -97,6 +102,7 @@ mod tests {
                     ranks: r,
                     threads: t,
                 },
+                1,
                 8,
                 2,
                 64,
@@ -115,6 +121,7 @@ mod tests {
                 ranks: 2,
                 threads: 3
             },
+            1,
             6,
             2,
             6
@@ -126,6 +133,7 @@ mod tests {
                 ranks: 1,
                 threads: 8
             },
+            1,
             8,
             1,
             64
@@ -139,6 +147,7 @@ mod tests {
                 ranks: r,
                 threads: t,
             },
+            1,
             6,
             2,
             6,
@@ -151,6 +160,6 @@ mod tests {
             ranks: 4,
             threads: 1,
         };
-        assert_eq!(invalid(s, 2, 1, 8), ["4 ranks on 2 cores"]);
+        assert_eq!(invalid(s, 1, 2, 1, 8), ["4 ranks on 2 cores"]);
     }
 }

@@ -399,16 +399,25 @@
         el("thead", {}, el("tr", {}, ["per iteration, over ranks", "min", "median", "p95", "max"].map((t) => el("th", { text: t })))),
         el("tbody", {}, [spreadRow("oneDNN ms", sp.onednn_ms), spreadRow("wall ms", sp.wall_ms), spreadRow("outside oneDNN ms", sp.outside_ms)])) : null;
       const slow = many && im && im.slowest && im.slowest.length > 1 ? el("ul", {}, im.slowest.map((r) => el("li", { text:
-        `rank ${r.rank}: ${ms(r.ms_per_iteration)} ms of oneDNN time per iteration, ${r.ratio.toFixed(2)}× the median rank's` +
+        `rank ${r.rank}${r.node ? ` (${r.node})` : ""}: ${ms(r.ms_per_iteration)} ms of oneDNN time per iteration, ${r.ratio.toFixed(2)}× the median rank's` +
         (r.differences.length ? "; more time in " + r.differences.map((d) => `${d.group} (+${ms(d.difference_ms_per_iteration)} ms)`).join(", ") : "") }))) : null;
       const stopped = many ? R.filter((r) => r.stopped_early) : [];
+      // Nodes, when the launcher or the logs' layout named them; a slow node (every one of its
+      // ranks slow: the machine) is told apart from a slow rank (its own work).
+      const nodes = L.nodes && L.nodes.length ? el("p", { text: "Nodes: " + L.nodes.slice(0, 16).map((n) => `${n.node} (${n.ranks.length} ranks)`).join(", ") + (L.nodes.length > 16 ? ` and ${L.nodes.length - 16} more` : "") + "." }) : null;
+      const nodeVerdict = im && im.slow_node
+        ? el("p", { class: "bad", text: `Slow node: ${im.slow_node.node}: every one of its ${im.slow_node.ranks.length} ranks is slow, its fastest ${ms(im.slow_node.fastest_ms_per_iteration)} ms of oneDNN time per iteration, ${im.slow_node.ratio.toFixed(2)}× the other nodes' median rank's ${ms(im.slow_node.others_median_ms_per_iteration)} ms: the machine, not the ranks' work` + (im.slow_node.ranks.length === 1 ? " (one rank per node: a slow rank and a slow node look the same)." : ".") })
+        : im && im.straggler_node && L.nodes && L.nodes.length ? el("p", { text: `A slow rank, not a slow node: the straggler's node ${im.straggler_node} is not slow as a whole.` }) : null;
       return card(`Ranks of ${L.log} (${L.ranks}, told apart by ${L.launcher})`,
+        nodes,
         spread,
         slow,
         stopped.length ? el("p", { text: `Stopped early: ${stopped.map((r) => `rank ${r.rank} (${r.stopped_early})`).join("; ")}.` }) : null,
         many ? el("details", {}, el("summary", { text: `Every rank, a column each (${R.length})` }), perRank) : perRank,
         im ? el("p", { text: `Straggler: rank ${im.straggler}, ${ms(im.straggler_ms_per_iteration)} ms of oneDNN time per iteration, ${im.ratio.toFixed(2)}× the median rank's ${ms(im.median_ms_per_iteration)} ms` +
+          (im.straggler_node ? ` (on node ${im.straggler_node})` : "") +
           (im.mini_batch ? `; mini-batch ${im.mini_batch[0]} against ${im.mini_batch[1]}` : "") + "." }) : null,
+        nodeVerdict,
         im && im.differences.length ? el("ul", {}, im.differences.map((d) => el("li", { text: `${d.group}: +${ms(d.difference_ms_per_iteration)} ms per iteration (${ms(d.straggler_ms_per_iteration)} against ${ms(d.median_ms_per_iteration)})` }))) : null);
     });
   }
