@@ -233,6 +233,74 @@ fn pytorch_view_appears_with_a_trace() {
     assert!(dom.contains("Net_0"));
 }
 
+/// A transformer's page with a machine profile: where the step runs, the whole step against
+/// the roofline, the costed framework ops, and the framework ops on the roofline chart (as many
+/// squares as costed rows outside oneDNN with a rate); a compiled run's page lists its
+/// Inductor kernels and the iteration that compiled.
+#[test]
+fn framework_ops_on_the_page() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let torch = root().join("fixtures/torch");
+    let machine = root().join("fixtures/machine/xeon-8480-spec.json");
+    let page = |fixture: &str| {
+        let page = dir.join(format!("{fixture}.html"));
+        bin()
+            .args([
+                "report",
+                torch.join(format!("{fixture}.log.gz")).to_str().unwrap(),
+                "--torch-trace",
+                torch
+                    .join(format!("{fixture}.trace.json.gz"))
+                    .to_str()
+                    .unwrap(),
+                "--machine",
+                machine.to_str().unwrap(),
+                "--html",
+                page.to_str().unwrap(),
+            ])
+            .assert()
+            .success();
+        load_ok(&b, &page)
+    };
+    let dom = page("gpt-f32");
+    for id in [
+        "torch-runs-in",
+        "torch-whole-step",
+        "torch-lost",
+        "torch-costed",
+    ] {
+        assert!(dom.contains(&format!("id=\"{id}\"")), "no {id}");
+    }
+    assert!(dom.contains("Where the step runs") && dom.contains("BLAS"));
+    // The squares: one per costed framework op outside oneDNN with a rate, from the JSON.
+    let j = common::json_of(&[
+        "report",
+        torch.join("gpt-f32.log.gz").to_str().unwrap(),
+        "--torch-trace",
+        torch.join("gpt-f32.trace.json.gz").to_str().unwrap(),
+        "--machine",
+        machine.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let want = j["torch"]["framework"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["gflops"].as_f64().unwrap_or(0.0) > 0.0
+                && r["bytes"].as_u64().unwrap_or(0) > 0
+                && r["runs_in"] != "oneDNN"
+        })
+        .count();
+    assert!(want > 0);
+    assert_eq!(dom.matches("class=\"framework-point\"").count(), want);
+    let dom = page("gpt-compiled");
+    assert!(dom.contains("id=\"torch-kernels\"") && dom.contains("graph_0_cpp_fused_"));
+    assert!(dom.contains("id=\"torch-compiling\""));
+}
+
 #[test]
 fn diff_page_shows_both_pytorch_views() {
     let Some(b) = browser() else { return };

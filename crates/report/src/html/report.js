@@ -21,6 +21,8 @@
   const ms = (v) => v >= 100 ? v.toFixed(1) : v >= 0.01 || v === 0 ? v.toFixed(3) : v.toExponential(2);
   const pct = (v) => (100 * v).toFixed(1) + "%";
   const num = (v) => v === null || v === undefined ? "" : v >= 1e4 ? v.toExponential(3) : (+v).toFixed(v % 1 ? 2 : 0);
+  // Where a step's time runs (torch view): one colour per class, the same in every chart.
+  const RUNS_IN = { "oneDNN": "#2b6cb0", "BLAS": "#805ad5", "ATen": "#dd6b20", "inductor": "#38a169", "other ops": "#d69e2e", "Python/dispatch": "#a0aec0" };
   const PALETTE = ["#2b6cb0", "#dd6b20", "#38a169", "#d53f8c", "#805ad5", "#d69e2e", "#319795", "#e53e3e", "#718096", "#3182ce", "#b7791f", "#2c7a7b"];
   // One colour per primitive kind, the same in every report: fixed for oneDNN's kinds, a hash
   // of the name for any other (not the order in which a report happens to meet them).
@@ -244,7 +246,18 @@
       svg.append(tooltip(c, `${r.prim_kind} ${r.prop_kind} ${r.precision} ${r.impl}\n${r.shapes}\n${num(r.gflops)} GFLOP/s, ${num(r.gbps)} GB/s, ${pct(r.efficiency)} of the roofline, ${ms(r.lost_ms)} ms lost`));
     }
     svg.dataset.points = pts.length;
+    // The framework's own ops (with --torch-trace): squares, coloured by where they run.
+    const F = D.torch && D.torch.framework ? D.torch.framework.rows.filter((r) => r.gflops > 0 && r.bytes > 0 && r.runs_in !== "oneDNN") : [];
+    const fmax = Math.max(...F.map((r) => r.time_ms), 1e-9);
+    for (const r of F) {
+      const x = X((r.flops + r.extra_flops) / r.bytes), y = Y(r.gflops), h = 3 + 8 * Math.sqrt(r.time_ms / fmax);
+      const q = el("svg:rect", { x: x - h, y: y - h, width: 2 * h, height: 2 * h, fill: RUNS_IN[r.runs_in] || "#718096", "fill-opacity": 0.6, stroke: "#fff", class: "framework-point" });
+      svg.append(tooltip(q, `${r.name} (${r.runs_in}, ${r.precision})\n${num(r.gflops)} GFLOP/s, ${num(r.gbps)} GB/s` + (r.efficiency != null ? `, ${pct(r.efficiency)} of the roofline, ${ms(r.lost_ms)} ms lost` : "")));
+    }
+    svg.dataset.frameworkPoints = F.length;
     return card(`Roofline on ${E.machine}`,
+      F.length ? el("div", { class: "legend" }, el("span", {}, "circles: oneDNN primitives; squares: framework ops in"),
+        ...Object.entries(RUNS_IN).filter(([k]) => F.some((r) => r.runs_in === k)).map(([k, c]) => el("span", {}, el("i", { style: `background:${c}` }), k))) : null,
       el("div", { class: "muted", text: `run level: ${pct(E.ratio)} of the bound reached (${ms(E.roofline_ms)} ms roofline / ${ms(E.measured_ms)} ms measured; ${pct(E.coverage)} of oneDNN time has a cost). Memory roof ${num(E.memory_gbps)} GB/s.` }),
       svg, el("div", { class: "muted", text: E.caveat }));
   }
@@ -309,9 +322,48 @@
       el("tbody", {}, mods.map((m) => { const b = bwd.get(m.name) || { time_ms: 0, onednn_ms: 0 }; return el("tr", {},
         el("td", { class: "shape", text: m.name }), el("td", { class: "n", text: ms(m.time_ms / per) }), el("td", { class: "n", text: ms(m.onednn_ms / per) }),
         el("td", { class: "n", text: ms(b.time_ms / per) }), el("td", { class: "n", text: ms(b.onednn_ms / per) })); })))) : null;
+    // The steady step by where it runs: one stacked bar.
+    const classes = (T.runs_in || []).filter((c) => c.time_ms > 0);
+    let where = null;
+    if (classes.length) {
+      const bar = el("svg:svg", { viewBox: `0 0 ${W} 30`, width: "100%", id: "torch-runs-in" });
+      let x = 0;
+      for (const c of classes) {
+        const w = c.share * W;
+        bar.append(tooltip(el("svg:rect", { x, y: 2, width: Math.max(w, 0.5), height: 24, fill: RUNS_IN[c.class] || "#718096" }), `${c.class}: ${ms(c.time_ms)} ms per steady iteration (${pct(c.share)})`));
+        if (w > 70) bar.append(el("svg:text", { x: x + 4, y: 19, fill: "#fff", text: `${c.class} ${pct(c.share)}` }));
+        x += w;
+      }
+      where = [el("h3", { text: "Where the step runs (per steady iteration)" }), bar,
+        el("div", { class: "legend" }, classes.map((c) => el("span", {}, el("i", { style: `background:${RUNS_IN[c.class] || "#718096"}` }), `${c.class} ${ms(c.time_ms)} ms`)))];
+    }
+    const compiled = (T.compiling || []).length ? el("p", { class: "muted", id: "torch-compiling",
+      text: `torch.compile: iteration ${T.compiling.map((c) => `${c.index} (${(c.compile_ms / 1e3).toFixed(1)} s)`).join(", ")} compiled; the figures are over the ${T.iterations} other (steady) iterations.` }) : null;
+    const ws = T.whole_step;
+    const whole = ws ? el("p", { id: "torch-whole-step", text: `Whole step against the roofline: ${ms(ws.step_ms)} ms a step, ${ms(ws.onednn.roofline_ms + ws.framework.roofline_ms)} ms at the roofs (${pct(ws.efficiency)}): oneDNN primitives ${ms(ws.onednn.measured_ms)} ms (${ms(ws.onednn.lost_ms)} lost), framework ops ${ms(ws.framework.measured_ms)} ms (${ms(ws.framework.lost_ms)} lost), the rest ${ms(ws.rest_ms)} ms at no roof.` }) : null;
+    const lostTable = ws && ws.lost.length ? el("div", { class: "tablewrap" }, el("table", { id: "torch-lost" },
+      el("thead", {}, el("tr", {}, ["time lost ms", "runs in", "efficiency", "primitive or framework op"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, ws.lost.map((l) => el("tr", {}, el("td", { class: "n", text: ms(l.lost_ms) }), el("td", { text: l.runs_in }),
+        el("td", { class: "n", text: pct(l.efficiency) }), el("td", { class: "shape", text: l.name })))))) : null;
+    const costed = T.framework ? T.framework.rows.filter((r) => r.costed_calls > 0).slice(0, 25) : [];
+    const costTable = costed.length ? el("div", { class: "tablewrap" }, el("table", { id: "torch-costed" },
+      el("thead", {}, el("tr", {}, ["framework op", "runs in", "calls", "ms", "GFLOP", "GFLOP/s", "GB/s", "lost ms"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, costed.map((r) => el("tr", {}, el("td", { class: "shape", text: r.name }),
+        el("td", {}, el("i", { class: "swatch", style: `background:${RUNS_IN[r.runs_in] || "#718096"}` }), " " + r.runs_in),
+        el("td", { class: "n", text: (r.calls / per).toFixed(1) }), el("td", { class: "n", text: ms(r.time_ms / per) }),
+        el("td", { class: "n", text: ((r.flops + r.extra_flops) / per / 1e9).toFixed(3) }), el("td", { class: "n", text: r.gflops != null ? num(r.gflops) : "" }),
+        el("td", { class: "n", text: r.gbps != null ? num(r.gbps) : "" }), el("td", { class: "n", text: r.lost_ms != null ? ms(r.lost_ms / per) : "" })))))) : null;
+    const kernels = T.framework ? T.framework.inductor_kernels || [] : [];
+    const kernelTable = kernels.length ? el("div", { class: "tablewrap" }, el("table", { id: "torch-kernels" },
+      el("thead", {}, el("tr", {}, ["Inductor kernel", "calls", "ms", "fused ops"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, kernels.slice(0, 25).map((k) => el("tr", {}, el("td", { class: "shape", text: k.name }),
+        el("td", { class: "n", text: (k.calls / per).toFixed(1) }), el("td", { class: "n", text: ms(k.time_ms / per) }), el("td", { text: k.fused.join(", ") })))))) : null;
     return card(`PyTorch view (per iteration; ${T.attributed_calls} of ${T.attributed_calls + T.unattributed_calls} primitive executions attributed)`,
+      compiled, where, whole, lostTable,
       el("div", { class: "legend" }, el("span", {}, el("i", { style: "background:#2b6cb0" }), "in oneDNN"), el("span", {}, el("i", { style: "background:#dd6b20" }), "outside oneDNN")),
       svg,
+      costTable ? el("h3", { text: `Framework ops' cost (${pct(T.framework.costed_share || 0)} of framework-op time costed)` }) : null, costTable,
+      kernelTable ? el("h3", { text: "Inductor kernels (torch.compile's generated code)" }) : null, kernelTable,
       iterTable ? el("h3", { text: "Each iteration" }) : null, iterTable,
       el("h3", { text: "Framework ops, most time outside oneDNN first" }),
       el("div", { class: "tablewrap" }, el("table", { id: "torch-ops" },
