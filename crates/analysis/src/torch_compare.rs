@@ -29,12 +29,82 @@ pub struct OpChange {
     pub after_ms: f64,
 }
 
+/// An op of the first run whose work the second run's Inductor kernels took over: eager
+/// against compiled, which ops were fused into which kernels.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MovedOp {
+    pub name: String,
+    /// Its time per iteration in the first run, and in the second (what is left of it outside
+    /// the kernels).
+    pub before_ms: f64,
+    pub after_ms: f64,
+    /// The second run's kernels whose names list it, most time first.
+    pub kernels: Vec<String>,
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TorchComparison {
     /// Phases in the order first seen (before's, then after's new ones).
     pub phases: Vec<PhaseChange>,
     /// Every op of either run, the largest change (either way) first.
     pub ops: Vec<OpChange>,
+    /// The first run's ops that the second run's Inductor kernels fused, most time first.
+    pub moved: Vec<MovedOp>,
+}
+
+/// An op's name as a fused kernel's name spells it: `aten::native_layer_norm`, `aten::layer_norm`
+/// and `aten::add_` all compare as `layer_norm` and `add`.
+fn kernel_spelling(name: &str) -> &str {
+    let n = name.strip_prefix("aten::").unwrap_or(name);
+    let n = n.trim_start_matches('_');
+    let n = n.strip_prefix("native_").unwrap_or(n);
+    n.strip_suffix('_').unwrap_or(n)
+}
+
+/// Which of `before`'s framework ops `after`'s Inductor kernels fused (see [`MovedOp`]).
+fn moved(before: &TorchJoin, after: &TorchJoin, pb: f64, pa: f64) -> Vec<MovedOp> {
+    let kernels = &after.framework.inductor_kernels;
+    if kernels.is_empty() {
+        return Vec::new();
+    }
+    let after_ms = |name: &str| {
+        after
+            .framework
+            .rows
+            .iter()
+            .find(|r| r.name == name)
+            .map_or(0.0, |r| r.time_ms / pa)
+    };
+    let mut out: Vec<MovedOp> = Vec::new();
+    for r in &before.framework.rows {
+        let op = kernel_spelling(&r.name);
+        if op.is_empty() || !r.name.starts_with("aten::") {
+            continue;
+        }
+        let into: Vec<String> = kernels
+            .iter()
+            .filter(|k| k.fused.iter().any(|f| kernel_spelling(f) == op))
+            .map(|k| k.name.clone())
+            .collect();
+        let (before_ms, after_ms) = (r.time_ms / pb, after_ms(&r.name));
+        // A kernel that fuses an `add` does not make every `add` moved: the optimizer's
+        // `add_` outside the compiled model still runs eagerly. Most of its time must be gone.
+        if into.is_empty() || after_ms > 0.5 * before_ms {
+            continue;
+        }
+        out.push(MovedOp {
+            name: r.name.clone(),
+            before_ms,
+            after_ms,
+            kernels: into,
+        });
+    }
+    out.sort_by(|a, b| {
+        b.before_ms
+            .total_cmp(&a.before_ms)
+            .then(a.name.cmp(&b.name))
+    });
+    out
 }
 
 fn per_iteration(j: &TorchJoin) -> f64 {
@@ -85,5 +155,80 @@ pub fn compare(before: &TorchJoin, after: &TorchJoin) -> TorchComparison {
             .abs()
             .total_cmp(&(p.after_ms - p.before_ms).abs())
     });
-    TorchComparison { phases, ops }
+    TorchComparison {
+        phases,
+        ops,
+        moved: moved(before, after, pb, pa),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::torch_trace::framework::{FrameworkOpRow, KernelRow};
+
+    fn row(name: &str, time_ms: f64) -> FrameworkOpRow {
+        FrameworkOpRow {
+            name: name.into(),
+            time_ms,
+            ..Default::default()
+        }
+    }
+
+    /// Eager (2 iterations): gelu 4 ms, layer_norm 2 ms, mm 6 ms, add_ 1 ms. Compiled
+    /// (1 iteration): mm still 3 ms, one kernel fusing gelu and native_layer_norm, one fusing
+    /// add and mul. gelu, layer_norm (as native_layer_norm) and add_ moved; mm did not, nor
+    /// mul_, which still runs eagerly (the optimizer's) as long as before.
+    #[test]
+    fn eager_ops_found_in_the_compiled_kernels() {
+        let mut eager = TorchJoin {
+            iterations: Some(2),
+            ..Default::default()
+        };
+        eager.framework.rows = vec![
+            row("aten::mm", 6.0),
+            row("aten::gelu", 4.0),
+            row("aten::layer_norm", 2.0),
+            row("aten::add_", 1.0),
+            row("aten::mul_", 2.0),
+        ];
+        let mut compiled = TorchJoin {
+            iterations: Some(1),
+            ..Default::default()
+        };
+        compiled.framework.rows = vec![row("aten::mm", 3.0), row("aten::mul_", 1.0)];
+        let kernel = |name: &str, fused: &[&str], time_ms| KernelRow {
+            name: name.into(),
+            fused: fused.iter().map(|f| f.to_string()).collect(),
+            time_ms,
+            calls: 1,
+            graph: Some(0),
+        };
+        compiled.framework.inductor_kernels = vec![
+            kernel(
+                "graph_0_cpp_fused_gelu_native_layer_norm_0",
+                &["gelu", "native_layer_norm"],
+                2.0,
+            ),
+            kernel("graph_0_cpp_fused_add_1", &["add"], 0.5),
+            kernel("graph_0_cpp_fused_mul_2", &["mul"], 0.5),
+        ];
+        let c = compare(&eager, &compiled);
+        let got: Vec<(&str, f64, f64, usize)> = c
+            .moved
+            .iter()
+            .map(|m| (m.name.as_str(), m.before_ms, m.after_ms, m.kernels.len()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("aten::gelu", 2.0, 0.0, 1),
+                ("aten::layer_norm", 1.0, 0.0, 1),
+                ("aten::add_", 0.5, 0.0, 1)
+            ]
+        );
+        assert_eq!(c.moved[2].kernels, ["graph_0_cpp_fused_add_1"]);
+        // Nothing moves into a run without kernels.
+        assert!(compare(&compiled, &eager).moved.is_empty());
+    }
 }

@@ -431,6 +431,26 @@ pub fn render_diff(c: &TorchComparison, n: usize) -> String {
             ms(p.after.outside_ms)
         );
     }
+    if !c.moved.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nOps fused into the second run's Inductor kernels (ms per iteration, before → after)"
+        );
+        for m in c.moved.iter().take(n) {
+            let more = match m.kernels.len() {
+                1 => String::new(),
+                k => format!(" (+{} more)", k - 1),
+            };
+            let _ = writeln!(
+                out,
+                "  {:<40} {:>10} → {:<10} into {}{more}",
+                clip(&m.name, 40),
+                ms(m.before_ms),
+                ms(m.after_ms),
+                clip(&m.kernels[0], 80)
+            );
+        }
+    }
     let _ = writeln!(out, "\nFramework ops that changed most (ms per iteration)");
     for o in c.ops.iter().take(n) {
         let name: String = o.name.chars().take(58).collect();
