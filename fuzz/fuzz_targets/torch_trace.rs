@@ -1,15 +1,24 @@
 //! The PyTorch trace reader on arbitrary bytes: it must return (a trace or an error), never
 //! panic, whatever the nesting, strings, escapes or truncation; and no operator it keeps may
-//! end before it starts (NaN times aside). It does not join (that needs a log).
+//! end before it starts (NaN times aside); the torch.compile readings (compiling iterations,
+//! kernel names, the compiled-frames key) take whatever it kept. It does not join (that needs a
+//! log).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use profilednn_analysis::torch_trace::read_trace_from;
+use profilednn_analysis::torch_trace::{compiled, read_trace_from};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(t) = read_trace_from(data, "fuzz") {
         for op in &t.ops {
             assert!(op.end >= op.start || op.end.is_nan() || op.start.is_nan());
+            // Inductor's kernel names: any name parses or is refused, without a panic.
+            if let Some(k) = compiled::kernel(&op.name) {
+                assert!(k.fused.iter().all(|f| !f.is_empty()));
+            }
+        }
+        for c in compiled::compiling_iterations(&t.ops) {
+            assert!(c.compile_ms >= 0.0 || c.compile_ms.is_nan());
         }
     }
 });
