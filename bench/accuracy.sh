@@ -13,7 +13,7 @@
 #     predicted as one). Recorded afresh with PROFILEDNN_TORCH_PYTHON (or
 #     a python3 that imports torch and torchvision), else the committed fixtures/whatif logs;
 #   - the whole step (`replay --torch-trace`) of a live GPT-style transformer and an MLP, as
-#     recorded and as bf16 / 1-thread what-ifs, against real runs (10 % / 20 % printed as
+#     recorded and as bf16 / 1-thread / half-batch what-ifs, against real runs (10 % / 20 % printed as
 #     MET/MISSED, not enforced yet: issue 38; SKIPPED without PROFILEDNN_TORCH_PYTHON);
 #   - `profilednn plan` of a live torchrun ResNet-18 run (1 rank x 2 threads, global batch 16)
 #     against real 1x2 and 2x1 runs: the same order, each within 20 % (SKIPPED without torchrun).

@@ -1,8 +1,9 @@
 //! Whole-step projection against real runs (`#[ignore]`: timed, run by `bench/accuracy.sh` on a
 //! quiet machine; issue 38). A GPT-style transformer with AdamW and an MLP
 //! (`fixtures/torch/train_transformer.py`) are recorded live with `record --torch` as f32 at 2
-//! threads, and as each what-if for real: bf16 autocast, 1 thread. The f32 run is replayed with
-//! `--torch-trace` as itself, `--as bf16` and `--threads 1`, and each projected step
+//! threads, and as each what-if for real: bf16 autocast, 1 thread, half the batch. The f32 run
+//! is replayed with `--torch-trace` as itself, `--as bf16`, `--threads 1` and `--batch 4`, and
+//! each projected step
 //! (`projected_step_ms`) is set against the real run's steady step (the median wall time of its
 //! steady iterations, the first left out).
 //!
@@ -149,6 +150,8 @@ fn whole_step_projections_against_real_runs() {
             &["--threads", "1"],
             0.20,
         ),
+        // Half the recorded batch (8): the real run's `--batch 4` comes last and wins.
+        ("--batch 4", &["--batch", "4"], &["--batch", "4"], 0.20),
     ];
     for (model, args) in MODELS {
         for (what, flags, real_args, target) in pairs {
