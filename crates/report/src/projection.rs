@@ -159,16 +159,20 @@ fn whole_step(st: &profilednn_project::project::step::StepProjection) -> String 
         st.outside_ops_ms,
         st.carried_over_ms
     );
-    for (title, parts) in [("phase", &st.by_phase), ("family", &st.by_family)] {
+    for (title, parts) in [
+        ("phase", &st.by_phase),
+        ("family", &st.by_family),
+        ("runs in", &st.by_runs_in),
+    ] {
         let _ = writeln!(
             out,
-            "  {title:<14} {:>10} {:>10} {:>8}",
+            "  {title:<16} {:>10} {:>10} {:>8}",
             "logged ms", "here ms", "change"
         );
         for (k, p) in parts {
             let _ = writeln!(
                 out,
-                "  {k:<14} {:>10.3} {:>10.3} {:>8}",
+                "  {k:<16} {:>10.3} {:>10.3} {:>8}",
                 p.logged_ms,
                 p.projected_ms,
                 pct(p.logged_ms, p.projected_ms)

@@ -227,7 +227,12 @@ fn gather(units: &[Unit], results: &[UnitResult]) -> Vec<FrameworkOpResult> {
                 logged_ms: 0.0,
                 replayed_ms: 0.0,
                 skipped: None,
+                low_precision: false,
             });
+        row.low_precision |= u
+            .types
+            .iter()
+            .any(|t| matches!(t.as_str(), Some("c10::BFloat16" | "c10::Half")));
         row.calls += 1;
         row.logged_ms += u.logged_ms;
         row.replayed_ms += r.ms.unwrap_or(u.logged_ms);

@@ -7,7 +7,7 @@
 //! (one Python thread runs it) nor with the precision; it would with the batch only through
 //! per-sample Python, which a training loop does not have.
 
-use profilednn_replay::framework::{FrameworkReplay, UnitMethod};
+use profilednn_replay::framework::{FrameworkOpResult, FrameworkReplay, UnitMethod};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -41,6 +41,49 @@ pub struct StepProjection {
     pub by_phase: BTreeMap<String, Part>,
     /// gemm, attention, normalization, elementwise, other (ops without a cost family).
     pub by_family: BTreeMap<String, Part>,
+    /// Where the step runs, as recorded and here ([`runs_in`]): `oneDNN`, `BLAS`, `ATen`,
+    /// `carried over`, `Python/dispatch`. An op's two times may fall in different classes
+    /// (the bf16 what-if moves a GEMM from the BLAS to oneDNN).
+    pub by_runs_in: BTreeMap<String, Part>,
+}
+
+/// Where a replayed op runs, as recorded (`here` false) or here: convolutions in oneDNN
+/// (PyTorch's CPU convolution is oneDNN's); GEMMs in oneDNN when recorded with bf16/f16
+/// tensors or under the bf16 what-if (autocast routes them there), else in the BLAS; the rest
+/// in ATen. An op recorded under autocast with f32 arguments (`aten::linear`, which casts
+/// inside) is classed by its recorded types: as the BLAS's.
+pub fn runs_in(o: &FrameworkOpResult, here: bool, bf16_what_if: bool) -> &'static str {
+    if o.method == UnitMethod::CarriedOver {
+        "carried over"
+    } else if o.name.contains("conv") {
+        "oneDNN"
+    } else if o.family.as_deref() == Some("gemm") {
+        if o.low_precision || (here && bf16_what_if) {
+            "oneDNN"
+        } else {
+            "BLAS"
+        }
+    } else {
+        "ATen"
+    }
+}
+
+/// Logged and projected time by class, each time in its own side's class.
+fn by_runs_in(f: &FrameworkReplay) -> BTreeMap<String, Part> {
+    let bf16 = f.precision.as_deref() == Some("bf16");
+    let mut m: BTreeMap<String, Part> = BTreeMap::new();
+    for o in &f.ops {
+        m.entry(runs_in(o, false, bf16).into())
+            .or_default()
+            .logged_ms += o.logged_ms;
+        m.entry(runs_in(o, true, bf16).into())
+            .or_default()
+            .projected_ms += o.replayed_ms;
+    }
+    let outside = m.entry("Python/dispatch".into()).or_default();
+    outside.logged_ms += f.outside_units_ms;
+    outside.projected_ms += f.outside_units_ms;
+    m
 }
 
 impl StepProjection {
@@ -94,6 +137,7 @@ impl StepProjection {
             torch: f.torch.clone(),
             by_phase,
             by_family,
+            by_runs_in: by_runs_in(f),
         }
     }
 }
@@ -101,7 +145,6 @@ impl StepProjection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use profilednn_replay::framework::FrameworkOpResult;
 
     fn op(
         name: &str,
@@ -119,6 +162,7 @@ mod tests {
             logged_ms: logged,
             replayed_ms: here,
             skipped: None,
+            low_precision: false,
         }
     }
 
@@ -158,5 +202,36 @@ mod tests {
         assert!((s.by_family["gemm"].logged_ms - 4.0).abs() < 1e-12);
         assert!((s.by_family["carried_over"].projected_ms - 0.5).abs() < 1e-12);
         assert!((s.by_family["other"].projected_ms - 1.5).abs() < 1e-12);
+        // Where it runs, as recorded: the mm in the BLAS (f32), add_ in ATen.
+        assert!((s.by_runs_in["BLAS"].logged_ms - 4.0).abs() < 1e-12);
+        assert!((s.by_runs_in["ATen"].projected_ms - 1.5).abs() < 1e-12);
+        assert!((s.by_runs_in["carried over"].logged_ms - 0.5).abs() < 1e-12);
+        assert!((s.by_runs_in["Python/dispatch"].projected_ms - 4.5).abs() < 1e-12);
+        // The bf16 what-if: the mm is the BLAS's as recorded, oneDNN's here.
+        let bf16 = FrameworkReplay {
+            precision: Some("bf16".into()),
+            ..f.clone()
+        };
+        let s = StepProjection::of(&bf16);
+        assert_eq!(
+            (
+                s.by_runs_in["BLAS"].logged_ms,
+                s.by_runs_in["BLAS"].projected_ms
+            ),
+            (4.0, 0.0)
+        );
+        assert_eq!(
+            (
+                s.by_runs_in["oneDNN"].logged_ms,
+                s.by_runs_in["oneDNN"].projected_ms
+            ),
+            (0.0, 2.0)
+        );
+        // Recorded with bf16 tensors: oneDNN on both sides.
+        let mut low = f.clone();
+        low.ops[0].low_precision = true;
+        let s = StepProjection::of(&low);
+        assert_eq!(s.by_runs_in["oneDNN"].logged_ms, 4.0);
+        assert!(!s.by_runs_in.contains_key("BLAS"));
     }
 }
