@@ -112,6 +112,8 @@ def _compiled_frames(model):
     the trace names a compiled region only by its id (`Torch-Compiled Region: 0/0`). `what` is
     the module's qualified name and method (`blocks.0.forward`, the root by its class) when the
     frame is the `forward` of one of `model`'s submodules, else the function's name."""
+    if "torch._dynamo" not in sys.modules:  # nothing was compiled (and importing it costs seconds)
+        return ""
     try:
         from torch._dynamo.utils import get_compilation_metrics
         metrics = get_compilation_metrics()
@@ -126,8 +128,11 @@ def _compiled_frames(model):
         for name, m in root.named_modules():
             code = getattr(type(m).forward, "__code__", None)
             if code is not None:
-                by_code.setdefault((code.co_filename, code.co_firstlineno),
-                                   name or type(m).__name__)
+                by_code.setdefault((code.co_filename, code.co_firstlineno), []).append(
+                    (name or type(m).__name__, type(m).__name__))
+    # A frame of code that several modules share (a graph break in `Block.forward`, run by
+    # every block) is named by their class, not by the first of them.
+    by_code = {k: (v[0][0] if len(v) == 1 else v[0][1]) for k, v in by_code.items()}
     frames = {}
     for m in metrics:
         cid, co = getattr(m, "compile_id", None), getattr(m, "co_name", None)

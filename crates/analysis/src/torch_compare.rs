@@ -108,7 +108,18 @@ fn moved(before: &TorchJoin, after: &TorchJoin, pb: f64, pa: f64) -> Vec<MovedOp
 }
 
 fn per_iteration(j: &TorchJoin) -> f64 {
-    j.iterations.map_or(1.0, |i| i as f64)
+    j.iterations.map_or(1.0, |i| i.max(1) as f64)
+}
+
+/// An op's name for matching across runs: a compiled region without the frame it runs
+/// (`Torch-Compiled Region: 0/0 GPT.forward (train.py:80)` → `Torch-Compiled Region: 0/0`), whose
+/// line number moves with any edit of the script.
+fn bare(name: &str) -> &str {
+    const REGION: &str = "Torch-Compiled Region: ";
+    match name.strip_prefix(REGION).and_then(|rest| rest.find(' ')) {
+        Some(k) => &name[..REGION.len() + k],
+        None => name,
+    }
 }
 
 pub fn compare(before: &TorchJoin, after: &TorchJoin) -> TorchComparison {
@@ -134,19 +145,20 @@ pub fn compare(before: &TorchJoin, after: &TorchJoin) -> TorchComparison {
     }
     let op_ms = |v: &[OpRow], phase: &str, name: &str, per: f64| {
         v.iter()
-            .find(|o| o.phase == phase && o.name == name)
+            .find(|o| o.phase == phase && bare(&o.name) == name)
             .map_or(0.0, |o| o.time_ms / per)
     };
     let mut ops: Vec<OpChange> = Vec::new();
     for r in before.ops.iter().chain(&after.ops) {
-        if ops.iter().any(|c| c.phase == r.phase && c.name == r.name) {
+        let name = bare(&r.name);
+        if ops.iter().any(|c| c.phase == r.phase && c.name == name) {
             continue;
         }
         ops.push(OpChange {
             phase: r.phase.clone(),
-            name: r.name.clone(),
-            before_ms: op_ms(&before.ops, &r.phase, &r.name, pb),
-            after_ms: op_ms(&after.ops, &r.phase, &r.name, pa),
+            name: name.to_string(),
+            before_ms: op_ms(&before.ops, &r.phase, name, pb),
+            after_ms: op_ms(&after.ops, &r.phase, name, pa),
         });
     }
     // Stable: equal changes keep the order first seen.
@@ -228,6 +240,11 @@ mod tests {
             ]
         );
         assert_eq!(c.moved[2].kernels, ["graph_0_cpp_fused_add_1"]);
+        assert_eq!(
+            bare("Torch-Compiled Region: 0/0 GPT.forward (t.py:80)"),
+            "Torch-Compiled Region: 0/0"
+        );
+        assert_eq!(bare("aten::mm"), "aten::mm");
         // Nothing moves into a run without kernels.
         assert!(compare(&compiled, &eager).moved.is_empty());
     }

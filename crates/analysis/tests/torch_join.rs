@@ -337,3 +337,85 @@ fn qualified_module_marks_name_the_modules() {
         );
     }
 }
+
+/// A `profilednn.profile` trace of `n` loop iterations of 1 ms each (plus the empty range the
+/// profiler opens after the last step), whose iterations listed in `compile` hold a 500 ms
+/// `dynamo` event; and its log of markers only.
+fn compiled_run(
+    n: usize,
+    compile: &[usize],
+) -> (profilednn_analysis::torch_trace::TorchJoin, String) {
+    let mut events = Vec::new();
+    for i in 0..=n {
+        let t0 = i as f64 * 10_000.0;
+        let ev = |name: &str, cat: &str, ts: f64, dur: f64| {
+            format!(r#"{{"ph":"X","cat":"{cat}","name":"{name}","ts":{ts},"dur":{dur},"tid":1}}"#)
+        };
+        events.push(ev(
+            &format!("profilednn.iteration#{i}"),
+            "user_annotation",
+            t0,
+            9_000.0,
+        ));
+        if i == n {
+            continue; // the range after the last step holds nothing of the loop
+        }
+        if compile.contains(&i) {
+            events.push(ev("dynamo", "cpu_op", t0 + 10.0, 500.0));
+        }
+        events.push(ev(
+            "Torch-Compiled Region: 0/0",
+            "cpu_op",
+            t0 + 600.0,
+            1000.0,
+        ));
+    }
+    let trace = format!(
+        r#"{{"baseTimeNanoseconds": 0, "traceEvents": [{}]}}"#,
+        events.join(",")
+    );
+    let dir = std::env::temp_dir().join(format!(
+        "pd-compiled-{}-{n}-{}",
+        std::process::id(),
+        compile.len()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (tp, lp) = (dir.join("t.json"), dir.join("l.log"));
+    std::fs::write(&tp, trace).unwrap();
+    let markers: String = (0..=n)
+        .map(|i| format!("profilednn,iteration,{i}\n"))
+        .collect();
+    std::fs::write(&lp, markers).unwrap();
+    let t = read_trace(&tp).unwrap();
+    let j = join(&t, LogInput::open(&lp).unwrap());
+    let w = j.warnings.join("\n");
+    (j, w)
+}
+
+/// Only the compiling iteration is set apart; when every loop iteration compiles, none is (the
+/// empty range after the last step is no iteration to keep), and the view says why.
+#[test]
+fn compiling_iterations_are_set_apart_unless_all_compile() {
+    let (j, w) = compiled_run(3, &[0]);
+    assert_eq!(j.compiling.iter().map(|c| c.index).collect::<Vec<_>>(), [0]);
+    assert_eq!(j.iterations, Some(2));
+    assert!(j.ops.iter().all(|o| o.name != "dynamo"), "{:?}", j.ops);
+    // Two steady calls of the 1 ms region.
+    let region = j
+        .ops
+        .iter()
+        .find(|o| o.name.starts_with("Torch-Compiled"))
+        .unwrap();
+    assert_eq!(region.calls, 2);
+    assert!(!w.contains("compiled"), "{w}");
+    for (n, compile) in [(1, vec![0]), (2, vec![0, 1])] {
+        let (j, w) = compiled_run(n, &compile);
+        assert!(j.compiling.is_empty(), "{n}: {:?}", j.compiling);
+        assert_eq!(j.iterations, Some(n as u64));
+        assert!(j.ops.iter().any(|o| o.name == "dynamo"));
+        assert!(
+            w.contains("compiled") && w.contains("include the compilation"),
+            "{w}"
+        );
+    }
+}

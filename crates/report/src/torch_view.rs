@@ -50,7 +50,7 @@ fn table(out: &mut String, title: &str, what: &str, rows: &[OpRow], n: usize, pe
 
 pub fn render(j: &TorchJoin, n: usize) -> String {
     let mut out = String::new();
-    let per = j.iterations.map_or(1.0, |i| i as f64);
+    let per = j.iterations.map_or(1.0, |i| i.max(1) as f64);
     let unit = if j.iterations.is_some() {
         " (per iteration)"
     } else {
@@ -334,7 +334,7 @@ fn inductor_kernels(out: &mut String, j: &TorchJoin, n: usize, per: f64) {
         f.inductor_kernels.len(),
         ms(f.compiled_region_ms / per)
     );
-    // A kernel's name lists the ops it fused: printed whole, last, rather than clipped.
+    // A kernel's name lists the ops it fused: printed last, at full length up to 110 characters.
     let _ = writeln!(
         out,
         "  {:>9} {:>10}  kernel (named after the ops it fused)",

@@ -19,6 +19,13 @@ fn step<'a>(ev: &Evidence<'a>) -> Result<(&'a TorchJoin, f64, f64), String> {
     let j = ev.torch.ok_or(
         "no PyTorch trace (record with `profilednn record --torch`, pass --torch-trace) (not applicable)",
     )?;
+    if j.framework.costed_ms <= 0.0 {
+        return Err(
+            "no framework op has a cost (a trace recorded without shapes: record_shapes=True, as \
+             `profilednn record --torch` does) (not applicable)"
+                .into(),
+        );
+    }
     let per = j.iterations.unwrap_or(1).max(1) as f64;
     let step = j
         .steady_step_ms()
@@ -54,7 +61,11 @@ struct Totals {
 }
 
 fn totals(rows: &[&FrameworkOpRow], per: f64) -> Totals {
-    let time = rows.iter().fold(0.0, |a, r| a + r.time_ms) / per;
+    // The costed calls' time (a row mixes costed and uncosted calls when some lacked shapes),
+    // as their flops and roof are of those calls.
+    let time = rows.iter().fold(0.0, |a, r| {
+        a + r.time_ms * r.costed_calls as f64 / r.calls.max(1) as f64
+    }) / per;
     let roofed = rows.iter().all(|r| r.lost_ms.is_some()) && !rows.is_empty();
     let lost = roofed.then(|| rows.iter().fold(0.0, |a, r| a + r.lost_ms.unwrap_or(0.0)) / per);
     let roof = rows
@@ -181,10 +192,15 @@ pub fn attention(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
 
 pub fn elementwise(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
     let (j, per, step) = step(ev)?;
-    if j.framework.compiled_region_ms > 0.0 {
-        return Err(
-            "the model is compiled: Inductor fuses its element-wise ops (not applicable)".into(),
-        );
+    // Compiled regions that take most of the step: Inductor fuses its element-wise ops already
+    // (a model with one compiled submodule still gets the advice for the rest).
+    let compiled = j.framework.compiled_region_ms / per;
+    if compiled > 0.5 * step {
+        return Err(format!(
+            "the model is compiled ({} of the step in compiled regions): Inductor fuses its \
+             element-wise ops (not applicable)",
+            pct(compiled / step)
+        ));
     }
     let rows = family(j, &["elementwise", "normalization"], true);
     let s = totals(&rows, per);
@@ -203,7 +219,7 @@ pub fn elementwise(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         ev,
         ELEMENTWISE,
         format!(
-            "Most of the step is element-wise and normalization ops, one pass over memory each: {} \
+            "Much of the step is element-wise and normalization ops, one pass over memory each: {} \
              ({:.2} ms per iteration; largest {}){}",
             pct(share),
             s.time,

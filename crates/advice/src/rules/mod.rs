@@ -241,6 +241,14 @@ pub fn map(pairs: Vec<(&str, Value)>) -> Map<String, Value> {
 /// (torch.compile's first call, seconds long) is not the step the findings are shares of.
 pub(crate) fn trace_span(ev: &Evidence) -> Option<f64> {
     ev.torch
-        .and_then(|j| Some(j.steady_step_ms()? * j.per_iteration.len() as f64))
+        .and_then(|j| {
+            // Over the log's iterations, as the findings' totals are.
+            let n = ev
+                .summary
+                .iterations
+                .as_ref()
+                .map_or(j.per_iteration.len() as f64, |i| i.count as f64);
+            Some(j.steady_step_ms()? * n)
+        })
         .filter(|w| *w > 0.0 && ev.summary.calls == 0)
 }

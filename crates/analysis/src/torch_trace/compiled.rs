@@ -87,6 +87,13 @@ pub struct Kernel {
 /// ATen op names that contain `_`, longest first: a fused kernel's name joins op names with `_`,
 /// so these are matched whole before a name is split at every `_`.
 const COMPOUND_OPS: &[&str] = &[
+    "_native_batch_norm_legit_functional",
+    "_native_batch_norm_legit_no_training",
+    "_native_batch_norm_legit",
+    "_adaptive_avg_pool2d_backward",
+    "_adaptive_avg_pool2d",
+    "native_dropout_backward",
+    "native_dropout",
     "_scaled_dot_product_flash_attention_for_cpu_backward",
     "_scaled_dot_product_flash_attention_for_cpu",
     "_unsafe_view",
@@ -123,10 +130,7 @@ const COMPOUND_OPS: &[&str] = &[
     "var_mean",
     "clamp_min",
     "clamp_max",
-    "add_relu",
-    "where_self",
     "masked_fill",
-    "lerp_",
     "addcmul",
     "addcdiv",
     "rsqrt",
@@ -220,6 +224,12 @@ mod tests {
         assert_eq!((k.graph, k.fused), (None, vec!["sum".to_string()]));
         let k = kernel("graph_0_cpp_fused__unsafe_view_add_native_layer_norm_3").unwrap();
         assert_eq!(k.fused, ["_unsafe_view", "add", "native_layer_norm"]);
+        // A compiled CNN's batch norm, and `add` beside `relu` (Inductor sorts the names).
+        let k = kernel("cpp_fused__native_batch_norm_legit_functional_add_relu_7").unwrap();
+        assert_eq!(
+            k.fused,
+            ["_native_batch_norm_legit_functional", "add", "relu"]
+        );
         let k = kernel("cpp_fused__private_op_2").unwrap();
         assert_eq!(k.fused, ["_private", "op"]);
         let k = kernel("cpp_fused__log_softmax_nll_loss_forward_2").unwrap();

@@ -50,6 +50,9 @@ pub struct TorchTrace {
     /// (train.py:88)`), as `profilednn.profile` wrote them into the trace; each `Torch-Compiled
     /// Region: ID` op is named after its frame on reading.
     pub compiled_frames: BTreeMap<String, String>,
+    /// Where the trace's JSON ended early (bytes read), when it did: the events read are
+    /// kept, and the report says the rest is missing.
+    pub truncated_at: Option<u64>,
 }
 
 /// The compiled region's name with the frame it runs: `Torch-Compiled Region: 0/0` →
@@ -141,6 +144,7 @@ pub fn read_trace_from(reader: impl Read, name: &str) -> Result<TorchTrace, Trac
         }
     })?;
     t.base_ns = top.base_ns;
+    t.truncated_at = top.truncated_at;
     // Lenient: an entry without `=` is skipped, not the trace.
     t.compiled_frames = top
         .compiled_frames
@@ -253,8 +257,9 @@ pub struct TorchJoin {
     /// The same modules' backward: the autograd nodes their forward ops created (matched by
     /// sequence number), time and oneDNN time of those nodes, child modules included.
     pub module_backward: Vec<OpRow>,
-    /// Iterations the trace covers (its iteration ranges, else the log's count): the divisor of
-    /// every per-iteration figure of the trace's ops, phases and modules.
+    /// Steady iterations the trace covers (its iteration ranges less those that compiled, else
+    /// the log's count): the divisor of every per-iteration figure of the trace's ops, phases,
+    /// modules and framework ops.
     pub iterations: Option<u64>,
     /// Iterations of the log (its `profilednn,iteration,N` markers), the divisor of log-only
     /// figures (unattributed primitives).
@@ -392,17 +397,6 @@ mod module_names;
 pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     let ops = &trace.ops;
     let compiling = compiled::compiling_iterations(ops);
-    let iteration_ranges = ops
-        .iter()
-        .filter(|o| o.annotation && o.name.starts_with(ITERATION_RANGE))
-        .count();
-    // Every iteration compiling (a recompile each step) leaves no steady one: keep them all.
-    let excluded: &[compiled::Compiling] = if compiling.len() < iteration_ranges {
-        &compiling
-    } else {
-        &[]
-    };
-    let steady = |t: f64| !compiled::within(excluded, t);
     // Top-level cpu ops (not inside another cpu op of the same thread), and the annotations
     // around each.
     let mut top: Vec<usize> = Vec::new();
@@ -424,6 +418,26 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
         }
         st.push(i);
     }
+    // The loop's iterations: the ranges that hold a top-level op of their thread (the range
+    // `profilednn.profile` opens after the last step holds none). Every one of them compiling
+    // (a recompile each step, a one-iteration trace) leaves no steady one: keep them all.
+    let loop_iterations = ops
+        .iter()
+        .filter(|r| r.annotation && r.name.starts_with(ITERATION_RANGE))
+        .filter(|r| {
+            let from = top.partition_point(|&i| ops[i].start < r.start);
+            top[from..]
+                .iter()
+                .take_while(|&&i| ops[i].start < r.end)
+                .any(|&i| ops[i].tid == r.tid)
+        })
+        .count();
+    let excluded: &[compiled::Compiling] = if compiling.len() < loop_iterations {
+        &compiling
+    } else {
+        &[]
+    };
+    let steady = |t: f64| !compiled::within(excluded, t);
     let annotations: Vec<&Op> = ops.iter().filter(|o| o.annotation).collect();
     let around = |t: f64| -> Vec<&str> {
         annotations
@@ -490,19 +504,23 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
                     j.attributed_calls += 1;
                     j.attributed_ms += ms;
                     *dnn_by_op.entry(i).or_default() += ms;
-                    let r = issuing.entry(ops[i].name.clone()).or_insert_with(|| OpRow {
-                        name: ops[i].name.clone(),
-                        ..Default::default()
-                    });
-                    r.onednn_ms += ms;
-                    r.primitives += 1;
-                    *issued
-                        .entry((p.primitive.kind.to_string(), ops[i].name.clone()))
-                        .or_default() += 1;
                     if let Some(t) = parent_top[i] {
                         let x = per_top.entry(t).or_default();
                         x.0 += ms;
                         x.1 += 1;
+                    }
+                    // The issuing ops and the reorders' causes are per (steady) iteration
+                    // figures: not of an iteration that compiled.
+                    if steady(ops[i].start) {
+                        let r = issuing.entry(ops[i].name.clone()).or_insert_with(|| OpRow {
+                            name: ops[i].name.clone(),
+                            ..Default::default()
+                        });
+                        r.onednn_ms += ms;
+                        r.primitives += 1;
+                        *issued
+                            .entry((p.primitive.kind.to_string(), ops[i].name.clone()))
+                            .or_default() += 1;
                     }
                 }
                 None => {
@@ -586,15 +604,26 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     j.iterations = if j.per_iteration.is_empty() {
         j.log_iterations
     } else {
-        Some((j.per_iteration.len() - j.compiling.len()) as u64)
+        Some((j.per_iteration.len() - j.compiling.len()).max(1) as u64)
     };
-    if compiling.len() > 1 && excluded.is_empty() {
+    if !compiling.is_empty() && excluded.is_empty() {
         j.warnings.push(format!(
-            "every one of the trace's {} iterations compiled (torch.compile recompiling each \
-             step: look for guards that fail, e.g. with TORCH_LOGS=recompiles): the PyTorch \
-             view's figures include the compilation",
+            "every one of the trace's {} iteration(s) compiled (torch.compile's first call, or \
+             recompiling each step: look for guards that fail, e.g. with \
+             TORCH_LOGS=recompiles): the PyTorch view's figures include the compilation; trace \
+             more steps",
             compiling.len()
         ));
+    } else if compiling.is_empty()
+        && loop_iterations == 0
+        && ops.iter().any(|o| compiled::is_compilation(&o.name))
+    {
+        j.warnings.push(
+            "the trace holds torch.compile's compilation but no iteration ranges to set it \
+             apart: its figures include the compilation; record with `profilednn.profile()` \
+             (it marks each step)"
+                .to_string(),
+        );
     }
     let covered = if j.per_iteration.is_empty() {
         j.iterations
@@ -608,6 +637,14 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
                  per-iteration figures divide by {d}"
             ));
         }
+    }
+    if let Some(at) = trace.truncated_at {
+        j.warnings.push(format!(
+            "the trace ends inside its JSON after {at} bytes (a run stopped while writing it?): \
+             its {} events before that point are read, the rest is missing; record the run \
+             again and let it finish to have them all",
+            trace.ops.len()
+        ));
     }
     j.warnings
         .extend(clock_warnings(trace, execs, timestamped, log_span));

@@ -13,6 +13,9 @@ pub(crate) struct TopLevel {
     /// `profilednn_compiled_frames` (written by `profilednn.profile`): the frames torch.compile
     /// compiled, `id=what (file:line)` joined by `;`.
     pub compiled_frames: Option<String>,
+    /// The bytes read, when the trace ended inside its JSON (a run killed while it wrote its
+    /// trace): the events before that point are kept, the rest is missing.
+    pub truncated_at: Option<u64>,
 }
 
 /// Calls `on_event` with the bytes of each object of the trace's `traceEvents`, in file order;
@@ -33,6 +36,7 @@ pub(crate) fn events(
     let mut obj: Vec<u8> = Vec::new();
     let mut value: Vec<u8> = Vec::new();
     let mut buf = vec![0u8; 1 << 20];
+    let mut read = 0u64;
     loop {
         let n = reader.read(&mut buf).map_err(|error| TraceError::Read {
             name: name.to_string(),
@@ -41,6 +45,7 @@ pub(crate) fn events(
         if n == 0 {
             break;
         }
+        read += n as u64;
         for &b in &buf[..n] {
             let capturing = in_events && depth >= 3 || (in_events && depth == 2 && b == b'{');
             if capturing {
@@ -107,5 +112,8 @@ pub(crate) fn events(
         base_ns = String::from_utf8_lossy(&value).trim().parse().ok();
     }
     top.base_ns = base_ns;
+    if depth > 0 || in_str {
+        top.truncated_at = Some(read);
+    }
     Ok(top)
 }

@@ -37,7 +37,8 @@ pub struct WholeStep {
     /// Wall time of a steady iteration (the mean of the trace's iteration ranges that did not
     /// compile), else the top-level ops' time per iteration.
     pub step_ms: f64,
-    /// oneDNN's primitives with a cost (the log's, per log iteration).
+    /// oneDNN's primitives with a cost: the log's, over its iterations (warm-up included, which
+    /// the trace's steady step is not).
     pub onednn: Part,
     /// The framework ops with a cost that did not run in oneDNN (those that did are in
     /// `onednn` already, through their primitives).
@@ -69,7 +70,10 @@ pub fn whole_step(j: &TorchJoin, primitives: Option<&Efficiency>) -> Option<Whol
         let (Some(roofline), Some(lost)) = (r.roofline_ms, r.lost_ms) else {
             continue;
         };
-        let measured = r.time_ms * r.costed_calls as f64 / r.calls.max(1) as f64;
+        // Less the oneDNN time inside it (a flash-attention backward's reorders): that time is
+        // the primitives' part.
+        let share = r.costed_calls as f64 / r.calls.max(1) as f64;
+        let measured = (r.time_ms - r.onednn_ms).max(0.0) * share;
         w.framework.measured_ms += measured / per;
         w.framework.roofline_ms += roofline / per;
         w.framework.lost_ms += lost / per;

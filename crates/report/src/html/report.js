@@ -224,8 +224,10 @@
     const E = D.efficiency;
     if (!E) return card("Roofline", el("p", { class: "muted", text: "No machine profile: run `profilednn peak` (or pass --machine FILE) to see how far each primitive is from the hardware." }));
     const pts = E.primitives.filter((r) => r.intensity > 0 && r.gflops > 0);
+    // The framework's own ops (with --torch-trace): squares, coloured by where they run.
+    const F = D.torch && D.torch.framework ? D.torch.framework.rows.filter((r) => r.gflops > 0 && r.bytes > 0 && r.runs_in !== "oneDNN") : [];
     const W = 620, H = 380, L = 56, B = 40;
-    const xs = pts.map((r) => r.intensity), ys = pts.map((r) => r.gflops);
+    const xs = pts.map((r) => r.intensity).concat(F.map((r) => (r.flops + r.extra_flops) / r.bytes)), ys = pts.map((r) => r.gflops).concat(F.map((r) => r.gflops));
     const peaks = Object.values(E.peak_gflops);
     const x0 = Math.log10(Math.min(0.01, ...xs)), x1 = Math.log10(Math.max(1000, ...xs) * 2);
     const y0 = Math.log10(Math.min(0.1, ...ys)), y1 = Math.log10(Math.max(...peaks, ...ys) * 2);
@@ -246,8 +248,6 @@
       svg.append(tooltip(c, `${r.prim_kind} ${r.prop_kind} ${r.precision} ${r.impl}\n${r.shapes}\n${num(r.gflops)} GFLOP/s, ${num(r.gbps)} GB/s, ${pct(r.efficiency)} of the roofline, ${ms(r.lost_ms)} ms lost`));
     }
     svg.dataset.points = pts.length;
-    // The framework's own ops (with --torch-trace): squares, coloured by where they run.
-    const F = D.torch && D.torch.framework ? D.torch.framework.rows.filter((r) => r.gflops > 0 && r.bytes > 0 && r.runs_in !== "oneDNN") : [];
     const fmax = Math.max(...F.map((r) => r.time_ms), 1e-9);
     for (const r of F) {
       const x = X((r.flops + r.extra_flops) / r.bytes), y = Y(r.gflops), h = 3 + 8 * Math.sqrt(r.time_ms / fmax);
@@ -313,7 +313,7 @@
     const iterTable = its.length ? el("div", { class: "tablewrap" }, el("table", { id: "torch-iterations" },
       el("thead", {}, el("tr", {}, ["iteration", "wall ms", "oneDNN ms", ...cols.map((c) => c + " ms")].map((h) => el("th", { text: h })))),
       el("tbody", {}, its.map((it) => el("tr", {},
-        el("td", { class: "n", text: String(it.index) }), el("td", { class: "n", text: ms(it.time_ms) }), el("td", { class: "n", text: ms(it.onednn_ms) }),
+        el("td", { class: "n", text: String(it.index) + ((T.compiling || []).some((c) => c.index === it.index) ? " (compiling)" : "") }), el("td", { class: "n", text: ms(it.time_ms) }), el("td", { class: "n", text: ms(it.onednn_ms) }),
         ...cols.map((c) => { const p = it.phases.find((q) => q.name === c); return el("td", { class: "n", text: ms(p ? p.time_ms : 0) }); })))))) : null;
     const bwd = new Map((T.module_backward || []).map((m) => [m.name, m]));
     const mods = (T.modules || []).slice(0, 25);
