@@ -419,3 +419,14 @@ fn compiling_iterations_are_set_apart_unless_all_compile() {
         );
     }
 }
+
+/// A negative duration (found by fuzzing) is read as an instant: no op ends before it starts.
+#[test]
+fn a_negative_duration_is_an_instant() {
+    let t = profilednn_analysis::torch_trace::read_trace_from(
+        &br#"{"traceEvents": [{"ph":"X","cat":"cpu_op","name":"aten::add","ts":20,"dur":-100,"tid":1}]}"#[..],
+        "t",
+    )
+    .unwrap();
+    assert_eq!((t.ops[0].start, t.ops[0].end), (20.0, 20.0));
+}

@@ -190,7 +190,9 @@ fn op_of(obj: &[u8]) -> Option<Op> {
     Some(Op {
         name: e.name.unwrap_or_default(),
         start: ts,
-        end: ts + e.dur.unwrap_or(0.0),
+        // A negative duration (a broken writer) is an instant, not an op that ends before it
+        // starts (which the nesting walks would misread).
+        end: ts + e.dur.unwrap_or(0.0).max(0.0),
         tid: e.tid.as_ref().and_then(|v| v.as_i64()).unwrap_or(0),
         annotation: cat == "user_annotation",
         python: cat == "python_function",
