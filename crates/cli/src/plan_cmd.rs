@@ -9,7 +9,7 @@ use crate::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use profilednn_dnnl::sequence::SequenceTiming;
-use profilednn_dnnl::Session;
+use profilednn_dnnl::{Quiet, Replayer, Session, Steady};
 use profilednn_machine::MachineProfile;
 use profilednn_project::plan::{self, Outside, Plan, Target};
 use std::path::PathBuf;
@@ -84,11 +84,11 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         );
     }
     let logged = plan_logged::read(&args.log, args.log_ranks)?;
-    let footprint = plan::footprint::of_iteration(&logged.calls).with_context(|| {
+    let footprint = plan::footprint::of_iteration(&logged.steady.calls).with_context(|| {
         format!(
             "{}: steady-state iteration ({})",
             args.log.display(),
-            logged.from
+            logged.steady.from
         )
     })?;
     // A log without a thread count in its header ran on the planned cores, ranks sharing them.
@@ -114,18 +114,12 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         0,
         format!(
             "the iteration: {}, {} calls",
-            logged.from,
-            logged.calls.len()
+            logged.steady.from,
+            logged.steady.calls.len()
         ),
     );
     if !args.dry_run {
-        replay_rows(
-            &args,
-            &mut plan,
-            &logged.calls,
-            &logged.from,
-            logged.threads,
-        )?;
+        replay_rows(&args, &mut plan, &logged.steady, logged.threads)?;
     }
     match args.format {
         Format::Json => outln!("{}", serde_json::to_string_pretty(&plan)?),
@@ -194,37 +188,26 @@ fn allreduce_rate(
 fn replay_rows(
     args: &PlanArgs,
     plan: &mut Plan,
-    calls: &plan::Iteration,
-    from: &str,
+    steady: &Steady,
     log_threads: Option<u64>,
 ) -> Result<()> {
     let session = Session::open(args.dnnl_lib.as_deref()).map_err(|e| {
         anyhow::anyhow!("{e} (`--dry-run` plans without oneDNN: splits, all-reduce and memory)")
     })?;
+    let replayer = Replayer::new(&session, &Quiet);
     let timing = SequenceTiming {
         warmup: args.warmup,
         ..Default::default()
     };
     // The heap the log shows, as `replay` reads it: every split runs in the same framework.
-    let (timing, why) = profilednn_dnnl::heap_choice::choose(
-        &session,
-        calls,
-        || {
-            (args.log.as_os_str() != "-")
-                .then(|| profilednn_replay::logged::medians_of(&args.log))
-                .flatten()
-        },
-        log_threads,
-        &timing,
-        |_, _, _| true,
-    );
+    let logged = replayer.heap(&args.log, steady, log_threads, &timing);
     // A split other than the logged one (its threads and mini-batch) is another run of the
     // training: its gradients' copies do not inherit this run's heap accident.
-    let (another, another_why) = profilednn_dnnl::heap_choice::for_another_run(&timing, calls);
-    if let (Some(h), Some(why)) = (timing.heap, why) {
+    let (another, another_why) = logged.another_run(steady);
+    if let (Some(h), Some(why)) = (logged.timing.heap, &logged.why) {
         plan.assumptions
             .push(format!("per-call buffers: heap {} ({why})", h.as_str()));
-        if let (Some(note), Some(h)) = (another_why, another.heap) {
+        if let (Some(note), Some(h)) = (another_why, another.timing.heap) {
             plan.assumptions.push(format!(
                 "per-call buffers of the splits other than the logged one: heap {} ({note})",
                 h.as_str()
@@ -249,16 +232,8 @@ fn replay_rows(
                 Some(threads),
                 log_threads.or(Some(threads_without_nthr)),
             );
-        let timing = if logged_split { &timing } else { &another };
-        match profilednn_dnnl::rank::rank(
-            &session,
-            calls,
-            from,
-            threads,
-            batch,
-            timing,
-            |_, _, _| true,
-        ) {
+        let heap = if logged_split { &logged } else { &another };
+        match replayer.rank(steady, threads, batch, &heap.timing) {
             Ok(r) => {
                 plan.set_compute(&split, r.onednn_ms);
                 if r.not_replayed > 0 {

@@ -5,6 +5,7 @@
 use anyhow::{bail, Context, Result};
 use profilednn_analysis::ranks::iteration_times;
 use profilednn_dnnl::sequence::steady_iteration;
+use profilednn_dnnl::Steady;
 use profilednn_project::plan::{self, Outside};
 use profilednn_verbose::LogInput;
 use std::io::Read;
@@ -13,8 +14,7 @@ use std::path::Path;
 /// One training log as the plan sees it.
 pub struct Logged {
     /// The first rank's steady-state iteration (every rank runs the same model).
-    pub calls: plan::Calls,
-    pub from: String,
+    pub steady: Steady,
     /// Each logged rank's mini-batch, in rank order (a straggler's larger batch counts).
     pub rank_batches: Vec<u64>,
     /// The first rank's thread count (header `nthr:`), when logged.
@@ -85,8 +85,7 @@ pub fn read(path: &Path, log_ranks: Option<u64>) -> Result<Logged> {
         let mb = batch_of(&calls, &from, &path.display().to_string())?;
         let k = usize::try_from(log_ranks.unwrap_or(1))?;
         return Ok(Logged {
-            calls,
-            from,
+            steady: Steady { calls, from },
             rank_batches: vec![mb; k],
             threads: profile.metadata.threads.map(u64::from),
             outside_per_rank: vec![outside],
@@ -123,8 +122,7 @@ pub fn read(path: &Path, log_ranks: Option<u64>) -> Result<Logged> {
         bail!("{}: a multi-rank log without a rank's lines", split.source);
     };
     Ok(Logged {
-        calls,
-        from,
+        steady: Steady { calls, from },
         rank_batches,
         threads,
         outside_per_rank,

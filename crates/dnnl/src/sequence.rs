@@ -14,7 +14,7 @@ use super::allocation::{PerCall, Plan};
 use super::api::arg::{DIFF_DST, DIFF_SRC, DIFF_WEIGHTS, DST, SRC, WEIGHTS, WORKSPACE};
 use super::build::chosen_layouts::ChosenLayouts;
 use super::run::{prepare, summarize, Prepared};
-use super::Session;
+use super::{Progress, Session};
 use profilednn_analysis::events::{for_each_event, Event};
 use profilednn_analysis::{EventKind, Profile};
 use profilednn_benchdnn::problem_key;
@@ -264,16 +264,16 @@ pub enum ResultsFor<'a> {
 }
 
 /// Replays `sequence` (one iteration's exec calls in order) and returns the results for
-/// `results_for`. `progress` is called before each
-/// creation and iteration and returns whether to go on: once it says no (Ctrl-C), the timed
-/// iterations so far make the results (none: every problem is reported as interrupted).
+/// `results_for`. `progress` is told of each creation and iteration: once it says stop
+/// (Ctrl-C), the timed iterations so far make the results (none: every problem is reported
+/// as interrupted).
 pub fn replay_sequence(
     s: &Session,
     results_for: ResultsFor,
     sequence: &[Arc<Primitive>],
     iteration_from: String,
     t: &SequenceTiming,
-    mut progress: impl FnMut(usize, usize, &str) -> bool,
+    progress: &dyn Progress,
 ) -> (Vec<ReplayResult>, SequenceSummary) {
     let calls = Calls::of(sequence);
     // Each distinct problem of the iteration built and prepared once.
@@ -282,9 +282,10 @@ pub fn replay_sequence(
     let mut built = Vec::with_capacity(n);
     let mut going = true;
     for (i, p) in calls.firsts.iter().enumerate() {
-        going = going
-            && progress(i, n, &format!("create {} {}", p.kind, p.problem))
-            && !super::stopped();
+        going = going && {
+            progress.step(i, n, &format!("create {} {}", p.kind, p.problem));
+            !progress.stopped()
+        };
         built.push(if going {
             super::build::build(&s.dnnl, s.engine, p, &layouts)
         } else {
@@ -320,7 +321,7 @@ pub fn replay_sequence(
             )
         })
         .collect();
-    let flow = if std::env::var_os("PROFILEDNN_REPLAY_NO_FLOW").is_some() {
+    let flow = if crate::env::no_flow() {
         Flow::default()
     } else {
         Flow::bind(s, &prepared, &backward, &calls.order)
@@ -381,7 +382,7 @@ pub fn replay_sequence(
         &calls.order,
         t,
         &mut going,
-        &mut progress,
+        progress,
     );
     let summary = SequenceSummary {
         iteration_from,
@@ -430,7 +431,7 @@ fn run_iterations(
     order: &[usize],
     t: &SequenceTiming,
     going: &mut bool,
-    progress: &mut impl FnMut(usize, usize, &str) -> bool,
+    progress: &dyn Progress,
 ) -> Timed {
     let n = prepared.len();
     let count = per_iteration_counts(order, n);
@@ -458,12 +459,12 @@ fn run_iterations(
         if !*going || started.elapsed().as_secs_f64() * 1e3 > 2.0 * t.max_time_ms {
             break;
         }
-        if !progress(
+        progress.step(
             it as usize,
             expected,
             &format!("iteration {} of {} calls", it + 1, order.len()),
-        ) || super::stopped()
-        {
+        );
+        if progress.stopped() {
             *going = false;
             break;
         }
@@ -770,7 +771,7 @@ mod tests {
             sequence,
             "test".into(),
             t,
-            |_, _, _| true,
+            &crate::Quiet,
         )
     }
 
@@ -793,7 +794,7 @@ mod tests {
             &sequence,
             "test".into(),
             &SequenceTiming::default(),
-            |_, _, _| true,
+            &crate::Quiet,
         );
         assert!(
             started.elapsed().as_secs_f64() < 2.0,
