@@ -17,7 +17,6 @@ mod plan_logged;
 mod polluted;
 mod progress;
 mod project_cmd;
-mod rank_logs;
 mod record_cmd;
 mod record_ranks;
 mod replay_args;

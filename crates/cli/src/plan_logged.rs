@@ -77,7 +77,7 @@ fn times_of(bytes: &[u8]) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
 /// rank's log cut out of a run). A multi-rank log (launcher labels or a torchrun `--log-dir`
 /// tree): the first rank's iteration and each rank's own mini-batch.
 pub fn read(path: &Path, log_ranks: Option<u64>) -> Result<Logged> {
-    let Some(split) = crate::rank_logs::split(path)? else {
+    let Some(split) = profilednn_analysis::rank_logs::split(path)? else {
         let profile = crate::load::profile(path, None, None, true)?;
         let bytes = read_all(path)?;
         let (outside, onednn) = times_of(&bytes);

@@ -326,59 +326,11 @@ pub fn replay_sequence(
     } else {
         Flow::bind(s, &prepared, &backward, &calls.order)
     };
-    let (allocation, allocation_reason) = match t.allocation {
-        Some(a) => (a, "given (--allocation)".to_string()),
-        None => Allocation::of_iteration(sequence),
-    };
-    // A program that zero-fills its gradients before each call allocates them once.
-    // With the as-logged heap, the problems whose buffers take new pages (by their index in
-    // `calls.firsts`): read once, for the plans and for the summary.
-    let cold: Vec<Option<String>> = calls
-        .firsts
-        .iter()
-        .map(|p| {
-            let k = problem_key(p);
-            (allocation == Allocation::PerCall
-                && t.heap == Some(Heap::AsLogged)
-                && t.cold.contains(&k))
-            .then_some(k)
-        })
-        .collect();
-    let (fresh, per_call) = match allocation {
-        Allocation::Once => {
-            use super::fresh::Outputs;
-            let outputs: Vec<Outputs> = calls
-                .firsts
-                .iter()
-                .zip(&backward)
-                .map(|(p, &bwd)| Outputs::of(p, bwd))
-                .collect();
-            (super::fresh::Fresh::of(&prepared, &outputs), None)
-        }
-        Allocation::PerCall => {
-            let mut plans = Plan::of_iteration(&calls.order, &prepared, &flow.gradient_copies);
-            for (plan, &i) in plans.iter_mut().zip(&calls.order) {
-                plan.cold = cold[i].is_some();
-            }
-            (
-                super::fresh::Fresh::none(),
-                Some(PerCall::new(s, plans, t.heap.unwrap_or(Heap::Warm))),
-            )
-        }
-    };
-    let cold_problems: Vec<String> = cold.into_iter().flatten().collect();
-    let (heap, heap_reason) = match (allocation, t.heap) {
-        (Allocation::Once, _) => (None, String::new()),
-        (Allocation::PerCall, Some(h)) => (Some(h), "given".to_string()),
-        (Allocation::PerCall, None) => (
-            Some(Heap::Warm),
-            "not read from the log: freed pages kept".to_string(),
-        ),
-    };
+    let buffers = Buffers::of(s, &calls, sequence, &prepared, (&flow, &backward), t);
     let timed = run_iterations(
         s,
         &prepared,
-        (&flow, &fresh, per_call),
+        (&flow, &buffers.fresh, buffers.per_call),
         &calls.order,
         t,
         &mut going,
@@ -393,11 +345,11 @@ pub fn replay_sequence(
         dispersion: timed.dispersion(&per_iteration_counts(&calls.order, n)),
         block_ms: timed.block_ms.clone(),
         weight_reorders_resolved: resolved,
-        allocation: Some(allocation),
-        allocation_reason,
-        heap,
-        heap_reason,
-        cold_problems,
+        allocation: Some(buffers.allocation),
+        allocation_reason: buffers.allocation_reason,
+        heap: buffers.heap,
+        heap_reason: buffers.heap_reason,
+        cold_problems: buffers.cold_problems,
     };
     let by_key = outcomes(&calls.index, &prepared, timed, going);
     drop(flow);
@@ -408,6 +360,89 @@ pub fn replay_sequence(
         ResultsFor::Rewritten => rewritten_results(sequence, by_key),
     };
     (results, summary)
+}
+
+/// How the calls of one sequence replay get their memory, and what the summary says of it.
+struct Buffers<'s> {
+    fresh: super::fresh::Fresh,
+    per_call: Option<PerCall<'s>>,
+    allocation: Allocation,
+    allocation_reason: String,
+    heap: Option<Heap>,
+    heap_reason: String,
+    cold_problems: Vec<String>,
+}
+
+impl<'s> Buffers<'s> {
+    /// Allocated once (with the outputs a program zero-fills each iteration), or per call from
+    /// the heap `t` says, with the problems whose buffers take new pages.
+    fn of(
+        s: &'s Session,
+        calls: &Calls,
+        sequence: &[Arc<Primitive>],
+        prepared: &[Result<Prepared, SkipReason>],
+        (flow, backward): (&Flow, &[bool]),
+        t: &SequenceTiming,
+    ) -> Buffers<'s> {
+        let (allocation, allocation_reason) = match t.allocation {
+            Some(a) => (a, "given (--allocation)".to_string()),
+            None => Allocation::of_iteration(sequence),
+        };
+        // A program that zero-fills its gradients before each call allocates them once.
+        // With the as-logged heap, the problems whose buffers take new pages (by their index in
+        // `calls.firsts`): read once, for the plans and for the summary.
+        let cold: Vec<Option<String>> = calls
+            .firsts
+            .iter()
+            .map(|p| {
+                let k = problem_key(p);
+                (allocation == Allocation::PerCall
+                    && t.heap == Some(Heap::AsLogged)
+                    && t.cold.contains(&k))
+                .then_some(k)
+            })
+            .collect();
+        let (fresh, per_call) = match allocation {
+            Allocation::Once => {
+                use super::fresh::Outputs;
+                let outputs: Vec<Outputs> = calls
+                    .firsts
+                    .iter()
+                    .zip(backward)
+                    .map(|(p, &bwd)| Outputs::of(p, bwd))
+                    .collect();
+                (super::fresh::Fresh::of(prepared, &outputs), None)
+            }
+            Allocation::PerCall => {
+                let mut plans = Plan::of_iteration(&calls.order, prepared, &flow.gradient_copies);
+                for (plan, &i) in plans.iter_mut().zip(&calls.order) {
+                    plan.cold = cold[i].is_some();
+                }
+                (
+                    super::fresh::Fresh::none(),
+                    Some(PerCall::new(s, plans, t.heap.unwrap_or(Heap::Warm))),
+                )
+            }
+        };
+        let cold_problems: Vec<String> = cold.into_iter().flatten().collect();
+        let (heap, heap_reason) = match (allocation, t.heap) {
+            (Allocation::Once, _) => (None, String::new()),
+            (Allocation::PerCall, Some(h)) => (Some(h), "given".to_string()),
+            (Allocation::PerCall, None) => (
+                Some(Heap::Warm),
+                "not read from the log: freed pages kept".to_string(),
+            ),
+        };
+        Buffers {
+            fresh,
+            per_call,
+            allocation,
+            allocation_reason,
+            heap,
+            heap_reason,
+            cold_problems,
+        }
+    }
 }
 
 /// Calls per iteration of each of the `n` problems of `order`.

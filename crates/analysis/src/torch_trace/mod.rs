@@ -313,27 +313,8 @@ mod module_names;
 /// Joins `trace` with the primitives of the log at `log`.
 pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     let ops = &trace.ops;
-    // Top-level cpu ops (not inside another cpu op of the same thread), and the annotations
-    // around each.
-    let mut top: Vec<usize> = Vec::new();
-    let mut stack: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
-    let mut parent_top: Vec<Option<usize>> = vec![None; ops.len()];
-    for (i, op) in ops.iter().enumerate() {
-        if op.annotation || op.python {
-            continue;
-        }
-        let st = stack.entry(op.tid).or_default();
-        while st.last().is_some_and(|&j| ops[j].end <= op.start) {
-            st.pop();
-        }
-        if st.is_empty() {
-            top.push(i);
-            parent_top[i] = Some(i);
-        } else {
-            parent_top[i] = parent_top[st[0]];
-        }
-        st.push(i);
-    }
+    // Top-level cpu ops, and the annotations around each.
+    let (top, parent_top) = top_level(ops);
     let annotations: Vec<&Op> = ops.iter().filter(|o| o.annotation).collect();
     let around = |t: f64| -> Vec<&str> {
         annotations
@@ -455,8 +436,53 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     iss.sort_by(|a, b| b.onednn_ms.total_cmp(&a.onednn_ms));
     j.issuing_ops = iss;
     j.issued = issued.into_iter().map(|((k, o), n)| (k, o, n)).collect();
+    j.modules = module_rows(ops, &modules, &module_dnn);
+    j.phases = finish(
+        phases
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    );
+    set_iterations(&mut j, markers);
+    j.warnings
+        .extend(clock_warnings(trace, execs, timestamped, log_span));
+    j
+}
+
+/// The top-level cpu ops (not inside another cpu op of the same thread), in order, and for
+/// each cpu op the top-level op it runs in.
+fn top_level(ops: &[Op]) -> (Vec<usize>, Vec<Option<usize>>) {
+    let mut top: Vec<usize> = Vec::new();
+    let mut stack: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+    let mut parent_top: Vec<Option<usize>> = vec![None; ops.len()];
+    for (i, op) in ops.iter().enumerate() {
+        if op.annotation || op.python {
+            continue;
+        }
+        let st = stack.entry(op.tid).or_default();
+        while st.last().is_some_and(|&j| ops[j].end <= op.start) {
+            st.pop();
+        }
+        if st.is_empty() {
+            top.push(i);
+            parent_top[i] = Some(i);
+        } else {
+            parent_top[i] = parent_top[st[0]];
+        }
+        st.push(i);
+    }
+    (top, parent_top)
+}
+
+/// One row per nn.Module name: its time, and the oneDNN time and calls inside it
+/// (`module_dnn`), longest first.
+fn module_rows(
+    ops: &[Op],
+    modules: &[usize],
+    module_dnn: &BTreeMap<usize, (f64, u64)>,
+) -> Vec<OpRow> {
     let mut mods: BTreeMap<String, OpRow> = BTreeMap::new();
-    for &m in &modules {
+    for &m in modules {
         let name = module_names::module_name(&ops[m]);
         let (dnn, prims) = module_dnn.get(&m).copied().unwrap_or_default();
         mods.entry(name.to_string())
@@ -465,13 +491,12 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     }
     let mut mods: Vec<OpRow> = mods.into_values().map(OpRow::with_outside).collect();
     mods.sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms));
-    j.modules = mods;
-    j.phases = finish(
-        phases
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    );
+    mods
+}
+
+/// The log's iteration count (from its `markers`) and the trace's, with a warning when they
+/// differ.
+fn set_iterations(j: &mut TorchJoin, markers: u64) {
     j.log_iterations = (markers > 1).then(|| markers - 1);
     // The range opened by the last `step()` (closed when profiling stops) is not an iteration,
     // just as the log's trailing marker is not.
@@ -493,9 +518,6 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
             ));
         }
     }
-    j.warnings
-        .extend(clock_warnings(trace, execs, timestamped, log_span));
-    j
 }
 
 /// Why the trace and the log cannot be joined, if they cannot: the log has no timestamps, the
