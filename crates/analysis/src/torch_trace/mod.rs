@@ -410,20 +410,7 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
         .iter()
         .map(|&i| phase_of(&ops[i].name, &around(ops[i].start)))
         .collect();
-    let mut rows: BTreeMap<String, OpRow> = BTreeMap::new();
-    let mut phases: BTreeMap<&'static str, OpRow> = BTreeMap::new();
-    for (&i, &ph) in top.iter().zip(&top_phase) {
-        let op = &ops[i];
-        let dur = (op.end - op.start) / 1e3;
-        let (dnn, prims) = per_top.get(&i).copied().unwrap_or_default();
-        rows.entry(format!("{ph}\t{}", op.name))
-            .or_insert_with(|| OpRow::new(&op.name, ph))
-            .add(dur, dnn, prims);
-        phases
-            .entry(ph)
-            .or_insert_with(|| OpRow::new(ph, ""))
-            .add(dur, dnn, prims);
-    }
+    let (rows, phases) = top_rows(ops, &top, &top_phase, &per_top);
     j.per_iteration = per_iteration(ops, &top, &top_phase, &per_top);
     j.module_backward = module_backward(ops, &top, &per_top, &modules);
     let finish = |m: BTreeMap<String, OpRow>| {
@@ -447,6 +434,31 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     j.warnings
         .extend(clock_warnings(trace, execs, timestamped, log_span));
     j
+}
+
+/// The top-level ops summed by phase and name, and by phase alone: their time, and the oneDNN
+/// time and calls inside them (`per_top`).
+fn top_rows(
+    ops: &[Op],
+    top: &[usize],
+    top_phase: &[&'static str],
+    per_top: &BTreeMap<usize, (f64, u64)>,
+) -> (BTreeMap<String, OpRow>, BTreeMap<&'static str, OpRow>) {
+    let mut rows: BTreeMap<String, OpRow> = BTreeMap::new();
+    let mut phases: BTreeMap<&'static str, OpRow> = BTreeMap::new();
+    for (&i, &ph) in top.iter().zip(top_phase) {
+        let op = &ops[i];
+        let dur = (op.end - op.start) / 1e3;
+        let (dnn, prims) = per_top.get(&i).copied().unwrap_or_default();
+        rows.entry(format!("{ph}\t{}", op.name))
+            .or_insert_with(|| OpRow::new(&op.name, ph))
+            .add(dur, dnn, prims);
+        phases
+            .entry(ph)
+            .or_insert_with(|| OpRow::new(ph, ""))
+            .add(dur, dnn, prims);
+    }
+    (rows, phases)
 }
 
 /// The top-level cpu ops (not inside another cpu op of the same thread), in order, and for
