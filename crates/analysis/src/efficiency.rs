@@ -157,29 +157,7 @@ fn row(
 
 pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Efficiency {
     // The roof of the threads the log ran with, not of the whole machine.
-    let nthr = profile.metadata.threads.map(|t| t as usize);
-    let (scaled, scaling) = match (nthr, machine.threads) {
-        (Some(n), Some(_)) => match machine.scaled_to_threads(n) {
-            Some((m, note)) => (Some(m), Some(note)),
-            None => (None, None),
-        },
-        (Some(n), None) => (
-            None,
-            Some(format!(
-                "NOT scaled: the log ran with {n} threads (nthr:{n}) but the machine profile does \
-                 not say how many threads its peaks used; the roofs are the profile's as given \
-                 (for a whole machine, efficiencies come out too low)"
-            )),
-        ),
-        (None, Some(all)) if all > 1 => (
-            None,
-            Some(format!(
-                "not scaled: the log has no thread count (nthr); the roofs are for all {all} \
-                 threads of the profile"
-            )),
-        ),
-        _ => (None, None),
-    };
+    let (scaled, scaling) = scaled_to_log(profile, machine);
     let machine = scaled.as_ref().unwrap_or(machine);
     let mut rows = Vec::new();
     let mut uncosted: BTreeMap<(String, String), (usize, f64)> = BTreeMap::new();
@@ -202,48 +180,7 @@ pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Ef
             }
         }
     }
-    let mut groups: BTreeMap<(String, String), EfficiencyGroup> = BTreeMap::new();
-    for r in &rows {
-        let g = groups
-            .entry((r.prim_kind.clone(), r.prop_kind.clone()))
-            .or_insert_with(|| EfficiencyGroup {
-                prim_kind: r.prim_kind.clone(),
-                prop_kind: r.prop_kind.clone(),
-                primitives: 0,
-                time_ms: 0.0,
-                roofline_ms: 0.0,
-                efficiency: 0.0,
-                lost_ms: 0.0,
-                gflops: 0.0,
-                gbps: 0.0,
-            });
-        g.primitives += 1;
-        g.time_ms += r.time_ms;
-        g.roofline_ms += r.roofline_ms;
-        g.lost_ms += r.lost_ms;
-        // Accumulate totals in the rate fields, turned into rates below.
-        g.gflops += r.flops_per_call as f64 * r.calls as f64;
-        g.gbps += r.bytes_per_call as f64 * r.calls as f64;
-    }
-    let mut groups: Vec<EfficiencyGroup> = groups
-        .into_values()
-        .map(|mut g| {
-            let secs = g.time_ms / 1e3;
-            g.efficiency = if g.time_ms > 0.0 {
-                g.roofline_ms / g.time_ms
-            } else {
-                0.0
-            };
-            g.gflops = if secs > 0.0 {
-                g.gflops / secs / 1e9
-            } else {
-                0.0
-            };
-            g.gbps = if secs > 0.0 { g.gbps / secs / 1e9 } else { 0.0 };
-            g
-        })
-        .collect();
-    groups.sort_by(|a, b| b.lost_ms.total_cmp(&a.lost_ms));
+    let groups = groups_of(&rows);
     // Folded from +0.0: `Sum` of no f64 is −0.0, which printed as "-0.000 ms".
     let measured_ms = rows.iter().fold(0.0, |a, r| a + r.time_ms);
     let roofline_ms = rows.iter().fold(0.0, |a, r| a + r.roofline_ms);
@@ -295,6 +232,83 @@ pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Ef
         suspect,
         caveat: CAVEAT,
     }
+}
+
+/// The machine scaled to the log's thread count (`None`: as given), and what was done.
+fn scaled_to_log(
+    profile: &Profile,
+    machine: &MachineProfile,
+) -> (Option<MachineProfile>, Option<String>) {
+    let nthr = profile.metadata.threads.map(|t| t as usize);
+    match (nthr, machine.threads) {
+        (Some(n), Some(_)) => match machine.scaled_to_threads(n) {
+            Some((m, note)) => (Some(m), Some(note)),
+            None => (None, None),
+        },
+        (Some(n), None) => (
+            None,
+            Some(format!(
+                "NOT scaled: the log ran with {n} threads (nthr:{n}) but the machine profile does \
+                 not say how many threads its peaks used; the roofs are the profile's as given \
+                 (for a whole machine, efficiencies come out too low)"
+            )),
+        ),
+        (None, Some(all)) if all > 1 => (
+            None,
+            Some(format!(
+                "not scaled: the log has no thread count (nthr); the roofs are for all {all} \
+                 threads of the profile"
+            )),
+        ),
+        _ => (None, None),
+    }
+}
+
+/// The rows summed by kind and direction, their rates per second; most time lost first.
+fn groups_of(rows: &[EfficiencyRow]) -> Vec<EfficiencyGroup> {
+    let mut groups: BTreeMap<(String, String), EfficiencyGroup> = BTreeMap::new();
+    for r in rows {
+        let g = groups
+            .entry((r.prim_kind.clone(), r.prop_kind.clone()))
+            .or_insert_with(|| EfficiencyGroup {
+                prim_kind: r.prim_kind.clone(),
+                prop_kind: r.prop_kind.clone(),
+                primitives: 0,
+                time_ms: 0.0,
+                roofline_ms: 0.0,
+                efficiency: 0.0,
+                lost_ms: 0.0,
+                gflops: 0.0,
+                gbps: 0.0,
+            });
+        g.primitives += 1;
+        g.time_ms += r.time_ms;
+        g.roofline_ms += r.roofline_ms;
+        g.lost_ms += r.lost_ms;
+        // Accumulate totals in the rate fields, turned into rates below.
+        g.gflops += r.flops_per_call as f64 * r.calls as f64;
+        g.gbps += r.bytes_per_call as f64 * r.calls as f64;
+    }
+    let mut groups: Vec<EfficiencyGroup> = groups
+        .into_values()
+        .map(|mut g| {
+            let secs = g.time_ms / 1e3;
+            g.efficiency = if g.time_ms > 0.0 {
+                g.roofline_ms / g.time_ms
+            } else {
+                0.0
+            };
+            g.gflops = if secs > 0.0 {
+                g.gflops / secs / 1e9
+            } else {
+                0.0
+            };
+            g.gbps = if secs > 0.0 { g.gbps / secs / 1e9 } else { 0.0 };
+            g
+        })
+        .collect();
+    groups.sort_by(|a, b| b.lost_ms.total_cmp(&a.lost_ms));
+    groups
 }
 
 /// Efficiencies that cannot be: compute-bound primitives above 100 % of their roof, a

@@ -5,7 +5,7 @@ use crate::durations::Durations;
 use crate::iterations::{self, Iterations};
 use crate::metadata::RunMetadata;
 use crate::scan::ScanOutput;
-use crate::tally::Tally;
+use crate::tally::{LinePos, Tally};
 use foldhash::HashMap;
 use profilednn_cost::{Cost, Unknown};
 use profilednn_model::Primitive;
@@ -190,28 +190,7 @@ impl Profile {
         parsed: &mut Parsed,
     ) -> Profile {
         let line_of = t.line_resolver();
-        let mut lines = LineCounts {
-            total: t.total_lines(),
-            info: t.info_count,
-            ..Default::default()
-        };
-        lines.diagnostics = t.diagnostics.values().sum();
-        for r in SkipReason::ALL {
-            if let Some(c) = t.skipped.get(&r) {
-                lines.skipped.insert(r.as_str().to_string(), *c);
-            }
-        }
-        lines.malformed = t.malformed_count;
-        let mut malformed: Vec<MalformedLine> = t
-            .malformed
-            .iter()
-            .map(|k| MalformedLine {
-                line: line_of(k.pos),
-                count: 1,
-                expected: k.note.to_string(),
-                text: k.text.clone(),
-            })
-            .collect();
+        let (mut lines, mut malformed) = lines_of(t, &line_of);
 
         let mut index: HashMap<(EventKind, Arc<Primitive>), usize> = HashMap::default();
         let mut entries: Vec<Entry> = Vec::new();
@@ -294,14 +273,7 @@ impl Profile {
             .iter()
             .map(|k| (line_of(k.pos), k.note.to_string(), k.text.clone()))
             .collect();
-        let timestamps = {
-            let firsts = t.chunks.values().filter_map(|c| c.first_ts);
-            let lasts = t.chunks.values().filter_map(|c| c.last_ts);
-            match (firsts.reduce(f64::min), lasts.reduce(f64::max)) {
-                (Some(a), Some(b)) => Some((a, b)),
-                _ => None,
-            }
-        };
+        let timestamps = timestamp_span(t);
         let compute_calls = entries
             .iter()
             .filter(|e| e.event == EventKind::Exec && e.primitive.kind.is_compute_heavy())
@@ -479,6 +451,44 @@ pub(crate) fn mb_field(problem: &str) -> Option<u64> {
         .take_while(|c| c.is_ascii_digit())
         .collect();
     digits.parse().ok()
+}
+
+/// The tally's line counts, and its malformed lines (those of the primitives that do not
+/// parse are added by the caller).
+fn lines_of(t: &Tally, line_of: &dyn Fn(LinePos) -> u64) -> (LineCounts, Vec<MalformedLine>) {
+    let mut lines = LineCounts {
+        total: t.total_lines(),
+        info: t.info_count,
+        ..Default::default()
+    };
+    lines.diagnostics = t.diagnostics.values().sum();
+    for r in SkipReason::ALL {
+        if let Some(c) = t.skipped.get(&r) {
+            lines.skipped.insert(r.as_str().to_string(), *c);
+        }
+    }
+    lines.malformed = t.malformed_count;
+    let malformed: Vec<MalformedLine> = t
+        .malformed
+        .iter()
+        .map(|k| MalformedLine {
+            line: line_of(k.pos),
+            count: 1,
+            expected: k.note.to_string(),
+            text: k.text.clone(),
+        })
+        .collect();
+    (lines, malformed)
+}
+
+/// The first and the last timestamp of the tally's lines (epoch ms), if they carry any.
+fn timestamp_span(t: &Tally) -> Option<(f64, f64)> {
+    let firsts = t.chunks.values().filter_map(|c| c.first_ts);
+    let lasts = t.chunks.values().filter_map(|c| c.last_ts);
+    match (firsts.reduce(f64::min), lasts.reduce(f64::max)) {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

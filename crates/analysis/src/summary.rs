@@ -180,32 +180,7 @@ pub fn summarize_merged(profiles: &[Profile], merged: &Profile, opts: &SummaryOp
                 .iter()
                 .take(limit)
                 .enumerate()
-                .map(|(i, r)| SummaryRow {
-                    values: r.values.clone(),
-                    calls: r.calls,
-                    time_ms: r.time_ms(),
-                    share: b.share(r),
-                    mean_ms: r.mean_ms(),
-                    min_ms: if r.min_ps == u64::MAX {
-                        0.0
-                    } else {
-                        r.min_ps as f64 / 1e9
-                    },
-                    max_ms: r.max_ps as f64 / 1e9,
-                    median_ms: r.durations.quantile_ms(0.5),
-                    p90_ms: r.durations.quantile_ms(0.9),
-                    per_iteration_ms: iters.map(|n| r.time_ms() / n),
-                    calls_per_iteration: iters.map(|n| r.calls as f64 / n),
-                    primitives: r.primitives,
-                    reference_impl: r.reference_impl,
-                    per_log_time_ms: per_log.iter().map(|t| t[i] as f64 / 1e9).collect(),
-                    flops_per_call: (r.work.calls == r.calls && r.calls > 0)
-                        .then(|| r.work.flops as f64 / r.calls as f64),
-                    bytes_per_call: (r.work.calls == r.calls && r.calls > 0)
-                        .then(|| r.work.bytes as f64 / r.calls as f64),
-                    gflops: r.work.gflops(),
-                    gbps: r.work.gbps(),
-                })
+                .map(|(i, r)| summary_row(r, b.share(r), iters, &per_log, i))
                 .collect();
             NamedBreakdown {
                 name,
@@ -268,6 +243,43 @@ pub fn summarize_merged(profiles: &[Profile], merged: &Profile, opts: &SummaryOp
             .machine
             .as_ref()
             .map(|m| efficiency(merged, m, opts.top)),
+    }
+}
+
+/// Row `i` of a breakdown (`r`, its `share` of the time): per call, per iteration (`iters`)
+/// and per log (`per_log`, ps by log then row).
+fn summary_row(
+    r: &crate::breakdown::BreakdownRow,
+    share: f64,
+    iters: Option<f64>,
+    per_log: &[Vec<u128>],
+    i: usize,
+) -> SummaryRow {
+    SummaryRow {
+        values: r.values.clone(),
+        calls: r.calls,
+        time_ms: r.time_ms(),
+        share,
+        mean_ms: r.mean_ms(),
+        min_ms: if r.min_ps == u64::MAX {
+            0.0
+        } else {
+            r.min_ps as f64 / 1e9
+        },
+        max_ms: r.max_ps as f64 / 1e9,
+        median_ms: r.durations.quantile_ms(0.5),
+        p90_ms: r.durations.quantile_ms(0.9),
+        per_iteration_ms: iters.map(|n| r.time_ms() / n),
+        calls_per_iteration: iters.map(|n| r.calls as f64 / n),
+        primitives: r.primitives,
+        reference_impl: r.reference_impl,
+        per_log_time_ms: per_log.iter().map(|t| t[i] as f64 / 1e9).collect(),
+        flops_per_call: (r.work.calls == r.calls && r.calls > 0)
+            .then(|| r.work.flops as f64 / r.calls as f64),
+        bytes_per_call: (r.work.calls == r.calls && r.calls > 0)
+            .then(|| r.work.bytes as f64 / r.calls as f64),
+        gflops: r.work.gflops(),
+        gbps: r.work.gbps(),
     }
 }
 

@@ -1,12 +1,10 @@
-//! What-if replays turned into the plain projection figures the advice rules take
-//! ([`profilednn_advice::Projected`]): the figures `project` prints for the same log and
-//! replay, so that `advise --replay R.json` and `project --replay R.json` agree.
+//! `advise --replay` and `--project`: the one log a what-if projection is of, and each replay
+//! file's projection, turned into the advice's figures by `profilednn_project::advice`.
 
 use anyhow::{bail, Result};
-use profilednn_advice::{Change, Projected};
+use profilednn_advice::Projected;
 use profilednn_analysis::Profile;
 use profilednn_replay::Replay;
-use profilednn_whatif::{Precision, AS_LOGGED};
 use std::path::{Path, PathBuf};
 
 /// The projection of `log` with each replay file, in order.
@@ -53,75 +51,7 @@ pub fn of(log: &Path, profile: &Profile, replay: &Replay, name: &str) -> Result<
         None,
         crate::replay_file::Mismatch::RefuseFew,
     )?;
-    let reorder = |f: fn(&profilednn_project::project::GroupProjection) -> f64| {
-        pr.groups
-            .iter()
-            .filter(|g| g.prim_kind == "reorder")
-            .map(f)
-            .sum::<f64>()
-    };
-    let what_if = replay.what_if.as_ref().map(|w| &w.what_if);
-    // A thread count other than the log's changes the resources, not the work.
-    let threads_changed = match (&replay.threads, profile.metadata.threads) {
-        (Some(t), Some(n)) => t.trim() != n.to_string(),
-        _ => false,
-    };
-    let change = Change {
-        bf16: what_if.is_some_and(|w| w.precision == Some(Precision::Bf16)),
-        layout: what_if.map(|w| w.layout).unwrap_or_default(),
-        // An isolated replay (benchdnn's view) is not comparable with a what-if's sequence.
-        other: threads_changed
-            || replay.mode != "sequence"
-            || what_if.is_some_and(|w| w.batch.is_some() || w.precision == Some(Precision::F32)),
-    };
-    let transform = match &pr.what_if {
-        Some(w) => w.transform.clone(),
-        // `project`'s name of the identity what-if (`WhatIf::describe`), so that an as-logged
-        // replay is named alike with or without a what-if record.
-        None => match &replay.threads {
-            Some(t) => format!("{AS_LOGGED} --threads {t}"),
-            None => AS_LOGGED.into(),
-        },
-    };
-    Ok(Projected {
-        transform,
-        change,
-        replay: name.to_string(),
-        per_iteration: pr.scale == "per_iteration",
-        logged_onednn_ms: pr.logged_onednn_ms,
-        projected_onednn_ms: pr.projected_onednn_ms,
-        speedup: Projected::speedup_of(pr.logged_onednn_ms, pr.projected_onednn_ms),
-        logged_reorder_ms: reorder(|g| g.logged_ms),
-        projected_reorder_ms: reorder(|g| g.projected_ms),
-        replayed_with: format!(
-            "oneDNN {} on {}",
-            replay.onednn,
-            replay.cpu.as_deref().unwrap_or("an unknown CPU")
-        ),
-        as_logged_replay_ms: None,
-        speedup_vs_as_logged_replay: None,
-        unavailable_here: unavailable_here(replay),
-        log_polluted: None,
-    })
-}
-
-/// `12 of 158 calls per iteration: oneDNN has no bf16 implementation on this CPU (avx2)`, when
-/// some problems of the replay could not run for that reason.
-fn unavailable_here(replay: &Replay) -> Option<String> {
-    let missing = replay.unavailable_here_calls();
-    (missing > 0).then(|| {
-        format!(
-            "{missing} of {} calls{} have no bf16 implementation in oneDNN on this CPU ({})",
-            replay.results.iter().map(|r| r.calls).sum::<u64>(),
-            if replay.what_if.is_some() {
-                " per iteration"
-            } else {
-                ""
-            },
-            replay
-                .onednn_isa
-                .as_deref()
-                .unwrap_or("its instruction set")
-        )
-    })
+    Ok(profilednn_project::advice::projected(
+        &pr, profile, replay, name,
+    ))
 }

@@ -210,7 +210,7 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
         args.no_progress,
         args.torch_trace.is_some(),
     )?;
-    let nodes = crate::load::nodes_of(&loaded.ranks);
+    let nodes = profilednn_analysis::load::nodes_of(&loaded.ranks);
     let profiles = loaded.profiles;
     let machine = crate::machine_file::load(args.machine.as_deref())?;
     let roofs = machine.clone();

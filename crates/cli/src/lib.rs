@@ -15,10 +15,11 @@ mod peak_cmd;
 mod plan_cmd;
 mod plan_logged;
 mod polluted;
+mod progress;
 mod project_cmd;
-mod rank_logs;
 mod record_cmd;
 mod record_ranks;
+mod replay_args;
 mod replay_cmd;
 mod replay_file;
 mod report_cmd;
@@ -88,7 +89,7 @@ enum Command {
     /// Export the log's primitives as benchdnn batch files (or read benchdnn's results back).
     Benchdnn(benchdnn_cmd::BenchdnnArgs),
     /// Re-create and time every unique primitive of a log through oneDNN on this machine.
-    Replay(replay_cmd::ReplayArgs),
+    Replay(replay_args::ReplayArgs),
     /// Project the log's training time onto another machine (replay results or a machine profile).
     Project(project_cmd::ProjectArgs),
     /// Compare two runs: per group and per primitive, appeared/disappeared, implementation changes.

@@ -9,7 +9,7 @@ use crate::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use profilednn_dnnl::sequence::SequenceTiming;
-use profilednn_dnnl::Session;
+use profilednn_dnnl::{Quiet, Replayer, Session, Steady};
 use profilednn_machine::MachineProfile;
 use profilednn_project::plan::{self, Outside, Plan, Target};
 use std::path::PathBuf;
@@ -98,11 +98,11 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         );
     }
     let logged = plan_logged::read(&args.log, args.log_ranks)?;
-    let footprint = plan::footprint::of_iteration(&logged.calls).with_context(|| {
+    let footprint = plan::footprint::of_iteration(&logged.steady.calls).with_context(|| {
         format!(
             "{}: steady-state iteration ({})",
             args.log.display(),
-            logged.from
+            logged.steady.from
         )
     })?;
     // A log without a thread count in its header ran on the planned cores (of one node), ranks
@@ -156,22 +156,16 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         0,
         format!(
             "the iteration: {}, {} calls",
-            logged.from,
-            logged.calls.len()
+            logged.steady.from,
+            logged.steady.calls.len()
         ),
     );
     if !args.dry_run {
-        replay_rows(
-            &args,
-            &mut plan,
-            &logged.calls,
-            &logged.from,
-            logged.threads,
-        )?;
+        replay_rows(&args, &mut plan, &logged.steady, logged.threads)?;
     }
     match args.format {
         Format::Json => outln!("{}", serde_json::to_string_pretty(&plan)?),
-        Format::Table => print_table(&plan)?,
+        Format::Table => crate::output::write(None, profilednn_report::plan_table::render(&plan))?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -299,37 +293,26 @@ fn network_rate(
 fn replay_rows(
     args: &PlanArgs,
     plan: &mut Plan,
-    calls: &plan::Iteration,
-    from: &str,
+    steady: &Steady,
     log_threads: Option<u64>,
 ) -> Result<()> {
     let session = Session::open(args.dnnl_lib.as_deref()).map_err(|e| {
         anyhow::anyhow!("{e} (`--dry-run` plans without oneDNN: splits, all-reduce and memory)")
     })?;
+    let replayer = Replayer::new(&session, &Quiet);
     let timing = SequenceTiming {
         warmup: args.warmup,
         ..Default::default()
     };
     // The heap the log shows, as `replay` reads it: every split runs in the same framework.
-    let (timing, why) = profilednn_dnnl::heap_choice::choose(
-        &session,
-        calls,
-        || {
-            (args.log.as_os_str() != "-")
-                .then(|| profilednn_replay::logged::medians_of(&args.log))
-                .flatten()
-        },
-        log_threads,
-        &timing,
-        |_, _, _| true,
-    );
+    let logged = replayer.heap(&args.log, steady, log_threads, &timing);
     // A split other than the logged one (its threads and mini-batch) is another run of the
     // training: its gradients' copies do not inherit this run's heap accident.
-    let (another, another_why) = profilednn_dnnl::heap_choice::for_another_run(&timing, calls);
-    if let (Some(h), Some(why)) = (timing.heap, why) {
+    let (another, another_why) = logged.another_run(steady);
+    if let (Some(h), Some(why)) = (logged.timing.heap, &logged.why) {
         plan.assumptions
             .push(format!("per-call buffers: heap {} ({why})", h.as_str()));
-        if let (Some(note), Some(h)) = (another_why, another.heap) {
+        if let (Some(note), Some(h)) = (another_why, another.timing.heap) {
             plan.assumptions.push(format!(
                 "per-call buffers of the splits other than the logged one: heap {} ({note})",
                 h.as_str()
@@ -354,16 +337,8 @@ fn replay_rows(
                 Some(threads),
                 log_threads.or(Some(threads_without_nthr)),
             );
-        let timing = if logged_split { &timing } else { &another };
-        match profilednn_dnnl::rank::rank(
-            &session,
-            calls,
-            from,
-            threads,
-            batch,
-            timing,
-            |_, _, _| true,
-        ) {
+        let heap = if logged_split { &logged } else { &another };
+        match replayer.rank(steady, threads, batch, &heap.timing) {
             Ok(r) => {
                 plan.set_compute(&split, r.onednn_ms);
                 if r.not_replayed > 0 {
@@ -387,117 +362,4 @@ fn note(plan: &mut Plan, split: &str, what: String) {
     if let Some(r) = plan.rows.iter_mut().find(|r| r.split == split) {
         r.notes.push(what);
     }
-}
-
-fn mib(b: Option<u64>) -> String {
-    b.map_or("-".into(), |b| format!("{:.1}", b as f64 / 1048576.0))
-}
-
-fn ms(x: Option<f64>) -> String {
-    x.map_or("-".into(), |x| format!("{x:.3}"))
-}
-
-fn print_table(p: &Plan) -> Result<()> {
-    let batches: Vec<String> = p.logged_rank_batches.iter().map(u64::to_string).collect();
-    outln!(
-        "Plan for {}: {} cores in {} socket(s), global batch {} (the mini-batch of {} logged rank(s): {})",
-        p.source,
-        p.cores,
-        p.sockets,
-        p.global_batch,
-        p.logged_ranks,
-        batches.join(" + ")
-    );
-    outln!(
-        "  gradients all-reduced per iteration: {:.2} MiB ({} backward-weights calls); all-reduce priced at {:.3} GB/s per rank ({})",
-        p.footprint.gradient_bytes as f64 / 1048576.0,
-        p.footprint.backward_weights_calls,
-        p.allreduce_gbps,
-        p.allreduce_source
-    );
-    match &p.outside {
-        Some(o) => outln!(
-            "  outside oneDNN: {:.1} ms per iteration logged ({} steady iterations, {} thread(s), mini-batch {}{}), scaled by samples per thread",
-            o.logged_ms,
-            o.steady_iterations,
-            o.logged_threads,
-            o.logged_batch,
-            if o.logged_allreduce_ms > 0.0 {
-                format!(", less {:.1} ms of the logged ranks' all-reduce", o.logged_allreduce_ms)
-            } else {
-                String::new()
-            }
-        ),
-        None => outln!("  outside oneDNN: unknown (no timestamps or iteration markers): not in the total"),
-    }
-    if let Some((o, onednn)) = p
-        .outside
-        .as_ref()
-        .and_then(|o| Some((o, o.logged_onednn_ms?)))
-    {
-        outln!(
-            "  the logged run ({}x{}): oneDNN {onednn:.1} + outside {:.1} = {:.1} ms per iteration (a replay of that split's compute should come near {onednn:.1})",
-            p.logged_ranks,
-            o.logged_threads,
-            o.logged_ms,
-            onednn + o.logged_ms
-        );
-    }
-    if let (Some(net), true) = (p.network_gbps, p.nodes > 1) {
-        outln!(
-            "  {} nodes of {} cores, {net:.3} Gbit/s each way between them ({}): every split runs on each node (ranks = {} × the split's), Gloo's ring crosses the network; the notes say what the network adds to the all-reduce",
-            p.nodes,
-            p.cores,
-            p.network_source.as_deref().unwrap_or("given"),
-            p.nodes
-        );
-    }
-    if !p.replayed {
-        outln!("  compute not replayed (--dry-run, or no split could be replayed)");
-    }
-    outln!(
-        "\n{:<8} {:>5} {:>7} {:>9} {:>11} {:>11} {:>12} {:>10} {:>10} {:>8}  {}",
-        "split",
-        "ranks",
-        "threads",
-        "rank mb",
-        "compute ms",
-        "outside ms",
-        "allreduce ms",
-        "total ms",
-        "mem MiB",
-        "rel thr",
-        "notes"
-    );
-    for r in &p.rows {
-        let mut notes = r
-            .invalid
-            .iter()
-            .map(|w| format!("INVALID: {w}"))
-            .collect::<Vec<_>>();
-        if let Some(n) = r.allreduce_network_ms.filter(|_| p.nodes > 1) {
-            notes.push(format!("all-reduce: {n:.3} ms added by the network"));
-        }
-        notes.extend(r.notes.iter().cloned());
-        outln!(
-            "{:<8} {:>5} {:>7} {:>9} {:>11} {:>11} {:>12} {:>10} {:>10} {:>8}  {}",
-            r.split,
-            r.ranks,
-            r.threads,
-            r.per_rank_batch.map_or("-".into(), |b| b.to_string()),
-            ms(r.compute_ms),
-            ms(r.outside_ms),
-            ms(r.allreduce_ms),
-            ms(r.total_ms),
-            mib(r.memory_bytes_per_rank),
-            r.relative_throughput
-                .map_or("-".into(), |x| format!("{x:.2}")),
-            notes.join("; ")
-        );
-    }
-    outln!("\nAssumed:");
-    for a in &p.assumptions {
-        outln!("  - {a}");
-    }
-    Ok(())
 }

@@ -5,6 +5,7 @@
 use anyhow::{bail, Context, Result};
 use profilednn_analysis::ranks::iteration_times;
 use profilednn_dnnl::sequence::steady_iteration;
+use profilednn_dnnl::Steady;
 use profilednn_project::plan::{self, Outside};
 use profilednn_verbose::LogInput;
 use std::io::Read;
@@ -13,8 +14,7 @@ use std::path::Path;
 /// One training log as the plan sees it.
 pub struct Logged {
     /// The first rank's steady-state iteration (every rank runs the same model).
-    pub calls: plan::Calls,
-    pub from: String,
+    pub steady: Steady,
     /// Each logged rank's mini-batch, in rank order (a straggler's larger batch counts).
     pub rank_batches: Vec<u64>,
     /// The first rank's thread count (header `nthr:`), when logged.
@@ -89,7 +89,7 @@ fn times_of(bytes: &[u8]) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
 /// rank's log cut out of a run). A multi-rank log (launcher labels or a torchrun `--log-dir`
 /// tree): the first rank's iteration and each rank's own mini-batch.
 pub fn read(path: &Path, log_ranks: Option<u64>) -> Result<Logged> {
-    let Some(split) = crate::rank_logs::split(path)? else {
+    let Some(split) = profilednn_analysis::rank_logs::split(path)? else {
         let profile = crate::load::profile(path, None, None, true)?;
         let bytes = read_all(path)?;
         let (outside, onednn) = times_of(&bytes);
@@ -97,8 +97,7 @@ pub fn read(path: &Path, log_ranks: Option<u64>) -> Result<Logged> {
         let mb = batch_of(&calls, &from, &path.display().to_string())?;
         let k = usize::try_from(log_ranks.unwrap_or(1))?;
         return Ok(Logged {
-            calls,
-            from,
+            steady: Steady { calls, from },
             rank_batches: vec![mb; k],
             threads: profile.metadata.threads.map(u64::from),
             outside_per_rank: vec![outside],
@@ -135,8 +134,7 @@ pub fn read(path: &Path, log_ranks: Option<u64>) -> Result<Logged> {
         bail!("{}: a multi-rank log without a rank's lines", split.source);
     };
     Ok(Logged {
-        calls,
-        from,
+        steady: Steady { calls, from },
         rank_batches,
         threads,
         outside_per_rank,

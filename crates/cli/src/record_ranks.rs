@@ -192,15 +192,7 @@ pub fn with_rank_labels(command: &[OsString]) -> Result<Vec<OsString>> {
     Ok(out)
 }
 
-/// What a multi-node log says of its node, in its first line: `profilednn,node,NAME,rank,R,
-/// host,HOST`, R the global rank of the log's first rank (a labelled log's rank `k` is R + k;
-/// a log without labels is rank R's). Written by `record --ranks` from what the launcher says:
-/// a torchrun of one node of several (`--node-rank K --nproc-per-node L`: its ranks are K·L +
-/// local rank, torchrun's own numbering), or `record` run as one rank by the launcher (srun's
-/// `SLURM_PROCID`/`SLURM_NODEID`, torchrun `--no-python`'s `RANK`/`GROUP_RANK`, Open MPI's
-/// `OMPI_COMM_WORLD_RANK` with the host name as the node). Without it, ranks of logs recorded
-/// on different nodes cannot be told apart: every node's torchrun labels its ranks from 0.
-pub const NODE_LINE: &str = "profilednn,node,";
+pub use profilednn_analysis::rank_logs::NODE_LINE;
 
 /// The node line for `command` run with the environment `env`, on host `host`; `None` when the
 /// launcher says nothing of nodes (one node's torchrun, srun or mpirun over every node, whose
@@ -255,31 +247,6 @@ pub fn node_line(
     num("OMPI_COMM_WORLD_RANK").map(|rank| line(host.to_string(), rank))
 }
 
-/// A log's node line, from its first MiB: (node, the global rank of its first rank); `Ok(None)`
-/// without one. A node line that does not parse is an error naming its line (1-based): read as
-/// an ordinary log, its node's ranks would silently clash with the other nodes'.
-pub fn node_of(head: &[u8]) -> Result<Option<(String, u32)>, String> {
-    let Some(at) = memchr::memmem::find_iter(head, NODE_LINE.as_bytes())
-        .find(|&at| at == 0 || head[at - 1] == b'\n')
-    else {
-        return Ok(None);
-    };
-    let end = memchr::memchr(b'\n', &head[at..]).map_or(head.len(), |e| at + e);
-    let line = String::from_utf8_lossy(&head[at..end]);
-    let parsed = || -> Option<(String, u32)> {
-        let mut f = line[NODE_LINE.len()..].split(',');
-        let node = f.next().filter(|n| !n.is_empty())?.to_string();
-        (f.next()? == "rank").then_some(())?;
-        Some((node, f.next()?.parse().ok()?))
-    };
-    parsed().map(Some).ok_or_else(|| {
-        format!(
-            "line {}: `{line}` is not a node line (profilednn,node,NAME,rank,R,host,HOST, as `record --ranks` writes it)",
-            memchr::memchr_iter(b'\n', &head[..at]).count() + 1
-        )
-    })
-}
-
 /// Whether `record` runs as one rank of a launcher (srun, mpirun or torchrun `--no-python`
 /// started it) and runs no launcher itself: `--ranks` then needs no label flag, only the node
 /// line. (A batch script's own step has `SLURM_PROCID` too, so a launcher run from it is no
@@ -298,6 +265,7 @@ pub fn inside_a_rank(command: &[OsString], env: impl Fn(&str) -> Option<String>)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use profilednn_analysis::rank_logs::node_line_of as node_of;
 
     #[test]
     fn node_lines_from_the_launcher() {

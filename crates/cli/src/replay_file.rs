@@ -47,7 +47,7 @@ pub fn projection(
     let logged = if log.as_os_str() == "-" {
         None
     } else {
-        let one_process = crate::rank_logs::is_one_process(log);
+        let one_process = profilednn_analysis::rank_logs::is_one_process(log);
         profilednn_verbose::LogInput::open(log)
             .ok()
             .map(|input| profilednn_replay::logged::logged_steady(input, one_process))

@@ -133,7 +133,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         args.torch_trace.is_some(),
     )?;
     let (profiles, ranks) = (loaded.profiles, loaded.ranks);
-    let nodes = crate::load::nodes_of(&ranks);
+    let nodes = profilednn_analysis::load::nodes_of(&ranks);
     // Loaded once: the summary's efficiency section and the HTML page's roofline use it.
     let machine = if args.no_roofline {
         None

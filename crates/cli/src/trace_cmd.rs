@@ -29,8 +29,8 @@ pub struct TraceArgs {
 }
 
 pub fn run(args: TraceArgs) -> Result<ExitCode> {
-    if let Some(e) = crate::rank_logs::multi_rank_error(&args.log)? {
-        return Err(e);
+    if let Some(e) = profilednn_analysis::rank_logs::multi_rank_error(&args.log)? {
+        return Err(e.into());
     }
     let input = LogInput::open(&args.log).context("cannot read the log")?;
     let sink = crate::output::create(&args.output).context("cannot create the trace")?;

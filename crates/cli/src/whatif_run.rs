@@ -1,27 +1,14 @@
 //! `advise --project`: the what-if replays the rules need, run in process through oneDNN (as
 //! `replay --as/--layout` runs them), then projected as `project` does.
 
+use crate::progress::Bar;
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use profilednn_advice::{Change, Projected, WantedWhatIf};
 use profilednn_analysis::Profile;
-use profilednn_dnnl::sequence::{steady_iteration, SequenceTiming};
-use profilednn_dnnl::Session;
+use profilednn_dnnl::sequence::SequenceTiming;
+use profilednn_dnnl::{Prefixed, Replayer, Session};
 use profilednn_whatif::{Precision, WhatIf};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-
-/// A progress bar on a terminal (`{msg} [bar] i/n eta`), none otherwise or with `no_progress`.
-pub fn bar(no_progress: bool) -> Option<ProgressBar> {
-    (!no_progress && std::io::stderr().is_terminal()).then(|| {
-        let b = ProgressBar::new(0);
-        b.set_style(
-            ProgressStyle::with_template("{msg:40!} [{bar:30}] {pos}/{len} eta {eta}")
-                .expect("template"),
-        );
-        b
-    })
-}
 
 /// The replay options of an advice what-if.
 fn what_if(c: &Change) -> WhatIf {
@@ -72,85 +59,52 @@ pub fn project(
     // OpenMP has already read and other threads may be reading.
     let threads = profile.metadata.threads;
     if let Some(n) = threads {
-        profilednn_dnnl::threads::set(&session.dnnl, n.into()).map_err(|e| {
+        session.set_threads(n.into()).map_err(|e| {
             anyhow::anyhow!(
                 "--project replays at the log's {n} thread(s): {e}; or run `profilednn replay \
                  LOG --threads {n} --as bf16 … -o R.json` and pass --replay R.json"
             )
         })?;
     }
-    let input = profilednn_verbose::LogInput::open(log)
-        .with_context(|| format!("{}: cannot read the log", log.display()))?;
-    let (calls, from) = steady_iteration(input, profile);
+    let bar_heap = Bar::new(no_progress);
+    let replayer = Replayer::new(&session, &bar_heap);
+    let steady = replayer.steady(log, profile)?;
     // The heap the log shows, chosen once for every what-if of this log.
-    let bar_heap = bar(no_progress);
-    let (timing, heap_why) = profilednn_dnnl::heap_choice::choose(
-        &session,
-        &calls,
-        || profilednn_replay::logged::medians_of(log),
+    let heap = replayer.heap(
+        log,
+        &steady,
         threads.map(u64::from),
         &SequenceTiming::default(),
-        |i, n, what| {
-            if let Some(b) = &bar_heap {
-                b.set_length(n as u64);
-                b.set_position(i as u64);
-                b.set_message(what.to_string());
-            }
-            true
-        },
     );
-    if let Some(b) = bar_heap {
-        b.finish_and_clear();
-    }
+    bar_heap.finish();
     // Every change the rules want projects another run of the training: its gradients'
     // copies do not inherit this run's heap accident. The as-logged baseline, which rewrites
     // nothing, is replayed the same way: it is what the change's speed-up is measured against
     // (a run of the script unchanged), and a baseline keeping the log's new pages would credit
     // every change with their cost.
-    let (timing, note) = profilednn_dnnl::heap_choice::for_another_run(&timing, &calls);
+    let (heap, _) = heap.another_run(&steady);
     let mut out = Vec::new();
     for (change, rules) in todo {
         let w = what_if(&change);
-        let bar = bar(no_progress);
+        let bar = Bar::new(no_progress);
         let started = std::time::Instant::now();
-        let run = profilednn_dnnl::what_if_run::run(
-            &session,
-            &calls,
-            from.clone(),
-            &w,
-            &timing,
-            |i, n, what| {
-                if let Some(b) = &bar {
-                    b.set_length(n as u64);
-                    b.set_position(i as u64);
-                    b.set_message(format!("{}: {what}", w.describe()));
-                }
-                true
-            },
-        )
-        .with_context(|| format!("{}", log.display()))?;
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        let mut run = run;
-        if let Some(why) = &heap_why {
-            run.sequence.heap_reason = match note {
-                Some(note) => format!("{why}; {note}"),
-                None => why.clone(),
-            };
-        }
-        let mut replay = profilednn_dnnl::what_if_run::replay_record(
-            &session,
+        let phase = Prefixed {
+            inner: &bar,
+            prefix: w.describe(),
+        };
+        let replayer = Replayer::new(&session, &phase);
+        let run = replayer
+            .what_if(&steady, &w, &heap)
+            .with_context(|| format!("{}", log.display()))?;
+        // The thread count is the one set above, which the record states.
+        let replay = replayer.record(
             log.display().to_string(),
             "sequence",
             Some(run.sequence),
-            Some(run.record),
+            run.record,
             run.results,
         );
-        if let Some(n) = threads {
-            // What the replay ran at (set above), not the environment's value.
-            replay.threads = Some(n.to_string());
-        }
+        bar.finish();
         let p = crate::advice_projections::of(log, profile, &replay, "advise --project")?;
         eprintln!(
             "profilednn: replayed `{}` for {} in {:.1} s ({} problems, oneDNN {}): {:.3} → {:.3} {}",

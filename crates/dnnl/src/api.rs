@@ -276,7 +276,7 @@ fn open_with_siblings(path: &Path) -> Result<(Library, Vec<Library>), String> {
             .map_err(|e| e.to_string());
     }
     let ocl = dir.join("libintelocl.so");
-    if ocl.exists() && std::env::var_os("OCL_ICD_FILENAMES").is_none() {
+    if ocl.exists() && !crate::env::ocl_icd_set() {
         // The ICD loader reads it when the SYCL runtime first enumerates devices, after this.
         std::env::set_var("OCL_ICD_FILENAMES", &ocl);
     }
@@ -499,11 +499,11 @@ pub fn candidates(explicit: Option<&Path>) -> Vec<PathBuf> {
         v.push(p.to_path_buf());
         return v;
     }
-    if let Some(p) = std::env::var_os("PROFILEDNN_DNNL_LIB") {
+    if let Some(p) = crate::env::dnnl_lib() {
         v.push(PathBuf::from(p));
     }
     // pip installs onednn-cpu-gomp's library under the environment's prefix.
-    if let Some(venv) = std::env::var_os("VIRTUAL_ENV") {
+    if let Some(venv) = crate::env::virtual_env() {
         v.push(PathBuf::from(venv).join("lib/libdnnl.so.3"));
     }
     for py in ["python3", "python"] {

@@ -23,6 +23,13 @@ pub enum ReplayError {
         INSTALL_HINT
     )]
     NoStream { library: PathBuf, status: c_int },
+    /// The log could not be opened again for its call order (the sequence replay reads it twice).
+    #[error("{}: cannot read the log", path.display())]
+    Log {
+        path: PathBuf,
+        #[source]
+        source: profilednn_verbose::OpenError,
+    },
 }
 
 fn tried_list(tried: &[String]) -> String {

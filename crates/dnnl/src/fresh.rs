@@ -71,7 +71,7 @@ impl Fresh {
     /// The fresh outputs of each problem (`outputs`), when `PROFILEDNN_REPLAY_ZERO_FILL` is set
     /// (to anything but `0`); else nothing.
     pub(crate) fn of(prepared: &[Result<Prepared, SkipReason>], outputs: &[Outputs]) -> Fresh {
-        let on = std::env::var_os("PROFILEDNN_REPLAY_ZERO_FILL").is_some_and(|v| v != "0");
+        let on = crate::env::zero_fill();
         Fresh(
             prepared
                 .iter()

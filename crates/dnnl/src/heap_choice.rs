@@ -19,7 +19,7 @@
 //! real bf16 run (with a pair of this session: new pages for every buffer +88 %, kept +2 %).
 
 use super::sequence::{replay_sequence, ResultsFor, SequenceTiming};
-use super::Session;
+use super::{Prefixed, Progress, Session};
 use profilednn_benchdnn::problem_key;
 use profilednn_model::{Primitive, PrimitiveKind};
 use profilednn_replay::allocation::{Allocation, Heap};
@@ -165,7 +165,7 @@ pub fn choose(
     logged: impl FnOnce() -> Option<BTreeMap<String, f64>>,
     log_threads: Option<u64>,
     t: &SequenceTiming,
-    mut progress: impl FnMut(usize, usize, &str) -> bool,
+    progress: &dyn Progress,
 ) -> (SequenceTiming, Option<String>) {
     let allocation = t
         .allocation
@@ -212,7 +212,7 @@ pub fn choose(
             None
         }
     };
-    let Some(replayed) = replay_both(s, iteration, &mut progress) else {
+    let Some(replayed) = replay_both(s, iteration, progress) else {
         return (t.clone(), None);
     };
     let rows: Vec<Row> = per_call
@@ -330,7 +330,7 @@ impl Drop for Restore<'_> {
 fn replay_both(
     s: &Session,
     iteration: &[Arc<Primitive>],
-    progress: &mut impl FnMut(usize, usize, &str) -> bool,
+    progress: &dyn Progress,
 ) -> Option<Vec<HashMap<String, f64>>> {
     let mut replayed = Vec::new();
     for heap in [Heap::Warm, Heap::Cold] {
@@ -341,14 +341,17 @@ fn replay_both(
             iteration,
             String::new(),
             &timing,
-            |i, n, what| progress(i, n, &format!("heap ({}): {what}", heap.as_str())),
+            &Prefixed {
+                inner: progress,
+                prefix: format!("heap ({})", heap.as_str()),
+            },
         );
         let by_key: HashMap<String, f64> = results
             .into_iter()
             .filter_map(|r| r.measurement.map(|m| (r.key, m.median_ms)))
             .collect();
         replayed.push(by_key);
-        if super::stopped() {
+        if progress.stopped() {
             return None;
         }
     }

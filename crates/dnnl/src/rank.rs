@@ -2,7 +2,7 @@
 //! mini-batch (the `--batch` what-if) and run through oneDNN at the rank's thread count.
 
 use super::sequence::{replay_sequence, ResultsFor, SequenceTiming};
-use super::Session;
+use super::{Progress, Session};
 use profilednn_model::Primitive;
 use profilednn_whatif::WhatIf;
 use std::sync::Arc;
@@ -26,9 +26,9 @@ pub fn rank(
     threads: u64,
     batch: u64,
     timing: &SequenceTiming,
-    progress: impl FnMut(usize, usize, &str) -> bool,
+    progress: &dyn Progress,
 ) -> Result<RankReplay, String> {
-    super::threads::set(&s.dnnl, threads)?;
+    s.set_threads(threads)?;
     let w = WhatIf {
         batch: Some(batch),
         ..Default::default()

@@ -234,7 +234,7 @@ pub(crate) fn prepare<'a>(
             // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.
             unsafe { std::ptr::write_bytes(ptr as *mut u8, fill, size) };
         }
-        if std::env::var_os("PROFILEDNN_DEBUG_REPLAY").is_some() {
+        if crate::env::debug_replay() {
             eprintln!("replay: {implementation}: argument {index}: {size} bytes");
         }
         args.push(ExecArg {
@@ -334,6 +334,7 @@ pub(crate) fn measure(
     stream: Handle,
     b: &Built,
     t: &Timing,
+    progress: &dyn crate::Progress,
 ) -> Result<Measurement, SkipReason> {
     let p = prepare(d, engine, b)?;
     for _ in 0..t.warmup {
@@ -343,7 +344,7 @@ pub(crate) fn measure(
     let mut total = 0.0;
     while (times.len() < t.min_runs as usize || total < t.min_time_ms)
         && times.len() < t.max_runs as usize
-        && (times.is_empty() || !super::stopped())
+        && (times.is_empty() || !progress.stopped())
     {
         let ms = p.execute(stream)?;
         total += ms;

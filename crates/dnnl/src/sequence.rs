@@ -14,7 +14,7 @@ use super::allocation::{PerCall, Plan};
 use super::api::arg::{DIFF_DST, DIFF_SRC, DIFF_WEIGHTS, DST, SRC, WEIGHTS, WORKSPACE};
 use super::build::chosen_layouts::ChosenLayouts;
 use super::run::{prepare, summarize, Prepared};
-use super::Session;
+use super::{Progress, Session};
 use profilednn_analysis::events::{for_each_event, Event};
 use profilednn_analysis::{EventKind, Profile};
 use profilednn_benchdnn::problem_key;
@@ -264,16 +264,16 @@ pub enum ResultsFor<'a> {
 }
 
 /// Replays `sequence` (one iteration's exec calls in order) and returns the results for
-/// `results_for`. `progress` is called before each
-/// creation and iteration and returns whether to go on: once it says no (Ctrl-C), the timed
-/// iterations so far make the results (none: every problem is reported as interrupted).
+/// `results_for`. `progress` is told of each creation and iteration: once it says stop
+/// (Ctrl-C), the timed iterations so far make the results (none: every problem is reported
+/// as interrupted).
 pub fn replay_sequence(
     s: &Session,
     results_for: ResultsFor,
     sequence: &[Arc<Primitive>],
     iteration_from: String,
     t: &SequenceTiming,
-    mut progress: impl FnMut(usize, usize, &str) -> bool,
+    progress: &dyn Progress,
 ) -> (Vec<ReplayResult>, SequenceSummary) {
     let calls = Calls::of(sequence);
     // Each distinct problem of the iteration built and prepared once.
@@ -282,9 +282,10 @@ pub fn replay_sequence(
     let mut built = Vec::with_capacity(n);
     let mut going = true;
     for (i, p) in calls.firsts.iter().enumerate() {
-        going = going
-            && progress(i, n, &format!("create {} {}", p.kind, p.problem))
-            && !super::stopped();
+        going = going && {
+            progress.step(i, n, &format!("create {} {}", p.kind, p.problem));
+            !progress.stopped()
+        };
         built.push(if going {
             super::build::build(&s.dnnl, s.engine, p, &layouts)
         } else {
@@ -320,68 +321,20 @@ pub fn replay_sequence(
             )
         })
         .collect();
-    let flow = if std::env::var_os("PROFILEDNN_REPLAY_NO_FLOW").is_some() {
+    let flow = if crate::env::no_flow() {
         Flow::default()
     } else {
         Flow::bind(s, &prepared, &backward, &calls.order)
     };
-    let (allocation, allocation_reason) = match t.allocation {
-        Some(a) => (a, "given (--allocation)".to_string()),
-        None => Allocation::of_iteration(sequence),
-    };
-    // A program that zero-fills its gradients before each call allocates them once.
-    // With the as-logged heap, the problems whose buffers take new pages (by their index in
-    // `calls.firsts`): read once, for the plans and for the summary.
-    let cold: Vec<Option<String>> = calls
-        .firsts
-        .iter()
-        .map(|p| {
-            let k = problem_key(p);
-            (allocation == Allocation::PerCall
-                && t.heap == Some(Heap::AsLogged)
-                && t.cold.contains(&k))
-            .then_some(k)
-        })
-        .collect();
-    let (fresh, per_call) = match allocation {
-        Allocation::Once => {
-            use super::fresh::Outputs;
-            let outputs: Vec<Outputs> = calls
-                .firsts
-                .iter()
-                .zip(&backward)
-                .map(|(p, &bwd)| Outputs::of(p, bwd))
-                .collect();
-            (super::fresh::Fresh::of(&prepared, &outputs), None)
-        }
-        Allocation::PerCall => {
-            let mut plans = Plan::of_iteration(&calls.order, &prepared, &flow.gradient_copies);
-            for (plan, &i) in plans.iter_mut().zip(&calls.order) {
-                plan.cold = cold[i].is_some();
-            }
-            (
-                super::fresh::Fresh::none(),
-                Some(PerCall::new(s, plans, t.heap.unwrap_or(Heap::Warm))),
-            )
-        }
-    };
-    let cold_problems: Vec<String> = cold.into_iter().flatten().collect();
-    let (heap, heap_reason) = match (allocation, t.heap) {
-        (Allocation::Once, _) => (None, String::new()),
-        (Allocation::PerCall, Some(h)) => (Some(h), "given".to_string()),
-        (Allocation::PerCall, None) => (
-            Some(Heap::Warm),
-            "not read from the log: freed pages kept".to_string(),
-        ),
-    };
+    let buffers = Buffers::of(s, &calls, sequence, &prepared, (&flow, &backward), t);
     let timed = run_iterations(
         s,
         &prepared,
-        (&flow, &fresh, per_call),
+        (&flow, &buffers.fresh, buffers.per_call),
         &calls.order,
         t,
         &mut going,
-        &mut progress,
+        progress,
     );
     let summary = SequenceSummary {
         iteration_from,
@@ -392,11 +345,11 @@ pub fn replay_sequence(
         dispersion: timed.dispersion(&per_iteration_counts(&calls.order, n)),
         block_ms: timed.block_ms.clone(),
         weight_reorders_resolved: resolved,
-        allocation: Some(allocation),
-        allocation_reason,
-        heap,
-        heap_reason,
-        cold_problems,
+        allocation: Some(buffers.allocation),
+        allocation_reason: buffers.allocation_reason,
+        heap: buffers.heap,
+        heap_reason: buffers.heap_reason,
+        cold_problems: buffers.cold_problems,
     };
     let by_key = outcomes(&calls.index, &prepared, timed, going);
     drop(flow);
@@ -407,6 +360,89 @@ pub fn replay_sequence(
         ResultsFor::Rewritten => rewritten_results(sequence, by_key),
     };
     (results, summary)
+}
+
+/// How the calls of one sequence replay get their memory, and what the summary says of it.
+struct Buffers<'s> {
+    fresh: super::fresh::Fresh,
+    per_call: Option<PerCall<'s>>,
+    allocation: Allocation,
+    allocation_reason: String,
+    heap: Option<Heap>,
+    heap_reason: String,
+    cold_problems: Vec<String>,
+}
+
+impl<'s> Buffers<'s> {
+    /// Allocated once (with the outputs a program zero-fills each iteration), or per call from
+    /// the heap `t` says, with the problems whose buffers take new pages.
+    fn of(
+        s: &'s Session,
+        calls: &Calls,
+        sequence: &[Arc<Primitive>],
+        prepared: &[Result<Prepared, SkipReason>],
+        (flow, backward): (&Flow, &[bool]),
+        t: &SequenceTiming,
+    ) -> Buffers<'s> {
+        let (allocation, allocation_reason) = match t.allocation {
+            Some(a) => (a, "given (--allocation)".to_string()),
+            None => Allocation::of_iteration(sequence),
+        };
+        // A program that zero-fills its gradients before each call allocates them once.
+        // With the as-logged heap, the problems whose buffers take new pages (by their index in
+        // `calls.firsts`): read once, for the plans and for the summary.
+        let cold: Vec<Option<String>> = calls
+            .firsts
+            .iter()
+            .map(|p| {
+                let k = problem_key(p);
+                (allocation == Allocation::PerCall
+                    && t.heap == Some(Heap::AsLogged)
+                    && t.cold.contains(&k))
+                .then_some(k)
+            })
+            .collect();
+        let (fresh, per_call) = match allocation {
+            Allocation::Once => {
+                use super::fresh::Outputs;
+                let outputs: Vec<Outputs> = calls
+                    .firsts
+                    .iter()
+                    .zip(backward)
+                    .map(|(p, &bwd)| Outputs::of(p, bwd))
+                    .collect();
+                (super::fresh::Fresh::of(prepared, &outputs), None)
+            }
+            Allocation::PerCall => {
+                let mut plans = Plan::of_iteration(&calls.order, prepared, &flow.gradient_copies);
+                for (plan, &i) in plans.iter_mut().zip(&calls.order) {
+                    plan.cold = cold[i].is_some();
+                }
+                (
+                    super::fresh::Fresh::none(),
+                    Some(PerCall::new(s, plans, t.heap.unwrap_or(Heap::Warm))),
+                )
+            }
+        };
+        let cold_problems: Vec<String> = cold.into_iter().flatten().collect();
+        let (heap, heap_reason) = match (allocation, t.heap) {
+            (Allocation::Once, _) => (None, String::new()),
+            (Allocation::PerCall, Some(h)) => (Some(h), "given".to_string()),
+            (Allocation::PerCall, None) => (
+                Some(Heap::Warm),
+                "not read from the log: freed pages kept".to_string(),
+            ),
+        };
+        Buffers {
+            fresh,
+            per_call,
+            allocation,
+            allocation_reason,
+            heap,
+            heap_reason,
+            cold_problems,
+        }
+    }
 }
 
 /// Calls per iteration of each of the `n` problems of `order`.
@@ -430,7 +466,7 @@ fn run_iterations(
     order: &[usize],
     t: &SequenceTiming,
     going: &mut bool,
-    progress: &mut impl FnMut(usize, usize, &str) -> bool,
+    progress: &dyn Progress,
 ) -> Timed {
     let n = prepared.len();
     let count = per_iteration_counts(order, n);
@@ -458,12 +494,12 @@ fn run_iterations(
         if !*going || started.elapsed().as_secs_f64() * 1e3 > 2.0 * t.max_time_ms {
             break;
         }
-        if !progress(
+        progress.step(
             it as usize,
             expected,
             &format!("iteration {} of {} calls", it + 1, order.len()),
-        ) || super::stopped()
-        {
+        );
+        if progress.stopped() {
             *going = false;
             break;
         }
@@ -770,7 +806,7 @@ mod tests {
             sequence,
             "test".into(),
             t,
-            |_, _, _| true,
+            &crate::Quiet,
         )
     }
 
@@ -793,7 +829,7 @@ mod tests {
             &sequence,
             "test".into(),
             &SequenceTiming::default(),
-            |_, _, _| true,
+            &crate::Quiet,
         );
         assert!(
             started.elapsed().as_secs_f64() < 2.0,

@@ -14,7 +14,7 @@ use std::ffi::c_int;
 use std::path::Path;
 
 /// Sets the OpenMP thread count of the loaded oneDNN `d` and checks it held.
-pub fn set(d: &Dnnl, threads: u64) -> Result<(), String> {
+pub(crate) fn set(d: &Dnnl, threads: u64) -> Result<(), String> {
     let lib = d.api.path.as_path();
     if d.cpu_runtime == RUNTIME_SYCL {
         // Its CPU engine runs on the SYCL CPU device, whose thread count OpenMP does not set
@@ -48,7 +48,7 @@ pub fn set(d: &Dnnl, threads: u64) -> Result<(), String> {
 }
 
 /// The OpenMP thread count of the loaded oneDNN `d` (`omp_get_max_threads`), if it has one.
-pub fn get(d: &Dnnl) -> Option<u64> {
+pub(crate) fn get(d: &Dnnl) -> Option<u64> {
     if d.cpu_runtime == RUNTIME_SYCL {
         return None;
     }

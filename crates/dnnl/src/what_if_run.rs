@@ -1,12 +1,13 @@
 //! A what-if replay run in process: the log's steady-state iteration rewritten by a
 //! [`WhatIf`] and replayed in sequence. Shared by `profilednn replay --as/--layout/--batch` and
-//! `profilednn advise --project`, so that advice stands on exactly the replay `replay` writes.
+//! `profilednn advise --project` (through [`crate::Replayer`]), so that advice stands on exactly
+//! the replay `replay` writes.
 
 use crate::sequence::{replay_sequence, ResultsFor, SequenceTiming};
-use crate::Session;
+use crate::{Progress, Session};
 use profilednn_model::Primitive;
 use profilednn_replay::sequence::SequenceSummary;
-use profilednn_replay::{Replay, ReplayResult, SCHEMA};
+use profilednn_replay::ReplayResult;
 use profilednn_whatif::{Record, TransformError, WhatIf};
 use std::sync::Arc;
 
@@ -27,7 +28,7 @@ pub fn run(
     iteration_from: String,
     w: &WhatIf,
     timing: &SequenceTiming,
-    progress: impl FnMut(usize, usize, &str) -> bool,
+    progress: &dyn Progress,
 ) -> Result<WhatIfRun, TransformError> {
     let t = profilednn_whatif::apply(w, iteration)?;
     let record = Record::new(w, iteration, &t);
@@ -49,31 +50,4 @@ pub fn run(
         sequence,
         record,
     })
-}
-
-/// The replay file's record of a run with session `s` on this machine: the CPU, and the
-/// OpenMP settings oneDNN read from the environment.
-pub fn replay_record(
-    s: &Session,
-    source: String,
-    mode: &str,
-    sequence: Option<SequenceSummary>,
-    what_if: Option<Record>,
-    results: Vec<ReplayResult>,
-) -> Replay {
-    Replay {
-        schema: SCHEMA.into(),
-        source,
-        onednn: s.dnnl.version.clone(),
-        library: s.dnnl.api.path.display().to_string(),
-        onednn_isa: Some(crate::api::cpu_isa::name(s.dnnl.isa).to_string()),
-        cpu: profilednn_machine::cpu::model_name(),
-        threads: std::env::var("OMP_NUM_THREADS").ok(),
-        binding: std::env::var("OMP_PROC_BIND").ok(),
-        mode: mode.into(),
-        sequence,
-        what_if,
-        results,
-        framework: None,
-    }
 }

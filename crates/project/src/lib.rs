@@ -1,7 +1,9 @@
 //! The method's project step on replay results: a log's training time projected onto the
 //! machine that replayed it (or onto a machine profile's roofline), as logged or rewritten by a
-//! what-if (`project`, with `project::what_if` its child), and the ranks × threads plan
-//! (`plan`). Everything here reads results; the replay itself runs in `profilednn-replay`.
+//! what-if (`project`, with `project::what_if` its child), the ranks × threads plan (`plan`),
+//! and the projections' figures for the advice rules (`advice`). Everything here reads
+//! results; the replay itself runs in `profilednn-dnnl`.
 
+pub mod advice;
 pub mod plan;
 pub mod project;

@@ -12,5 +12,7 @@ pub mod sequence;
 pub mod skip;
 pub mod stability;
 
-pub use results::{problems, Measurement, Problem, Replay, ReplayResult, SCHEMA};
+pub use results::{
+    keep_heaviest, problem_keys, problems, Measurement, Problem, Replay, ReplayResult, SCHEMA,
+};
 pub use skip::{SkipReason, Status};

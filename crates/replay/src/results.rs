@@ -7,7 +7,7 @@ use profilednn_analysis::{EventKind, Profile};
 use profilednn_benchdnn::problem_key;
 use profilednn_model::Primitive;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 pub const SCHEMA: &str = "profilednn.replay.v1";
@@ -120,6 +120,18 @@ pub fn problems(p: &Profile) -> Vec<Problem> {
     let mut v: Vec<Problem> = m.into_values().collect();
     v.sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms));
     v
+}
+
+/// The keys of `p`'s problems.
+pub fn problem_keys(p: &Profile) -> HashSet<String> {
+    problems(p).into_iter().map(|x| x.key).collect()
+}
+
+/// Keeps the entries of `p`'s `n` heaviest problems only (`replay --top`).
+pub fn keep_heaviest(p: &mut Profile, n: usize) {
+    let keep: HashSet<String> = problems(p).into_iter().take(n).map(|x| x.key).collect();
+    p.entries
+        .retain(|e| keep.contains(problem_key(&e.primitive).as_str()));
 }
 
 /// One problem's replay here: the implementation oneDNN picked and the times of its runs.

@@ -47,43 +47,8 @@ fn render_onednn(
         .iter()
         .filter(|r| r.skipped.is_some())
         .collect();
-    if let Some(w) = &replay.what_if {
-        let _ = writeln!(
-            out,
-            "What-if `{}`: {} calls per iteration logged, {} rewritten ({} removed, {} added)",
-            w.transform, w.logged_calls, w.calls, w.removed, w.added
-        );
-        for a in &w.assumptions {
-            let _ = writeln!(out, "  assumed: {a}");
-        }
-        let per_iteration: f64 = done
-            .iter()
-            .map(|r| r.measurement.as_ref().map_or(0.0, |m| m.median_ms) * r.calls as f64)
-            .sum();
-        let _ = writeln!(
-            out,
-            "  {} of {} problems replayed with oneDNN {}: {per_iteration:.3} ms per iteration here (`profilednn project LOG --replay {results_file}` sets it against the log)",
-            done.len(),
-            replay.results.len(),
-            replay.onednn,
-        );
-        if !skipped.is_empty() {
-            let _ = writeln!(out, "\nNot replayed ({}):", skipped.len());
-            for r in &skipped {
-                let _ = writeln!(
-                    out,
-                    "  {} × {} {} {}: {}",
-                    r.calls,
-                    r.prim_kind,
-                    r.prop_kind,
-                    r.shapes,
-                    r.skipped
-                        .as_ref()
-                        .map(|s| s.to_string())
-                        .unwrap_or_default()
-                );
-            }
-        }
+    if replay.what_if.is_some() {
+        render_what_if(&mut out, replay, &done, &skipped, results_file);
         return out;
     }
     let mismatched = done
@@ -153,6 +118,56 @@ fn render_onednn(
         }
     }
     out
+}
+
+/// A what-if replay's summary: the rewrite, its assumptions, the time per iteration here and
+/// the problems not replayed.
+fn render_what_if(
+    out: &mut String,
+    replay: &Replay,
+    done: &[&ReplayResult],
+    skipped: &[&ReplayResult],
+    results_file: &str,
+) {
+    let Some(w) = &replay.what_if else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "What-if `{}`: {} calls per iteration logged, {} rewritten ({} removed, {} added)",
+        w.transform, w.logged_calls, w.calls, w.removed, w.added
+    );
+    for a in &w.assumptions {
+        let _ = writeln!(out, "  assumed: {a}");
+    }
+    let per_iteration: f64 = done
+        .iter()
+        .map(|r| r.measurement.as_ref().map_or(0.0, |m| m.median_ms) * r.calls as f64)
+        .sum();
+    let _ = writeln!(
+        out,
+        "  {} of {} problems replayed with oneDNN {}: {per_iteration:.3} ms per iteration here (`profilednn project LOG --replay {results_file}` sets it against the log)",
+        done.len(),
+        replay.results.len(),
+        replay.onednn,
+    );
+    if !skipped.is_empty() {
+        let _ = writeln!(out, "\nNot replayed ({}):", skipped.len());
+        for r in skipped {
+            let _ = writeln!(
+                out,
+                "  {} × {} {} {}: {}",
+                r.calls,
+                r.prim_kind,
+                r.prop_kind,
+                r.shapes,
+                r.skipped
+                    .as_ref()
+                    .map(|s| s.to_string())
+                    .unwrap_or_default()
+            );
+        }
+    }
 }
 
 /// The summary's first line: how many of the log's problems were measured, and their share of

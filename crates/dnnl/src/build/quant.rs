@@ -111,7 +111,8 @@ impl Built<'_> {
 #[cfg(test)]
 mod tests {
     use crate::run::Timing;
-    use crate::{session_or_skip, SkipReason};
+    use crate::session_or_skip;
+    use profilednn_replay::SkipReason;
     use profilednn_whatif::testing::prim;
 
     const MATMUL: &str = "cpu,matmul,brg:avx512_core,undef,src:f32::blocked:ab::f0 \

@@ -171,26 +171,11 @@ fn project_logged(
         .map(|i| i.count)
         .filter(|n| *n > 0);
     let scale = iters.map_or(1.0, |n| n as f64);
-    let replayed: BTreeMap<&str, f64> = replay
-        .map(|r| {
-            r.results
-                .iter()
-                .filter_map(|x| Some((x.key.as_str(), x.measurement.as_ref()?.median_ms)))
-                .collect()
-        })
-        .unwrap_or_default();
-    let changed: std::collections::BTreeSet<&str> = replay
-        .map(|r| {
-            r.results
-                .iter()
-                .filter(|x| x.implementation_matches == Some(false))
-                .map(|x| x.key.as_str())
-                .collect()
-        })
-        .unwrap_or_default();
-    let replay_keys: std::collections::BTreeSet<&str> = replay
-        .map(|r| r.results.iter().map(|x| x.key.as_str()).collect())
-        .unwrap_or_default();
+    let ReplayIndex {
+        replayed,
+        changed,
+        keys: replay_keys,
+    } = ReplayIndex::of(replay);
     let (mut log_problems, mut matched_problems, mut matched_ms) = (0usize, 0usize, 0.0);
     let mut groups: BTreeMap<(String, String), GroupProjection> = BTreeMap::new();
     let mut coverage: BTreeMap<Method, f64> = BTreeMap::new();
@@ -248,20 +233,8 @@ fn project_logged(
     }
     let mut groups: Vec<GroupProjection> = groups.into_values().collect();
     groups.sort_by(|a, b| b.logged_ms.total_cmp(&a.logged_ms));
-    // Outside oneDNN: the steady iterations' median, else the timestamps' span over the
-    // iterations (the first iteration's creation and allocations included).
-    // The steady median is per iteration: used when the projection is (iterations known).
-    let steady_outside = steady_outside.filter(|_| iters.is_some());
-    let residual = steady_outside.map(|(ms, _)| ms).or_else(|| {
-        profile
-            .timestamps
-            .map(|(a, b)| ((b - a) - profile.exec_time_ms()).max(0.0) / scale)
-    });
-    let outside = match (steady_outside, residual) {
-        (Some((_, n)), _) => Outside::Steady(n),
-        (None, Some(_)) => Outside::Span,
-        _ => Outside::Unknown,
-    };
+    let (residual, outside) =
+        outside_of(profile, steady_outside.filter(|_| iters.is_some()), scale);
     let (target, method) = describe(replay, machine, medians.is_some(), outside);
     Projection {
         schema: "profilednn.projection.v1",
@@ -303,6 +276,54 @@ fn project_logged(
         projected_step_ms: None,
         step: None,
     }
+}
+
+/// A replay's results by problem key: the replayed per-call medians, the problems whose
+/// implementation changed, and every key replayed.
+struct ReplayIndex<'r> {
+    replayed: BTreeMap<&'r str, f64>,
+    changed: std::collections::BTreeSet<&'r str>,
+    keys: std::collections::BTreeSet<&'r str>,
+}
+
+impl<'r> ReplayIndex<'r> {
+    fn of(replay: Option<&'r Replay>) -> ReplayIndex<'r> {
+        let results = replay.map_or(&[][..], |r| &r.results[..]);
+        ReplayIndex {
+            replayed: results
+                .iter()
+                .filter_map(|x| Some((x.key.as_str(), x.measurement.as_ref()?.median_ms)))
+                .collect(),
+            changed: results
+                .iter()
+                .filter(|x| x.implementation_matches == Some(false))
+                .map(|x| x.key.as_str())
+                .collect(),
+            keys: results.iter().map(|x| x.key.as_str()).collect(),
+        }
+    }
+}
+
+/// Time outside oneDNN, per iteration or in all, and how it was found: the steady iterations'
+/// median (`steady`, per iteration: given only when the projection is per iteration), else the
+/// timestamps' span over the iterations (the first iteration's creation and allocations
+/// included).
+fn outside_of(
+    profile: &Profile,
+    steady: Option<(f64, usize)>,
+    scale: f64,
+) -> (Option<f64>, Outside) {
+    let residual = steady.map(|(ms, _)| ms).or_else(|| {
+        profile
+            .timestamps
+            .map(|(a, b)| ((b - a) - profile.exec_time_ms()).max(0.0) / scale)
+    });
+    let outside = match (steady, residual) {
+        (Some((_, n)), _) => Outside::Steady(n),
+        (None, Some(_)) => Outside::Span,
+        _ => Outside::Unknown,
+    };
+    (residual, outside)
 }
 
 /// The projection of a what-if replay: the logged view of this log (per-call times as logged,

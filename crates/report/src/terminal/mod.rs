@@ -60,6 +60,88 @@ fn plural(n: u64, one: &str) -> String {
 pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "profilednn report: {}", sources_line(&s.sources));
+    render_header(&mut out, s);
+    let _ = writeln!(out);
+    let _ = write!(
+        out,
+        "Total oneDNN time: {} ms in {}",
+        ms(s.total_time_ms),
+        plural(s.calls, "call")
+    );
+    if s.create_calls > 0 {
+        let _ = write!(
+            out,
+            " (+ {} ms creating primitives in {})",
+            ms(s.create_time_ms),
+            plural(s.create_calls, "creation")
+        );
+    }
+    let _ = writeln!(out);
+    let picked = opts.columns.pick(&s.per_log);
+    render_iterations(&mut out, s, &picked);
+    if let Some(w) = s.wall_span_ms {
+        // Logs side by side (ranks) run at the same time: their summed time over one span
+        // would claim more than 100 % busy, so the share is per log, averaged.
+        let logs = s.per_log.len().max(1) as f64;
+        let share = if w > 0.0 {
+            s.total_time_ms / (w * logs) * 100.0
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            out,
+            "Wall-clock span of timestamps: {} ms (oneDNN busy {share:.1}% of it{})",
+            ms(w),
+            if s.per_log.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " per log on average: span over all {} logs, each log's time against it",
+                    s.per_log.len()
+                )
+            }
+        );
+    }
+    render_logs(&mut out, s, opts, &picked);
+    if s.calls == 0 {
+        // A log of a run that called no oneDNN (given with its PyTorch trace): empty tables
+        // would say nothing; the PyTorch view holds the step.
+        let _ = writeln!(
+            out,
+            "No oneDNN primitive ran: the step is in the framework's own ops (below, from the trace)."
+        );
+        render_problems(&mut out, s);
+        return out;
+    }
+    for b in &s.breakdowns {
+        let _ = writeln!(out, "\n{}\n{}", b.title, table(b, s, opts, &picked));
+        if b.total_rows > b.rows.len().min(opts.rows) {
+            let _ = writeln!(
+                out,
+                "  … {} more rows (use --top N, --by KEYS or --format json/csv)",
+                b.total_rows - b.rows.len().min(opts.rows)
+            );
+        }
+    }
+    if s.breakdowns
+        .iter()
+        .any(|b| b.rows.iter().any(|r| r.reference_impl))
+    {
+        let _ = writeln!(
+            out,
+            "\n⚠ rows marked [ref] run oneDNN reference (slow fallback) implementations."
+        );
+    }
+    if let Some(e) = &s.efficiency {
+        roofline::render(&mut out, e, opts);
+    }
+    render_problems(&mut out, s);
+    out
+}
+
+/// The report's head: the runtime's facts (versions, formats, runtimes, ISA) and what the
+/// lines read were.
+fn render_header(out: &mut String, s: &Summary) {
     let md = &s.metadata;
     let mut facts = Vec::new();
     if !md.versions.is_empty() {
@@ -104,47 +186,10 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
         l.malformed,
         skipped.join(", ")
     );
-    let _ = writeln!(out);
-    let _ = write!(
-        out,
-        "Total oneDNN time: {} ms in {}",
-        ms(s.total_time_ms),
-        plural(s.calls, "call")
-    );
-    if s.create_calls > 0 {
-        let _ = write!(
-            out,
-            " (+ {} ms creating primitives in {})",
-            ms(s.create_time_ms),
-            plural(s.create_calls, "creation")
-        );
-    }
-    let _ = writeln!(out);
-    let picked = opts.columns.pick(&s.per_log);
-    render_iterations(&mut out, s, &picked);
-    if let Some(w) = s.wall_span_ms {
-        // Logs side by side (ranks) run at the same time: their summed time over one span
-        // would claim more than 100 % busy, so the share is per log, averaged.
-        let logs = s.per_log.len().max(1) as f64;
-        let share = if w > 0.0 {
-            s.total_time_ms / (w * logs) * 100.0
-        } else {
-            0.0
-        };
-        let _ = writeln!(
-            out,
-            "Wall-clock span of timestamps: {} ms (oneDNN busy {share:.1}% of it{})",
-            ms(w),
-            if s.per_log.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " per log on average: span over all {} logs, each log's time against it",
-                    s.per_log.len()
-                )
-            }
-        );
-    }
+}
+
+/// The logs side by side (ranks): a row per log given columns, and how many have none.
+fn render_logs(out: &mut String, s: &Summary, opts: &TerminalOptions, picked: &[usize]) {
     if !s.per_log.is_empty() && !picked.is_empty() {
         let mut t = new_table(opts);
         t.set_header(vec![
@@ -179,40 +224,6 @@ pub fn render(s: &Summary, opts: &TerminalOptions) -> String {
             }
         );
     }
-    if s.calls == 0 {
-        // A log of a run that called no oneDNN (given with its PyTorch trace): empty tables
-        // would say nothing; the PyTorch view holds the step.
-        let _ = writeln!(
-            out,
-            "No oneDNN primitive ran: the step is in the framework's own ops (below, from the trace)."
-        );
-        render_problems(&mut out, s);
-        return out;
-    }
-    for b in &s.breakdowns {
-        let _ = writeln!(out, "\n{}\n{}", b.title, table(b, s, opts, &picked));
-        if b.total_rows > b.rows.len().min(opts.rows) {
-            let _ = writeln!(
-                out,
-                "  … {} more rows (use --top N, --by KEYS or --format json/csv)",
-                b.total_rows - b.rows.len().min(opts.rows)
-            );
-        }
-    }
-    if s.breakdowns
-        .iter()
-        .any(|b| b.rows.iter().any(|r| r.reference_impl))
-    {
-        let _ = writeln!(
-            out,
-            "\n⚠ rows marked [ref] run oneDNN reference (slow fallback) implementations."
-        );
-    }
-    if let Some(e) = &s.efficiency {
-        roofline::render(&mut out, e, opts);
-    }
-    render_problems(&mut out, s);
-    out
 }
 
 /// The logs a report is of: the ranks of one log as the log once and their numbers (the first

@@ -2,11 +2,58 @@
 //! carry a launcher's rank label (what `profilednn record` writes for torchrun `--tee`, mpirun
 //! `--tag-output`, …), or torchrun's `--log-dir` tree of one `stdout.log` per local rank.
 
-use anyhow::{bail, Context, Result};
 use profilednn_verbose::demux::{demux, sniff};
-use profilednn_verbose::LogInput;
+use profilednn_verbose::{LogInput, OpenError};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+
+/// Why the ranks of a log could not be read, or why a command refuses them.
+#[derive(Debug, thiserror::Error)]
+pub enum RankLogError {
+    #[error("cannot read the log")]
+    Open(#[source] OpenError),
+    #[error("stdin did not open as a stream")]
+    StdinNotStream,
+    #[error("<stdin>: cannot read the log")]
+    Stdin(#[source] std::io::Error),
+    #[error("{}: cannot read the log: {error}", path.display())]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("{}: cannot list", dir.display())]
+    List {
+        dir: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("{}: {message}", path.display())]
+    NodeLine { path: PathBuf, message: String },
+    #[error(
+        "{}: holds the logs of {} torchrun runs ({}); name one run's directory",
+        dir.display(),
+        runs.len(),
+        runs.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    Runs { dir: PathBuf, runs: Vec<PathBuf> },
+    /// A command that takes one process's log (`diff`, `project`, `replay`, `trace`, …) given
+    /// a multi-rank one: which ranks it holds, and how to keep one.
+    #[error(
+        "{log}: a multi-rank log ({} ranks: {}, labelled by {launcher}); this command takes \
+         one process's log. `profilednn report {log}` shows every rank; to keep one, filter \
+         its labelled lines and remove the label (rank 1 of torchrun: `sed -n \
+         's/^\\[default1\\]://p' LOG > rank1.log`)",
+        ranks.len(),
+        ranks.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+    )]
+    MultiRank {
+        log: String,
+        launcher: String,
+        ranks: Vec<u32>,
+    },
+}
+
+type Result<T> = std::result::Result<T, RankLogError>;
 
 /// One rank's lines, labels removed.
 pub struct RankLines {
@@ -42,7 +89,7 @@ pub fn split(path: &Path) -> Result<Option<RankLogs>> {
         return Ok(None);
     };
     // `plan` needs each rank's lines (its steady iteration is cut out of them); `report` and
-    // `advise` read a labelled log as it streams instead (load.rs).
+    // `advise` read a labelled log as it streams instead (the CLI's loader).
     let (all, _) = read_all(read(path)?);
     let s = demux(&all, launcher);
     Ok(Some(RankLogs {
@@ -71,7 +118,7 @@ pub fn is_one_process(path: &Path) -> bool {
 /// ([`one_process_only`]); `None` for one process's log. Only the first MiB of a labelled log
 /// is read: its ranks are the ranks labelled there (a launcher's ranks all start at once), so
 /// a log of many GB is refused at once, without holding it in memory.
-pub fn multi_rank_error(path: &Path) -> Result<Option<anyhow::Error>> {
+pub fn multi_rank_error(path: &Path) -> Result<Option<RankLogError>> {
     if path.as_os_str() == "-" {
         return Ok(None);
     }
@@ -103,7 +150,42 @@ pub fn node_of(path: &Path) -> Result<Option<(String, u32)>> {
         return Ok(None);
     };
     let (head, _) = read_all(input.take(SNIFF_BYTES));
-    crate::record_ranks::node_of(&head).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    node_line_of(&head).map_err(|message| RankLogError::NodeLine {
+        path: path.to_path_buf(),
+        message,
+    })
+}
+
+/// What a multi-node log says of its node, in its first line: `profilednn,node,NAME,rank,R,
+/// host,HOST`, R the global rank of the log's first rank (a labelled log's rank `k` is R + k;
+/// a log without labels is rank R's). `record --ranks` writes it from what the launcher says
+/// (the CLI's `record_ranks::node_line`). Without it, ranks of logs recorded on different nodes
+/// cannot be told apart: every node's torchrun labels its ranks from 0.
+pub const NODE_LINE: &str = "profilednn,node,";
+
+/// A log's node line, from its first MiB: (node, the global rank of its first rank); `Ok(None)`
+/// without one. A node line that does not parse is an error naming its line (1-based): read as
+/// an ordinary log, its node's ranks would silently clash with the other nodes'.
+pub fn node_line_of(head: &[u8]) -> std::result::Result<Option<(String, u32)>, String> {
+    let Some(at) = memchr::memmem::find_iter(head, NODE_LINE.as_bytes())
+        .find(|&at| at == 0 || head[at - 1] == b'\n')
+    else {
+        return Ok(None);
+    };
+    let end = memchr::memchr(b'\n', &head[at..]).map_or(head.len(), |e| at + e);
+    let line = String::from_utf8_lossy(&head[at..end]);
+    let parsed = || -> Option<(String, u32)> {
+        let mut f = line[NODE_LINE.len()..].split(',');
+        let node = f.next().filter(|n| !n.is_empty())?.to_string();
+        (f.next()? == "rank").then_some(())?;
+        Some((node, f.next()?.parse().ok()?))
+    };
+    parsed().map(Some).ok_or_else(|| {
+        format!(
+            "line {}: `{line}` is not a node line (profilednn,node,NAME,rank,R,host,HOST, as `record --ranks` writes it)",
+            memchr::memchr_iter(b'\n', &head[..at]).count() + 1
+        )
+    })
 }
 
 /// A log as `report` reads it.
@@ -135,23 +217,23 @@ pub fn split_or_open(path: &Path) -> Result<Source> {
                 return Ok(Source::Labelled {
                     source: path.display().to_string(),
                     launcher,
-                    input: LogInput::open(path).context("cannot read the log")?,
+                    input: LogInput::open(path).map_err(RankLogError::Open)?,
                 });
             }
         }
         return Ok(Source::Single(
-            LogInput::open(path).context("cannot read the log")?,
+            LogInput::open(path).map_err(RankLogError::Open)?,
         ));
     }
     let LogInput::Stream {
         reader: mut stdin, ..
-    } = LogInput::open(path).context("cannot read the log")?
+    } = LogInput::open(path).map_err(RankLogError::Open)?
     else {
-        bail!("stdin did not open as a stream");
+        return Err(RankLogError::StdinNotStream);
     };
     let (head, head_error) = read_all(stdin.by_ref().take(SNIFF_BYTES));
     if let Some(e) = head_error {
-        return Err(e).context("<stdin>: cannot read the log");
+        return Err(RankLogError::Stdin(e));
     }
     let launcher = sniff(&head);
     let input = LogInput::Stream {
@@ -183,33 +265,28 @@ fn read_all(mut r: impl Read) -> (Vec<u8>, Option<std::io::Error>) {
     }
 }
 
-/// The error of a command that takes one process's log (`diff`, `project`, `replay`, `trace`,
-/// …) given a multi-rank one: which ranks it holds, and how to keep one.
-pub fn one_process_only(source: &str, launcher: &str, ranks: &[u32]) -> anyhow::Error {
-    let list: Vec<String> = ranks.iter().map(u32::to_string).collect();
-    anyhow::anyhow!(
-        "{source}: a multi-rank log ({} ranks: {}, labelled by {launcher}); this command takes \
-         one process's log. `profilednn report {source}` shows every rank; to keep one, filter \
-         its labelled lines and remove the label (rank 1 of torchrun: `sed -n \
-         's/^\\[default1\\]://p' LOG > rank1.log`)",
-        ranks.len(),
-        list.join(", ")
-    )
+/// The error of a command that takes one process's log given a multi-rank one.
+pub fn one_process_only(source: &str, launcher: &str, ranks: &[u32]) -> RankLogError {
+    RankLogError::MultiRank {
+        log: source.to_string(),
+        launcher: launcher.to_string(),
+        ranks: ranks.to_vec(),
+    }
 }
 
 /// The steady training step of one process's log (from its markers and timestamps), `None`
 /// when it has none or cannot be read again (stdin).
-pub fn steady_step(path: &Path) -> Option<profilednn_analysis::ranks::SteadyStep> {
+pub fn steady_step(path: &Path) -> Option<crate::ranks::SteadyStep> {
     if path.as_os_str() == "-" {
         return None;
     }
     let (bytes, _) = read_all(read(path).ok()?);
-    profilednn_analysis::ranks::steady_step(&bytes)
+    crate::ranks::steady_step(&bytes)
 }
 
 /// The log's bytes, decompressed.
 fn read(path: &Path) -> Result<Box<dyn Read>> {
-    Ok(match LogInput::open(path).context("cannot read the log")? {
+    Ok(match LogInput::open(path).map_err(RankLogError::Open)? {
         LogInput::Mapped { map, .. } => Box::new(std::io::Cursor::new(map)),
         LogInput::Empty { .. } => Box::new(std::io::empty()),
         LogInput::Stream { reader, .. } => reader,
@@ -226,8 +303,8 @@ fn torchrun_log_dir(dir: &Path) -> Result<Option<RankLogs>> {
     let mut ranks = Vec::new();
     for (rank, file) in files.files {
         let (bytes, error) = read_all(read(&file)?);
-        if let Some(e) = error {
-            bail!("{}: cannot read the log: {e}", file.display());
+        if let Some(error) = error {
+            return Err(RankLogError::Read { path: file, error });
         }
         ranks.push(RankLines { rank, bytes });
     }
@@ -263,15 +340,10 @@ fn torchrun_log_files(dir: &Path) -> Result<Option<RankFiles>> {
         if let Some(nodes) = per_node_trees(dir, &found, &runs) {
             return Ok(Some(nodes));
         }
-        bail!(
-            "{}: holds the logs of {} torchrun runs ({}); name one run's directory",
-            dir.display(),
-            runs.len(),
-            runs.iter()
-                .map(|r| r.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        return Err(RankLogError::Runs {
+            dir: dir.to_path_buf(),
+            runs: runs.into_iter().collect(),
+        });
     }
     let mut files: Vec<(u32, PathBuf)> = found
         .into_iter()
@@ -372,8 +444,10 @@ fn collect(dir: &Path, depth: usize, out: &mut Vec<(PathBuf, u32, u32)>) -> Resu
     if depth > 4 {
         return Ok(());
     }
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("{}: cannot list", dir.display()))?;
+    let entries = std::fs::read_dir(dir).map_err(|error| RankLogError::List {
+        dir: dir.to_path_buf(),
+        error,
+    })?;
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {

@@ -1,0 +1,137 @@
+//! `profilednn plan`'s table: the splits of the cores into ranks × threads, each with its
+//! projected iteration, and what the projection assumed.
+
+use profilednn_project::plan::Plan;
+use std::fmt::Write;
+
+/// `writeln!` into a `String`, which cannot fail.
+macro_rules! outln {
+    ($out:expr, $($t:tt)*) => {{
+        let _ = writeln!($out, $($t)*);
+    }};
+}
+
+fn mib(b: Option<u64>) -> String {
+    b.map_or("-".into(), |b| format!("{:.1}", b as f64 / 1048576.0))
+}
+
+fn ms(x: Option<f64>) -> String {
+    x.map_or("-".into(), |x| format!("{x:.3}"))
+}
+
+/// The plan as a table: the target, the logged run, one row per split, the assumptions.
+pub fn render(p: &Plan) -> String {
+    let mut out = String::new();
+    let batches: Vec<String> = p.logged_rank_batches.iter().map(u64::to_string).collect();
+    outln!(
+        out,
+        "Plan for {}: {} cores in {} socket(s), global batch {} (the mini-batch of {} logged rank(s): {})",
+        p.source,
+        p.cores,
+        p.sockets,
+        p.global_batch,
+        p.logged_ranks,
+        batches.join(" + ")
+    );
+    outln!(
+        out,
+        "  gradients all-reduced per iteration: {:.2} MiB ({} backward-weights calls); all-reduce priced at {:.3} GB/s per rank ({})",
+        p.footprint.gradient_bytes as f64 / 1048576.0,
+        p.footprint.backward_weights_calls,
+        p.allreduce_gbps,
+        p.allreduce_source
+    );
+    match &p.outside {
+        Some(o) => outln!(
+        out,
+            "  outside oneDNN: {:.1} ms per iteration logged ({} steady iterations, {} thread(s), mini-batch {}{}), scaled by samples per thread",
+            o.logged_ms,
+            o.steady_iterations,
+            o.logged_threads,
+            o.logged_batch,
+            if o.logged_allreduce_ms > 0.0 {
+                format!(", less {:.1} ms of the logged ranks' all-reduce", o.logged_allreduce_ms)
+            } else {
+                String::new()
+            }
+        ),
+        None => outln!(out, "  outside oneDNN: unknown (no timestamps or iteration markers): not in the total"),
+    }
+    if let Some((o, onednn)) = p
+        .outside
+        .as_ref()
+        .and_then(|o| Some((o, o.logged_onednn_ms?)))
+    {
+        outln!(
+        out,
+            "  the logged run ({}x{}): oneDNN {onednn:.1} + outside {:.1} = {:.1} ms per iteration (a replay of that split's compute should come near {onednn:.1})",
+            p.logged_ranks,
+            o.logged_threads,
+            o.logged_ms,
+            onednn + o.logged_ms
+        );
+    }
+    if let (Some(net), true) = (p.network_gbps, p.nodes > 1) {
+        outln!(
+            out,
+            "  {} nodes of {} cores, {net:.3} Gbit/s each way between them ({}): every split runs on each node (ranks = {} × the split's), Gloo's ring crosses the network; the notes say what the network adds to the all-reduce",
+            p.nodes,
+            p.cores,
+            p.network_source.as_deref().unwrap_or("given"),
+            p.nodes
+        );
+    }
+    if !p.replayed {
+        outln!(
+            out,
+            "  compute not replayed (--dry-run, or no split could be replayed)"
+        );
+    }
+    outln!(
+        out,
+        "\n{:<8} {:>5} {:>7} {:>9} {:>11} {:>11} {:>12} {:>10} {:>10} {:>8}  {}",
+        "split",
+        "ranks",
+        "threads",
+        "rank mb",
+        "compute ms",
+        "outside ms",
+        "allreduce ms",
+        "total ms",
+        "mem MiB",
+        "rel thr",
+        "notes"
+    );
+    for r in &p.rows {
+        let mut notes = r
+            .invalid
+            .iter()
+            .map(|w| format!("INVALID: {w}"))
+            .collect::<Vec<_>>();
+        if let Some(n) = r.allreduce_network_ms.filter(|_| p.nodes > 1) {
+            notes.push(format!("all-reduce: {n:.3} ms added by the network"));
+        }
+        notes.extend(r.notes.iter().cloned());
+        outln!(
+            out,
+            "{:<8} {:>5} {:>7} {:>9} {:>11} {:>11} {:>12} {:>10} {:>10} {:>8}  {}",
+            r.split,
+            r.ranks,
+            r.threads,
+            r.per_rank_batch.map_or("-".into(), |b| b.to_string()),
+            ms(r.compute_ms),
+            ms(r.outside_ms),
+            ms(r.allreduce_ms),
+            ms(r.total_ms),
+            mib(r.memory_bytes_per_rank),
+            r.relative_throughput
+                .map_or("-".into(), |x| format!("{x:.2}")),
+            notes.join("; ")
+        );
+    }
+    outln!(out, "\nAssumed:");
+    for a in &p.assumptions {
+        outln!(out, "  - {a}");
+    }
+    out
+}
