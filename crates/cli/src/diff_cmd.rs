@@ -55,17 +55,22 @@ pub struct DiffArgs {
 
 pub fn run(args: DiffArgs) -> Result<ExitCode> {
     let it = args.iterations;
-    let before = crate::load::profile(
+    // With traces, a log without a oneDNN line still has a step (an f32 transformer, a
+    // compiled model: eager against compiled is what `--torch-trace` shows).
+    let empty_ok = args.torch_trace.is_some();
+    let before = crate::load::profile_with(
         &args.before,
         args.threads,
         it.map(|(b, _)| b),
         args.no_progress,
+        empty_ok,
     )?;
-    let after = crate::load::profile(
+    let after = crate::load::profile_with(
         &args.after,
         args.threads,
         it.map(|(_, a)| a),
         args.no_progress,
+        empty_ok,
     )?;
     let d = diff(
         &before,
@@ -107,7 +112,8 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         Format::Json => {
             let mut v = serde_json::to_value(&d)?;
             if let Some((b, a)) = &torch {
-                v["torch"] = serde_json::json!({"before": b, "after": a});
+                let moved = profilednn_analysis::torch_compare::compare(b, a).moved;
+                v["torch"] = serde_json::json!({"before": b, "after": a, "moved": moved});
             }
             serde_json::to_string_pretty(&v)? + "\n"
         }

@@ -22,10 +22,22 @@ pub fn profile(
     iterations: Option<u64>,
     no_progress: bool,
 ) -> Result<Profile> {
+    profile_with(log, threads, iterations, no_progress, false)
+}
+
+/// [`profile`]; with `empty_ok`, a log without a oneDNN line is a profile of nothing (its
+/// PyTorch trace holds the step) rather than an error.
+pub fn profile_with(
+    log: &std::path::Path,
+    threads: Option<usize>,
+    iterations: Option<u64>,
+    no_progress: bool,
+    empty_ok: bool,
+) -> Result<Profile> {
     let bar = Bar { no_progress };
     Ok(load::profile(
         log,
-        &options(threads, iterations, false, &bar),
+        &options(threads, iterations, empty_ok, &bar),
     )?)
 }
 

@@ -510,3 +510,41 @@ fn framework_op_rules_fire_on_the_recorded_transformers() {
     let a = advise("gpt-compiled");
     assert!(!fired(&a, "elementwise-unfused"), "{}", a["rules"]);
 }
+
+/// `diff --torch-trace` of the eager GPT against the compiled one, neither log holding a oneDNN
+/// primitive worth a diff (the compiled one none at all): the eager GELU is found in the
+/// compiled run's kernels whose names (read here from its trace) list `gelu`.
+#[test]
+fn diff_of_eager_and_compiled_names_the_kernels_ops_moved_into() {
+    let dir = root().join("fixtures/torch");
+    let p = |f: &str| dir.join(f).display().to_string();
+    let d = json_of(&[
+        "diff",
+        &p("gpt-f32.log.gz"),
+        &p("gpt-compiled.log.gz"),
+        "--torch-trace",
+        &p("gpt-f32.trace.json.gz"),
+        &p("gpt-compiled.trace.json.gz"),
+        "--format",
+        "json",
+    ]);
+    let t = trace_json("fixtures/torch/gpt-compiled.trace.json.gz");
+    let gelu_kernels: std::collections::BTreeSet<String> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .filter(|n| n.starts_with("graph_") && n.contains("_cpp_fused_") && n.contains("_gelu_"))
+        .map(str::to_string)
+        .collect();
+    assert!(!gelu_kernels.is_empty());
+    let moved = d["torch"]["moved"].as_array().unwrap();
+    let gelu = moved
+        .iter()
+        .find(|m| m["name"] == "aten::gelu")
+        .unwrap_or_else(|| panic!("{moved:?}"));
+    for k in gelu["kernels"].as_array().unwrap() {
+        assert!(gelu_kernels.contains(k.as_str().unwrap()), "{k}");
+    }
+    assert_eq!(gelu["after_ms"], 0.0);
+}
