@@ -80,3 +80,32 @@ fn no_iteration_ranges_no_steady_iteration() {
     .unwrap();
     assert!(steady_iteration(&t).is_none());
 }
+
+/// The gradients the plan all-reduces, from the AccumulateGrad nodes, against the parameters
+/// counted by hand (`train_transformer.py`'s defaults: vocab 512, seq 64, d 128, 2 layers).
+/// GPT: embeddings 512·128 + 64·128; per block 2 LayerNorms (2·128 each), q/k/v/out
+/// (128·128 + 128 each), fc1 128·512 + 512, fc2 512·128 + 128; final LayerNorm 2·128; the
+/// head 128·512 without bias: 536,064 f32 parameters in 37 tensors. MLP: 2 × (128·512 + 512 +
+/// 512·128 + 128) + 128·128 + 128 = 279,936 in 10 tensors.
+#[test]
+fn gradients_are_the_models_parameters() {
+    use profilednn_analysis::torch_trace::step_params::gradients;
+    let per_block = 2 * 256 + 4 * (128 * 128 + 128) + (128 * 512 + 512) + (512 * 128 + 128);
+    let gpt = 512 * 128 + 64 * 128 + 2 * per_block + 256 + 128 * 512;
+    assert_eq!(gpt, 536_064);
+    let g = gradients(&units("gpt-f32")).expect("the GPT's backward accumulates gradients");
+    assert_eq!((g.tensors, g.bytes), (37, 4 * gpt));
+    let mlp = 2 * (128 * 512 + 512 + 512 * 128 + 128) + 128 * 128 + 128;
+    let g = gradients(&units("mlp-f32")).unwrap();
+    assert_eq!((g.tensors, g.bytes), (10, 4 * mlp));
+}
+
+/// The recorded batch as the replay's `--batch` reads it: the GPT's tensors lead with its
+/// batch (4), the MLP's with its rows (batch 4 × seq 64).
+#[test]
+fn the_recorded_batch_is_the_commonest_outer_dimension() {
+    use profilednn_analysis::torch_trace::step_batch::recorded_batch;
+    assert_eq!(recorded_batch(&units("gpt-f32")), Some(4));
+    assert_eq!(recorded_batch(&units("gpt-bf16")), Some(4));
+    assert_eq!(recorded_batch(&units("mlp-f32")), Some(256));
+}

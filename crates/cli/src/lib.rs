@@ -14,6 +14,7 @@ mod output;
 mod peak_cmd;
 mod plan_cmd;
 mod plan_logged;
+mod plan_step;
 mod polluted;
 mod progress;
 mod project_cmd;

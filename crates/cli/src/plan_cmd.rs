@@ -4,8 +4,8 @@
 //! at a measured Gloo rate), with the invalid ones and why.
 
 use crate::output::outln;
-use crate::plan_logged;
 use crate::ExitCode;
+use crate::{plan_logged, plan_step};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use profilednn_dnnl::sequence::SequenceTiming;
@@ -64,6 +64,16 @@ pub struct PlanArgs {
     /// replay.
     #[arg(long, visible_alias = "no-replay")]
     dry_run: bool,
+    /// The PyTorch trace recorded with LOG (`record --torch`, one process): each split's rank
+    /// replays the trace's steady iteration through PyTorch at its threads and mini-batch, so
+    /// the framework ops count (a transformer's f32 GEMMs and attention run outside oneDNN);
+    /// the batch and the gradients are the trace's.
+    #[arg(long, value_name = "TRACE")]
+    torch_trace: Option<PathBuf>,
+    /// The Python that replays the framework ops (default: $PROFILEDNN_TORCH_PYTHON, the running
+    /// interpreter, then python3).
+    #[arg(long, value_name = "PATH", requires = "torch_trace")]
+    python: Option<PathBuf>,
     /// oneDNN library to load (as for `replay`).
     #[arg(long, value_name = "PATH")]
     dnnl_lib: Option<PathBuf>,
@@ -97,14 +107,29 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
             args.cores
         );
     }
-    let logged = plan_logged::read(&args.log, args.log_ranks)?;
-    let footprint = plan::footprint::of_iteration(&logged.steady.calls).with_context(|| {
+    let step = args
+        .torch_trace
+        .as_deref()
+        .map(plan_step::read)
+        .transpose()?;
+    let logged = plan_logged::read(&args.log, args.log_ranks, step.as_ref().map(|s| s.batch))?;
+    if step.is_some() && logged.rank_batches.len() > 1 {
+        bail!(
+            "--torch-trace plans from one process's run: {} holds {} ranks, whose trace times              hold their all-reduce; record the training as a single process (`profilednn record              --torch`)",
+            args.log.display(),
+            logged.rank_batches.len()
+        );
+    }
+    let mut footprint = plan::footprint::of_iteration(&logged.steady.calls).with_context(|| {
         format!(
             "{}: steady-state iteration ({})",
             args.log.display(),
             logged.steady.from
         )
     })?;
+    if let Some(s) = &step {
+        footprint.gradient_bytes = s.gradients.bytes;
+    }
     // A log without a thread count in its header ran on the planned cores (of one node), ranks
     // sharing them.
     let default_threads = (args.cores / logged.rank_batches.len() as u64).max(1);
@@ -149,9 +174,12 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         &target,
         &logged.rank_batches,
         footprint,
-        outside,
+        if step.is_some() { None } else { outside },
     )
     .map_err(anyhow::Error::msg)?;
+    if let (Some(trace), Some(s)) = (&args.torch_trace, &step) {
+        plan.as_whole_step(plan_step::whole_step(trace, s));
+    }
     plan.assumptions.insert(
         0,
         format!(
@@ -160,8 +188,13 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
             logged.steady.calls.len()
         ),
     );
-    if !args.dry_run {
-        replay_rows(&args, &mut plan, &logged.steady, logged.threads)?;
+    match (&step, args.dry_run) {
+        (_, true) => {}
+        (Some(s), false) => {
+            let trace = args.torch_trace.as_deref().unwrap_or(&args.log);
+            plan_step::replay_rows(&mut plan, trace, args.python.as_deref(), s)?;
+        }
+        (None, false) => replay_rows(&args, &mut plan, &logged.steady, logged.threads)?,
     }
     match args.format {
         Format::Json => outln!("{}", serde_json::to_string_pretty(&plan)?),
@@ -204,7 +237,7 @@ fn allreduce_rate(
         );
     }
     let single = outside.ok_or_else(|| no_time(&args.log))?;
-    let multi = plan_logged::read(multi_path, None)?;
+    let multi = plan_logged::read(multi_path, None, None)?;
     let ranks = multi.rank_batches.len() as u64;
     let multi_outside = multi
         .outside((args.cores / ranks).max(1))
@@ -255,7 +288,7 @@ fn network_rate(
     let nodes: Vec<plan_logged::Logged> = args
         .network_log
         .iter()
-        .map(|p| plan_logged::read(p, None))
+        .map(|p| plan_logged::read(p, None, None))
         .collect::<Result<_>>()?;
     let per_node = nodes[0].rank_batches.len() as u64;
     if let Some((p, n)) = args
@@ -323,12 +356,7 @@ fn replay_rows(
     // A log without a thread count ran on the planned cores, its ranks sharing them (as the
     // plan's time outside oneDNN assumes).
     let threads_without_nthr = (args.cores / plan.logged_ranks.max(1)).max(1);
-    let todo: Vec<(String, u64, u64)> = plan
-        .rows
-        .iter()
-        .filter(|r| r.invalid.is_empty())
-        .filter_map(|r| Some((r.split.clone(), r.threads, r.per_rank_batch?)))
-        .collect();
+    let todo = plan.to_replay();
     for (split, threads, batch) in todo {
         eprintln!("profilednn: replaying split {split}: {threads} thread(s), mini-batch {batch}");
         let logged_split = batch == logged_batch
@@ -342,8 +370,7 @@ fn replay_rows(
             Ok(r) => {
                 plan.set_compute(&split, r.onednn_ms);
                 if r.not_replayed > 0 {
-                    note(
-                        plan,
+                    plan.note(
                         &split,
                         format!(
                             "{} of {} problems not replayed (not in compute)",
@@ -352,14 +379,8 @@ fn replay_rows(
                     );
                 }
             }
-            Err(e) => note(plan, &split, format!("not replayed: {e}")),
+            Err(e) => plan.note(&split, format!("not replayed: {e}")),
         }
     }
     Ok(())
-}
-
-fn note(plan: &mut Plan, split: &str, what: String) {
-    if let Some(r) = plan.rows.iter_mut().find(|r| r.split == split) {
-        r.notes.push(what);
-    }
 }

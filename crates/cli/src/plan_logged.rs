@@ -88,13 +88,19 @@ fn times_of(bytes: &[u8]) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
 /// A single-process log: its steady-state iteration, its mini-batch `log_ranks` times (one
 /// rank's log cut out of a run). A multi-rank log (launcher labels or a torchrun `--log-dir`
 /// tree): the first rank's iteration and each rank's own mini-batch.
-pub fn read(path: &Path, log_ranks: Option<u64>) -> Result<Logged> {
+///
+/// `batch`: the mini-batch to plan with instead of the one the primitives' `mb` give (`plan
+/// --torch-trace` reads it from the trace's tensors, as the whole-step replay scales it).
+pub fn read(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Result<Logged> {
     let Some(split) = profilednn_analysis::rank_logs::split(path)? else {
         let profile = crate::load::profile(path, None, None, true)?;
         let bytes = read_all(path)?;
         let (outside, onednn) = times_of(&bytes);
         let (calls, from) = steady_iteration(stream(path, bytes), &profile);
-        let mb = batch_of(&calls, &from, &path.display().to_string())?;
+        let mb = match batch {
+            Some(b) => b,
+            None => batch_of(&calls, &from, &path.display().to_string())?,
+        };
         let k = usize::try_from(log_ranks.unwrap_or(1))?;
         return Ok(Logged {
             steady: Steady { calls, from },
@@ -124,7 +130,10 @@ pub fn read(path: &Path, log_ranks: Option<u64>) -> Result<Logged> {
         onednn_per_rank.push(onednn);
         let (calls, from) = steady_iteration(stream(path, r.bytes.clone()), profile);
         let name = format!("{} [rank {}]", split.source, r.rank);
-        rank_batches.push(batch_of(&calls, &from, &name)?);
+        rank_batches.push(match batch {
+            Some(b) => b,
+            None => batch_of(&calls, &from, &name)?,
+        });
         if first.is_none() {
             let threads = profile.metadata.threads.map(u64::from);
             first = Some((calls, format!("rank {}: {from}", r.rank), threads));

@@ -25,7 +25,7 @@ pub fn replay(a: &StepArgs) -> Result<FrameworkReplay> {
 
 /// The units of the trace's steady iteration (two passes over the trace: its iteration ranges,
 /// then that iteration's ops with their arguments), read once however many replays use them.
-fn units_of(path: &Path) -> Result<step_units::StepUnits> {
+pub fn units_of(path: &Path) -> Result<step_units::StepUnits> {
     let trace = read_trace(path)?;
     let range = step_units::steady_iteration(&trace).with_context(|| {
         format!(
@@ -38,7 +38,7 @@ fn units_of(path: &Path) -> Result<step_units::StepUnits> {
     Ok(step_units::step_units(path, &range)?)
 }
 
-fn replay_units(a: &StepArgs, units: &step_units::StepUnits) -> Result<FrameworkReplay> {
+pub fn replay_units(a: &StepArgs, units: &step_units::StepUnits) -> Result<FrameworkReplay> {
     let range = &units.iteration;
     let python = interpreter(a.python);
     eprintln!(

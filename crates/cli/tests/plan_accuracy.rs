@@ -27,18 +27,52 @@ fn python() -> Option<String> {
     ok.then_some(py)
 }
 
+/// The Python of [`python`] on a machine of 2 cores or more; else `None`, SKIPPED printed.
+fn python_and_two_cores() -> Option<String> {
+    let Some(py) = python() else {
+        println!(
+            "SKIPPED: no Python with torch, torchvision and torchrun (set PROFILEDNN_TORCH_PYTHON)"
+        );
+        return None;
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 {
+        println!("SKIPPED: {cores} core(s); the check splits 2");
+        return None;
+    }
+    Some(py)
+}
+
 /// One torchrun run of the script: its stdout and each rank's median steady iteration (ms).
 /// A worker that dies inside PyTorch (seen once: exit -6 at start-up) is run again, up to 3
 /// times.
 fn torchrun(py: &str, dir: &Path, ranks: u32, threads: u32, verbose: bool) -> (Vec<u8>, Vec<f64>) {
-    let script = root().join("fixtures/multirank/train_ddp_even.py");
+    run_script(py, dir, RESNET, ranks, threads, verbose)
+}
+
+/// The ResNet-18 script and its arguments.
+const RESNET: (&str, &[&str]) = (
+    "fixtures/multirank/train_ddp_even.py",
+    &["--global-batch", "16"],
+);
+
+/// `script` (relative to the repository, with its arguments) under torchrun.
+fn run_script(
+    py: &str,
+    dir: &Path,
+    (script, script_args): (&str, &[&str]),
+    ranks: u32,
+    threads: u32,
+    verbose: bool,
+) -> (Vec<u8>, Vec<f64>) {
+    let script = root().join(script);
     for attempt in 1..=3 {
         let mut c = Command::new(py);
         c.current_dir(dir)
             .args(["-m", "torch.distributed.run", "--tee", "3"])
             .arg(format!("--nproc-per-node={ranks}"))
             .arg(&script)
-            .args(["--global-batch", "16"])
+            .args(script_args)
             .env("OMP_NUM_THREADS", threads.to_string())
             .env_remove("ONEDNN_VERBOSE");
         if verbose {
@@ -71,17 +105,9 @@ fn plan_against_real_torchrun_splits() {
     let Some(lib) = dnnl_lib_or_skip() else {
         return;
     };
-    let Some(py) = python() else {
-        println!(
-            "SKIPPED: no Python with torch, torchvision and torchrun (set PROFILEDNN_TORCH_PYTHON)"
-        );
+    let Some(py) = python_and_two_cores() else {
         return;
     };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cores < 2 {
-        println!("SKIPPED: {cores} core(s); the check splits 2");
-        return;
-    }
     let dir = temp_dir();
     // Each attempt measures everything again — the verbose run, its plan and the real runs —
     // so that projection and real runs come from the same minutes: on a shared 2-vCPU VM a
@@ -217,4 +243,98 @@ fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The GPT of the whole-step accuracy check (4 layers, d 256, seq 128) at global batch 8.
+const GPT_ARGS: &[&str] = &["--layers", "4", "--d-model", "256", "--seq", "128"];
+
+/// `plan --torch-trace` (issue 38) against real data-parallel runs of a transformer whose f32
+/// GEMMs and attention run outside oneDNN: a one-process `record --torch` run of
+/// `train_transformer.py` (2 threads, batch 8) planned at `--cores 2`, against torchrun runs
+/// of the same GPT (`fixtures/multirank/train_ddp_gpt.py`, DDP over Gloo, no profiler) at
+/// 1 × 2 and 2 × 1. Every figure is printed with MET/MISSED (20 %, and the order); not
+/// enforced yet (issue 38 is open). What fails the test: a split that cannot be planned.
+#[test]
+#[ignore = "timed: run by bench/accuracy.sh on a quiet machine"]
+fn whole_step_plan_against_real_torchrun_splits() {
+    let Some(py) = python_and_two_cores() else {
+        return;
+    };
+    let dir = temp_dir();
+    for attempt in 1..=2 {
+        println!(
+            "whole-step plan attempt {attempt}: load before: {}",
+            loadavg()
+        );
+        let log = dir.join(format!("gpt-{attempt}.log"));
+        let out = common::bin()
+            .args(["record", "--torch", "-o"])
+            .arg(&log)
+            .args(["--", &py])
+            .arg(root().join("fixtures/torch/train_transformer.py"))
+            .args(["--iterations", "8", "--batch", "8", "--threads", "2"])
+            .args(GPT_ARGS)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "record: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let trace = log.with_extension("trace.json.gz");
+        let p = json_of(&[
+            "plan",
+            log.to_str().unwrap(),
+            "--torch-trace",
+            trace.to_str().unwrap(),
+            "--cores",
+            "2",
+            "--format",
+            "json",
+        ]);
+        println!(
+            "the recorded step: {:.1} ms (trace iteration {}), {} parameters, {:.1} MB of gradients; all-reduce {:.3} GB/s per rank",
+            p["whole_step"]["logged_step_ms"].as_f64().unwrap_or(f64::NAN),
+            p["whole_step"]["iteration"],
+            p["whole_step"]["gradient_tensors"],
+            p["footprint"]["gradient_bytes"].as_f64().unwrap_or(f64::NAN) / 1e6,
+            p["allreduce_gbps"]
+        );
+        let mut args = GPT_ARGS.to_vec();
+        args.extend(["--global-batch", "8"]);
+        let script = ("fixtures/multirank/train_ddp_gpt.py", &args[..]);
+        let (_, one) = run_script(&py, &dir, script, 1, 2, false);
+        let (_, two) = run_script(&py, &dir, script, 2, 1, false);
+        println!("load after: {}", loadavg());
+        let measured = [
+            ("1x2", one.iter().copied().fold(0.0, f64::max)),
+            ("2x1", two.iter().copied().fold(0.0, f64::max)),
+        ];
+        for (split, _) in &measured {
+            let r = p["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["split"] == *split)
+                .unwrap();
+            assert!(
+                r["total_ms"].as_f64().is_some(),
+                "{split} not planned: {}",
+                r["notes"]
+            );
+        }
+        println!(
+            "whole-step plan attempt {attempt}: real runs (global batch 8, no profiler): 1x2 {:.1} ms/it {one:?}; 2x1 {:.1} ms/it {two:?}",
+            measured[0].1, measured[1].1
+        );
+        let (missed, order) = compare(&p, &measured);
+        if missed.is_empty() && order.is_ok() {
+            println!("whole-step plan: MET");
+            return;
+        }
+        println!(
+            "whole-step plan: MISSED ({missed:?} outside 20 %{}), not enforced (issue 38)",
+            order.err().map(|e| format!("; {e}")).unwrap_or_default()
+        );
+    }
 }

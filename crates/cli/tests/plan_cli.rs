@@ -447,3 +447,52 @@ fn two_nodes_price_the_network() {
         .unwrap()
         .starts_with("measured"));
 }
+
+/// `--torch-trace`: the GPT fixture (batch 4, f32 Linear layers in the BLAS, so the log holds
+/// GELUs only) planned by its trace: the batch is the tensors' 4, the gradients the model's
+/// 536,064 f32 parameters counted by hand (`crates/analysis/tests/step_units.rs`), and the
+/// 2 × 1 split's ring moves 2·(2−1)/2 of them at the default 0.6 GB/s per rank.
+#[test]
+fn whole_step_plan_takes_the_batch_and_gradients_from_the_trace() {
+    let t = |f: &str| root().join("fixtures/torch").join(f).display().to_string();
+    let p = dry_plan(&[
+        &t("gpt-f32.log.gz"),
+        "--cores",
+        "2",
+        "--torch-trace",
+        &t("gpt-f32.trace.json.gz"),
+    ]);
+    assert_eq!(p["global_batch"], 4);
+    assert_eq!(p["footprint"]["gradient_bytes"], 4 * 536_064);
+    let ws = &p["whole_step"];
+    assert_eq!(ws["recorded_batch"], 4);
+    assert_eq!(ws["gradient_tensors"], 37);
+    assert!(ws["torch"].is_null(), "a dry run replays nothing");
+    assert_eq!(row(&p, "2x1")["per_rank_batch"], 2);
+    let ar = row(&p, "2x1")["allreduce_ms"].as_f64().unwrap();
+    let by_hand = 4.0 * 536_064.0 / 0.6e9 * 1e3;
+    assert!((ar - by_hand).abs() < 1e-6, "{ar} vs {by_hand}");
+    assert!(
+        p["outside"].is_null(),
+        "the outside is the replayed step's, not the log's"
+    );
+    // Without the trace, the same log has no mini-batch to plan.
+    let e = refused(&[&t("gpt-f32.log.gz"), "--cores", "2", "--dry-run"]);
+    assert!(
+        e.contains("the mini-batch, and so the global batch, is unknown"),
+        "{e}"
+    );
+    // A multi-rank log is refused with the trace.
+    let e = refused(&[
+        &even("even_2x1.log.gz"),
+        "--cores",
+        "2",
+        "--dry-run",
+        "--torch-trace",
+        &t("gpt-f32.trace.json.gz"),
+    ]);
+    assert!(
+        e.contains("--torch-trace plans from one process's run"),
+        "{e}"
+    );
+}

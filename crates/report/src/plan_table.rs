@@ -35,13 +35,26 @@ pub fn render(p: &Plan) -> String {
     );
     outln!(
         out,
-        "  gradients all-reduced per iteration: {:.2} MiB ({} backward-weights calls); all-reduce priced at {:.3} GB/s per rank ({})",
+        "  gradients all-reduced per iteration: {:.2} MiB ({}); all-reduce priced at {:.3} GB/s per rank ({})",
         p.footprint.gradient_bytes as f64 / 1048576.0,
-        p.footprint.backward_weights_calls,
+        match &p.whole_step {
+            Some(w) => format!("{} parameters in the trace", w.gradient_tensors),
+            None => format!("{} backward-weights calls", p.footprint.backward_weights_calls),
+        },
         p.allreduce_gbps,
         p.allreduce_source
     );
-    match &p.outside {
+    match (&p.outside, &p.whole_step) {
+        (_, Some(w)) => outln!(
+            out,
+            "  whole step: {} iteration {} ({:.1} ms, recorded batch {}), every framework op replayed through {} per split; compute = the ops, outside = the time between them, carried over",
+            w.trace,
+            w.iteration,
+            w.logged_step_ms,
+            w.recorded_batch,
+            w.torch.as_deref().unwrap_or("PyTorch")
+        ),
+        (o, None) => match o {
         Some(o) => outln!(
         out,
             "  outside oneDNN: {:.1} ms per iteration logged ({} steady iterations, {} thread(s), mini-batch {}{}), scaled by samples per thread",
@@ -56,6 +69,7 @@ pub fn render(p: &Plan) -> String {
             }
         ),
         None => outln!(out, "  outside oneDNN: unknown (no timestamps or iteration markers): not in the total"),
+        },
     }
     if let Some((o, onednn)) = p
         .outside

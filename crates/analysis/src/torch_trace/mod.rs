@@ -10,6 +10,8 @@ pub mod compiled;
 pub mod framework;
 pub mod runs_in;
 mod scan;
+pub mod step_batch;
+pub mod step_params;
 pub mod step_units;
 pub mod whole_step;
 

@@ -89,6 +89,11 @@ pub struct Unit {
     pub types: Vec<Value>,
     pub strides: Vec<Value>,
     pub concrete: Vec<Value>,
+    /// The outermost op around the unit (itself when it is outermost): in the backward, the
+    /// autograd node that ran it (`…: torch::autograd::AccumulateGrad` for a parameter's
+    /// gradient). Not sent to the replay helper.
+    #[serde(skip_serializing, default)]
+    pub outermost: String,
 }
 
 /// The units of one iteration, and what the iteration holds besides them.
@@ -195,6 +200,7 @@ fn units_of(mut events: Vec<Event>, range: &IterationRange) -> StepUnits {
             types: take("Input type"),
             strides: take("Input Strides"),
             concrete: take("Concrete Inputs"),
+            outermost: top_name.clone(),
             name: std::mem::take(&mut e.name),
         });
     }

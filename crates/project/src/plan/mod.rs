@@ -14,10 +14,12 @@ pub mod footprint;
 pub mod outside;
 pub mod rate;
 pub mod splits;
+pub mod whole_step;
 
 pub use footprint::Footprint;
 pub use outside::Outside;
 pub use splits::Split;
+pub use whole_step::WholeStep;
 
 use profilednn_model::Primitive;
 use serde::Serialize;
@@ -120,6 +122,9 @@ pub struct Plan {
     pub allreduce_source: String,
     /// Whether compute times were replayed (`false` with `--dry-run`).
     pub replayed: bool,
+    /// With `--torch-trace`: the whole step each split replays through PyTorch (none: oneDNN's
+    /// primitives replayed, the time outside them scaled).
+    pub whole_step: Option<WholeStep>,
     pub rows: Vec<Row>,
     pub assumptions: Vec<String>,
 }
@@ -216,6 +221,7 @@ pub fn skeleton(
         allreduce_gbps: target.allreduce_gbps,
         allreduce_source: target.allreduce_source.clone(),
         replayed: false,
+        whole_step: None,
         rows,
         assumptions: assumptions(&footprint, target, outside.as_ref(), logged_ranks),
         outside,
@@ -276,6 +282,22 @@ impl Plan {
             self.replayed = true;
         }
         self.rank();
+    }
+
+    /// The valid splits with a per-rank batch, to replay: (split, threads, mini-batch).
+    pub fn to_replay(&self) -> Vec<(String, u64, u64)> {
+        self.rows
+            .iter()
+            .filter(|r| r.invalid.is_empty())
+            .filter_map(|r| Some((r.split.clone(), r.threads, r.per_rank_batch?)))
+            .collect()
+    }
+
+    /// Adds a note to a split's row.
+    pub fn note(&mut self, split: &str, what: String) {
+        if let Some(r) = self.rows.iter_mut().find(|r| r.split == split) {
+            r.notes.push(what);
+        }
     }
 
     fn rank(&mut self) {

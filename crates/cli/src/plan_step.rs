@@ -1,0 +1,110 @@
+//! `plan --torch-trace`: the plan of the whole step. The trace gives the batch the ranks divide
+//! (as the whole-step replay reads it from the tensors) and the gradients they all-reduce (the
+//! parameters autograd accumulated); each valid split's rank replays the trace's steady
+//! iteration through PyTorch at its threads and mini-batch.
+
+use crate::torch_step::{replay_units, units_of, StepArgs};
+use anyhow::{bail, Result};
+use profilednn_analysis::torch_trace::step_params::{gradients, Gradients};
+use profilednn_analysis::torch_trace::{step_batch::recorded_batch, step_units::StepUnits};
+use profilednn_project::plan::{Plan, WholeStep};
+use profilednn_project::project::step::StepProjection;
+use std::path::Path;
+
+/// The trace's steady iteration, read once for every split.
+pub struct Step {
+    pub units: StepUnits,
+    pub batch: u64,
+    pub gradients: Gradients,
+}
+
+/// Reads `trace`'s steady iteration, its batch and its gradients.
+pub fn read(trace: &Path) -> Result<Step> {
+    let units = units_of(trace)?;
+    let Some(batch) = recorded_batch(&units) else {
+        bail!(
+            "{}: the batch cannot be read from the steady iteration's tensors (no forward op with \
+             an activation, or a batch of 1): record the trace with shapes (`profilednn record \
+             --torch`) at a batch of 2 or more",
+            trace.display()
+        );
+    };
+    let Some(gradients) = gradients(&units) else {
+        bail!(
+            "{}: the steady iteration accumulates no gradient (no `AccumulateGrad` with a recorded \
+             shape): plan needs a training step recorded with shapes (`profilednn record --torch`)",
+            trace.display()
+        );
+    };
+    Ok(Step {
+        units,
+        batch,
+        gradients,
+    })
+}
+
+/// The plan's whole-step record of `step` (before any replay).
+pub fn whole_step(trace: &Path, step: &Step) -> WholeStep {
+    WholeStep {
+        trace: trace.display().to_string(),
+        iteration: step.units.iteration.index,
+        logged_step_ms: step.units.iteration.wall_ms,
+        recorded_batch: step.batch,
+        gradient_tensors: step.gradients.tensors,
+        torch: None,
+    }
+}
+
+/// Replays the whole step of every valid split (its rank alone, at its threads and
+/// mini-batch) and sets the rows; a split that fails gets a note.
+pub fn replay_rows(
+    plan: &mut Plan,
+    trace: &Path,
+    python: Option<&Path>,
+    step: &Step,
+) -> Result<()> {
+    let todo = plan.to_replay();
+    for (split, threads, batch) in todo {
+        eprintln!(
+            "profilednn: replaying split {split}'s whole step: {threads} thread(s), mini-batch {batch}"
+        );
+        let replayed = replay_units(
+            &StepArgs {
+                trace,
+                python,
+                threads: Some(threads),
+                bf16: false,
+                channels_last: false,
+                batch: (batch != step.batch).then_some(batch),
+                warmup: 1,
+            },
+            &step.units,
+        );
+        let f = match replayed {
+            Ok(f) => f,
+            Err(e) => {
+                plan.note(&split, format!("not replayed: {e:#}"));
+                continue;
+            }
+        };
+        let s = StepProjection::of(&f);
+        plan.set_step(
+            &split,
+            s.replayed_ops.projected_ms + s.carried_over_ms,
+            s.outside_ops_ms,
+        );
+        if s.carried_over_ms > 0.0 {
+            plan.note(
+                &split,
+                format!(
+                    "{:.1} ms of ops not replayed (at their logged time)",
+                    s.carried_over_ms
+                ),
+            );
+        }
+        if let Some(ws) = plan.whole_step.as_mut() {
+            ws.torch = Some(format!("{} (PyTorch {})", f.python, f.torch));
+        }
+    }
+    Ok(())
+}
