@@ -16,7 +16,9 @@
 #     recorded and as bf16 / 1-thread / half-batch what-ifs, against real runs (10 % / 20 % printed as
 #     MET/MISSED, not enforced yet: issue 38; SKIPPED without PROFILEDNN_TORCH_PYTHON);
 #   - `profilednn plan` of a live torchrun ResNet-18 run (1 rank x 2 threads, global batch 16)
-#     against real 1x2 and 2x1 runs: the same order, each within 20 % (SKIPPED without torchrun).
+#     against real 1x2 and 2x1 runs: the same order, each within 20 % (SKIPPED without torchrun);
+#   - `plan --torch-trace` of a live GPT run against torchrun runs of the same model at 1x2 and
+#     2x1 (printed MET/MISSED, not enforced yet: issue 38).
 # Needs oneDNN 3.x with headers (PROFILEDNN_DNNL_LIB, or pip's onednn-cpu-gomp/-devel) and gcc.
 # Usage: bash bench/accuracy.sh        (exit status non-zero when a bound is missed)
 set -euo pipefail
@@ -40,5 +42,7 @@ cargo test --release -q -p profilednn --test whole_step_accuracy -- --ignored --
   whole_step_projections_against_real_runs 2>&1 | grep -vE "^\s*$|^running" || status=1
 cargo test --release -q -p profilednn --test plan_accuracy -- --ignored --nocapture --test-threads 1 \
   plan_against_real_torchrun_splits 2>&1 | grep -vE "^\s*$|^running" || status=1
+cargo test --release -q -p profilednn --test plan_accuracy -- --ignored --nocapture --test-threads 1 \
+  whole_step_plan_against_real_torchrun_splits 2>&1 | grep -vE "^\s*$|^running" || status=1
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $status
