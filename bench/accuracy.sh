@@ -41,7 +41,7 @@ cargo test --release -q -p profilednn --test whatif_accuracy -- --ignored --noca
 cargo test --release -q -p profilednn --test whole_step_accuracy -- --ignored --nocapture --test-threads 1 \
   whole_step_projections_against_real_runs 2>&1 | grep -vE "^\s*$|^running" || status=1
 cargo test --release -q -p profilednn --test plan_accuracy -- --ignored --nocapture --test-threads 1 \
-  plan_against_real_torchrun_splits 2>&1 | grep -vE "^\s*$|^running" || status=1
+  --exact plan_against_real_torchrun_splits 2>&1 | grep -vE "^\s*$|^running" || status=1
 cargo test --release -q -p profilednn --test plan_accuracy -- --ignored --nocapture --test-threads 1 \
   whole_step_plan_against_real_torchrun_splits 2>&1 | grep -vE "^\s*$|^running" || status=1
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
