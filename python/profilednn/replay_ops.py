@@ -62,6 +62,10 @@ _WITH_PARAMETERS = {
 }
 
 
+# The trace's `autocast` of a unit (the type its f32 arguments were cast to inside).
+_AUTOCAST = {"bf16": torch.bfloat16, "f16": torch.float16}
+
+
 # Arguments that stay f32 in a bf16 run: flash attention's logsumexp (its backward's 6th).
 _KEEP_F32 = {"aten::_scaled_dot_product_flash_attention_for_cpu_backward": {5}}
 
@@ -223,6 +227,10 @@ def _build(unit, what_if):
     bf16 = what_if.get("precision") == "bf16" and unit["name"] in _LOWER
     autocast = bf16 and unit["name"] in _WITH_PARAMETERS and unit.get("phase") in ("forward", "loss")
     lower = bf16 and not autocast
+    # A call that ran under autocast as recorded (its f32 arguments cast inside: the trace's
+    # `autocast`) runs under it again, in the precision it was cast to.
+    recorded = _AUTOCAST.get(unit.get("autocast")) if unit["name"] in _LOWER else None
+    cast_to = torch.bfloat16 if autocast else recorded
     # The other ops of a bf16 run: their 4-D activations are bf16 (see _bf16_activation).
     params = what_if.get("_params")
     propagate = what_if.get("precision") == "bf16" and params is not None and unit["name"] not in _LOWER
@@ -239,9 +247,9 @@ def _build(unit, what_if):
     while args and args[-1] is None and (len(unit["types"]) >= len(args) and unit["types"][len(args) - 1] == ""):
         args.pop()
     call = _overload(unit["name"], args)
-    if autocast:
+    if cast_to is not None:
         def in_autocast():
-            with torch.autocast("cpu", dtype=torch.bfloat16):
+            with torch.autocast("cpu", dtype=cast_to):
                 return call()
         return in_autocast
     return call

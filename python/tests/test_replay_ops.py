@@ -53,6 +53,17 @@ class Helper(unittest.TestCase):
         mse["phase"] = "loss"
         self.assertEqual(replay_ops._build(mse, {"precision": "bf16", "_params": params})().dtype, torch.float32)
 
+    def test_a_call_recorded_under_autocast_replays_under_it(self):
+        # As recorded in a bf16 autocast run: f32 arguments, cast inside (the trace's
+        # `autocast`), so the GEMM ran in bf16; replayed as recorded it must again.
+        lin = unit("aten::linear", [[8, 16], [32, 16], [32]], ["float"] * 3)
+        lin["phase"] = "forward"
+        self.assertEqual(replay_ops._build(dict(lin, autocast="bf16"), {})().dtype, torch.bfloat16)
+        self.assertEqual(replay_ops._build(lin, {})().dtype, torch.float32)
+        # An op autocast leaves alone keeps its types whatever the flag says.
+        relu = unit("aten::relu", [[8, 16]], ["float"])
+        self.assertEqual(replay_ops._build(dict(relu, autocast="bf16"), {})().dtype, torch.float32)
+
     def test_channels_last_gives_4d_activations_that_layout(self):
         conv = unit("aten::conv2d", [[2, 8, 16, 16], [4, 8, 3, 3], [4]], ["float"] * 3,
                     strides=[[2048, 256, 16, 1], [72, 9, 3, 1], [1]])
@@ -153,6 +164,36 @@ class WholeStepReplay(unittest.TestCase):
         # Nearly all of the ops' logged time was replayed, not carried over.
         self.assertGreater(sum(o["logged_ms"] for o in replayed), 0.95 * logged)
         self.assertTrue(all(o["replayed_ms"] > 0 for o in replayed))
+
+    def test_replay_with_the_trace_and_no_onednn_replays_the_whole_step(self):
+        # No oneDNN to load (none installed, or a pip wheel without one): the framework ops
+        # still replay, the results file holds no primitive, and `project` reads it.
+        exe = installed_command()
+        if exe is None:
+            print("SKIPPED: needs the installed profilednn command")
+            return
+        env = dict(os.environ)
+        env.pop("PROFILEDNN_DNNL_LIB", None)
+        log = str(TORCH_FIXTURES / "mlp-f32.log.gz")
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "r.json"
+            p = subprocess.run([exe, "replay", log, "--no-progress", "--dnnl-lib", str(Path(d) / "none.so"),
+                                "--torch-trace", str(TORCH_FIXTURES / "mlp-f32.trace.json.gz"),
+                                "-o", str(out)], capture_output=True, text=True, env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("no oneDNN to load", p.stderr)
+            r = json.loads(out.read_text())
+            self.assertEqual(r["results"], [])
+            self.assertEqual(r["onednn"], "not loaded")
+            pj = subprocess.run([exe, "project", log, "--replay", str(out), "--json"],
+                                capture_output=True, text=True, env=env)
+            self.assertEqual(pj.returncode, 0, pj.stderr)
+            proj = json.loads(pj.stdout)
+        step = proj["step"]
+        # The projected step is its parts: the ops here, those carried over, the rest as logged.
+        parts = step["replayed_ops"]["projected_ms"] + step["carried_over_ms"] + step["outside_ops_ms"]
+        self.assertAlmostEqual(proj["projected_step_ms"], parts, places=6)
+        self.assertGreater(step["replayed_ops"]["logged_ms"], 0.95 * (step["replayed_ops"]["logged_ms"] + step["carried_over_ms"]))
 
 
 if __name__ == "__main__":

@@ -109,3 +109,32 @@ fn the_recorded_batch_is_the_commonest_outer_dimension() {
     assert_eq!(recorded_batch(&units("gpt-bf16")), Some(4));
     assert_eq!(recorded_batch(&units("mlp-f32")), Some(256));
 }
+
+/// The bf16 fixture ran forward and loss under autocast: its `aten::linear` calls recorded
+/// with an f32 argument (the weights; the first layer's input) cast them inside (nested `aten::copy_` to bf16), so they are marked; the
+/// f32 fixture has none, and a backward op never is (autocast is off there).
+#[test]
+fn calls_that_cast_inside_are_marked_autocast() {
+    let bf16 = units("gpt-bf16");
+    let f32_args = |u: &&&profilednn_analysis::torch_trace::step_units::Unit| {
+        u.types.iter().any(|t| t == "float")
+    };
+    let linears: Vec<_> = bf16
+        .units
+        .iter()
+        .filter(|u| u.name == "aten::linear" && u.phase == "forward")
+        .collect();
+    let with_f32 = linears.iter().filter(f32_args).count();
+    assert!(with_f32 > 0, "the linears take the f32 weights");
+    let marked = linears
+        .iter()
+        .filter(|u| u.autocast.as_deref() == Some("bf16"))
+        .count();
+    assert_eq!(marked, with_f32, "each f32-argument linear casts inside");
+    assert!(bf16
+        .units
+        .iter()
+        .filter(|u| u.phase == "backward")
+        .all(|u| u.autocast.is_none()));
+    assert!(units("gpt-f32").units.iter().all(|u| u.autocast.is_none()));
+}

@@ -12,7 +12,7 @@ pub struct ReplayArgs {
     /// The oneDNN verbose log to replay (plain or gzip; a file: sequence replay reads it twice).
     #[arg(value_name = "LOG")]
     pub log: PathBuf,
-    /// Results file (JSON, `profilednn.replay.v1`), input of `profilednn project --replay`.
+    /// Results file (JSON, `profilednn.replay.v2`), input of `profilednn project --replay`.
     #[arg(long, short = 'o', default_value = "replay.json")]
     pub output: PathBuf,
     /// oneDNN library to load (default: $PROFILEDNN_DNNL_LIB, a pip-installed onednn-cpu-gomp,
@@ -179,10 +179,11 @@ impl ReplayArgs {
     }
 
     /// `sequence` or `isolated`, as the results file says.
-    pub fn mode_name(&self) -> &'static str {
+    /// The mode as the results file records it.
+    pub fn replay_mode(&self) -> profilednn_replay::Mode {
         match self.mode {
-            Mode::Sequence => "sequence",
-            Mode::Isolated => "isolated",
+            Mode::Sequence => profilednn_replay::Mode::Sequence,
+            Mode::Isolated => profilednn_replay::Mode::Isolated,
         }
     }
 }

@@ -31,9 +31,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         std::env::set_var("OMP_PROC_BIND", "close");
         std::env::set_var("OMP_PLACES", "cores");
     }
-    let session = match Session::open(args.dnnl_lib.as_deref()) {
-        Ok(s) => s,
-        Err(e) => {
+    let session = match (Session::open(args.dnnl_lib.as_deref()), &args.torch_trace) {
+        (Ok(s), _) => s,
+        (Err(e), Some(trace)) => return without_onednn(&args, trace, &e.to_string()),
+        (Err(e), None) => {
             eprintln!("profilednn: error: {e}");
             return Ok(ExitCode::from(1));
         }
@@ -72,7 +73,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     bar.finish();
     let mut replay = replayer.record(
         args.log.display().to_string(),
-        args.mode_name(),
+        args.replay_mode(),
         sequence,
         record,
         results,
@@ -130,6 +131,32 @@ fn sequence(
         }
         Err(e) => Err(anyhow::Error::new(e).context(format!("{}", args.log.display()))),
     }
+}
+
+/// `--torch-trace` where no oneDNN can be loaded: the whole step replays through PyTorch (its
+/// oneDNN calls among its ops, in PyTorch's own oneDNN), and the results file holds no
+/// primitive of the log (`project` carries the log's oneDNN figures over).
+fn without_onednn(args: &ReplayArgs, trace: &std::path::Path, why: &str) -> Result<ExitCode> {
+    eprintln!(
+        "profilednn: no oneDNN to load ({why}): the log's primitives are not replayed; the whole          step replays through PyTorch, whose ops call its own oneDNN"
+    );
+    let profile = crate::load::profile(&args.log, None, None, args.no_progress)?;
+    let replay = Replay {
+        schema: profilednn_replay::SCHEMA.into(),
+        source: args.log.display().to_string(),
+        onednn: "not loaded".into(),
+        library: String::new(),
+        onednn_isa: None,
+        cpu: profilednn_machine::cpu::model_name(),
+        threads: args.threads.map(|t| t.to_string()),
+        binding: None,
+        mode: args.replay_mode(),
+        sequence: None,
+        what_if: None,
+        results: Vec::new(),
+        framework: Some(framework(args, trace, &profile)?),
+    };
+    write(args, &replay, &profile, &[])
 }
 
 /// The whole step's framework ops, replayed through PyTorch from the profiler trace.

@@ -10,16 +10,11 @@ use std::path::Path;
 
 /// A `profilednn replay` result.
 pub fn load(path: &Path) -> Result<Replay> {
-    serde_json::from_str(
+    Replay::from_json(
         &std::fs::read_to_string(path)
             .with_context(|| format!("{}: cannot read", path.display()))?,
     )
-    .with_context(|| {
-        format!(
-            "{}: not a `profilednn replay` result (profilednn.replay.v1)",
-            path.display()
-        )
-    })
+    .with_context(|| path.display().to_string())
 }
 
 /// What to do with replay results that may be of another log.
@@ -55,7 +50,10 @@ pub fn projection(
             .filter(|l| !l.medians.is_empty())
     };
     let pr = project(profile, replay, machine, logged.as_ref());
-    if let Some(m) = &pr.replay_match {
+    // A whole-step replay made without oneDNN holds no primitive to match: its framework ops
+    // are the trace's, and the log's oneDNN figures are carried over.
+    let framework_only = replay.is_some_and(|r| r.results.is_empty() && r.framework.is_some());
+    if let (Some(m), false) = (&pr.replay_match, framework_only) {
         let what = format!(
             "{} of the log's {} problems ({:.1}% of its oneDNN time) have a result in the replay \
              ({} problems); log: {}; replay made from: {}",

@@ -99,7 +99,7 @@ pub fn project(
         // The thread count is the one set above, which the record states.
         let replay = replayer.record(
             log.display().to_string(),
-            "sequence",
+            profilednn_replay::Mode::Sequence,
             Some(run.sequence),
             run.record,
             run.results,

@@ -95,10 +95,10 @@ fn bf16_channels_last_batch_what_if_replays_and_projects() {
     let bf16_here = common::onednn_has_bf16(&r);
     let skipped: Vec<_> = results
         .iter()
-        .filter(|x| x["skipped"].is_string())
+        .filter(|x| x["skipped"].is_object())
         .filter(|x| {
             bf16_here
-                || !x["skipped"]
+                || !x["skipped"]["message"]
                     .as_str()
                     .unwrap()
                     .contains("no bf16 implementation on this CPU")
@@ -224,5 +224,44 @@ fn what_if_replay_of_another_log_is_refused() {
     assert!(
         err.contains("not of this log") && err.contains("0 of the log's"),
         "{err}"
+    );
+}
+
+/// A results file of another schema (a newer profilednn's) is refused with its schema named;
+/// a v1 file's bare skip message is read as v2's `{kind, message}` (the committed replays are
+/// v1: `project` reads them, and `replay` writes v2).
+#[test]
+fn results_files_of_another_schema_are_refused_and_v1_is_migrated() {
+    let dir = temp_dir();
+    let replay = dir.join("newer.json");
+    let record = serde_json::json!({
+        "schema": "profilednn.replay.v9", "source": "x.log", "onednn": "3.2", "library": "",
+        "cpu": null, "threads": null, "binding": null, "results": []
+    });
+    std::fs::write(&replay, record.to_string()).unwrap();
+    let err = failed(
+        bin()
+            .args(["project", &fixture("f32-nchw.log.gz"), "--replay"])
+            .arg(&replay)
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        err.contains("newer.json") && err.contains("schema 'profilednn.replay.v9'"),
+        "{err}"
+    );
+    let v1 = r#"{"schema": "profilednn.replay.v1", "source": "x.log", "onednn": "3.2",
+        "library": "", "cpu": null, "threads": null, "binding": null, "results": [
+        {"key": "k", "prim_kind": "convolution", "prop_kind": "forward_training", "shapes": "",
+         "calls": 1, "log_time_ms": 1.0, "log_implementations": [], "measurement": null,
+         "implementation_matches": null,
+         "skipped": "interrupted before it was replayed (Ctrl-C)"}]}"#;
+    let r = profilednn_replay::Replay::from_json(v1).unwrap();
+    assert_eq!(r.schema, "profilednn.replay.v2");
+    let back = serde_json::to_value(&r).unwrap();
+    assert_eq!(back["results"][0]["skipped"]["kind"], "interrupted");
+    assert_eq!(
+        back["mode"], "isolated",
+        "a file without a mode was isolated"
     );
 }

@@ -18,7 +18,9 @@
 
 mod common;
 use common::{bin, dnnl_lib_or_skip, json_of, root, succeeded, temp_dir};
-use profilednn_analysis::torch_trace::{read_trace, step_units::steady_iteration};
+use profilednn_analysis::torch_trace::read_trace;
+use profilednn_analysis::torch_trace::step_units::{steady_iteration, step_units};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The models: the transformer at a size whose step is mostly its ops (~180 ms on a 2-vCPU
@@ -83,9 +85,48 @@ fn steady_step_ms(log: &Path) -> f64 {
     steady_iteration(&t).expect("iteration ranges").wall_ms
 }
 
+/// The real run's steady iteration by cost family (`gemm`, …, `other` for ops without one) and
+/// the time between its ops (`outside_ops`), as the projection's `by_family` and `by_phase`
+/// split the projected step: where an error comes from.
+fn real_by_family(log: &Path) -> BTreeMap<String, f64> {
+    let path = trace_of(log);
+    let t = read_trace(&path).unwrap();
+    let range = steady_iteration(&t).expect("iteration ranges");
+    let units = step_units(&path, &range).unwrap();
+    let mut m: BTreeMap<String, f64> = BTreeMap::new();
+    for u in &units.units {
+        *m.entry(u.family.clone().unwrap_or_else(|| "other".into()))
+            .or_default() += u.logged_ms;
+    }
+    m.insert("outside_ops".into(), units.outside_units_ms());
+    m
+}
+
+/// One line per family: projected against real, ms.
+fn by_family_line(p: &serde_json::Value, real: &BTreeMap<String, f64>) -> String {
+    let step = &p["step"];
+    let projected = |k: &str| -> f64 {
+        if k == "outside_ops" {
+            step["by_phase"][k]["projected_ms"].as_f64().unwrap_or(0.0)
+        } else {
+            step["by_family"][k]["projected_ms"].as_f64().unwrap_or(0.0)
+        }
+    };
+    real.iter()
+        .map(|(k, r)| format!("{k} {:.1}/{r:.1}", projected(k)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Replays `base` with `--torch-trace` and `what_if`, projects it; (projected, logged step ms,
-/// share of the ops' logged time carried over).
-fn project(lib: &str, base: &Path, dir: &Path, name: &str, what_if: &[&str]) -> (f64, f64, f64) {
+/// share of the ops' logged time carried over, the projection).
+fn project(
+    lib: &str,
+    base: &Path,
+    dir: &Path,
+    name: &str,
+    what_if: &[&str],
+) -> (f64, f64, f64, serde_json::Value) {
     let out = dir.join(format!("{name}.replay.json"));
     succeeded(
         bin()
@@ -113,6 +154,7 @@ fn project(lib: &str, base: &Path, dir: &Path, name: &str, what_if: &[&str]) -> 
         p["projected_step_ms"].as_f64().unwrap(),
         p["logged_step_ms"].as_f64().unwrap(),
         step["carried_over_ms"].as_f64().unwrap() / ops_logged.max(1e-9),
+        p,
     )
 }
 
@@ -168,19 +210,20 @@ fn whole_step_projections_against_real_runs() {
             for attempt in 1..=2 {
                 let tag = format!("{model}-{}-{attempt}", what.replace([' ', '-'], ""));
                 let base = record(&py, &dir, &format!("{tag}-base"), args);
-                let (projected, logged, carried) = project(&lib, &base, &dir, &tag, flags);
+                let (projected, logged, carried, p) = project(&lib, &base, &dir, &tag, flags);
                 assert!(
                     carried < 0.05,
                     "{model} {what}: {:.1} % of the ops' time could not be replayed",
                     carried * 100.0
                 );
-                let real = if real_args.is_empty() {
-                    steady_step_ms(&base)
+                let real_log = if real_args.is_empty() {
+                    base.clone()
                 } else {
                     let mut a: Vec<&str> = args.to_vec();
                     a.extend(real_args.iter().copied());
-                    steady_step_ms(&record(&py, &dir, &format!("{tag}-real"), &a))
+                    record(&py, &dir, &format!("{tag}-real"), &a)
                 };
+                let real = steady_step_ms(&real_log);
                 let err = projected / real - 1.0;
                 let met = err.abs() <= *target;
                 println!(
@@ -190,6 +233,10 @@ fn whole_step_projections_against_real_runs() {
                     err * 100.0,
                     if met { "MET" } else { "MISSED" },
                     target * 100.0
+                );
+                println!(
+                    "  by family, projected/real ms: {}",
+                    by_family_line(&p, &real_by_family(&real_log))
                 );
                 if met {
                     break;

@@ -170,13 +170,13 @@ impl<'a> Replayer<'a> {
         )
     }
 
-    /// The results file of a replay of `source` in `mode` (`sequence` or `isolated`) on this
+    /// The results file of a replay of `source` in `mode` on this
     /// machine: the CPU, and the OpenMP settings — the thread count the session set, else as
     /// oneDNN read them from the environment.
     pub fn record(
         &self,
         source: String,
-        mode: &str,
+        mode: profilednn_replay::Mode,
         sequence: Option<SequenceSummary>,
         what_if: Option<Record>,
         results: Vec<ReplayResult>,
@@ -191,7 +191,7 @@ impl<'a> Replayer<'a> {
             cpu: profilednn_machine::cpu::model_name(),
             threads: s.recorded_threads(),
             binding: s.binding(),
-            mode: mode.into(),
+            mode,
             sequence,
             what_if,
             results,

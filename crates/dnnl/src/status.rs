@@ -60,9 +60,13 @@ mod tests {
             "matmul: oneDNN has no bf16 implementation on this CPU (its instruction set here is avx2; bf16 needs avx512_core or avx2_vnni_2): replay it on a machine that has them"
         );
         assert_eq!(on_this_cpu(refused(), cpu_isa::AVX2, false), refused());
-        // Recognised again when a results file is read back.
-        let text = on_this_cpu(refused(), cpu_isa::AVX2, true).to_string();
-        assert!(SkipReason::from(text).cpu_lacks_bf16());
+        // Recognised again when a results file is read back, v2 by its kind, v1 by its text.
+        let r = on_this_cpu(refused(), cpu_isa::AVX2, true);
+        let v2 = serde_json::to_value(&r).unwrap();
+        assert!(serde_json::from_value::<SkipReason>(v2)
+            .unwrap()
+            .cpu_lacks_bf16());
+        assert!(SkipReason::from_v1(r.to_string()).cpu_lacks_bf16());
         assert!(!refused().cpu_lacks_bf16());
         for isa in [
             cpu_isa::AVX512_CORE,
@@ -183,28 +187,50 @@ mod tests {
     }
 
     #[test]
-    fn a_results_file_keeps_the_messages() {
-        // Written as the plain message…
+    fn a_results_file_keeps_kind_and_message() {
+        // Written as {kind, message} (profilednn.replay.v2)…
         assert_eq!(
             serde_json::to_string(&SkipReason::RmsNorm).unwrap(),
-            r#""RMS normalization (flags M) is not replayed""#
-        );
-        // …read back: reasons without fields as themselves, the others as their text.
-        let read = |s: &str| serde_json::from_value::<SkipReason>(s.into()).unwrap();
-        assert_eq!(
-            read("interrupted before it was replayed (Ctrl-C)"),
-            SkipReason::Interrupted
+            r#"{"kind":"rms_norm","message":"RMS normalization (flags M) is not replayed"}"#
         );
         let refused = SkipReason::Refused {
             step: "reorder",
             status: Status::Unimplemented,
         };
-        let back = read(&refused.to_string());
-        assert_eq!(back, SkipReason::Recorded(refused.to_string()));
+        let v2 = serde_json::to_value(&refused).unwrap();
+        assert_eq!(v2["kind"], "refused");
+        // …read back: reasons without fields as themselves, the others as kind and text.
+        let back = serde_json::from_value::<SkipReason>(v2).unwrap();
+        assert_eq!(back.kind(), "refused");
         assert_eq!(back.to_string(), refused.to_string());
+        let unit = serde_json::to_value(SkipReason::Interrupted).unwrap();
+        assert_eq!(
+            serde_json::from_value::<SkipReason>(unit).unwrap(),
+            SkipReason::Interrupted
+        );
+        // A v1 file's bare message is migrated: unit reasons by their text, the bf16 one by
+        // its words, the rest `unknown`.
+        let read = |s: &str| serde_json::from_value::<SkipReason>(s.into()).unwrap();
+        assert_eq!(
+            read("interrupted before it was replayed (Ctrl-C)"),
+            SkipReason::Interrupted
+        );
+        assert_eq!(read(&refused.to_string()).kind(), "unknown");
+        let bf16 = SkipReason::NoBf16OnThisCpu {
+            step: "matmul",
+            isa: "avx2",
+        };
+        let old = read(&bf16.to_string());
+        assert!(old.cpu_lacks_bf16() && bf16.cpu_lacks_bf16());
+        assert_eq!(old.to_string(), bf16.to_string());
+        // v2's kind decides, not the text.
+        let v2 = serde_json::json!({"kind": "refused", "message": bf16.to_string()});
+        assert!(!serde_json::from_value::<SkipReason>(v2)
+            .unwrap()
+            .cpu_lacks_bf16());
         assert!(
             serde_json::from_str::<SkipReason>("3").is_err(),
-            "a reason is a string"
+            "a reason is an object or a string"
         );
     }
 }

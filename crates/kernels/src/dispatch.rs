@@ -5,17 +5,6 @@
 /// path this CPU can run, which the tests iterate over.
 pub use profilednn_isa::{Isa, Level};
 
-/// A per-vendor code choice an environment variable overrides: `true` when `var` reads `on`,
-/// `false` when it reads `off`, else `default` (used where AMD's and Intel's cores were
-/// measured to want different code for the same result, never for what may run).
-pub(crate) fn env_switch(var: &str, on: &str, off: &str, default: impl FnOnce() -> bool) -> bool {
-    match std::env::var(var).as_deref().map(str::trim) {
-        Ok(v) if v == on => true,
-        Ok(v) if v == off => false,
-        _ => default(),
-    }
-}
-
 /// Splits `0..n` into `parts` contiguous ranges whose boundaries are multiples of `align`.
 pub fn split(n: usize, parts: usize, align: usize) -> Vec<std::ops::Range<usize>> {
     let parts = parts.max(1);

@@ -30,6 +30,7 @@
 
 pub mod bf16;
 pub mod dispatch;
+mod env;
 pub mod focal;
 pub mod optim;
 pub mod pages;

@@ -19,7 +19,7 @@ pub const MIN_BYTES: usize = 8 << 20;
 /// Whether the advice is on (`PROFILEDNN_HUGEPAGES=1`).
 fn enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("PROFILEDNN_HUGEPAGES").is_ok_and(|v| v == "1"))
+    *ON.get_or_init(crate::env::huge_pages)
 }
 
 /// Advises huge pages for the 2 MB-aligned interior of `[ptr, ptr + bytes)`.

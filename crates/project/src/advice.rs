@@ -29,7 +29,7 @@ pub fn projected(pr: &Projection, profile: &Profile, replay: &Replay, name: &str
         layout: what_if.map(|w| w.layout).unwrap_or_default(),
         // An isolated replay (benchdnn's view) is not comparable with a what-if's sequence.
         other: threads_changed
-            || replay.mode != "sequence"
+            || replay.mode != profilednn_replay::Mode::Sequence
             || what_if.is_some_and(|w| w.batch.is_some() || w.precision == Some(Precision::F32)),
     };
     let transform = match &pr.what_if {

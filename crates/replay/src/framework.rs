@@ -35,7 +35,8 @@ pub struct FrameworkOpResult {
     /// Why the units were not replayed (the first reason seen).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
-    /// Recorded with bf16 or f16 tensors (a GEMM of these ran in oneDNN, not the BLAS); absent
+    /// Recorded with bf16 or f16 tensors, or casting its f32 ones to them inside (under
+    /// autocast): a GEMM of these ran in oneDNN, not the BLAS; absent
     /// (false) in files of earlier versions, which then class every GEMM as the BLAS's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub low_precision: bool,

@@ -1,4 +1,4 @@
-//! The replay results format (`profilednn.replay.v1`): what `profilednn replay` writes and
+//! The replay results format (`profilednn.replay.v2`): what `profilednn replay` writes and
 //! `project`, `advise --replay` and `plan` read, apart from the code that produces it.
 
 use crate::sequence::SequenceSummary;
@@ -10,7 +10,39 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-pub const SCHEMA: &str = "profilednn.replay.v1";
+pub const SCHEMA: &str = "profilednn.replay.v2";
+/// The schema before skip reasons had a kind (a bare message each) and before the schema said
+/// its version changed: read, and migrated ([`Replay::migrate`]).
+pub const SCHEMA_V1: &str = "profilednn.replay.v1";
+
+/// How the problems were replayed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// A steady-state iteration re-run in log order (the default of `replay`).
+    Sequence,
+    /// Each problem in its own loop, benchdnn's view; files without a mode were.
+    #[default]
+    Isolated,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Sequence => "sequence",
+            Mode::Isolated => "isolated",
+        }
+    }
+}
+
+/// Why a results file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayFileError {
+    #[error("not JSON of a `profilednn replay` result ({SCHEMA}): {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("schema '{0}' is neither {SCHEMA} nor {SCHEMA_V1}: a file of a newer profilednn? Replay the log again with this one")]
+    Schema(String),
+}
 
 /// One unique problem of the log (implementations merged) and its replay.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -46,8 +78,8 @@ pub struct Replay {
     pub binding: Option<String>,
     /// `sequence` (a steady-state iteration re-run in log order, the default) or `isolated`
     /// (each problem in its own loop, benchdnn's view). Files without it are isolated.
-    #[serde(default = "isolated")]
-    pub mode: String,
+    #[serde(default)]
+    pub mode: Mode,
     /// What the sequence replay ran, in `sequence` mode.
     #[serde(default)]
     pub sequence: Option<SequenceSummary>,
@@ -62,11 +94,26 @@ pub struct Replay {
     pub framework: Option<crate::framework::FrameworkReplay>,
 }
 
-fn isolated() -> String {
-    "isolated".into()
-}
-
 impl Replay {
+    /// Reads a results file's text: v2 as is, v1 migrated (its skip reasons' kinds recovered
+    /// from their messages while parsing, its schema raised).
+    pub fn from_json(text: &str) -> Result<Replay, ReplayFileError> {
+        let r: Replay = serde_json::from_str(text)?;
+        r.migrate()
+    }
+
+    /// The replay in the current schema; an unknown schema is an error.
+    pub fn migrate(mut self) -> Result<Replay, ReplayFileError> {
+        match self.schema.as_str() {
+            SCHEMA => Ok(self),
+            SCHEMA_V1 => {
+                self.schema = SCHEMA.into();
+                Ok(self)
+            }
+            other => Err(ReplayFileError::Schema(other.into())),
+        }
+    }
+
     /// Calls of the problems oneDNN has no bf16 implementation of on the replaying CPU
     /// ([`SkipReason::cpu_lacks_bf16`]): per iteration in a what-if, over the log otherwise.
     pub fn unavailable_here_calls(&self) -> u64 {

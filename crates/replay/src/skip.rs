@@ -3,8 +3,10 @@
 //!
 //! Typed so that the summary groups equal reasons by value and a caller can tell "oneDNN has
 //! no implementation here" from "the replay does not know this kind yet" without reading text.
-//! The messages are the replay's output (the `skipped` field of `profilednn.replay.v1` and the
-//! "Not replayed" list): changing one changes what users and their scripts see.
+//! In a results file a reason is `{kind, message}` (`profilednn.replay.v2`; v1 files held the
+//! message alone and are migrated on reading, [`SkipReason::from_v1`]). The messages are the
+//! replay's output (and the "Not replayed" list): changing one changes what users see; the
+//! kinds are what scripts test.
 
 use serde::{Deserialize, Serialize};
 use std::ffi::c_int;
@@ -133,10 +135,10 @@ pub enum SkipReason {
     #[error("not replayed")]
     NotReplayed,
 
-    /// A reason read back from a results file, kept as its text (the variants with fields
-    /// are not parsed back: nothing downstream needs more than the message).
-    #[error("{0}")]
-    Recorded(String),
+    /// A reason read back from a results file, kept as its kind and text (the variants with
+    /// fields are not parsed back: nothing downstream needs more than the kind and message).
+    #[error("{message}")]
+    Recorded { kind: String, message: String },
 }
 
 impl SkipReason {
@@ -156,10 +158,73 @@ impl SkipReason {
     /// oneDNN cannot run this bf16 problem on this CPU ([`SkipReason::NoBf16OnThisCpu`], also
     /// when read back from a results file).
     pub fn cpu_lacks_bf16(&self) -> bool {
+        self.kind() == "no_bf16_on_this_cpu"
+    }
+
+    /// The reason's kind, as the results file names it (`skipped.kind`): what scripts and the
+    /// tools reading a file back test, where the message is for people.
+    pub fn kind(&self) -> &str {
         match self {
-            SkipReason::NoBf16OnThisCpu { .. } => true,
-            SkipReason::Recorded(text) => text.contains(NO_BF16_HERE),
-            _ => false,
+            SkipReason::Refused { .. } => "refused",
+            SkipReason::NoBf16OnThisCpu { .. } => "no_bf16_on_this_cpu",
+            SkipReason::UnknownDataType(_) => "unknown_data_type",
+            SkipReason::UnknownTag(_) => "unknown_tag",
+            SkipReason::UnknownPropagation(_) => "unknown_propagation",
+            SkipReason::UnknownAlgorithm(_) => "unknown_algorithm",
+            SkipReason::UnknownPostOp(_) => "unknown_post_op",
+            SkipReason::NoForwardTraining => "no_forward_training",
+            SkipReason::Problem(_) => "problem",
+            SkipReason::Unrecognised(_) => "unrecognised",
+            SkipReason::Missing(_) => "missing",
+            SkipReason::StridesMismatch { .. } => "strides_mismatch",
+            SkipReason::BinaryNeedsTwoSources => "binary_needs_two_sources",
+            SkipReason::ReorderToAny => "reorder_to_any",
+            SkipReason::KindNotReplayed(_) => "kind_not_replayed",
+            SkipReason::PropagationNotReplayed { .. } => "propagation_not_replayed",
+            SkipReason::FpmathMode(_) => "fpmath_mode",
+            SkipReason::Quantization => "quantization",
+            SkipReason::PostOpNotReplayed(_) => "post_op_not_replayed",
+            SkipReason::RmsNorm => "rms_norm",
+            SkipReason::NeedsOneDnn { .. } => "needs_onednn",
+            SkipReason::QuantArgument(_) => "quant_argument",
+            SkipReason::Allocation { .. } => "allocation",
+            SkipReason::PrimitiveCreation(_) => "primitive_creation",
+            SkipReason::Execution(_) => "execution",
+            SkipReason::Interrupted => "interrupted",
+            SkipReason::NoTimedCall => "no_timed_call",
+            SkipReason::NotInIteration => "not_in_iteration",
+            SkipReason::NotReplayed => "not_replayed",
+            SkipReason::Recorded { kind, .. } => kind,
+        }
+    }
+
+    /// A reason read back: a kind without fields is that variant again, any other is kept as
+    /// its kind and message.
+    pub fn recorded(kind: String, message: String) -> SkipReason {
+        SkipReason::UNIT
+            .into_iter()
+            .find(|r| r.kind() == kind)
+            .unwrap_or(SkipReason::Recorded { kind, message })
+    }
+
+    /// A `profilednn.replay.v1` reason, a bare message: its kind recovered from the text (the
+    /// unit reasons by their message, the bf16 one by its words; else `unknown`). The one place
+    /// a reason is recognised by its text: v2 files name the kind.
+    pub fn from_v1(message: String) -> SkipReason {
+        if let Some(r) = SkipReason::UNIT
+            .into_iter()
+            .find(|r| r.to_string() == message)
+        {
+            return r;
+        }
+        let kind = if message.contains(NO_BF16_HERE) {
+            "no_bf16_on_this_cpu"
+        } else {
+            "unknown"
+        };
+        SkipReason::Recorded {
+            kind: kind.into(),
+            message,
         }
     }
 
@@ -180,22 +245,28 @@ impl SkipReason {
 
 impl Serialize for SkipReason {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("SkipReason", 2)?;
+        st.serialize_field("kind", self.kind())?;
+        st.serialize_field("message", &self.to_string())?;
+        st.end()
     }
+}
+
+/// A reason as files hold it: `{kind, message}` (v2), or a bare message (v1, migrated).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Wire {
+    V2 { kind: String, message: String },
+    V1(String),
 }
 
 /// Not derived: the derive would borrow the `&'static str` fields from the input.
 impl<'de> Deserialize<'de> for SkipReason {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SkipReason, D::Error> {
-        String::deserialize(d).map(SkipReason::from)
-    }
-}
-
-impl From<String> for SkipReason {
-    fn from(text: String) -> SkipReason {
-        SkipReason::UNIT
-            .into_iter()
-            .find(|r| r.to_string() == text)
-            .unwrap_or(SkipReason::Recorded(text))
+        Ok(match Wire::deserialize(d)? {
+            Wire::V2 { kind, message } => SkipReason::recorded(kind, message),
+            Wire::V1(message) => SkipReason::from_v1(message),
+        })
     }
 }

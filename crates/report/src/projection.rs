@@ -30,7 +30,7 @@ pub fn render_withheld(pr: &Projection, polluted: Option<&str>) -> String {
         let _ = writeln!(
             out,
             "  log recorded with {log}; replayed with oneDNN {v} ({} replay); {changed} problem(s) ran another implementation here{}",
-            pr.replay_mode.as_deref().unwrap_or("isolated"),
+            pr.replay_mode.map_or("isolated", profilednn_replay::Mode::as_str),
             if changed > 0 { " (per group below)" } else { "" }
         );
     }

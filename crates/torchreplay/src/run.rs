@@ -229,10 +229,10 @@ fn gather(units: &[Unit], results: &[UnitResult]) -> Vec<FrameworkOpResult> {
                 skipped: None,
                 low_precision: false,
             });
-        row.low_precision |= u
-            .types
-            .iter()
-            .any(|t| matches!(t.as_str(), Some("c10::BFloat16" | "c10::Half")));
+        row.low_precision |= u.autocast.is_some()
+            || u.types
+                .iter()
+                .any(|t| matches!(t.as_str(), Some("c10::BFloat16" | "c10::Half")));
         row.calls += 1;
         row.logged_ms += u.logged_ms;
         row.replayed_ms += r.ms.unwrap_or(u.logged_ms);

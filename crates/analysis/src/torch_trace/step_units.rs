@@ -94,6 +94,12 @@ pub struct Unit {
     /// gradient). Not sent to the replay helper.
     #[serde(skip_serializing, default)]
     pub outermost: String,
+    /// `bf16` (or `f16`) when the call cast its f32 arguments to that type inside (a nested
+    /// `aten::copy_` from `float`): it ran under autocast, whose casts the recorded arguments
+    /// do not show (an `aten::linear` of f32 weights that ran a bf16 GEMM in oneDNN). The
+    /// replay runs such a call under autocast again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autocast: Option<String>,
 }
 
 /// The units of one iteration, and what the iteration holds besides them.
@@ -158,6 +164,22 @@ fn event_of(obj: &[u8], range: &IterationRange) -> Option<Event> {
     })
 }
 
+/// The lower precision a nested `aten::copy_` casts `float` to (`bf16`, `f16`), if it does.
+fn cast_from_f32(e: &Event) -> Option<&'static str> {
+    if e.name != "aten::copy_" {
+        return None;
+    }
+    let types = e.args.get("Input type")?.as_array()?;
+    if types.get(1)?.as_str()? != "float" {
+        return None;
+    }
+    match types.first()?.as_str()? {
+        "c10::BFloat16" => Some("bf16"),
+        "c10::Half" => Some("f16"),
+        _ => None,
+    }
+}
+
 fn units_of(mut events: Vec<Event>, range: &IterationRange) -> StepUnits {
     events.sort_by(|a, b| a.start.total_cmp(&b.start).then(b.end.total_cmp(&a.end)));
     let annotations: Vec<(f64, f64, String)> = events
@@ -179,6 +201,18 @@ fn units_of(mut events: Vec<Event>, range: &IterationRange) -> StepUnits {
         let inside_unit = stack.iter().any(|&(_, unit)| unit);
         let unit = !inside_unit && e.name.starts_with("aten::");
         stack.push((e.end, unit));
+        if inside_unit {
+            // Only the ops autocast lowers (GEMMs, attention, convolutions): a cast inside
+            // `aten::to` is the cast itself.
+            if let (Some(to), Some(u)) = (cast_from_f32(e), units.last_mut()) {
+                let u: &mut Unit = u;
+                let lowered = matches!(u.family.as_deref(), Some("gemm" | "attention"))
+                    || u.name.contains("conv");
+                if lowered {
+                    u.autocast.get_or_insert_with(|| to.to_string());
+                }
+            }
+        }
         if !unit {
             continue;
         }
@@ -201,6 +235,7 @@ fn units_of(mut events: Vec<Event>, range: &IterationRange) -> StepUnits {
             strides: take("Input Strides"),
             concrete: take("Concrete Inputs"),
             outermost: top_name.clone(),
+            autocast: None,
             name: std::mem::take(&mut e.name),
         });
     }

@@ -59,7 +59,7 @@ const TARGET_PREFETCH_AHEAD: usize = 2048;
 fn target_prefetch() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| {
-        crate::dispatch::env_switch("PROFILEDNN_FOCAL_PREFETCH_TARGETS", "1", "0", || {
+        crate::env::switch("PROFILEDNN_FOCAL_PREFETCH_TARGETS", "1", "0", || {
             !profilednn_isa::amd()
         })
     })
@@ -100,7 +100,7 @@ struct K {
 fn scalar_lookups() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| {
-        crate::dispatch::env_switch(
+        crate::env::switch(
             "PROFILEDNN_FOCAL_LOOKUP",
             "scalar",
             "gather",
@@ -723,9 +723,7 @@ pub struct Avx512 {
 /// below AVX-512; `PROFILEDNN_BF16=int` forces the integer rounding (to compare both paths).
 pub fn applies(isa: crate::Isa, gamma_mode: u8) -> Option<Avx512> {
     static INT_ONLY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let int_only = *INT_ONLY.get_or_init(|| {
-        std::env::var("PROFILEDNN_BF16").is_ok_and(|v| v.trim().eq_ignore_ascii_case("int"))
-    });
+    let int_only = *INT_ONLY.get_or_init(crate::env::bf16_integer_rounding);
     (isa.level() == crate::Level::Avx512 && gamma_mode <= GAMMA_2).then(|| Avx512 {
         bf16_hw: !int_only && profilednn_isa::avx512_bf16(),
     })

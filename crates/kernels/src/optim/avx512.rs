@@ -23,7 +23,7 @@ use std::arch::x86_64::*;
 pub(super) fn software_prefetch() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| {
-        crate::dispatch::env_switch("PROFILEDNN_PREFETCH", "1", "0", || !profilednn_isa::amd())
+        crate::env::switch("PROFILEDNN_PREFETCH", "1", "0", || !profilednn_isa::amd())
     })
 }
 

@@ -86,7 +86,7 @@ pub struct Projection {
     pub log_onednn: Vec<String>,
     /// oneDNN the replay ran with, and how (`sequence` or `isolated`).
     pub replay_onednn: Option<String>,
-    pub replay_mode: Option<String>,
+    pub replay_mode: Option<profilednn_replay::Mode>,
     /// How a sequence replay allocated each call's memory (`once`, `per-call`, with the heap
     /// whose pages it took), and why.
     pub replay_allocation: Option<String>,
@@ -257,7 +257,7 @@ fn project_logged(
         method,
         log_onednn: profile.metadata.versions.clone(),
         replay_onednn: replay.map(|r| r.onednn.clone()),
-        replay_mode: replay.map(|r| r.mode.clone()),
+        replay_mode: replay.map(|r| r.mode),
         replay_allocation: replay.and_then(allocation_of),
         replay_match: replay.map(|r| ReplayMatch {
             replay_source: r.source.clone(),

@@ -51,7 +51,7 @@ pub struct StepProjection {
 /// (PyTorch's CPU convolution is oneDNN's); GEMMs in oneDNN when recorded with bf16/f16
 /// tensors or under the bf16 what-if (autocast routes them there), else in the BLAS; the rest
 /// in ATen. An op recorded under autocast with f32 arguments (`aten::linear`, which casts
-/// inside) is classed by its recorded types: as the BLAS's.
+/// inside) is low precision too: its nested casts say so (the trace's `autocast`).
 pub fn runs_in(o: &FrameworkOpResult, here: bool, bf16_what_if: bool) -> &'static str {
     if o.method == UnitMethod::CarriedOver {
         "carried over"

@@ -135,7 +135,7 @@ pub fn project(
         w.transform
     );
     base.replay_onednn = Some(r.onednn.clone());
-    base.replay_mode = Some(r.mode.clone());
+    base.replay_mode = Some(r.mode);
     base.replay_allocation = crate::project::allocation_of(r);
     base.coverage = BTreeMap::from([(Method::Replayed, 1.0)]);
     base.what_if = Some(WhatIfProjection {
@@ -182,7 +182,7 @@ mod tests {
             implementation_matches: None,
             skipped: median_ms
                 .is_none()
-                .then(|| SkipReason::Recorded("unimplemented".into())),
+                .then(|| SkipReason::recorded("refused".into(), "unimplemented".into())),
         }
     }
 
@@ -229,7 +229,7 @@ profilednn,iteration,1\n";
             cpu: None,
             threads: Some("2".into()),
             binding: None,
-            mode: "sequence".into(),
+            mode: profilednn_replay::Mode::Sequence,
             sequence: None,
             what_if: Some(record),
             results: vec![
