@@ -43,6 +43,7 @@ pub mod durations;
 pub mod efficiency;
 pub mod events;
 pub mod iterations;
+pub mod key_table;
 pub mod load;
 pub mod log_machine;
 pub mod metadata;
