@@ -163,12 +163,9 @@ pub fn for_each_event(input: LogInput, f: impl FnMut(Event)) -> (StreamStats, Op
         LogInput::Mapped { map, .. } => {
             // 8 MB newline-aligned pieces, each dropped from the resident set once read, so
             // memory does not grow with the log (the page cache keeps the pages).
-            for piece in
-                profilednn_verbose::input::split_at_newlines(&map, (map.len() >> 23).max(1))
-            {
-                lines_of(piece).for_each(|l| w.line(l));
-                profilednn_verbose::input::drop_pages_behind(&map, piece);
-            }
+            profilednn_verbose::input::for_each_piece(&map, 8 << 20, |piece, _| {
+                lines_of(piece).for_each(|l| w.line(l))
+            });
         }
         LogInput::Empty { .. } => {}
         LogInput::Stream { path, reader, .. } => {

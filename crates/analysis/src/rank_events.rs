@@ -40,13 +40,9 @@ pub fn for_each_rank_event(
     };
     match input {
         LogInput::Mapped { map, .. } => {
-            for piece in
-                profilednn_verbose::input::split_at_newlines(&map, (map.len() >> 23).max(1))
-            {
-                lines_of(piece).for_each(&mut line);
-                // Read: the pages can leave our resident set (the page cache keeps them).
-                profilednn_verbose::input::drop_pages_behind(&map, piece);
-            }
+            profilednn_verbose::input::for_each_piece(&map, 8 << 20, |piece, _| {
+                lines_of(piece).for_each(&mut line)
+            });
             None
         }
         LogInput::Empty { .. } => None,

@@ -13,7 +13,9 @@ use crate::key_table::{KeyTable, RankKeys, SharedKeys};
 use crate::scan::ScanOptions;
 use crate::tally::Tally;
 use profilednn_verbose::demux::RankIndex;
-use profilednn_verbose::input::{split_at_newlines, ChunkPool, ChunkReader, StreamError};
+use profilednn_verbose::input::{
+    for_each_piece, split_at_newlines, ChunkPool, ChunkReader, StreamError,
+};
 use profilednn_verbose::launcher::Launcher;
 use profilednn_verbose::LogInput;
 use rayon::prelude::*;
@@ -153,15 +155,11 @@ pub fn scan_ranks(input: LogInput, launcher: Launcher, opts: &ScanOptions) -> Ra
     match input {
         LogInput::Empty { .. } => {}
         LogInput::Mapped { map, .. } => {
-            let bytes: &[u8] = &map;
-            let chunks = split_at_newlines(bytes, bytes.len() / opts.chunk_size.max(1) + 1);
-            let last = chunks.len().saturating_sub(1);
-            for (i, c) in chunks.into_iter().enumerate() {
-                b.run(&[(c, i == last)]);
-                // Split and parsed: the pages can leave our resident set (see scan()).
-                profilednn_verbose::input::drop_pages_behind(&map, c);
+            // Split and parsed, a chunk's pages leave our resident set.
+            for_each_piece(&map, opts.chunk_size, |c, is_last| {
+                b.run(&[(c, is_last)]);
                 b.progress(c.len());
-            }
+            });
         }
         LogInput::Stream { path, reader, .. } => {
             read_error = scan_stream(&mut b, reader, path);
