@@ -14,9 +14,13 @@ const SUB_BITS: u32 = 4;
 /// Call times (picoseconds) in logarithmic buckets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Durations {
-    /// (bucket, calls, summed ps), sorted by bucket; a primitive's calls fill a few dozen
-    /// buckets at most.
-    buckets: Vec<(u16, u64, u64)>,
+    /// The buckets that hold calls, sorted; a primitive's calls fill a few dozen at most.
+    /// Apart from their counts: a call's bucket is searched among 2 bytes per bucket, a cache
+    /// line or two, rather than among 24 (the 64 ranks of a labelled log keep MBs of these,
+    /// out of cache, and each step of the search waited on memory).
+    ids: Vec<u16>,
+    /// Per bucket of `ids`: (calls, summed ps).
+    sums: Vec<(u64, u64)>,
 }
 
 /// The bucket of a time: times below 2^SUB_BITS are their own bucket, larger ones keep their
@@ -50,26 +54,37 @@ impl Durations {
     }
 
     fn add_bucket(&mut self, b: u16, n: u64, sum: u64) {
-        match self.buckets.binary_search_by_key(&b, |(k, _, _)| *k) {
+        match self.ids.binary_search(&b) {
             Ok(i) => {
-                let (_, c, s) = &mut self.buckets[i];
+                let (c, s) = &mut self.sums[i];
                 *c = c.saturating_add(n);
                 *s = s.saturating_add(sum);
             }
-            Err(i) => self.buckets.insert(i, (b, n, sum)),
+            Err(i) => {
+                self.ids.insert(i, b);
+                self.sums.insert(i, (n, sum));
+            }
         }
+    }
+
+    /// Reads the memory a call's count will touch, and nothing else: see
+    /// [`crate::key_table::SharedKeys::flush`].
+    #[inline]
+    pub(crate) fn touch(&self) -> u64 {
+        let mid = self.sums.get(self.sums.len() / 2).map_or(0, |s| s.0);
+        u64::from(self.ids.first().copied().unwrap_or(0)) ^ mid
     }
 
     /// Adds another primitive's (or chunk's, or rank's) calls.
     pub fn merge(&mut self, o: &Durations) {
-        for &(b, n, sum) in &o.buckets {
+        for (&b, &(n, sum)) in o.ids.iter().zip(&o.sums) {
             self.add_bucket(b, n, sum);
         }
     }
 
     /// Timed calls counted.
     pub fn calls(&self) -> u64 {
-        self.buckets.iter().map(|(_, n, _)| n).sum()
+        self.sums.iter().map(|(n, _)| n).sum()
     }
 
     /// The time (ps) below or at which a share `q` (0–1) of the calls ran: the mean of the
@@ -81,7 +96,7 @@ impl Durations {
         }
         let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as u64).max(1);
         let mut seen = 0u64;
-        let &(b, c, sum) = self.buckets.iter().find(|(_, c, _)| {
+        let (&b, &(c, sum)) = self.ids.iter().zip(&self.sums).find(|(_, (c, _))| {
             seen += c;
             seen >= rank
         })?;

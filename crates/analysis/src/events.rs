@@ -49,19 +49,24 @@ pub struct StreamStats {
 /// Parsed primitives by (dialect, body text); `None` for texts that did not parse.
 type Cache = HashMap<(usize, Box<[u8]>), Option<Arc<Primitive>>>;
 
-struct Walker<F: FnMut(Event)> {
-    cache: Cache,
-    stats: StreamStats,
-    f: F,
+/// What one line is to the event stream.
+pub(crate) enum Read {
+    Event(Event),
+    /// A line that starts like a verbose line but could not be read.
+    Malformed,
+    /// Anything else (application output, info lines).
+    Other,
 }
 
-impl<F: FnMut(Event)> Walker<F> {
-    fn line(&mut self, line: &[u8]) {
-        self.stats.lines += 1;
-        let n = self.stats.lines;
-        if line.is_empty() {
-            return;
-        }
+/// Reads lines into events, each distinct primitive text parsed once.
+#[derive(Default)]
+pub(crate) struct EventReader {
+    cache: Cache,
+}
+
+impl EventReader {
+    /// The event of `line` (without its newline), line `n` of its log.
+    pub(crate) fn read(&mut self, line: &[u8], n: u64) -> Read {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         match classify(line) {
             Line::Primitive {
@@ -87,31 +92,59 @@ impl<F: FnMut(Event)> Walker<F> {
                     }
                 };
                 match prim {
-                    Some(primitive) => {
-                        self.stats.events += 1;
-                        (self.f)(Event::Primitive(PrimitiveEvent {
-                            line: n,
-                            kind: EventKind::parse(&String::from_utf8_lossy(head.operation)),
-                            timestamp_ms: head.timestamp,
-                            time_ps,
-                            primitive,
-                        }))
-                    }
-                    None => self.stats.malformed += 1,
+                    Some(primitive) => Read::Event(Event::Primitive(PrimitiveEvent {
+                        line: n,
+                        kind: EventKind::parse(&String::from_utf8_lossy(head.operation)),
+                        timestamp_ms: head.timestamp,
+                        time_ps,
+                        primitive,
+                    })),
+                    None => Read::Malformed,
                 }
             }
-            Line::Malformed { .. } => self.stats.malformed += 1,
-            Line::Skip(_) if is_iteration_marker(line) => (self.f)(Event::Iteration {
+            Line::Malformed { .. } => Read::Malformed,
+            Line::Skip(_) if is_iteration_marker(line) => Read::Event(Event::Iteration {
                 line: n,
                 text: String::from_utf8_lossy(line).into_owned(),
             }),
-            _ => {}
+            _ => Read::Other,
+        }
+    }
+
+    /// Distinct primitive texts seen.
+    pub(crate) fn distinct(&self) -> usize {
+        self.cache.len()
+    }
+}
+
+struct Walker<F: FnMut(Event)> {
+    reader: EventReader,
+    stats: StreamStats,
+    f: F,
+}
+
+impl<F: FnMut(Event)> Walker<F> {
+    fn line(&mut self, line: &[u8]) {
+        self.stats.lines += 1;
+        let n = self.stats.lines;
+        if line.is_empty() {
+            return;
+        }
+        match self.reader.read(line, n) {
+            Read::Event(e) => {
+                if matches!(e, Event::Primitive(_)) {
+                    self.stats.events += 1;
+                }
+                (self.f)(e)
+            }
+            Read::Malformed => self.stats.malformed += 1,
+            Read::Other => {}
         }
     }
 }
 
 /// The lines of a newline-aligned buffer (empty lines included, so numbers stay right).
-fn lines_of(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn lines_of(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     body.split(|b| *b == b'\n')
         .filter(move |_| !bytes.is_empty())
@@ -121,7 +154,7 @@ fn lines_of(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
 /// pass after delivering everything before it, and is returned with the stats so far.
 pub fn for_each_event(input: LogInput, f: impl FnMut(Event)) -> (StreamStats, Option<StreamError>) {
     let mut w = Walker {
-        cache: HashMap::default(),
+        reader: EventReader::default(),
         stats: StreamStats::default(),
         f,
     };
@@ -130,12 +163,9 @@ pub fn for_each_event(input: LogInput, f: impl FnMut(Event)) -> (StreamStats, Op
         LogInput::Mapped { map, .. } => {
             // 8 MB newline-aligned pieces, each dropped from the resident set once read, so
             // memory does not grow with the log (the page cache keeps the pages).
-            for piece in
-                profilednn_verbose::input::split_at_newlines(&map, (map.len() >> 23).max(1))
-            {
-                lines_of(piece).for_each(|l| w.line(l));
-                profilednn_verbose::input::drop_pages_behind(&map, piece);
-            }
+            profilednn_verbose::input::for_each_piece(&map, 8 << 20, |piece, _| {
+                lines_of(piece).for_each(|l| w.line(l))
+            });
         }
         LogInput::Empty { .. } => {}
         LogInput::Stream { path, reader, .. } => {
@@ -152,7 +182,7 @@ pub fn for_each_event(input: LogInput, f: impl FnMut(Event)) -> (StreamStats, Op
             }
         }
     }
-    w.stats.distinct_primitives = w.cache.len();
+    w.stats.distinct_primitives = w.reader.distinct();
     (w.stats, error)
 }
 

@@ -134,9 +134,16 @@ pub struct Profile {
 /// Primitives parsed from their text (by dialect, whether the lines were timed, and the text
 /// after the operation), with their cost, or why the text does not parse.
 #[derive(Default)]
-pub struct Parsed(HashMap<ParsedKey, ParsedPrimitive>);
+pub struct Parsed {
+    /// By dialect and whether timed (`dialect * 2 + timed`): text → primitive. Looked up by
+    /// the text where it lies: a rank's few hundred keys, 64 ranks, cost an allocation each.
+    by_text: [HashMap<Box<[u8]>, ParsedPrimitive>; 8],
+    /// Each distinct primitive, once: texts that read as equal primitives share one
+    /// allocation, so a profile tells its primitives apart by allocation rather than by
+    /// hashing and comparing whole primitives.
+    by_value: foldhash::HashSet<Arc<Primitive>>,
+}
 
-type ParsedKey = (usize, bool, Box<[u8]>);
 type ParsedPrimitive = Result<(Arc<Primitive>, Result<Cost, Unknown>), String>;
 
 #[derive(Debug, Clone, Default)]
@@ -192,7 +199,9 @@ impl Profile {
         let line_of = t.line_resolver();
         let (mut lines, mut malformed) = lines_of(t, &line_of);
 
-        let mut index: HashMap<(EventKind, Arc<Primitive>), usize> = HashMap::default();
+        // By event and primitive; a primitive by its allocation, one per distinct primitive
+        // (see Parsed).
+        let mut index: HashMap<(EventKind, usize), usize> = HashMap::default();
         let mut entries: Vec<Entry> = Vec::new();
         for (dialect, map) in t.keys.iter().enumerate() {
             let syntax = Syntax {
@@ -203,17 +212,25 @@ impl Profile {
                 let text = String::from_utf8_lossy(key);
                 let (op, body) = text.split_once(',').unwrap_or((&text, ""));
                 let timed = s.untimed < s.calls;
-                let parsed = parsed
-                    .0
-                    .entry((dialect, timed, body.as_bytes().into()))
-                    .or_insert_with(|| {
-                        parse_primitive(body, syntax, timed)
-                            .map(|prim| {
-                                let cost = profilednn_cost::cost(&prim);
-                                (Arc::new(prim), cost)
-                            })
-                            .map_err(|e| e.to_string())
-                    });
+                let by_text = &mut parsed.by_text[dialect * 2 + usize::from(timed)];
+                if !by_text.contains_key(body.as_bytes()) {
+                    let read = parse_primitive(body, syntax, timed)
+                        .map(|prim| {
+                            let cost = profilednn_cost::cost(&prim);
+                            let prim = match parsed.by_value.get(&prim) {
+                                Some(same) => same.clone(),
+                                None => {
+                                    let prim = Arc::new(prim);
+                                    parsed.by_value.insert(prim.clone());
+                                    prim
+                                }
+                            };
+                            (prim, cost)
+                        })
+                        .map_err(|e| e.to_string());
+                    by_text.insert(body.as_bytes().into(), read);
+                }
+                let parsed = &by_text[body.as_bytes()];
                 match parsed {
                     Ok((prim, cost)) => {
                         let event = EventKind::parse(op);
@@ -235,10 +252,11 @@ impl Profile {
                             first_line,
                             cost: cost.clone(),
                         };
-                        match index.get(&(event.clone(), prim.clone())) {
+                        let at = (event, Arc::as_ptr(&prim) as usize);
+                        match index.get(&at) {
                             Some(&i) => entries[i].absorb(&entry),
                             None => {
-                                index.insert((event, prim), entries.len());
+                                index.insert(at, entries.len());
                                 entries.push(entry);
                             }
                         }

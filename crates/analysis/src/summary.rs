@@ -296,6 +296,7 @@ fn per_log_times(
 ) -> Vec<Vec<u128>> {
     use crate::profile::EventKind;
     use foldhash::HashMap;
+    use std::sync::Arc;
     if profiles.len() < 2 {
         return Vec::new();
     }
@@ -313,12 +314,30 @@ fn per_log_times(
             row_of.get(&values[..]).map(|&i| (&*e.primitive, i))
         })
         .collect();
+    // The ranks of a labelled log share their parsed primitives (Profile::from_tally_cached):
+    // the same allocation is the same primitive, found without hashing and comparing a whole
+    // primitive (which cost as much as reading a 64-rank log's lines). Another allocation
+    // (profiles parsed apart) is looked up by value.
+    let row_of_allocation: HashMap<usize, usize> = merged
+        .entries
+        .iter()
+        .filter(|e| e.event == EventKind::Exec)
+        .filter_map(|e| {
+            row_of_primitive
+                .get(&*e.primitive)
+                .map(|&i| (Arc::as_ptr(&e.primitive) as usize, i))
+        })
+        .collect();
     profiles
         .iter()
         .map(|p| {
             let mut t = vec![0u128; rows.len()];
             for e in p.entries.iter().filter(|e| e.event == EventKind::Exec) {
-                if let Some(&i) = row_of_primitive.get(&*e.primitive) {
+                let row = match row_of_allocation.get(&(Arc::as_ptr(&e.primitive) as usize)) {
+                    Some(&i) => Some(i),
+                    None => row_of_primitive.get(&*e.primitive).copied(),
+                };
+                if let Some(i) = row {
                     t[i] = t[i].saturating_add(e.time_ps);
                 }
             }

@@ -27,7 +27,7 @@ pub struct KeyStats {
 }
 
 impl KeyStats {
-    fn new(pos: LinePos) -> Self {
+    pub(crate) fn new(pos: LinePos) -> Self {
         KeyStats {
             calls: 0,
             untimed: 0,
@@ -39,7 +39,7 @@ impl KeyStats {
         }
     }
     // Counts saturate rather than wrap (2^64 lines will not be seen, but nothing here wraps).
-    fn add(&mut self, t: Option<u64>) {
+    pub(crate) fn add(&mut self, t: Option<u64>) {
         self.calls = self.calls.saturating_add(1);
         match t {
             Some(t) => {
@@ -51,7 +51,7 @@ impl KeyStats {
             None => self.untimed = self.untimed.saturating_add(1),
         }
     }
-    fn merge(&mut self, o: &KeyStats) {
+    pub(crate) fn merge(&mut self, o: &KeyStats) {
         self.calls = self.calls.saturating_add(o.calls);
         self.untimed = self.untimed.saturating_add(o.untimed);
         self.time_ps = self.time_ps.saturating_add(o.time_ps);
@@ -106,10 +106,38 @@ pub fn dialect_index(version: u32, component: Option<Component>) -> usize {
     usize::from(version >= 1) | (usize::from(component == Some(Component::Graph)) << 1)
 }
 
+/// Where a tally's primitive lines are counted: by default its own [`Tally::keys`]; while a
+/// labelled log is scanned, a table of keys shared by the ranks of one worker
+/// ([`crate::key_table`]), since every rank runs the same few hundred primitives and 64 copies
+/// of them do not stay in a core's cache.
+pub trait KeyStore {
+    /// Counts one call of `key` (the `operation,body` text) in `dialect` ([`dialect_index`]),
+    /// first seen at `pos`, that took `time_ps` (`None`: untimed).
+    fn add(&mut self, dialect: usize, key: &[u8], pos: LinePos, time_ps: Option<u64>);
+}
+
+/// Per dialect, distinct keys and their counters: [`Tally::keys`].
+pub type KeyMaps = [HashMap<Box<[u8]>, KeyStats>; 4];
+
+impl KeyStore for KeyMaps {
+    #[inline]
+    fn add(&mut self, dialect: usize, key: &[u8], pos: LinePos, time_ps: Option<u64>) {
+        let map = &mut self[dialect];
+        match map.get_mut(key) {
+            Some(s) => s.add(time_ps),
+            None => {
+                let mut s = KeyStats::new(pos);
+                s.add(time_ps);
+                map.insert(key.into(), s);
+            }
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Tally {
     /// Distinct `operation,body` texts per dialect, with their counters.
-    pub keys: [HashMap<Box<[u8]>, KeyStats>; 4],
+    pub keys: KeyMaps,
     pub skipped: BTreeMap<SkipReason, u64>,
     pub malformed_count: u64,
     pub malformed: Vec<KeptLine>,
@@ -149,13 +177,16 @@ impl Tally {
     /// many pieces there were (of the log's size).
     pub fn consume_chunk(&mut self, chunk: u32, bytes: &[u8], is_last: bool) {
         let mut summary = self.chunks.remove(&chunk).unwrap_or_default();
+        // Out of `self` while the lines borrow it mutably; put back below.
+        let mut keys = std::mem::take(&mut self.keys);
         let mut start = 0usize;
         let n = bytes.len();
         while start < n {
             let next = memchr::memchr(b'\n', &bytes[start..]).map_or(n, |p| start + p + 1);
-            self.one_line(chunk, &bytes[start..next], is_last, &mut summary);
+            self.one_line(&mut keys, chunk, &bytes[start..next], is_last, &mut summary);
             start = next;
         }
+        self.keys = keys;
         self.bytes += n as u64;
         self.chunks.insert(chunk, summary);
     }
@@ -163,8 +194,11 @@ impl Tally {
     /// [`Tally::consume_chunk`] of the lines `ranges` of `bytes` (each with its newline, if it
     /// has one), in order, as if they were one chunk: a rank's lines of a piece of a labelled
     /// log, read where they lie, without copying them out.
-    pub fn consume_lines(
+    ///
+    /// The primitive lines are counted in `keys`, not in [`Tally::keys`] (see [`KeyStore`]).
+    pub fn consume_lines<K: KeyStore>(
         &mut self,
+        keys: &mut K,
         chunk: u32,
         bytes: &[u8],
         ranges: &[std::ops::Range<usize>],
@@ -172,7 +206,7 @@ impl Tally {
     ) {
         let mut summary = self.chunks.remove(&chunk).unwrap_or_default();
         for r in ranges {
-            self.one_line(chunk, &bytes[r.clone()], is_last, &mut summary);
+            self.one_line(keys, chunk, &bytes[r.clone()], is_last, &mut summary);
             self.bytes += r.len() as u64;
         }
         self.chunks.insert(chunk, summary);
@@ -180,26 +214,39 @@ impl Tally {
 
     /// One line, with its newline if it has one; numbered on from the chunk's last line.
     #[inline]
-    fn one_line(&mut self, chunk: u32, line: &[u8], is_last: bool, summary: &mut ChunkSummary) {
+    fn one_line<K: KeyStore>(
+        &mut self,
+        keys: &mut K,
+        chunk: u32,
+        line: &[u8],
+        is_last: bool,
+        summary: &mut ChunkSummary,
+    ) {
         let pos = LinePos {
             chunk,
             line: summary.lines,
         };
         summary.lines += 1;
         match line.split_last() {
-            Some((b'\n', text)) => self.line(pos, text, summary),
+            Some((b'\n', text)) => self.line(keys, pos, text, summary),
             _ if is_last => {
                 *self
                     .skipped
                     .entry(SkipReason::TruncatedLastLine)
                     .or_default() += 1;
             }
-            _ => self.line(pos, line, summary),
+            _ => self.line(keys, pos, line, summary),
         }
     }
 
     #[inline]
-    fn line(&mut self, pos: LinePos, line: &[u8], summary: &mut ChunkSummary) {
+    fn line<K: KeyStore>(
+        &mut self,
+        keys: &mut K,
+        pos: LinePos,
+        line: &[u8],
+        summary: &mut ChunkSummary,
+    ) {
         match classify(line) {
             Line::Primitive {
                 head,
@@ -211,15 +258,12 @@ impl Tally {
                 let from = head.operation.as_ptr() as usize - base;
                 let to = body.as_ptr() as usize - base + body.len();
                 let key = &line[from..to];
-                let map = &mut self.keys[dialect_index(head.version, head.component)];
-                match map.get_mut(key) {
-                    Some(s) => s.add(time_ps),
-                    None => {
-                        let mut s = KeyStats::new(pos);
-                        s.add(time_ps);
-                        map.insert(key.into(), s);
-                    }
-                }
+                keys.add(
+                    dialect_index(head.version, head.component),
+                    key,
+                    pos,
+                    time_ps,
+                );
                 if head.operation == b"exec" {
                     if let Some(t) = time_ps {
                         summary.exec_ps = summary.exec_ps.saturating_add(t as u128);

@@ -3,6 +3,7 @@
 
 use crate::events::{for_each_event, Event};
 use crate::EventKind;
+use profilednn_verbose::launcher::Launcher;
 use profilednn_verbose::LogInput;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -17,6 +18,10 @@ pub struct TimeBins {
     pub bins: Vec<Vec<f64>>,
     /// Iteration markers, ms from the start.
     pub markers_ms: Vec<f64>,
+    /// Whose timeline this is, when the log held several processes' lines ("rank 0 of 64
+    /// ranks"); absent for a single-process log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub of: Option<String>,
 }
 
 /// Bins the executions of `input` over `[first_ms, last_ms]` (epoch ms of the first and last
@@ -24,40 +29,96 @@ pub struct TimeBins {
 /// across the bins it spans, so a bin never holds more than its width of one stream's busy
 /// time; bins are added past `last_ms` when the last executions end after it.
 pub fn time_bins(input: LogInput, first_ms: f64, last_ms: f64, nbins: usize) -> TimeBins {
-    let nbins = nbins.max(1);
-    let span = (last_ms - first_ms).max(1e-9);
-    let bin_ms = span / nbins as f64;
-    let mut per_kind: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let mut markers_ms = Vec::new();
-    let mut last_seen = first_ms;
-    for_each_event(input, |e| match e {
-        Event::Primitive(p) if p.kind == EventKind::Exec => {
-            if let Some(ts) = p.timestamp_ms {
-                last_seen = ts;
-                let v = per_kind
-                    .entry(p.primitive.kind.to_string())
-                    .or_insert_with(|| vec![0.0; nbins]);
-                let start = (ts - first_ms).max(0.0);
-                let end = start + p.time_ps.unwrap_or(0) as f64 / 1e9;
-                spread(v, bin_ms, start, end);
-            }
+    let mut b = Binner::new(first_ms, last_ms, nbins);
+    for_each_event(input, |e| b.event(e));
+    b.finish(None)
+}
+
+/// [`time_bins`] of one rank of a log labelled by `launcher`: its own lines' executions, over
+/// its own `[first_ms, last_ms]` (the rank's profile's), read as the log streams. `of` says
+/// whose timeline it is, for the page.
+pub fn rank_time_bins(
+    input: LogInput,
+    launcher: Launcher,
+    rank: u32,
+    (first_ms, last_ms): (f64, f64),
+    nbins: usize,
+    of: String,
+) -> TimeBins {
+    let mut b = Binner::new(first_ms, last_ms, nbins);
+    crate::rank_events::for_each_rank_event(input, launcher, |r, e| {
+        if r == rank {
+            b.event(e)
         }
-        Event::Iteration { .. } => markers_ms.push(last_seen - first_ms),
-        _ => {}
     });
-    let len = per_kind.values().map(Vec::len).max().unwrap_or(nbins);
-    for v in per_kind.values_mut() {
-        v.resize(len, 0.0);
+    b.finish(Some(of))
+}
+
+/// Busy time per kind and bin, filled event by event.
+struct Binner {
+    first_ms: f64,
+    nbins: usize,
+    bin_ms: f64,
+    per_kind: BTreeMap<String, Vec<f64>>,
+    markers_ms: Vec<f64>,
+    last_seen: f64,
+}
+
+impl Binner {
+    fn new(first_ms: f64, last_ms: f64, nbins: usize) -> Binner {
+        let nbins = nbins.max(1);
+        let span = (last_ms - first_ms).max(1e-9);
+        Binner {
+            first_ms,
+            nbins,
+            bin_ms: span / nbins as f64,
+            per_kind: BTreeMap::new(),
+            markers_ms: Vec::new(),
+            last_seen: first_ms,
+        }
     }
-    let kinds: Vec<String> = per_kind.keys().cloned().collect();
-    let bins = (0..len)
-        .map(|i| per_kind.values().map(|v| v[i]).collect())
-        .collect();
-    TimeBins {
-        bin_ms,
-        kinds,
-        bins,
-        markers_ms,
+
+    fn event(&mut self, e: Event) {
+        match e {
+            Event::Primitive(p) if p.kind == EventKind::Exec => {
+                if let Some(ts) = p.timestamp_ms {
+                    self.last_seen = ts;
+                    let nbins = self.nbins;
+                    let v = self
+                        .per_kind
+                        .entry(p.primitive.kind.to_string())
+                        .or_insert_with(|| vec![0.0; nbins]);
+                    let start = (ts - self.first_ms).max(0.0);
+                    let end = start + p.time_ps.unwrap_or(0) as f64 / 1e9;
+                    spread(v, self.bin_ms, start, end);
+                }
+            }
+            Event::Iteration { .. } => self.markers_ms.push(self.last_seen - self.first_ms),
+            _ => {}
+        }
+    }
+
+    fn finish(mut self, of: Option<String>) -> TimeBins {
+        let len = self
+            .per_kind
+            .values()
+            .map(Vec::len)
+            .max()
+            .unwrap_or(self.nbins);
+        for v in self.per_kind.values_mut() {
+            v.resize(len, 0.0);
+        }
+        let kinds: Vec<String> = self.per_kind.keys().cloned().collect();
+        let bins = (0..len)
+            .map(|i| self.per_kind.values().map(|v| v[i]).collect())
+            .collect();
+        TimeBins {
+            bin_ms: self.bin_ms,
+            kinds,
+            bins,
+            markers_ms: self.markers_ms,
+            of,
+        }
     }
 }
 

@@ -3,11 +3,16 @@
 //! timestamps) — the same reading for the planned log and for `--allreduce-log`.
 
 use anyhow::{bail, Context, Result};
-use profilednn_analysis::ranks::iteration_times;
+use profilednn_analysis::rank_events::for_each_rank_event;
+use profilednn_analysis::rank_logs::{self, Source};
+use profilednn_analysis::ranks::{iteration_times, IterationTimes, RankSet};
+use profilednn_analysis::steady_calls::{iteration_count, SteadyCalls};
+use profilednn_analysis::Profile;
 use profilednn_dnnl::sequence::steady_iteration;
 use profilednn_dnnl::Steady;
 use profilednn_project::plan::{self, Outside};
 use profilednn_verbose::LogInput;
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
@@ -78,69 +83,74 @@ fn stream(path: &Path, bytes: Vec<u8>) -> LogInput {
 }
 
 /// Per iteration: (time outside oneDNN, oneDNN time), both where the wall time is known.
-fn times_of(bytes: &[u8]) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
-    iteration_times(bytes)
-        .into_iter()
+fn times_of(per_iteration: &[IterationTimes]) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
+    per_iteration
+        .iter()
         .map(|i| (i.outside_ms, i.wall_ms.map(|_| i.onednn_ms)))
         .unzip()
 }
 
 /// A single-process log: its steady-state iteration, its mini-batch `log_ranks` times (one
 /// rank's log cut out of a run). A multi-rank log (launcher labels or a torchrun `--log-dir`
-/// tree): the first rank's iteration and each rank's own mini-batch.
+/// tree): the first rank's iteration and each rank's own mini-batch. Every log is read as it
+/// streams, twice (its profile, then its steady iterations), never held in memory.
 ///
 /// `batch`: the mini-batch to plan with instead of the one the primitives' `mb` give (`plan
 /// --torch-trace` reads it from the trace's tensors, as the whole-step replay scales it).
 pub fn read(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Result<Logged> {
-    let Some(split) = profilednn_analysis::rank_logs::split(path)? else {
-        let profile = crate::load::profile(path, None, None, true)?;
-        let bytes = read_all(path)?;
-        let (outside, onednn) = times_of(&bytes);
-        let (calls, from) = steady_iteration(stream(path, bytes), &profile);
-        let mb = match batch {
-            Some(b) => b,
-            None => batch_of(&calls, &from, &path.display().to_string())?,
-        };
-        let k = usize::try_from(log_ranks.unwrap_or(1))?;
-        return Ok(Logged {
-            steady: Steady { calls, from },
-            rank_batches: vec![mb; k],
-            threads: profile.metadata.threads.map(u64::from),
-            outside_per_rank: vec![outside],
-            onednn_per_rank: vec![onednn],
-        });
+    let source = if path.as_os_str() == "-" {
+        None
+    } else {
+        Some(rank_logs::split_or_open(path)?)
     };
-    let n = split.ranks.len() as u64;
-    if log_ranks.is_some_and(|k| k != n) {
-        bail!(
-            "{}: the log holds {n} ranks (labelled by {}); drop --log-ranks",
-            split.source,
-            split.launcher
-        );
-    }
+    let (source, launcher, files) = match source {
+        None | Some(Source::Single(_)) => return read_single(path, log_ranks, batch),
+        Some(Source::Labelled {
+            source, launcher, ..
+        }) => (source, launcher.as_str().to_string(), None),
+        Some(Source::Files(f)) => (f.source, f.launcher, Some(f.files)),
+    };
     let loaded = crate::load::logs_and_ranks(&[path.to_path_buf()], None, None, true)?;
+    let Some(set) = loaded.ranks.first() else {
+        bail!("{source}: a multi-rank log without a rank's lines");
+    };
+    let n = set.ranks.len() as u64;
+    if log_ranks.is_some_and(|k| k != n) {
+        bail!("{source}: the log holds {n} ranks (labelled by {launcher}); drop --log-ranks");
+    }
+    // The loader keeps the ranks' profiles in rank order, as their views.
+    let profiles = &loaded.profiles[..set.ranks.len()];
+    let steady: Vec<Steady> = match files {
+        Some(files) => files
+            .iter()
+            .zip(profiles)
+            .map(|((_, file), p)| {
+                let (calls, from) = steady_iteration(open(file)?, p);
+                Ok(Steady { calls, from })
+            })
+            .collect::<Result<_>>()?,
+        None => steady_of_labelled(path, set, profiles)?,
+    };
     let mut first = None;
     let mut rank_batches = Vec::new();
     let mut outside_per_rank = Vec::new();
     let mut onednn_per_rank = Vec::new();
-    // The loader keeps the ranks' profiles in the split's order.
-    for (r, profile) in split.ranks.iter().zip(&loaded.profiles) {
-        let (outside, onednn) = times_of(&r.bytes);
+    for ((view, profile), Steady { calls, from }) in set.ranks.iter().zip(profiles).zip(steady) {
+        let (outside, onednn) = times_of(&view.per_iteration);
         outside_per_rank.push(outside);
         onednn_per_rank.push(onednn);
-        let (calls, from) = steady_iteration(stream(path, r.bytes.clone()), profile);
-        let name = format!("{} [rank {}]", split.source, r.rank);
+        let name = format!("{source} [rank {}]", view.rank);
         rank_batches.push(match batch {
             Some(b) => b,
             None => batch_of(&calls, &from, &name)?,
         });
         if first.is_none() {
             let threads = profile.metadata.threads.map(u64::from);
-            first = Some((calls, format!("rank {}: {from}", r.rank), threads));
+            first = Some((calls, format!("rank {}: {from}", view.rank), threads));
         }
     }
     let Some((calls, from, threads)) = first else {
-        bail!("{}: a multi-rank log without a rank's lines", split.source);
+        bail!("{source}: a multi-rank log without a rank's lines");
     };
     Ok(Logged {
         steady: Steady { calls, from },
@@ -148,6 +158,56 @@ pub fn read(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Result<L
         threads,
         outside_per_rank,
         onednn_per_rank,
+    })
+}
+
+fn open(path: &Path) -> Result<LogInput> {
+    LogInput::open(path).with_context(|| format!("{}: cannot read the log", path.display()))
+}
+
+/// Each rank's steady iteration (in the order of `set`'s ranks), from one pass over a
+/// labelled log.
+fn steady_of_labelled(path: &Path, set: &RankSet, profiles: &[Profile]) -> Result<Vec<Steady>> {
+    let Source::Labelled {
+        launcher, input, ..
+    } = rank_logs::split_or_open(path)?
+    else {
+        bail!("{}: no longer a labelled log", path.display());
+    };
+    let mut by_rank: HashMap<u32, SteadyCalls> = HashMap::new();
+    // A truncated gzip ends the ranks' lines where it ends, as it ended their profiles.
+    let _ = for_each_rank_event(input, launcher, |r, e| {
+        by_rank.entry(r).or_default().event(e)
+    });
+    Ok(set
+        .ranks
+        .iter()
+        .zip(profiles)
+        .map(|(v, p)| {
+            let steady = by_rank.remove(&v.rank).unwrap_or_default();
+            let (calls, from) = steady.finish(iteration_count(p));
+            Steady { calls, from }
+        })
+        .collect())
+}
+
+/// A single-process log (or stdin).
+fn read_single(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Result<Logged> {
+    let profile = crate::load::profile(path, None, None, true)?;
+    let bytes = read_all(path)?;
+    let (outside, onednn) = times_of(&iteration_times(&bytes));
+    let (calls, from) = steady_iteration(stream(path, bytes), &profile);
+    let mb = match batch {
+        Some(b) => b,
+        None => batch_of(&calls, &from, &path.display().to_string())?,
+    };
+    let k = usize::try_from(log_ranks.unwrap_or(1))?;
+    Ok(Logged {
+        steady: Steady { calls, from },
+        rank_batches: vec![mb; k],
+        threads: profile.metadata.threads.map(u64::from),
+        outside_per_rank: vec![outside],
+        onednn_per_rank: vec![onednn],
     })
 }
 

@@ -281,6 +281,41 @@ struct HtmlParts<'a> {
     ranks: &'a [profilednn_analysis::ranks::RankSet],
 }
 
+/// The timeline of the first rank of a multi-rank log (`log`: labelled lines, or a torchrun
+/// `--log-dir` tree), over its own timestamps: the ranks' lines interleaved in one chart would
+/// add up to more than 100 % busy, and a chart per rank is not read at 64 ranks. `None` when the
+/// rank has no timestamps.
+fn rank_timeline(
+    log: &std::path::Path,
+    set: &profilednn_analysis::ranks::RankSet,
+) -> Result<Option<profilednn_analysis::timeline::TimeBins>> {
+    use profilednn_analysis::rank_logs::{split_or_open, Source};
+    use profilednn_analysis::timeline::{rank_time_bins, time_bins};
+    let Some(first) = set.ranks.iter().min_by_key(|r| r.rank) else {
+        return Ok(None);
+    };
+    let (Some(a), Some(b)) = (first.first_timestamp_ms, first.last_timestamp_ms) else {
+        return Ok(None);
+    };
+    let of = format!("rank {} of {} ranks", first.rank, set.ranks.len());
+    Ok(match split_or_open(log)? {
+        Source::Labelled {
+            launcher, input, ..
+        } => Some(rank_time_bins(input, launcher, first.rank, (a, b), 300, of)),
+        Source::Files(files) => match files.files.iter().find(|f| f.0 == first.rank) {
+            Some((_, file)) => {
+                let input =
+                    profilednn_verbose::LogInput::open(file).context("cannot read the log")?;
+                let mut bins = time_bins(input, a, b, 300);
+                bins.of = Some(of);
+                Some(bins)
+            }
+            None => None,
+        },
+        Source::Single(_) => None,
+    })
+}
+
 /// The HTML report: everything of the summary plus every unique primitive, the roofline over all
 /// of them, and a timeline when the (single, re-readable) log has timestamps.
 fn write_html(path: &std::path::Path, logs: &[PathBuf], parts: &HtmlParts) -> Result<()> {
@@ -288,13 +323,18 @@ fn write_html(path: &std::path::Path, logs: &[PathBuf], parts: &HtmlParts) -> Re
     let efficiency = parts
         .machine
         .map(|m| profilednn_analysis::efficiency(profile, m, usize::MAX));
-    let timeline = match (logs, profile.timestamps) {
-        ([log], Some((first, last))) if log.as_os_str() != "-" => {
-            let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
-            Some(profilednn_analysis::timeline::time_bins(
-                input, first, last, 300,
-            ))
-        }
+    let timeline = match (logs, parts.ranks) {
+        ([log], [set]) if log.as_os_str() != "-" => rank_timeline(log, set)?,
+        ([log], []) if log.as_os_str() != "-" => match profile.timestamps {
+            Some((first, last)) => {
+                let input =
+                    profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
+                Some(profilednn_analysis::timeline::time_bins(
+                    input, first, last, 300,
+                ))
+            }
+            None => None,
+        },
         _ => None,
     };
     let page = profilednn_report::html::report_page(&profilednn_report::html::ReportPage {

@@ -739,3 +739,56 @@ fn log_markers(log: &str) -> usize {
         .filter(|t| t.starts_with("profilednn,iteration,"))
         .count()
 }
+
+/// The data the HTML report of `log` embeds (`<script id="data">`).
+fn html_data(log: &std::path::Path) -> Value {
+    let page = temp_dir().join("report.html");
+    succeeded(
+        bin()
+            .args(["report", log.to_str().unwrap(), "--no-progress", "--html"])
+            .arg(&page)
+            .output()
+            .unwrap(),
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let open = "<script id=\"data\" type=\"application/json\">";
+    let start = html.find(open).unwrap() + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..end]).unwrap()
+}
+
+/// The HTML timeline of a multi-rank log is its first rank's, said so: the timeline of rank
+/// 0's lines alone (cut out by their literal label, or its own file of a `--log-dir` tree),
+/// reported as a log of their own. Before, a labelled log's timeline had no bar (its lines read
+/// as one process's, none of them a verbose line) and a `--log-dir` tree's report failed.
+#[test]
+fn html_timeline_is_the_first_ranks() {
+    let labelled = fixture("torchrun_2ranks.log.gz");
+    let alone: String = gunzip(&labelled)
+        .split_inclusive('\n')
+        .filter_map(|l| text_of(l, "[default0]:"))
+        .collect();
+    let rank0 = temp_dir().join("rank0.log");
+    std::fs::write(&rank0, alone).unwrap();
+    let tree = fixture("torchrun_log_dir");
+    let attempt = std::fs::read_dir(&tree)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    for (log, own) in [
+        (labelled, rank0),
+        (tree, attempt.join("attempt_0/0/stdout.log.gz")),
+    ] {
+        let mut got = html_data(&log)["timeline"].clone();
+        let want = html_data(&own)["timeline"].clone();
+        assert!(
+            want["kinds"].as_array().is_some_and(|k| !k.is_empty()),
+            "{want}"
+        );
+        assert_eq!(got["of"], "rank 0 of 2 ranks", "{}", log.display());
+        got.as_object_mut().unwrap().remove("of");
+        assert_eq!(got, want, "{}", log.display());
+    }
+}

@@ -316,6 +316,70 @@ fn multi_rank_log_gives_its_ranks_and_batches() {
     }
 }
 
+/// A labelled log is planned as it streams, rank by rank (each rank's steady iteration cut
+/// from its own lines): the plan of the torchrun `--log-dir` tree's two rank files, read
+/// apart, is the plan of the same lines labelled and interleaved in one log, plain (mapped)
+/// and gzip (streamed), rank 1's lines first and the two ranks' lines in uneven runs.
+#[test]
+fn labelled_log_plans_as_its_ranks_files() {
+    let dir = root().join("fixtures/multirank/torchrun_log_dir");
+    let attempt = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let lines = |rank: u32| -> Vec<String> {
+        let path = attempt.join(format!("attempt_0/{rank}/stdout.log.gz"));
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        text.lines()
+            .map(|l| format!("[rank{rank}]:{l}\n"))
+            .collect()
+    };
+    let (r0, r1) = (lines(0), lines(1));
+    let (mut i0, mut i1, mut labelled) = (0, 0, String::new());
+    for k in 0.. {
+        if i0 == r0.len() && i1 == r1.len() {
+            break;
+        }
+        for _ in 0..1 + k % 3 {
+            if let Some(l) = r1.get(i1) {
+                labelled.push_str(l);
+                i1 += 1;
+            }
+        }
+        for _ in 0..1 + (k * 7) % 5 {
+            if let Some(l) = r0.get(i0) {
+                labelled.push_str(l);
+                i0 += 1;
+            }
+        }
+    }
+    let tmp = temp_dir();
+    let plain = tmp.join("labelled.log");
+    std::fs::write(&plain, &labelled).unwrap();
+    let gz = tmp.join("labelled.log.gz");
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    std::io::Write::write_all(&mut enc, labelled.as_bytes()).unwrap();
+    enc.finish().unwrap();
+    let without_source = |mut v: Value| {
+        v.as_object_mut().unwrap().remove("source");
+        v
+    };
+    let apart = without_source(dry_plan(&[&dir.display().to_string(), "--cores", "2"]));
+    assert_eq!(apart["logged_rank_batches"], serde_json::json!([16, 32]));
+    for log in [plain, gz] {
+        let together = without_source(dry_plan(&[&log.display().to_string(), "--cores", "2"]));
+        assert_eq!(together, apart, "{}", log.display());
+    }
+}
+
 /// The stderr of `plan` with `args`, which must fail.
 fn refused(args: &[&str]) -> String {
     failed(bin().arg("plan").args(args).output().unwrap())

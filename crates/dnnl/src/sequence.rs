@@ -15,8 +15,9 @@ use super::api::arg::{DIFF_DST, DIFF_SRC, DIFF_WEIGHTS, DST, SRC, WEIGHTS, WORKS
 use super::build::chosen_layouts::ChosenLayouts;
 use super::run::{prepare, summarize, Prepared};
 use super::{Progress, Session};
-use profilednn_analysis::events::{for_each_event, Event};
-use profilednn_analysis::{EventKind, Profile};
+use profilednn_analysis::events::for_each_event;
+use profilednn_analysis::steady_calls::{iteration_count, SteadyCalls};
+use profilednn_analysis::Profile;
 use profilednn_benchdnn::problem_key;
 use profilednn_model::Primitive;
 use profilednn_replay::allocation::{Allocation, Heap};
@@ -116,39 +117,9 @@ pub fn steady_iteration(
     input: profilednn_verbose::LogInput,
     profile: &Profile,
 ) -> (Vec<Arc<Primitive>>, String) {
-    let mut calls: Vec<Arc<Primitive>> = Vec::new();
-    let mut marks: Vec<usize> = Vec::new();
-    for_each_event(input, |e| match e {
-        Event::Primitive(p) if p.kind == EventKind::Exec => calls.push(p.primitive),
-        Event::Iteration { .. } => marks.push(calls.len()),
-        _ => {}
-    });
-    marks.dedup();
-    if marks.len() >= 2 {
-        let (a, b) = (marks[marks.len() - 2], marks[marks.len() - 1]);
-        if b > a {
-            return (
-                calls[a..b].to_vec(),
-                format!(
-                    "between the last two iteration markers ({} markers)",
-                    marks.len()
-                ),
-            );
-        }
-    }
-    let n = profile.iterations.as_ref().map_or(1, |i| i.count).max(1) as usize;
-    if n > 1 && calls.len().is_multiple_of(n) {
-        let per = calls.len() / n;
-        let tail = calls.split_off(calls.len() - per);
-        return (
-            tail,
-            format!("the last of {n} iterations of the repeating call pattern"),
-        );
-    }
-    (
-        calls,
-        "the whole log (no iteration boundaries found)".into(),
-    )
+    let mut steady = SteadyCalls::default();
+    for_each_event(input, |e| steady.event(e));
+    steady.finish(iteration_count(profile))
 }
 
 /// The calls of an iteration by problem: each distinct problem once (`firsts`, numbered by

@@ -283,7 +283,7 @@
     svg.append(el("svg:line", { x1: 40, x2: W, y1: H - B - (T.bin_ms / ymax) * (H - B - 10), y2: H - B - (T.bin_ms / ymax) * (H - B - 10), stroke: "#c53030", "stroke-dasharray": "4 3" }));
     for (const m of T.markers_ms) svg.append(el("svg:line", { x1: 40 + m / T.bin_ms * bw, x2: 40 + m / T.bin_ms * bw, y1: 0, y2: H - B, stroke: "#718096", "stroke-dasharray": "2 2" }));
     svg.append(el("svg:text", { x: 40, y: H - 6, text: "0 ms" }), el("svg:text", { x: W - 4, y: H - 6, "text-anchor": "end", text: ms(T.bin_ms * T.bins.length) + " ms" }));
-    return card("Timeline (oneDNN busy time per bin; dashed red: 100% busy; grey: iteration markers)", svg,
+    return card(`Timeline${T.of ? " of " + T.of : ""} (oneDNN busy time per bin; dashed red: 100% busy; grey: iteration markers)`, svg,
       el("div", { class: "legend" }, T.kinds.map((k) => el("span", {}, el("i", { style: `background:${color(k)}` }), k))));
   }
 
