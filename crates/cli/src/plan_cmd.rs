@@ -115,7 +115,9 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     let logged = plan_logged::read(&args.log, args.log_ranks, step.as_ref().map(|s| s.batch))?;
     if step.is_some() && logged.rank_batches.len() > 1 {
         bail!(
-            "--torch-trace plans from one process's run: {} holds {} ranks, whose trace times              hold their all-reduce; record the training as a single process (`profilednn record              --torch`)",
+            "--torch-trace plans from one process's run: {} holds {} ranks, whose trace times \
+             hold their all-reduce; record the training as a single process (`profilednn record \
+             --torch`)",
             args.log.display(),
             logged.rank_batches.len()
         );
@@ -177,8 +179,8 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         if step.is_some() { None } else { outside },
     )
     .map_err(anyhow::Error::msg)?;
-    if let (Some(trace), Some(s)) = (&args.torch_trace, &step) {
-        plan.as_whole_step(plan_step::whole_step(trace, s));
+    if let Some(s) = &step {
+        plan.as_whole_step(plan_step::whole_step(s));
     }
     plan.assumptions.insert(
         0,
@@ -190,10 +192,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     );
     match (&step, args.dry_run) {
         (_, true) => {}
-        (Some(s), false) => {
-            let trace = args.torch_trace.as_deref().unwrap_or(&args.log);
-            plan_step::replay_rows(&mut plan, trace, args.python.as_deref(), s)?;
-        }
+        (Some(s), false) => plan_step::replay_rows(&mut plan, args.python.as_deref(), s)?,
         (None, false) => replay_rows(&args, &mut plan, &logged.steady, logged.threads)?,
     }
     match args.format {

@@ -9,10 +9,12 @@ use profilednn_analysis::torch_trace::step_params::{gradients, Gradients};
 use profilednn_analysis::torch_trace::{step_batch::recorded_batch, step_units::StepUnits};
 use profilednn_project::plan::{Plan, WholeStep};
 use profilednn_project::project::step::StepProjection;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The trace's steady iteration, read once for every split.
 pub struct Step {
+    /// The trace the units were read from (the replay reads it again).
+    pub trace: PathBuf,
     pub units: StepUnits,
     pub batch: u64,
     pub gradients: Gradients,
@@ -37,6 +39,7 @@ pub fn read(trace: &Path) -> Result<Step> {
         );
     };
     Ok(Step {
+        trace: trace.to_path_buf(),
         units,
         batch,
         gradients,
@@ -44,9 +47,9 @@ pub fn read(trace: &Path) -> Result<Step> {
 }
 
 /// The plan's whole-step record of `step` (before any replay).
-pub fn whole_step(trace: &Path, step: &Step) -> WholeStep {
+pub fn whole_step(step: &Step) -> WholeStep {
     WholeStep {
-        trace: trace.display().to_string(),
+        trace: step.trace.display().to_string(),
         iteration: step.units.iteration.index,
         logged_step_ms: step.units.iteration.wall_ms,
         recorded_batch: step.batch,
@@ -57,12 +60,7 @@ pub fn whole_step(trace: &Path, step: &Step) -> WholeStep {
 
 /// Replays the whole step of every valid split (its rank alone, at its threads and
 /// mini-batch) and sets the rows; a split that fails gets a note.
-pub fn replay_rows(
-    plan: &mut Plan,
-    trace: &Path,
-    python: Option<&Path>,
-    step: &Step,
-) -> Result<()> {
+pub fn replay_rows(plan: &mut Plan, python: Option<&Path>, step: &Step) -> Result<()> {
     let todo = plan.to_replay();
     for (split, threads, batch) in todo {
         eprintln!(
@@ -70,7 +68,7 @@ pub fn replay_rows(
         );
         let replayed = replay_units(
             &StepArgs {
-                trace,
+                trace: &step.trace,
                 python,
                 threads: Some(threads),
                 bf16: false,

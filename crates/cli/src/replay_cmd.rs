@@ -138,7 +138,8 @@ fn sequence(
 /// primitive of the log (`project` carries the log's oneDNN figures over).
 fn without_onednn(args: &ReplayArgs, trace: &std::path::Path, why: &str) -> Result<ExitCode> {
     eprintln!(
-        "profilednn: no oneDNN to load ({why}): the log's primitives are not replayed; the whole          step replays through PyTorch, whose ops call its own oneDNN"
+        "profilednn: no oneDNN to load ({why}): the log's primitives are not replayed; the whole \
+         step replays through PyTorch, whose ops call its own oneDNN"
     );
     let profile = crate::load::profile(&args.log, None, None, args.no_progress)?;
     let replay = Replay {
