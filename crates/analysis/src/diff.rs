@@ -8,6 +8,7 @@
 //! `ignore_dtype` forgets data types (an f32 run against its bf16 version).
 
 use crate::profile::{Entry, EventKind, Profile};
+use crate::scale::Scale;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -68,8 +69,8 @@ pub struct Diff {
     pub schema: &'static str,
     pub before: String,
     pub after: String,
-    /// `per_iteration` when both runs' iteration counts are known, else `total`.
-    pub scale: &'static str,
+    /// Per iteration when both runs' iteration counts are known, else the whole logs.
+    pub scale: Scale,
     pub before_iterations: Option<u64>,
     pub after_iterations: Option<u64>,
     pub ignore_batch: bool,
@@ -202,8 +203,8 @@ pub fn diff(before: &Profile, after: &Profile, opts: &DiffOptions) -> Diff {
     let bi = before.iterations.as_ref().map(|i| i.count);
     let ai = after.iterations.as_ref().map(|i| i.count);
     let (scale, bs, as_) = match (bi, ai) {
-        (Some(b), Some(a)) if b > 0 && a > 0 => ("per_iteration", b as f64, a as f64),
-        _ => ("total", 1.0, 1.0),
+        (Some(b), Some(a)) if b > 0 && a > 0 => (Scale::PerIteration, b as f64, a as f64),
+        _ => (Scale::Total, 1.0, 1.0),
     };
     let b = sides(before, opts, bs);
     let a = sides(after, opts, as_);

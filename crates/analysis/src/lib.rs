@@ -54,6 +54,7 @@ pub mod rank_logs;
 pub mod rank_scan;
 pub mod rank_spread;
 pub mod ranks;
+pub mod scale;
 pub mod scan;
 pub mod steady_calls;
 pub mod summary;

@@ -54,6 +54,65 @@ pub fn rank_time_bins(
     b.finish(Some(of))
 }
 
+/// The timeline of the log at `log`, read again from disk: a single-process log's over its
+/// `timestamps` (the profile's first and last execution starts), a multi-rank log's over its
+/// first rank's own (labelled lines, or a torchrun `--log-dir` tree) — the ranks' lines
+/// interleaved in one chart would add up to more than 100 % busy, and a chart per rank is not
+/// read at 64 ranks. `None` for stdin, several ranks' logs, or a log without timestamps.
+pub fn of_log(
+    log: &std::path::Path,
+    timestamps: Option<(f64, f64)>,
+    ranks: &[crate::ranks::RankSet],
+    nbins: usize,
+) -> Result<Option<TimeBins>, crate::rank_logs::RankLogError> {
+    use crate::rank_logs::{split_or_open, RankLogError, Source};
+    if log.as_os_str() == "-" {
+        return Ok(None);
+    }
+    let set = match ranks {
+        [] => {
+            return match timestamps {
+                Some((first, last)) => {
+                    let input = LogInput::open(log).map_err(RankLogError::Open)?;
+                    Ok(Some(time_bins(input, first, last, nbins)))
+                }
+                None => Ok(None),
+            }
+        }
+        [set] => set,
+        _ => return Ok(None),
+    };
+    let Some(first) = set.ranks.iter().min_by_key(|r| r.rank) else {
+        return Ok(None);
+    };
+    let (Some(a), Some(b)) = (first.first_timestamp_ms, first.last_timestamp_ms) else {
+        return Ok(None);
+    };
+    let of = format!("rank {} of {} ranks", first.rank, set.ranks.len());
+    Ok(match split_or_open(log)? {
+        Source::Labelled {
+            launcher, input, ..
+        } => Some(rank_time_bins(
+            input,
+            launcher,
+            first.rank,
+            (a, b),
+            nbins,
+            of,
+        )),
+        Source::Files(files) => match files.files.iter().find(|f| f.0 == first.rank) {
+            Some((_, file)) => {
+                let input = LogInput::open(file).map_err(RankLogError::Open)?;
+                let mut bins = time_bins(input, a, b, nbins);
+                bins.of = Some(of);
+                Some(bins)
+            }
+            None => None,
+        },
+        Source::Single(_) => None,
+    })
+}
+
 /// Busy time per kind and bin, filled event by event.
 struct Binner {
     first_ms: f64,

@@ -5,6 +5,7 @@
 //! `profilednn` console script (`pip install ./python` installs kernels and command at once).
 
 mod advice_projections;
+mod advise_args;
 mod advise_cmd;
 mod benchdnn_cmd;
 mod diff_cmd;
@@ -12,17 +13,24 @@ mod load;
 mod machine_file;
 mod output;
 mod peak_cmd;
+mod plan_args;
 mod plan_cmd;
 mod plan_logged;
+mod plan_rates;
+mod plan_replay;
 mod plan_step;
 mod polluted;
 mod progress;
 mod project_cmd;
+mod record_args;
+mod record_child;
 mod record_cmd;
 mod record_ranks;
 mod replay_args;
 mod replay_cmd;
 mod replay_file;
+mod replay_torch;
+mod report_args;
 mod report_cmd;
 mod torch_step;
 mod trace_cmd;

@@ -81,19 +81,19 @@ pub fn replay_rows(plan: &mut Plan, python: Option<&Path>, step: &Step) -> Resul
         let f = match replayed {
             Ok(f) => f,
             Err(e) => {
-                plan.note(&split, format!("not replayed: {e:#}"));
+                plan.note(split, format!("not replayed: {e:#}"));
                 continue;
             }
         };
         let s = StepProjection::of(&f);
         plan.set_step(
-            &split,
+            split,
             s.replayed_ops.projected_ms + s.carried_over_ms,
             s.outside_ops_ms,
         );
         if s.carried_over_ms > 0.0 {
             plan.note(
-                &split,
+                split,
                 format!(
                     "{:.1} ms of ops not replayed (at their logged time)",
                     s.carried_over_ms

@@ -1,11 +1,11 @@
 //! `profilednn replay LOG`: re-create and time every unique primitive through oneDNN here.
 
 use crate::progress::{self, Bar};
-use crate::replay_args::{AsType, LayoutArg, Mode, ReplayArgs, RunArg};
+use crate::replay_args::{Mode, ReplayArgs, RunArg};
 use crate::ExitCode;
 use anyhow::{Context, Result};
 use profilednn_analysis::Profile;
-use profilednn_dnnl::{Replayed, Replayer, Session};
+use profilednn_dnnl::{LogReplay, Replayed, Replayer, Session};
 use profilednn_replay::{Replay, SkipReason};
 use profilednn_whatif::WhatIf;
 
@@ -33,7 +33,9 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     }
     let session = match (Session::open(args.dnnl_lib.as_deref()), &args.torch_trace) {
         (Ok(s), _) => s,
-        (Err(e), Some(trace)) => return without_onednn(&args, trace, &e.to_string()),
+        (Err(e), Some(trace)) => {
+            return crate::replay_torch::without_onednn(&args, trace, &e.to_string())
+        }
         (Err(e), None) => {
             eprintln!("profilednn: error: {e}");
             return Ok(ExitCode::from(1));
@@ -79,7 +81,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         results,
     );
     if let Some(trace) = &args.torch_trace {
-        replay.framework = Some(framework(&args, trace, &profile)?);
+        replay.framework = Some(crate::replay_torch::framework(&args, trace, &profile)?);
     }
     write(&args, &replay, &profile, &all_ms)
 }
@@ -92,102 +94,31 @@ fn sequence(
     profile: &Profile,
     what_if: Option<&WhatIf>,
 ) -> Result<Replayed> {
-    let mut steady = replayer.steady(&args.log, profile)?;
-    if args.top.is_some() {
-        let keep = profilednn_replay::problem_keys(profile);
-        steady
-            .calls
-            .retain(|p| keep.contains(&profilednn_benchdnn::problem_key(p)));
-    }
-    let log_threads = profile.metadata.threads.map(u64::from);
-    let mut heap = replayer.heap(&args.log, &steady, log_threads, &args.sequence_timing());
-    // A rewrite, or another thread count (given, or the runtime's default), projects another
-    // run of the training: its gradients' copies do not inherit this run's heap accident.
-    let another = match args.run {
-        Some(r) => r == RunArg::Another,
-        None => {
-            let threads = args.threads.map(|n| n as u64);
-            replayer.is_another_run(&steady, what_if, threads, log_threads)
-        }
-    };
-    if another {
-        heap = heap.another_run(&steady).0;
-    }
-    let Some(w) = what_if else {
-        return Ok(replayer.as_logged(&steady, &heap, profile));
-    };
-    // With --torch-trace a rewrite that cannot be made falls back to the iteration as logged:
-    // the whole step does not need the primitives rewritten (its framework ops, those that
-    // run in oneDNN included, replay through PyTorch).
-    match replayer.what_if(&steady, w, &heap) {
-        Ok(r) => Ok(r),
-        Err(e) if args.torch_trace.is_some() => {
-            eprintln!(
-                "profilednn: {}: the oneDNN primitives cannot be rewritten ({e}): they replay as \
-                 logged; the whole step's framework ops take the what-if",
-                args.log.display()
-            );
-            Ok(replayer.as_logged(&steady, &heap, profile))
-        }
-        Err(e) => Err(anyhow::Error::new(e).context(format!("{}", args.log.display()))),
-    }
-}
-
-/// `--torch-trace` where no oneDNN can be loaded: the whole step replays through PyTorch (its
-/// oneDNN calls among its ops, in PyTorch's own oneDNN), and the results file holds no
-/// primitive of the log (`project` carries the log's oneDNN figures over).
-fn without_onednn(args: &ReplayArgs, trace: &std::path::Path, why: &str) -> Result<ExitCode> {
-    eprintln!(
-        "profilednn: no oneDNN to load ({why}): the log's primitives are not replayed; the whole \
-         step replays through PyTorch, whose ops call its own oneDNN"
-    );
-    let profile = crate::load::profile(&args.log, None, None, args.no_progress)?;
-    let replay = Replay {
-        schema: profilednn_replay::SCHEMA.into(),
-        source: args.log.display().to_string(),
-        onednn: "not loaded".into(),
-        library: String::new(),
-        onednn_isa: None,
-        cpu: profilednn_machine::cpu::model_name(),
-        threads: args.threads.map(|t| t.to_string()),
-        binding: None,
-        mode: args.replay_mode(),
-        sequence: None,
-        what_if: None,
-        results: Vec::new(),
-        framework: Some(framework(args, trace, &profile)?),
-    };
-    write(args, &replay, &profile, &[])
-}
-
-/// The whole step's framework ops, replayed through PyTorch from the profiler trace.
-fn framework(
-    args: &ReplayArgs,
-    trace: &std::path::Path,
-    profile: &Profile,
-) -> Result<profilednn_replay::framework::FrameworkReplay> {
-    if args.layout == LayoutArg::Plain {
+    let r = replayer.log(&LogReplay {
+        log: &args.log,
+        profile,
+        keep: args
+            .top
+            .is_some()
+            .then(|| profilednn_replay::problem_keys(profile)),
+        timing: args.sequence_timing(),
+        what_if,
+        threads: args.threads.map(|n| n as u64),
+        another_run: args.run.map(|r| r == RunArg::Another),
+        as_logged_if_unwritable: args.torch_trace.is_some(),
+    })?;
+    if let Some(e) = r.unwritable {
         eprintln!(
-            "profilednn: --layout plain rewrites the oneDNN primitives only: the framework ops \
-             replay in their recorded layout"
+            "profilednn: {}: the oneDNN primitives cannot be rewritten ({e}): they replay as \
+             logged; the whole step's framework ops take the what-if",
+            args.log.display()
         );
     }
-    crate::torch_step::replay(&crate::torch_step::StepArgs {
-        trace,
-        python: args.python.as_deref(),
-        threads: args
-            .threads
-            .map(|t| t as u64)
-            .or(profile.metadata.threads.map(u64::from)),
-        bf16: args.as_type == Some(AsType::Bf16),
-        channels_last: args.layout == LayoutArg::ChannelsLast,
-        batch: args.batch,
-        warmup: args.warmup,
-    })
+    Ok(r.replayed)
 }
 
 /// Writes the results file and renders it; 130 when Ctrl-C stopped the replay.
-fn write(
+pub(crate) fn write(
     args: &ReplayArgs,
     replay: &Replay,
     profile: &Profile,

@@ -50,7 +50,7 @@ pub fn replay_profile(
                     .as_ref()
                     .map(|m| impls.contains(&m.implementation)),
                 key,
-                prim_kind: p.kind.to_string(),
+                prim_kind: p.kind.clone(),
                 prop_kind: p.prop_kind.to_string(),
                 shapes: p.problem.clone(),
                 calls,

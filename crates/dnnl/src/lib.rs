@@ -17,6 +17,7 @@ mod error;
 mod fresh;
 pub mod heap_choice;
 mod isolated;
+mod log_replay;
 mod progress;
 mod replayer;
 mod session;
@@ -30,6 +31,7 @@ mod weights_layout;
 
 pub use error::ReplayError;
 pub use isolated::replay_profile;
+pub use log_replay::{LogReplay, LogReplayError, LogReplayed};
 pub use progress::{Prefixed, Progress, Quiet};
 pub use rank::RankReplay;
 pub use replayer::{HeapPlan, Replayed, Replayer, Steady};

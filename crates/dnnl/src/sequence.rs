@@ -574,7 +574,7 @@ fn results(profile: &Profile, mut by_key: Outcomes) -> Vec<ReplayResult> {
                 implementation_matches: measurement
                     .as_ref()
                     .map(|m| pr.implementations.contains(&m.implementation)),
-                prim_kind: pr.primitive.kind.to_string(),
+                prim_kind: pr.primitive.kind.clone(),
                 prop_kind: pr.primitive.prop_kind.to_string(),
                 shapes: pr.primitive.problem.clone(),
                 key: pr.key,
@@ -610,7 +610,7 @@ fn rewritten_results(sequence: &[Arc<Primitive>], mut by_key: Outcomes) -> Vec<R
                 .unwrap_or((None, Some(SkipReason::NotReplayed)));
             ReplayResult {
                 implementation_matches: None,
-                prim_kind: p.kind.to_string(),
+                prim_kind: p.kind.clone(),
                 prop_kind: p.prop_kind.to_string(),
                 shapes: p.problem.clone(),
                 key,

@@ -1,6 +1,6 @@
 //! Primitive kinds as oneDNN prints them.
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// The kind of a primitive (`convolution`, `reorder`, …).
@@ -129,6 +129,14 @@ impl fmt::Display for PrimitiveKind {
 impl Serialize for PrimitiveKind {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
+    }
+}
+
+/// As the log names it: a kind this version does not know reads back as [`PrimitiveKind::Other`].
+impl<'de> Deserialize<'de> for PrimitiveKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = std::borrow::Cow::<str>::deserialize(d)?;
+        Ok(PrimitiveKind::parse(&s))
     }
 }
 

@@ -4,7 +4,9 @@
 
 use crate::project::Projection;
 use profilednn_advice::{Change, Projected};
+use profilednn_analysis::scale::Scale;
 use profilednn_analysis::Profile;
+use profilednn_model::PrimitiveKind;
 use profilednn_replay::Replay;
 use profilednn_whatif::{Precision, AS_LOGGED};
 
@@ -14,7 +16,7 @@ pub fn projected(pr: &Projection, profile: &Profile, replay: &Replay, name: &str
     let reorder = |f: fn(&crate::project::GroupProjection) -> f64| {
         pr.groups
             .iter()
-            .filter(|g| g.prim_kind == "reorder")
+            .filter(|g| g.prim_kind == PrimitiveKind::Reorder)
             .map(f)
             .sum::<f64>()
     };
@@ -45,7 +47,7 @@ pub fn projected(pr: &Projection, profile: &Profile, replay: &Replay, name: &str
         transform,
         change,
         replay: name.to_string(),
-        per_iteration: pr.scale == "per_iteration",
+        per_iteration: pr.scale == Scale::PerIteration,
         logged_onednn_ms: pr.logged_onednn_ms,
         projected_onednn_ms: pr.projected_onednn_ms,
         speedup: Projected::speedup_of(pr.logged_onednn_ms, pr.projected_onednn_ms),

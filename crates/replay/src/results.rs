@@ -49,7 +49,7 @@ pub enum ReplayFileError {
 pub struct ReplayResult {
     /// The identity used to match logs and results: the benchdnn line of the problem.
     pub key: String,
-    pub prim_kind: String,
+    pub prim_kind: profilednn_model::PrimitiveKind,
     pub prop_kind: String,
     pub shapes: String,
     pub calls: u64,

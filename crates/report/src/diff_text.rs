@@ -2,6 +2,7 @@
 
 use crate::terminal::{ms, new_table, num, text, TerminalOptions};
 use profilednn_analysis::diff::{Diff, PrimitiveDiff};
+use profilednn_analysis::scale::Scale;
 use std::fmt::Write;
 
 /// `before / after` as words: identical times are "no change", and a ratio that would print
@@ -83,7 +84,7 @@ pub fn render(d: &Diff, opts: &TerminalOptions) -> String {
         "profilednn diff\n  before: {}\n  after:  {}",
         d.before, d.after
     );
-    let scale = if d.scale == "per_iteration" {
+    let scale = if d.scale == Scale::PerIteration {
         format!(
             "per iteration ({} vs {} iterations)",
             d.before_iterations.unwrap_or(0),

@@ -30,6 +30,7 @@ pub mod plan_table;
 pub mod projection;
 pub mod ranks;
 pub mod replay_text;
+pub mod report_doc;
 pub mod step_text;
 pub mod terminal;
 pub mod torch_view;

@@ -2,6 +2,7 @@
 //! assumptions and a table by kind and propagation. The JSON view is the [`Projection`] itself
 //! (`docs/project-json.md`).
 
+use profilednn_analysis::scale::Scale;
 use profilednn_project::project::Projection;
 use std::fmt::Write;
 
@@ -14,7 +15,7 @@ pub fn render(pr: &Projection) -> String {
 /// timings look polluted (`timings-polluted`), so a change against them is noise.
 pub fn render_withheld(pr: &Projection, polluted: Option<&str>) -> String {
     let mut out = String::new();
-    let unit = if pr.scale == "per_iteration" {
+    let unit = if pr.scale == Scale::PerIteration {
         "ms per iteration"
     } else {
         "ms in all"

@@ -205,6 +205,8 @@ mod tests {
             seq: None,
             dims: Vec::new(),
             types: Vec::new(),
+            lists: Vec::new(),
+            concrete: Vec::new(),
         }
     }
 

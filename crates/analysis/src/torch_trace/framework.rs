@@ -284,6 +284,8 @@ pub fn framework_ops(
                 name: &op.name,
                 dims: &op.dims,
                 types: autocast.as_deref().unwrap_or(&op.types),
+                lists: &op.lists,
+                concrete: &op.concrete,
             };
             let family = framework::family(&op.name);
             match framework::cost(&call) {
@@ -371,6 +373,8 @@ mod tests {
             seq: None,
             dims,
             types: types.iter().map(|t| t.to_string()).collect(),
+            lists: Vec::new(),
+            concrete: Vec::new(),
         }
     }
 

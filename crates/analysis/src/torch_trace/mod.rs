@@ -42,6 +42,13 @@ pub struct Op {
     pub dims: Vec<Vec<i64>>,
     /// `Input type`, one per argument (`float`, `c10::BFloat16`, `Scalar`, …).
     pub types: Vec<String>,
+    /// A tensor list argument's shapes (`_foreach_*`, `_fused_adamw_`), one entry per argument
+    /// (empty for the others); no entries when the op has no tensor list.
+    pub lists: Vec<Vec<Vec<i64>>>,
+    /// `Concrete Inputs` (a scalar argument's value, `""` for a tensor), kept for the attention
+    /// ops only, whose cost depends on one (`is_causal`): for every op they would cost a trace of
+    /// millions of events its memory for nothing.
+    pub concrete: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -89,6 +96,8 @@ struct RawArgs {
     dims: Option<Vec<serde_json::Value>>,
     #[serde(rename = "Input type")]
     types: Option<Vec<serde_json::Value>>,
+    #[serde(rename = "Concrete Inputs")]
+    concrete: Option<Vec<serde_json::Value>>,
 }
 
 /// An `Input Dims` entry as a shape: a list of integers, else (a tensor list's nested lists, a
@@ -101,6 +110,14 @@ fn shape(v: &serde_json::Value) -> Vec<i64> {
         .map(|x| x.as_i64())
         .collect::<Option<Vec<i64>>>()
         .unwrap_or_default()
+}
+
+/// An `Input Dims` entry as a tensor list's shapes (a list of integer lists), else none.
+fn shape_list(v: &serde_json::Value) -> Vec<Vec<i64>> {
+    let Some(a) = v.as_array().filter(|a| a.iter().all(|x| x.is_array())) else {
+        return Vec::new();
+    };
+    a.iter().map(shape).collect()
 }
 
 /// Why a PyTorch profiler trace could not be read. Each message names the file and says what
@@ -177,7 +194,8 @@ fn op_of(obj: &[u8]) -> Option<Op> {
         return None;
     }
     let ts = e.ts.unwrap_or(0.0);
-    let (seq, dims, types) = match e.args {
+    let name = e.name.unwrap_or_default();
+    let (seq, dims, types, mut lists, concrete) = match e.args {
         Some(a) => (
             a.seq,
             a.dims.iter().flatten().map(shape).collect(),
@@ -186,11 +204,24 @@ fn op_of(obj: &[u8]) -> Option<Op> {
                 .flatten()
                 .map(|t| t.as_str().unwrap_or("").to_string())
                 .collect(),
+            a.dims.iter().flatten().map(shape_list).collect::<Vec<_>>(),
+            if name.contains("attention") {
+                a.concrete
+                    .iter()
+                    .flatten()
+                    .map(|c| c.as_str().unwrap_or("").to_string())
+                    .collect()
+            } else {
+                Vec::new()
+            },
         ),
-        None => (None, Vec::new(), Vec::new()),
+        None => (None, Vec::new(), Vec::new(), Vec::new(), Vec::new()),
     };
+    if lists.iter().all(Vec::is_empty) {
+        lists = Vec::new();
+    }
     Some(Op {
-        name: e.name.unwrap_or_default(),
+        name,
         start: ts,
         // A negative duration (a broken writer) is an instant, not an op that ends before it
         // starts (which the nesting walks would misread).
@@ -201,6 +232,8 @@ fn op_of(obj: &[u8]) -> Option<Op> {
         seq,
         dims,
         types,
+        lists,
+        concrete,
     })
 }
 

@@ -102,6 +102,7 @@ mod tests {
             name,
             dims: &dims,
             types: &types,
+            ..Default::default()
         })
         .unwrap();
         let t = 2 * 4 * 64 * 32; // elements of one of q, k, v
@@ -122,6 +123,7 @@ mod tests {
             name,
             dims: &dims,
             types: &types,
+            ..Default::default()
         })
         .unwrap();
         assert_eq!(c.flops, 2 * 8 * 64 * 64 * (3 * 32 + 2 * 32));

@@ -125,6 +125,7 @@ mod tests {
             name: "aten::add",
             dims: &dims,
             types: &types,
+            ..Default::default()
         })
         .unwrap();
         assert_eq!(c.flops, n);
@@ -136,6 +137,7 @@ mod tests {
             name: "aten::gelu_backward",
             dims: &dims,
             types: &types,
+            ..Default::default()
         })
         .unwrap();
         assert_eq!(c.flops, 2 * 256 * 512);
@@ -147,6 +149,7 @@ mod tests {
             name: "aten::embedding",
             dims: &dims,
             types: &types,
+            ..Default::default()
         })
         .unwrap();
         assert_eq!(c.flops, 0);
@@ -158,6 +161,7 @@ mod tests {
             name: "aten::copy_",
             dims: &dims,
             types: &types,
+            ..Default::default()
         })
         .unwrap();
         assert_eq!((c.flops, c.bytes), (0, 4 * 3000));
@@ -168,6 +172,7 @@ mod tests {
             name: "aten::where",
             dims: &dims,
             types: &types,
+            ..Default::default()
         })
         .unwrap();
         assert_eq!(c.bytes, 64 + 8 * 64 + 8 * 64);
@@ -177,7 +182,8 @@ mod tests {
         assert!(cost(&OpCall {
             name: "aten::mul_",
             dims: &dims,
-            types: &types
+            types: &types,
+            ..Default::default()
         })
         .is_err());
     }

@@ -147,7 +147,12 @@ mod tests {
     use super::super::{cost, OpCall};
 
     fn call<'a>(name: &'a str, dims: &'a [Vec<i64>], types: &'a [String]) -> OpCall<'a> {
-        OpCall { name, dims, types }
+        OpCall {
+            name,
+            dims,
+            types,
+            ..Default::default()
+        }
     }
 
     fn types(t: &[&str]) -> Vec<String> {

@@ -14,7 +14,7 @@
 //! // `nn.Linear(128, 384)` on a [4, 64, 128] f32 input: M = 256, K = 128, N = 384.
 //! let dims = [vec![4, 64, 128], vec![384, 128], vec![384]];
 //! let types = ["float", "float", "float"].map(String::from);
-//! let c = cost(&OpCall { name: "aten::linear", dims: &dims, types: &types }).unwrap();
+//! let c = cost(&OpCall { name: "aten::linear", dims: &dims, types: &types, ..Default::default() }).unwrap();
 //! assert_eq!(c.flops, 2 * 256 * 128 * 384);
 //! assert_eq!(c.extra_flops, 256 * 384); // the bias
 //! ```
@@ -29,7 +29,7 @@ use crate::{Cost, Unknown};
 pub use tensor::element_bytes;
 
 /// One call of an op as the profiler recorded it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct OpCall<'a> {
     /// The event's name (`aten::linear`, `aten::_scaled_dot_product_flash_attention_for_cpu`).
     pub name: &'a str,
@@ -37,6 +37,11 @@ pub struct OpCall<'a> {
     pub dims: &'a [Vec<i64>],
     /// `Input type`: one entry per argument.
     pub types: &'a [String],
+    /// A tensor list argument's shapes, one entry per argument (empty for the others, or
+    /// altogether when the op has no tensor list): the `_foreach_*` and fused optimizer ops.
+    pub lists: &'a [Vec<Vec<i64>>],
+    /// `Concrete Inputs`, one per argument, where the trace gives them (`is_causal`).
+    pub concrete: &'a [String],
 }
 
 /// Where the work of a costed op runs, for the whole-step breakdown: a GEMM goes to the BLAS

@@ -71,6 +71,7 @@ mod tests {
             name: "aten::layer_norm",
             dims: &dims,
             types: &types,
+            ..Default::default()
         })
         .unwrap();
         assert_eq!(c.flops, 7 * n);
@@ -83,6 +84,7 @@ mod tests {
             name: "aten::_softmax_backward_data",
             dims: &dims,
             types: &types,
+            ..Default::default()
         })
         .unwrap();
         assert_eq!(c.flops, 4 * n);

@@ -61,8 +61,8 @@ pub struct Target {
 /// One split's row of the plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    /// `RxT`: ranks × threads on each node.
-    pub split: String,
+    /// Ranks × threads on each node, `RxT` in the JSON.
+    pub split: Split,
     /// Ranks per node.
     pub ranks: u64,
     /// Ranks in all: nodes × `ranks`; the global batch is divided among them.
@@ -185,7 +185,7 @@ pub fn skeleton(
                 u64::try_from(act).ok()?.checked_add(g.checked_mul(2)?)
             });
             Row {
-                split: s.name(),
+                split: s,
                 ranks: s.ranks,
                 world_ranks: world,
                 threads: s.threads,
@@ -273,7 +273,7 @@ fn assumptions(f: &Footprint, t: &Target, o: Option<&Outside>, logged_ranks: u64
 impl Plan {
     /// Sets a row's replayed compute time and completes its total; then recomputes the
     /// relative throughputs.
-    pub fn set_compute(&mut self, split: &str, compute_ms: f64) {
+    pub fn set_compute(&mut self, split: Split, compute_ms: f64) {
         if let Some(r) = self.rows.iter_mut().find(|r| r.split == split) {
             r.compute_ms = Some(compute_ms);
             r.total_ms = r
@@ -285,16 +285,16 @@ impl Plan {
     }
 
     /// The valid splits with a per-rank batch, to replay: (split, threads, mini-batch).
-    pub fn to_replay(&self) -> Vec<(String, u64, u64)> {
+    pub fn to_replay(&self) -> Vec<(Split, u64, u64)> {
         self.rows
             .iter()
             .filter(|r| r.invalid.is_empty())
-            .filter_map(|r| Some((r.split.clone(), r.threads, r.per_rank_batch?)))
+            .filter_map(|r| Some((r.split, r.threads, r.per_rank_batch?)))
             .collect()
     }
 
     /// Adds a note to a split's row.
-    pub fn note(&mut self, split: &str, what: String) {
+    pub fn note(&mut self, split: Split, what: String) {
         if let Some(r) = self.rows.iter_mut().find(|r| r.split == split) {
             r.notes.push(what);
         }
@@ -345,7 +345,7 @@ mod tests {
     #[test]
     fn rows_figures_by_hand() {
         let p = skeleton("x.log", &target(4, 1), &[8], fp(), None).unwrap();
-        let names: Vec<&str> = p.rows.iter().map(|r| r.split.as_str()).collect();
+        let names: Vec<String> = p.rows.iter().map(|r| r.split.name()).collect();
         assert_eq!(names, ["1x4", "2x2", "4x1"]);
         let r = &p.rows[1];
         assert_eq!(r.per_rank_batch, Some(4));
@@ -381,13 +381,13 @@ mod tests {
     #[test]
     fn relative_throughput_of_valid_rows_only() {
         let mut p = skeleton("x.log", &target(6, 1), &[8], fp(), None).unwrap();
-        p.set_compute("1x6", 100.0);
-        p.set_compute("2x3", 50.0);
-        p.set_compute("3x2", 10.0); // invalid: 8 not divisible by 3
+        p.set_compute(Split::new(1, 6), 100.0);
+        p.set_compute(Split::new(2, 3), 50.0);
+        p.set_compute(Split::new(3, 2), 10.0); // invalid: 8 not divisible by 3
         let rel = |s: &str| {
             p.rows
                 .iter()
-                .find(|r| r.split == s)
+                .find(|r| r.split.name() == s)
                 .unwrap()
                 .relative_throughput
         };
@@ -409,7 +409,7 @@ mod tests {
             ..target(2, 1)
         };
         let mut p = skeleton("x.log", &t, &[8], fp(), Some(outside(30.0))).unwrap();
-        let r = |p: &Plan, s: &str| p.rows.iter().find(|r| r.split == s).unwrap().clone();
+        let r = |p: &Plan, s: &str| p.rows.iter().find(|r| r.split.name() == s).unwrap().clone();
         // 1x2 on each node: 2 ranks in all, 4 samples each; 1 MB per rank over the network at
         // 0.125 GB/s = 8 ms, none of it inside a node.
         let one = r(&p, "1x2");
@@ -425,7 +425,7 @@ mod tests {
         assert_eq!((two.world_ranks, two.per_rank_batch), (4, Some(2)));
         assert!((two.allreduce_ms.unwrap() - 12.0).abs() < 1e-9);
         assert!((two.allreduce_network_ms.unwrap() - 9.0).abs() < 1e-9);
-        p.set_compute("1x2", 50.0);
+        p.set_compute(Split::new(1, 2), 50.0);
         assert!((r(&p, "1x2").total_ms.unwrap() - 73.0).abs() < 1e-9);
         assert_eq!((p.nodes, p.network_gbps), (2, Some(1.0)));
         // Batch 6 over 2 nodes: 2x1 (4 ranks) cannot divide it.
@@ -463,9 +463,9 @@ mod tests {
     fn total_adds_the_outside_time_and_the_all_reduce() {
         // A 1-rank log at 2 threads, batch 8, 30 ms outside oneDNN; 2 cores.
         let mut p = skeleton("x.log", &target(2, 1), &[8], fp(), Some(outside(30.0))).unwrap();
-        p.set_compute("1x2", 100.0);
-        p.set_compute("2x1", 90.0);
-        let r = |s: &str| p.rows.iter().find(|r| r.split == s).unwrap().clone();
+        p.set_compute(Split::new(1, 2), 100.0);
+        p.set_compute(Split::new(2, 1), 90.0);
+        let r = |s: &str| p.rows.iter().find(|r| r.split.name() == s).unwrap().clone();
         // 4 samples per thread in both splits: 30 ms carried.
         assert_eq!(r("1x2").outside_ms, Some(30.0));
         assert_eq!(r("1x2").total_ms, Some(130.0));
@@ -477,7 +477,7 @@ mod tests {
         let o = p.outside.as_ref().unwrap();
         assert!((o.logged_allreduce_ms - 2.0).abs() < 1e-12);
         // 1x2 at batch 8: 4 samples per thread against the logged 8/2: 28 ms.
-        let one = p.rows.iter().find(|r| r.split == "1x2").unwrap();
+        let one = p.rows.iter().find(|r| r.split.name() == "1x2").unwrap();
         assert!((one.outside_ms.unwrap() - 28.0).abs() < 1e-9);
         assert!(p
             .assumptions

@@ -3,19 +3,36 @@
 //! Only splits that use every core are considered (ranks × threads = cores): the question the
 //! plan answers is how to divide a machine already given to the job, not how many cores to use.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 /// `ranks` processes of `threads` OpenMP threads each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Split {
     pub ranks: u64,
     pub threads: u64,
 }
 
 impl Split {
+    pub fn new(ranks: u64, threads: u64) -> Split {
+        Split { ranks, threads }
+    }
+
     /// `2x1`: ranks × threads, as the table and the JSON name it.
     pub fn name(&self) -> String {
-        format!("{}x{}", self.ranks, self.threads)
+        self.to_string()
+    }
+}
+
+impl std::fmt::Display for Split {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}", self.ranks, self.threads)
+    }
+}
+
+/// As its name, `2x1` (`docs/projection.md`).
+impl Serialize for Split {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 

@@ -5,6 +5,7 @@
 //! then the replayed ops' time and its outside the iteration's time between the ops (Python,
 //! the autograd engine), carried over as `project`'s whole step does.
 
+use super::Split;
 use serde::Serialize;
 
 /// What the whole-step plan replayed, from the trace.
@@ -52,7 +53,7 @@ impl super::Plan {
 
     /// Sets a row's whole step: the replayed framework ops (`ops_ms`, its compute) and the time
     /// between them (`outside_ms`); completes its total and the relative throughputs.
-    pub fn set_step(&mut self, split: &str, ops_ms: f64, outside_ms: f64) {
+    pub fn set_step(&mut self, split: Split, ops_ms: f64, outside_ms: f64) {
         if let Some(r) = self.rows.iter_mut().find(|r| r.split == split) {
             r.outside_ms = Some(outside_ms);
         }
@@ -63,6 +64,7 @@ impl super::Plan {
 #[cfg(test)]
 mod tests {
     use super::super::{skeleton, Footprint, Target};
+    use super::*;
 
     /// A 2-core plan of a batch-8 step: the split's total is its ops, the time between them and
     /// its all-reduce; the faster split gets relative throughput 1.
@@ -82,10 +84,10 @@ mod tests {
             ..Default::default()
         };
         let mut p = skeleton("x.log", &t, &[8], f, None).unwrap();
-        p.set_step("1x2", 100.0, 20.0);
-        p.set_step("2x1", 60.0, 20.0);
+        p.set_step(Split::new(1, 2), 100.0, 20.0);
+        p.set_step(Split::new(2, 1), 60.0, 20.0);
         let (a, b) = (&p.rows[0], &p.rows[1]);
-        assert_eq!((a.split.as_str(), a.total_ms), ("1x2", Some(120.0)));
+        assert_eq!((a.split.name().as_str(), a.total_ms), ("1x2", Some(120.0)));
         // 2 ranks: 2·(2−1)/2 of 1 MB each at 0.5 GB/s = 2 ms.
         assert_eq!(b.allreduce_ms, Some(2.0));
         assert_eq!(b.total_ms, Some(82.0));

@@ -5,8 +5,10 @@
 pub mod step;
 pub mod what_if;
 
+use profilednn_analysis::scale::Scale;
 use profilednn_analysis::Profile;
 use profilednn_machine::MachineProfile;
+use profilednn_model::PrimitiveKind;
 use profilednn_replay::logged::LoggedSteady;
 use profilednn_replay::{problems, Replay};
 use serde::Serialize;
@@ -46,7 +48,7 @@ impl std::fmt::Display for Method {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct GroupProjection {
-    pub prim_kind: String,
+    pub prim_kind: PrimitiveKind,
     pub prop_kind: String,
     pub logged_ms: f64,
     pub projected_ms: f64,
@@ -61,8 +63,8 @@ pub struct Projection {
     pub schema: &'static str,
     pub source: String,
     pub target: String,
-    /// `per_iteration` or `total`.
-    pub scale: &'static str,
+    /// Per iteration when the log's iteration count is known, else the whole log.
+    pub scale: Scale,
     pub iterations: Option<u64>,
     /// Logged oneDNN time, steady state: each problem's calls × the median of its calls after
     /// the warm-up ([`profilednn_replay::logged::logged_steady`]); without those (stdin), its slowest call (its cold
@@ -214,7 +216,7 @@ fn project_logged(
         let g = groups
             .entry((p.kind.to_string(), p.prop_kind.to_string()))
             .or_insert_with(|| GroupProjection {
-                prim_kind: p.kind.to_string(),
+                prim_kind: p.kind.clone(),
                 prop_kind: p.prop_kind.to_string(),
                 logged_ms: 0.0,
                 projected_ms: 0.0,
@@ -241,9 +243,9 @@ fn project_logged(
         source: profile.sources.join(", "),
         target,
         scale: if iters.is_some() {
-            "per_iteration"
+            Scale::PerIteration
         } else {
-            "total"
+            Scale::Total
         },
         iterations: iters,
         logged_onednn_ms: logged,

@@ -5,6 +5,7 @@
 //! the log's own time, the projected side the replay's calls × medians.
 
 use super::{GroupProjection, Method, Projection};
+use profilednn_model::PrimitiveKind;
 use profilednn_replay::Replay;
 use profilednn_whatif::Record;
 use serde::Serialize;
@@ -44,7 +45,7 @@ pub fn project(
     w: &Record,
     logged_per_call: &BTreeMap<String, f64>,
 ) -> Projection {
-    let mut groups: BTreeMap<(String, String), GroupProjection> = BTreeMap::new();
+    let mut groups: BTreeMap<(PrimitiveKind, String), GroupProjection> = BTreeMap::new();
     for g in base.groups.drain(..) {
         groups.insert(
             (g.prim_kind.clone(), g.prop_kind.clone()),
@@ -164,7 +165,7 @@ mod tests {
     fn result(key: &str, kind: &str, calls: u64, median_ms: Option<f64>) -> ReplayResult {
         ReplayResult {
             key: key.into(),
-            prim_kind: kind.into(),
+            prim_kind: PrimitiveKind::parse(kind),
             prop_kind: "forward_training".into(),
             shapes: String::new(),
             calls,
@@ -254,7 +255,7 @@ profilednn,iteration,1\n";
         let conv = p
             .groups
             .iter()
-            .find(|g| g.prim_kind == "convolution")
+            .find(|g| g.prim_kind == PrimitiveKind::Convolution)
             .unwrap();
         assert!((conv.projected_ms - 8.5).abs() < 1e-9);
         assert!(conv.logged_ms > 0.0);
