@@ -146,6 +146,56 @@ pub struct Parsed {
 
 type ParsedPrimitive = Result<(Arc<Primitive>, Result<Cost, Unknown>), String>;
 
+impl Parsed {
+    /// The primitive of `body` (lines of `dialect`, read with `syntax`, timed or not), parsed
+    /// and costed the first time its text is seen: a primitive that equals one already parsed
+    /// shares its allocation.
+    fn read(
+        &mut self,
+        dialect: usize,
+        syntax: Syntax,
+        timed: bool,
+        body: &str,
+    ) -> &ParsedPrimitive {
+        let by_text = &mut self.by_text[dialect * 2 + usize::from(timed)];
+        if !by_text.contains_key(body.as_bytes()) {
+            let read = parse_primitive(body, syntax, timed)
+                .map(|prim| {
+                    let cost = profilednn_cost::cost(&prim);
+                    let prim = match self.by_value.get(&prim) {
+                        Some(same) => same.clone(),
+                        None => {
+                            let prim = Arc::new(prim);
+                            self.by_value.insert(prim.clone());
+                            prim
+                        }
+                    };
+                    (prim, cost)
+                })
+                .map_err(|e| e.to_string());
+            by_text.insert(body.as_bytes().into(), read);
+        }
+        &by_text[body.as_bytes()]
+    }
+}
+
+/// Adds `entry` to `entries`, or to the entry of the same event and primitive already there
+/// (`index` finds it): one entry per event and distinct primitive, whatever the texts.
+fn add_entry(
+    index: &mut HashMap<(EventKind, usize), usize>,
+    entries: &mut Vec<Entry>,
+    entry: Entry,
+) {
+    let at = (entry.event.clone(), Arc::as_ptr(&entry.primitive) as usize);
+    match index.get(&at) {
+        Some(&i) => entries[i].absorb(&entry),
+        None => {
+            index.insert(at, entries.len());
+            entries.push(entry);
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct ProfileOptions {
     /// Iterations in the log, when the user knows it.
@@ -212,26 +262,7 @@ impl Profile {
                 let text = String::from_utf8_lossy(key);
                 let (op, body) = text.split_once(',').unwrap_or((&text, ""));
                 let timed = s.untimed < s.calls;
-                let by_text = &mut parsed.by_text[dialect * 2 + usize::from(timed)];
-                if !by_text.contains_key(body.as_bytes()) {
-                    let read = parse_primitive(body, syntax, timed)
-                        .map(|prim| {
-                            let cost = profilednn_cost::cost(&prim);
-                            let prim = match parsed.by_value.get(&prim) {
-                                Some(same) => same.clone(),
-                                None => {
-                                    let prim = Arc::new(prim);
-                                    parsed.by_value.insert(prim.clone());
-                                    prim
-                                }
-                            };
-                            (prim, cost)
-                        })
-                        .map_err(|e| e.to_string());
-                    by_text.insert(body.as_bytes().into(), read);
-                }
-                let parsed = &by_text[body.as_bytes()];
-                match parsed {
+                match parsed.read(dialect, syntax, timed, body) {
                     Ok((prim, cost)) => {
                         let event = EventKind::parse(op);
                         match event {
@@ -241,8 +272,8 @@ impl Profile {
                         let prim = prim.clone();
                         let first_line = line_of(s.first);
                         let entry = Entry {
-                            event: event.clone(),
-                            primitive: prim.clone(),
+                            event,
+                            primitive: prim,
                             calls: s.calls,
                             untimed_calls: s.untimed,
                             time_ps: s.time_ps,
@@ -252,14 +283,7 @@ impl Profile {
                             first_line,
                             cost: cost.clone(),
                         };
-                        let at = (event, Arc::as_ptr(&prim) as usize);
-                        match index.get(&at) {
-                            Some(&i) => entries[i].absorb(&entry),
-                            None => {
-                                index.insert(at, entries.len());
-                                entries.push(entry);
-                            }
-                        }
+                        add_entry(&mut index, &mut entries, entry);
                     }
                     Err(e) => {
                         lines.malformed += s.calls;

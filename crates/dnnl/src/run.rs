@@ -86,6 +86,75 @@ impl Drop for Memories<'_> {
     }
 }
 
+impl Memories<'_> {
+    /// The memory of quantization argument `q` (scales, zero-points): its descriptor is
+    /// created here (one dimension, as many values as `q`'s mask asks of the base argument's
+    /// dims of `pd`) and kept with the memory; returns the execution argument and its buffer.
+    fn quant(
+        &mut self,
+        engine: Handle,
+        pd: Handle,
+        q: &Quant,
+    ) -> Result<(ExecArg, (Handle, usize, *mut c_void)), SkipReason> {
+        let d = self.d;
+        let api = &d.api;
+        // SAFETY: querying a descriptor we own.
+        let base = unsafe { (api.dnnl_primitive_desc_query_md)(pd, query::EXEC_ARG_MD, q.base) };
+        let dims = if base.is_null() {
+            Vec::new()
+        } else {
+            md_dims(d, base)
+        };
+        let count = super::build::dims12(&[quant_count(q, &dims)]);
+        let tag = d
+            .tags
+            .get("a")
+            .copied()
+            .unwrap_or(super::api::FORMAT_TAG_ANY);
+        let mut md: Handle = null_mut();
+        // SAFETY: a 12-entry dims array and a live out-pointer; the descriptor is kept in
+        // `self.mds` until the memories are destroyed.
+        let st = unsafe {
+            (api.dnnl_memory_desc_create_with_tag)(&mut md, 1, count.as_ptr(), q.dt, tag)
+        };
+        crate::status::check(st, "quantization memory descriptor")?;
+        self.mds.push(md);
+        // SAFETY: as above.
+        let size = unsafe { (api.dnnl_memory_desc_get_size)(md) };
+        let mut mem: Handle = null_mut();
+        // SAFETY: a memory of the descriptor just created, with a library-allocated buffer.
+        let st =
+            unsafe { (api.dnnl_memory_create)(&mut mem, md, engine, usize::MAX as *mut c_void) };
+        if st != super::api::status::SUCCESS {
+            return Err(SkipReason::Allocation {
+                arg: q.exec_arg,
+                bytes: size,
+            });
+        }
+        self.mems.push(mem);
+        let mut ptr: *mut c_void = null_mut();
+        // SAFETY: the memory was just created; `size` bytes are valid at its handle.
+        unsafe { (api.dnnl_memory_get_data_handle)(mem, &mut ptr) };
+        if !ptr.is_null() {
+            // Scales 0x3e bytes (0.19 in f32 and bf16); zero-points 0.
+            let fill = if q.exec_arg & arg::ATTR_ZERO_POINTS != 0 {
+                0
+            } else {
+                0x3e
+            };
+            // SAFETY: `size` bytes are valid at `ptr`.
+            unsafe { std::ptr::write_bytes(ptr as *mut u8, fill, size) };
+        }
+        Ok((
+            ExecArg {
+                arg: q.exec_arg,
+                memory: mem,
+            },
+            (md, size, ptr),
+        ))
+    }
+}
+
 /// Logical dims of a memory descriptor.
 fn md_dims(d: &Dnnl, md: Handle) -> Vec<i64> {
     let mut nd: c_int = 0;
@@ -244,58 +313,9 @@ pub(crate) fn prepare<'a>(
         buffers.push((md, size, ptr));
     }
     for q in &b.quant {
-        // SAFETY: querying a descriptor we own.
-        let base = unsafe { (api.dnnl_primitive_desc_query_md)(b.pd, query::EXEC_ARG_MD, q.base) };
-        let dims = if base.is_null() {
-            Vec::new()
-        } else {
-            md_dims(d, base)
-        };
-        let count = super::build::dims12(&[quant_count(q, &dims)]);
-        let tag = d
-            .tags
-            .get("a")
-            .copied()
-            .unwrap_or(super::api::FORMAT_TAG_ANY);
-        let mut md: Handle = null_mut();
-        // SAFETY: a 12-entry dims array and a live out-pointer; the descriptor is kept in
-        // `mems` until the memories are destroyed.
-        let st = unsafe {
-            (api.dnnl_memory_desc_create_with_tag)(&mut md, 1, count.as_ptr(), q.dt, tag)
-        };
-        crate::status::check(st, "quantization memory descriptor")?;
-        mems.mds.push(md);
-        // SAFETY: as above.
-        let size = unsafe { (api.dnnl_memory_desc_get_size)(md) };
-        let mut mem: Handle = null_mut();
-        // SAFETY: a memory of the descriptor just created, with a library-allocated buffer.
-        let st =
-            unsafe { (api.dnnl_memory_create)(&mut mem, md, engine, usize::MAX as *mut c_void) };
-        if st != super::api::status::SUCCESS {
-            return Err(SkipReason::Allocation {
-                arg: q.exec_arg,
-                bytes: size,
-            });
-        }
-        mems.mems.push(mem);
-        let mut ptr: *mut c_void = null_mut();
-        // SAFETY: the memory was just created; `size` bytes are valid at its handle.
-        unsafe { (api.dnnl_memory_get_data_handle)(mem, &mut ptr) };
-        if !ptr.is_null() {
-            // Scales 0x3e bytes (0.19 in f32 and bf16); zero-points 0.
-            let fill = if q.exec_arg & arg::ATTR_ZERO_POINTS != 0 {
-                0
-            } else {
-                0x3e
-            };
-            // SAFETY: `size` bytes are valid at `ptr`.
-            unsafe { std::ptr::write_bytes(ptr as *mut u8, fill, size) };
-        }
-        args.push(ExecArg {
-            arg: q.exec_arg,
-            memory: mem,
-        });
-        buffers.push((md, size, ptr));
+        let (exec_arg, buffer) = mems.quant(engine, b.pd, q)?;
+        args.push(exec_arg);
+        buffers.push(buffer);
     }
     let mut prim: Handle = null_mut();
     // SAFETY: oneDNN C API calls on the descriptor we own; memories are created from its own argument descriptors, so `size` bytes are valid at the data handle (null checked), and every out-pointer is a live local.

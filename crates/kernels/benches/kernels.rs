@@ -122,6 +122,13 @@ fn main() {
         isa.name(),
         cores
     );
+    focal_loss(isa, runs, quick);
+    optimizers(isa, runs);
+}
+
+/// The focal loss table: one row per shape, dtype and thread count (the RetinaNet head's
+/// shape left out of a quick run).
+fn focal_loss(isa: Isa, runs: usize, quick: bool) {
     let shapes: &[(&str, usize, usize)] = &[
         ("RetinaNet head 2x120087x264", 2 * 120_087, 264),
         ("small 64x1000x91", 64_000, 91),
@@ -143,142 +150,178 @@ fn main() {
         if quick && rows > 100_000 {
             continue;
         }
-        let n = rows * classes;
-        let x: Vec<f32> = (0..n)
-            .map(|i| ((i * 7919 % 2001) as f32 - 1000.0) / 100.0)
-            .collect();
-        let labels: Vec<i64> = (0..rows)
-            .map(|r| {
-                if r % 50 == 0 {
-                    (r % classes) as i64
-                } else if r % 97 == 0 {
-                    -1
-                } else {
-                    classes as i64
-                }
-            })
-            .collect();
-        let targets = Targets::Classes {
-            labels: &labels,
-            classes,
-            ignore_index: -1,
-        };
-        let xb: Vec<u16> = x.iter().map(|v| bf16::from_f32(*v)).collect();
-        let mut g = vec![0f32; n];
-        let mut gb = vec![0u16; n];
-        let eager_s = median(
-            || {
-                std::hint::black_box(eager(&x, &labels, classes, &mut g));
-            },
-            1.max(runs / 3),
-        );
-        for threads in [1usize, 2] {
-            let gbps = copy_gbps(n * 4, threads);
-            for dtype in ["f32", "bf16"] {
-                let esize = if dtype == "f32" { 4 } else { 2 };
-                // Must move: read logits, read labels, write the gradient.
-                let bytes = (2 * n * esize + rows * 8) as f64;
-                let bound = bytes / (gbps * 1e9);
-                let p = FocalParams::default();
-                let (fused, sep) = if dtype == "f32" {
-                    let f = median(
-                        || {
-                            forward_backward(
-                                isa,
-                                threads,
-                                Tensor::F32(&x),
-                                targets,
-                                p,
-                                Reduction::Mean,
-                                1.0,
-                                TensorMut::F32(&mut g),
-                            )
-                            .unwrap();
-                        },
-                        runs,
-                    );
-                    let s = median(
-                        || {
-                            forward(
-                                isa,
-                                threads,
-                                Tensor::F32(&x),
-                                targets,
-                                p,
-                                Reduction::Mean,
-                                None,
-                            )
-                            .unwrap();
-                            backward(
-                                isa,
-                                threads,
-                                Tensor::F32(&x),
-                                targets,
-                                p,
-                                Reduction::Mean,
-                                1.0,
-                                None,
-                                TensorMut::F32(&mut g),
-                            )
-                            .unwrap();
-                        },
-                        runs,
-                    );
-                    (f, s)
-                } else {
-                    let f = median(
-                        || {
-                            forward_backward(
-                                isa,
-                                threads,
-                                Tensor::Bf16(&xb),
-                                targets,
-                                p,
-                                Reduction::Mean,
-                                1.0,
-                                TensorMut::Bf16(&mut gb),
-                            )
-                            .unwrap();
-                        },
-                        runs,
-                    );
-                    let s = median(
-                        || {
-                            forward(
-                                isa,
-                                threads,
-                                Tensor::Bf16(&xb),
-                                targets,
-                                p,
-                                Reduction::Mean,
-                                None,
-                            )
-                            .unwrap();
-                            backward(
-                                isa,
-                                threads,
-                                Tensor::Bf16(&xb),
-                                targets,
-                                p,
-                                Reduction::Mean,
-                                1.0,
-                                None,
-                                TensorMut::Bf16(&mut gb),
-                            )
-                            .unwrap();
-                        },
-                        runs,
-                    );
-                    (f, s)
-                };
-                println!(
-                    "{name:<28} {dtype:>5} {threads:>3}  {:>10.2} {:>10.2} {:>10.1} {:>10.2} {:>8.1}x {:>8.2}x",
-                    fused * 1e3, sep * 1e3, eager_s * 1e3, bound * 1e3, eager_s / fused, fused / bound
-                );
+        focal_shape(isa, runs, name, rows, classes);
+    }
+}
+
+/// The focal loss rows of one shape (`rows` × `classes` logits): the eager baseline timed
+/// once, then the kernels at 1 and 2 threads, f32 and bf16, against the bandwidth bound.
+fn focal_shape(isa: Isa, runs: usize, name: &str, rows: usize, classes: usize) {
+    let n = rows * classes;
+    let x: Vec<f32> = (0..n)
+        .map(|i| ((i * 7919 % 2001) as f32 - 1000.0) / 100.0)
+        .collect();
+    let labels: Vec<i64> = (0..rows)
+        .map(|r| {
+            if r % 50 == 0 {
+                (r % classes) as i64
+            } else if r % 97 == 0 {
+                -1
+            } else {
+                classes as i64
             }
+        })
+        .collect();
+    let targets = Targets::Classes {
+        labels: &labels,
+        classes,
+        ignore_index: -1,
+    };
+    let xb: Vec<u16> = x.iter().map(|v| bf16::from_f32(*v)).collect();
+    let mut g = vec![0f32; n];
+    let mut gb = vec![0u16; n];
+    let eager_s = median(
+        || {
+            std::hint::black_box(eager(&x, &labels, classes, &mut g));
+        },
+        1.max(runs / 3),
+    );
+    for threads in [1usize, 2] {
+        let gbps = copy_gbps(n * 4, threads);
+        for dtype in ["f32", "bf16"] {
+            let esize = if dtype == "f32" { 4 } else { 2 };
+            // Must move: read logits, read labels, write the gradient.
+            let bytes = (2 * n * esize + rows * 8) as f64;
+            let bound = bytes / (gbps * 1e9);
+            let (fused, sep) = if dtype == "f32" {
+                focal_f32(isa, threads, runs, &x, targets, &mut g)
+            } else {
+                focal_bf16(isa, threads, runs, &xb, targets, &mut gb)
+            };
+            println!(
+                "{name:<28} {dtype:>5} {threads:>3}  {:>10.2} {:>10.2} {:>10.1} {:>10.2} {:>8.1}x {:>8.2}x",
+                fused * 1e3, sep * 1e3, eager_s * 1e3, bound * 1e3, eager_s / fused, fused / bound
+            );
         }
     }
-    // Optimizers: ResNeXt-50-sized parameter set.
+}
+
+/// Fused forward+backward and separate forward then backward, f32 logits: (fused, separate)
+/// seconds, medians of `runs`.
+fn focal_f32(
+    isa: Isa,
+    threads: usize,
+    runs: usize,
+    x: &[f32],
+    targets: Targets,
+    g: &mut [f32],
+) -> (f64, f64) {
+    let p = FocalParams::default();
+    let f = median(
+        || {
+            forward_backward(
+                isa,
+                threads,
+                Tensor::F32(x),
+                targets,
+                p,
+                Reduction::Mean,
+                1.0,
+                TensorMut::F32(g),
+            )
+            .unwrap();
+        },
+        runs,
+    );
+    let s = median(
+        || {
+            forward(
+                isa,
+                threads,
+                Tensor::F32(x),
+                targets,
+                p,
+                Reduction::Mean,
+                None,
+            )
+            .unwrap();
+            backward(
+                isa,
+                threads,
+                Tensor::F32(x),
+                targets,
+                p,
+                Reduction::Mean,
+                1.0,
+                None,
+                TensorMut::F32(g),
+            )
+            .unwrap();
+        },
+        runs,
+    );
+    (f, s)
+}
+
+/// [`focal_f32`] with bf16 logits and gradient.
+fn focal_bf16(
+    isa: Isa,
+    threads: usize,
+    runs: usize,
+    xb: &[u16],
+    targets: Targets,
+    gb: &mut [u16],
+) -> (f64, f64) {
+    let p = FocalParams::default();
+    let f = median(
+        || {
+            forward_backward(
+                isa,
+                threads,
+                Tensor::Bf16(xb),
+                targets,
+                p,
+                Reduction::Mean,
+                1.0,
+                TensorMut::Bf16(gb),
+            )
+            .unwrap();
+        },
+        runs,
+    );
+    let s = median(
+        || {
+            forward(
+                isa,
+                threads,
+                Tensor::Bf16(xb),
+                targets,
+                p,
+                Reduction::Mean,
+                None,
+            )
+            .unwrap();
+            backward(
+                isa,
+                threads,
+                Tensor::Bf16(xb),
+                targets,
+                p,
+                Reduction::Mean,
+                1.0,
+                None,
+                TensorMut::Bf16(gb),
+            )
+            .unwrap();
+        },
+        runs,
+    );
+    (f, s)
+}
+
+/// A ResNeXt-50-sized parameter set: at most 161 tensors of typical sizes, about 25 M
+/// parameters.
+fn resnext50_sizes() -> Vec<usize> {
     let mut sizes = vec![];
     let mut total = 0usize;
     let mut k = 0usize;
@@ -291,6 +334,46 @@ fn main() {
             break;
         }
     }
+    sizes
+}
+
+/// The optimizers' buffers for every tensor of the set: f32 parameters and gradients, the
+/// state (momentum, Adam's moments), and bf16 parameters in the split layout with bf16
+/// gradients.
+struct Buffers {
+    ps: Vec<Vec<f32>>,
+    gs: Vec<Vec<f32>>,
+    ms: Vec<Vec<f32>>,
+    vs: Vec<Vec<f32>>,
+    hi: Vec<Vec<u16>>,
+    lo: Vec<Vec<u16>>,
+    gb: Vec<Vec<u16>>,
+}
+
+impl Buffers {
+    fn new(sizes: &[usize]) -> Buffers {
+        let ps: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.5f32; *n]).collect();
+        let gs: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.01f32; *n]).collect();
+        let ms: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.0; *n]).collect();
+        let vs: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.0; *n]).collect();
+        let hi: Vec<Vec<u16>> = sizes.iter().map(|n| vec![0x3f00u16; *n]).collect();
+        let lo: Vec<Vec<u16>> = sizes.iter().map(|n| vec![0u16; *n]).collect();
+        let gb: Vec<Vec<u16>> = sizes.iter().map(|n| vec![0x3c24u16; *n]).collect();
+        Buffers {
+            ps,
+            gs,
+            ms,
+            vs,
+            hi,
+            lo,
+            gb,
+        }
+    }
+}
+
+/// The optimizer table: each step at 1 and 2 threads against its bandwidth bound.
+fn optimizers(isa: Isa, runs: usize) {
+    let sizes = resnext50_sizes();
     let total: usize = sizes.iter().sum();
     println!(
         "\nOptimizer steps: {} parameters in {} tensors",
@@ -303,121 +386,130 @@ fn main() {
     );
     for threads in [1usize, 2] {
         let gbps = copy_gbps(64 << 20, threads);
-        let mut ps: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.5f32; *n]).collect();
-        let gs: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.01f32; *n]).collect();
-        let mut ms: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.0; *n]).collect();
-        let mut vs: Vec<Vec<f32>> = sizes.iter().map(|n| vec![0.0; *n]).collect();
+        let mut bufs = Buffers::new(&sizes);
         // Bytes per element: SGD+momentum r p,g,buf w p,buf = 20; Adam r p,g,m,v w p,m,v = 28;
         // LAMB two passes: pass 1 r p,g,m,v w m,v (24) + pass 2 r p,m,v w p (16) = 40.
         // bf16 parameters in the split layout (top 16 bits = the bf16 parameter, bottom 16 in
         // a side array) with bf16 gradients: SGD r p,low,g(2 each),buf(4) w p,low,buf = 18;
         // AdamW r p,low,g,m,v w p,low,m,v = 26 — fewer bytes than any f32 variant.
-        let mut hi: Vec<Vec<u16>> = sizes.iter().map(|n| vec![0x3f00u16; *n]).collect();
-        let mut lo: Vec<Vec<u16>> = sizes.iter().map(|n| vec![0u16; *n]).collect();
-        let gb: Vec<Vec<u16>> = sizes.iter().map(|n| vec![0x3c24u16; *n]).collect();
-        for (name, bytes_per) in [("SGD momentum bf16", 18.0), ("AdamW bf16", 26.0)] {
-            let t = median(
-                || {
-                    if name.starts_with("SGD") {
-                        let mut ts: Vec<SgdTensor> = hi
-                            .iter_mut()
-                            .zip(lo.iter_mut())
-                            .zip(&gb)
-                            .zip(ms.iter_mut())
-                            .map(|(((p, l), g), b)| SgdTensor {
-                                params: Params::Bf16Split { param: p, low: l },
-                                grad: Grad::Bf16(g),
-                                momentum_buffer: Some(b),
-                                first: false,
-                            })
-                            .collect();
-                        sgd_step(isa, threads, &mut ts, &SGD);
-                    } else {
-                        let mut st: Vec<AdamState> = hi
-                            .iter_mut()
-                            .zip(lo.iter_mut())
-                            .zip(&gb)
-                            .zip(ms.iter_mut().zip(vs.iter_mut()))
-                            .map(|(((p, l), g), (m, v))| AdamState {
-                                params: Params::Bf16Split { param: p, low: l },
-                                grad: Grad::Bf16(g),
-                                exp_avg: m,
-                                exp_avg_sq: v,
-                                max_exp_avg_sq: None,
-                                step: 1,
-                            })
-                            .collect();
+        bf16_steps(isa, threads, runs, gbps, total, &mut bufs);
+        f32_steps(isa, threads, runs, gbps, total, &mut bufs);
+    }
+}
+
+/// The bf16 rows (split-layout parameters, bf16 gradients) at `threads` threads, against a
+/// bound of `gbps`.
+fn bf16_steps(isa: Isa, threads: usize, runs: usize, gbps: f64, total: usize, bufs: &mut Buffers) {
+    for (name, bytes_per) in [("SGD momentum bf16", 18.0), ("AdamW bf16", 26.0)] {
+        let t = median(
+            || {
+                if name.starts_with("SGD") {
+                    let mut ts: Vec<SgdTensor> = bufs
+                        .hi
+                        .iter_mut()
+                        .zip(bufs.lo.iter_mut())
+                        .zip(&bufs.gb)
+                        .zip(bufs.ms.iter_mut())
+                        .map(|(((p, l), g), b)| SgdTensor {
+                            params: Params::Bf16Split { param: p, low: l },
+                            grad: Grad::Bf16(g),
+                            momentum_buffer: Some(b),
+                            first: false,
+                        })
+                        .collect();
+                    sgd_step(isa, threads, &mut ts, &SGD);
+                } else {
+                    let mut st: Vec<AdamState> = bufs
+                        .hi
+                        .iter_mut()
+                        .zip(bufs.lo.iter_mut())
+                        .zip(&bufs.gb)
+                        .zip(bufs.ms.iter_mut().zip(bufs.vs.iter_mut()))
+                        .map(|(((p, l), g), (m, v))| AdamState {
+                            params: Params::Bf16Split { param: p, low: l },
+                            grad: Grad::Bf16(g),
+                            exp_avg: m,
+                            exp_avg_sq: v,
+                            max_exp_avg_sq: None,
+                            step: 1,
+                        })
+                        .collect();
+                    adam_step(isa, threads, &mut st, &ADAMW);
+                }
+            },
+            runs,
+        );
+        let bound = total as f64 * bytes_per / (gbps * 1e9);
+        println!(
+            "{name:<22} {threads:>3} {:>10.2} {:>10.2} {:>8.2}x",
+            t * 1e3,
+            bound * 1e3,
+            t / bound
+        );
+    }
+}
+
+/// The f32 rows at `threads` threads, against a bound of `gbps`.
+fn f32_steps(isa: Isa, threads: usize, runs: usize, gbps: f64, total: usize, bufs: &mut Buffers) {
+    for (name, bytes_per) in [("SGD momentum", 20.0), ("AdamW", 28.0), ("LAMB", 40.0)] {
+        let t = median(
+            || match name {
+                "SGD momentum" => {
+                    let mut ts: Vec<SgdTensor> = bufs
+                        .ps
+                        .iter_mut()
+                        .zip(&bufs.gs)
+                        .zip(bufs.ms.iter_mut())
+                        .map(|((p, g), b)| SgdTensor {
+                            params: Params::F32(p),
+                            grad: Grad::F32(g),
+                            momentum_buffer: Some(b),
+                            first: false,
+                        })
+                        .collect();
+                    sgd_step(isa, threads, &mut ts, &SGD);
+                }
+                _ => {
+                    let mut st: Vec<AdamState> = bufs
+                        .ps
+                        .iter_mut()
+                        .zip(&bufs.gs)
+                        .zip(bufs.ms.iter_mut().zip(bufs.vs.iter_mut()))
+                        .map(|((p, g), (m, v))| AdamState {
+                            params: Params::F32(p),
+                            grad: Grad::F32(g),
+                            exp_avg: m,
+                            exp_avg_sq: v,
+                            max_exp_avg_sq: None,
+                            step: 1,
+                        })
+                        .collect();
+                    if name == "AdamW" {
                         adam_step(isa, threads, &mut st, &ADAMW);
+                    } else {
+                        lamb_step(
+                            isa,
+                            threads,
+                            &mut st,
+                            &LambConfig {
+                                lr: 1e-3,
+                                beta1: 0.9,
+                                beta2: 0.999,
+                                eps: 1e-6,
+                                weight_decay: 0.01,
+                            },
+                        );
                     }
-                },
-                runs,
-            );
-            let bound = total as f64 * bytes_per / (gbps * 1e9);
-            println!(
-                "{name:<22} {threads:>3} {:>10.2} {:>10.2} {:>8.2}x",
-                t * 1e3,
-                bound * 1e3,
-                t / bound
-            );
-        }
-        for (name, bytes_per) in [("SGD momentum", 20.0), ("AdamW", 28.0), ("LAMB", 40.0)] {
-            let t = median(
-                || match name {
-                    "SGD momentum" => {
-                        let mut ts: Vec<SgdTensor> = ps
-                            .iter_mut()
-                            .zip(&gs)
-                            .zip(ms.iter_mut())
-                            .map(|((p, g), b)| SgdTensor {
-                                params: Params::F32(p),
-                                grad: Grad::F32(g),
-                                momentum_buffer: Some(b),
-                                first: false,
-                            })
-                            .collect();
-                        sgd_step(isa, threads, &mut ts, &SGD);
-                    }
-                    _ => {
-                        let mut st: Vec<AdamState> = ps
-                            .iter_mut()
-                            .zip(&gs)
-                            .zip(ms.iter_mut().zip(vs.iter_mut()))
-                            .map(|((p, g), (m, v))| AdamState {
-                                params: Params::F32(p),
-                                grad: Grad::F32(g),
-                                exp_avg: m,
-                                exp_avg_sq: v,
-                                max_exp_avg_sq: None,
-                                step: 1,
-                            })
-                            .collect();
-                        if name == "AdamW" {
-                            adam_step(isa, threads, &mut st, &ADAMW);
-                        } else {
-                            lamb_step(
-                                isa,
-                                threads,
-                                &mut st,
-                                &LambConfig {
-                                    lr: 1e-3,
-                                    beta1: 0.9,
-                                    beta2: 0.999,
-                                    eps: 1e-6,
-                                    weight_decay: 0.01,
-                                },
-                            );
-                        }
-                    }
-                },
-                runs,
-            );
-            let bound = total as f64 * bytes_per / (gbps * 1e9);
-            println!(
-                "{name:<22} {threads:>3} {:>10.2} {:>10.2} {:>8.2}x",
-                t * 1e3,
-                bound * 1e3,
-                t / bound
-            );
-        }
+                }
+            },
+            runs,
+        );
+        let bound = total as f64 * bytes_per / (gbps * 1e9);
+        println!(
+            "{name:<22} {threads:>3} {:>10.2} {:>10.2} {:>8.2}x",
+            t * 1e3,
+            bound * 1e3,
+            t / bound
+        );
     }
 }

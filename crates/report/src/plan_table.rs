@@ -22,6 +22,34 @@ fn ms(x: Option<f64>) -> String {
 /// The plan as a table: the target, the logged run, one row per split, the assumptions.
 pub fn render(p: &Plan) -> String {
     let mut out = String::new();
+    write_target(&mut out, p);
+    write_outside(&mut out, p);
+    if let (Some(net), true) = (p.network_gbps, p.nodes > 1) {
+        outln!(
+            out,
+            "  {} nodes of {} cores, {net:.3} Gbit/s each way between them ({}): every split runs on each node (ranks = {} × the split's), Gloo's ring crosses the network; the notes say what the network adds to the all-reduce",
+            p.nodes,
+            p.cores,
+            p.network_source.as_deref().unwrap_or("given"),
+            p.nodes
+        );
+    }
+    if !p.replayed {
+        outln!(
+            out,
+            "  compute not replayed (--dry-run, or no split could be replayed)"
+        );
+    }
+    write_table(&mut out, p);
+    outln!(out, "\nAssumed:");
+    for a in &p.assumptions {
+        outln!(out, "  - {a}");
+    }
+    out
+}
+
+/// The target and the gradients' all-reduce: what every split is planned for.
+fn write_target(out: &mut String, p: &Plan) {
     let batches: Vec<String> = p.logged_rank_batches.iter().map(u64::to_string).collect();
     outln!(
         out,
@@ -44,6 +72,11 @@ pub fn render(p: &Plan) -> String {
         p.allreduce_gbps,
         p.allreduce_source
     );
+}
+
+/// What the time outside oneDNN is taken from (the whole step of a trace, the logged run's
+/// iterations, or nothing), and the logged run's own split for comparison.
+fn write_outside(out: &mut String, p: &Plan) {
     match (&p.outside, &p.whole_step) {
         (_, Some(w)) => outln!(
             out,
@@ -85,22 +118,10 @@ pub fn render(p: &Plan) -> String {
             onednn + o.logged_ms
         );
     }
-    if let (Some(net), true) = (p.network_gbps, p.nodes > 1) {
-        outln!(
-            out,
-            "  {} nodes of {} cores, {net:.3} Gbit/s each way between them ({}): every split runs on each node (ranks = {} × the split's), Gloo's ring crosses the network; the notes say what the network adds to the all-reduce",
-            p.nodes,
-            p.cores,
-            p.network_source.as_deref().unwrap_or("given"),
-            p.nodes
-        );
-    }
-    if !p.replayed {
-        outln!(
-            out,
-            "  compute not replayed (--dry-run, or no split could be replayed)"
-        );
-    }
+}
+
+/// One row per split: its time, memory, relative throughput and notes.
+fn write_table(out: &mut String, p: &Plan) {
     outln!(
         out,
         "\n{:<8} {:>5} {:>7} {:>9} {:>11} {:>11} {:>12} {:>10} {:>10} {:>8}  {}",
@@ -143,9 +164,4 @@ pub fn render(p: &Plan) -> String {
             notes.join("; ")
         );
     }
-    outln!(out, "\nAssumed:");
-    for a in &p.assumptions {
-        outln!(out, "  - {a}");
-    }
-    out
 }

@@ -145,77 +145,25 @@ pub fn to_bf16(t: &mut Transformed) {
             activation_dims(&q)
         };
         // The activation read: cast when its producer's type differs from this call's.
-        if let Some(d) = &a_in {
-            let reads = if q.prop_kind.is_backward() {
-                arg(&q, &["diff_dst", "diff"]).or_else(|| arg(&q, &["dst"]))
-            } else {
-                arg(&q, &["src", "data", "src_0", "src_layer"])
-            };
-            if let (Some(m), Some(prev)) = (reads, produced.get(d)) {
-                if *prev != m.data_type && !m.data_type.is_undef() {
-                    out.push(cast(
-                        d,
-                        prev.clone(),
-                        m.data_type.clone(),
-                        &framework_tag(Some(m), d.len(), false),
-                    ));
-                    activation_casts += 1;
-                    // Later readers of the same tensor read the cast copy.
-                    produced.insert(d.clone(), m.data_type.clone());
-                }
-            }
+        if let Some(c) = a_in
+            .as_ref()
+            .and_then(|d| activation_cast(&q, d, &mut produced))
+        {
+            out.push(c);
+            activation_casts += 1;
         }
         // The master weights cast to bf16 before each forward call.
-        if bf16[i] && !q.prop_kind.is_backward() && is_compute(&q) {
-            if let Some(w) = weights_dims(&q) {
-                // The framework's weights: the source of the weight reorder just before, else
-                // the call's own weights when explicit and plain.
-                let before = (0..i)
-                    .rev()
-                    .take_while(|&j| refs[j].kind.family() == K::Reorder)
-                    .find(|&j| profilednn_cost::data_dims(refs[j]).as_deref() == Some(&w[..]));
-                let tag = framework_tag(
-                    before
-                        .and_then(|j| arg(refs[j], &["src"]))
-                        .or_else(|| arg(p, &["wei", "weights"])),
-                    w.len(),
-                    is_channels_last(p),
-                );
-                // Before the weight reorder it feeds, else right before the call.
-                let at = before.map_or(out.len(), |j| position[j]);
-                out.insert(at, cast(&w, DataType::F32, DataType::Bf16, &tag));
-                for x in position.iter_mut().filter(|x| **x >= at) {
-                    *x += 1;
-                }
-                weight_casts += 1;
-            }
+        if bf16[i]
+            && !q.prop_kind.is_backward()
+            && is_compute(&q)
+            && add_weight_cast(&refs, i, &q, &mut out, &mut position)
+        {
+            weight_casts += 1;
         }
         let wgrad = bf16[i] && q.prop_kind == PropKind::BackwardWeights && is_compute(&q);
-        let grad_tag = wgrad.then(|| {
-            let w = weights_dims(&q).unwrap_or_default();
-            // The gradient goes back to the framework's weights, in the layout of the weight
-            // reorder right after (if any) else plain.
-            let after = (i + 1..n)
-                .take_while(|&j| refs[j].kind.family() == K::Reorder)
-                .find(|&j| profilednn_cost::data_dims(refs[j]).as_deref() == Some(&w[..]))
-                .and_then(|j| arg(refs[j], &["dst"]));
-            (
-                w.clone(),
-                framework_tag(after, w.len(), is_channels_last(p)),
-                after.is_some(),
-            )
-        });
+        let grad_tag = wgrad.then(|| gradient_target(&refs, i, &q));
         if let Some(d) = &a_out {
-            let writes = if q.prop_kind.is_backward() {
-                arg(&q, &["diff_src", "diff"]).or_else(|| arg(&q, &["src"]))
-            } else {
-                arg(&q, &["dst", "data", "dst_layer"])
-            };
-            if let Some(m) = writes {
-                if !m.data_type.is_undef() {
-                    produced.insert(d.clone(), m.data_type.clone());
-                }
-            }
+            record_output(&q, d, &mut produced);
         }
         position.push(out.len());
         out.push(Call {
@@ -241,6 +189,103 @@ pub fn to_bf16(t: &mut Transformed) {
          (before each forward call), {gradient_casts} weight gradients -> f32, {activation_casts} activations whose \
          producer in the iteration stays in another type (PyTorch does these casts outside oneDNN, with aten::to)"
     ));
+}
+
+/// The cast before call `q` reading activation `d` in another type than its producer wrote
+/// it in (`produced`), if it does; `produced` then records the cast copy, which later readers
+/// of the same tensor read.
+fn activation_cast(
+    q: &Primitive,
+    d: &[u64],
+    produced: &mut HashMap<Vec<u64>, DataType>,
+) -> Option<Call> {
+    let reads = if q.prop_kind.is_backward() {
+        arg(q, &["diff_dst", "diff"]).or_else(|| arg(q, &["dst"]))
+    } else {
+        arg(q, &["src", "data", "src_0", "src_layer"])
+    };
+    let (m, prev) = (reads?, produced.get(d)?);
+    if *prev == m.data_type || m.data_type.is_undef() {
+        return None;
+    }
+    let c = cast(
+        d,
+        prev.clone(),
+        m.data_type.clone(),
+        &framework_tag(Some(m), d.len(), false),
+    );
+    // Later readers of the same tensor read the cast copy.
+    produced.insert(d.to_vec(), m.data_type.clone());
+    Some(c)
+}
+
+/// The master weights' cast to bf16 before forward call `i` of `refs` (`q` once rewritten),
+/// inserted into `out` before the weight reorder it feeds, else right before the call, with
+/// `position` kept up to date; whether the call has weights to cast.
+fn add_weight_cast(
+    refs: &[&Primitive],
+    i: usize,
+    q: &Primitive,
+    out: &mut Vec<Call>,
+    position: &mut [usize],
+) -> bool {
+    let p = refs[i];
+    let Some(w) = weights_dims(q) else {
+        return false;
+    };
+    // The framework's weights: the source of the weight reorder just before, else
+    // the call's own weights when explicit and plain.
+    let before = (0..i)
+        .rev()
+        .take_while(|&j| refs[j].kind.family() == K::Reorder)
+        .find(|&j| profilednn_cost::data_dims(refs[j]).as_deref() == Some(&w[..]));
+    let tag = framework_tag(
+        before
+            .and_then(|j| arg(refs[j], &["src"]))
+            .or_else(|| arg(p, &["wei", "weights"])),
+        w.len(),
+        is_channels_last(p),
+    );
+    // Before the weight reorder it feeds, else right before the call.
+    let at = before.map_or(out.len(), |j| position[j]);
+    out.insert(at, cast(&w, DataType::F32, DataType::Bf16, &tag));
+    for x in position.iter_mut().filter(|x| **x >= at) {
+        *x += 1;
+    }
+    true
+}
+
+/// Where the weight gradient of backward-weights call `i` of `refs` (`q` once rewritten) is
+/// cast back to f32: its dims, its layout, and whether a weight reorder follows the call.
+fn gradient_target(refs: &[&Primitive], i: usize, q: &Primitive) -> (Vec<u64>, String, bool) {
+    let (n, p) = (refs.len(), refs[i]);
+    let w = weights_dims(q).unwrap_or_default();
+    // The gradient goes back to the framework's weights, in the layout of the weight
+    // reorder right after (if any) else plain.
+    let after = (i + 1..n)
+        .take_while(|&j| refs[j].kind.family() == K::Reorder)
+        .find(|&j| profilednn_cost::data_dims(refs[j]).as_deref() == Some(&w[..]))
+        .and_then(|j| arg(refs[j], &["dst"]));
+    (
+        w.clone(),
+        framework_tag(after, w.len(), is_channels_last(p)),
+        after.is_some(),
+    )
+}
+
+/// Records the type call `q` writes activation `d` in (`produced`): the type its readers'
+/// casts start from.
+fn record_output(q: &Primitive, d: &[u64], produced: &mut HashMap<Vec<u64>, DataType>) {
+    let writes = if q.prop_kind.is_backward() {
+        arg(q, &["diff_src", "diff"]).or_else(|| arg(q, &["src"]))
+    } else {
+        arg(q, &["dst", "data", "dst_layer"])
+    };
+    if let Some(m) = writes {
+        if !m.data_type.is_undef() {
+            produced.insert(d.to_vec(), m.data_type.clone());
+        }
+    }
 }
 
 /// `--as f32`: the reverse, for a log of a bf16 (autocast) run — every bf16 tensor of every

@@ -5,6 +5,8 @@
 //! (not the fastest) rank is the reference: one fast rank is not what the others wait for.
 
 use super::*;
+use profilednn_analysis::nodes::SlowNode;
+use profilednn_analysis::summary::LogTotals;
 
 pub const ID: &str = "rank-imbalance";
 
@@ -16,7 +18,7 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         );
     }
     let per_iter = logs.iter().all(|l| l.per_iteration_time_ms.is_some());
-    let load = |l: &profilednn_analysis::summary::LogTotals| {
+    let load = |l: &LogTotals| {
         if per_iter {
             l.per_iteration_time_ms.unwrap_or(0.0)
         } else {
@@ -50,41 +52,7 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         order[(order.len() - 1) / 2],
         per_iter,
     );
-    // With nodes: the straggler's whole node slow is the machine; the straggler alone, its work.
-    let node_of = |source: &str| {
-        ev.nodes
-            .iter()
-            .find(|(s, _)| s == source)
-            .map(|(_, n)| n.as_str())
-    };
-    let slow_node = profilednn_analysis::nodes::slow_node(
-        &logs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, l)| Some((i as u32, node_of(&l.source)?, load(l))))
-            .collect::<Vec<_>>(),
-    );
-    let straggler_node = node_of(&slow.source);
-    let on_slow_node = slow_node
-        .as_ref()
-        .filter(|n| Some(n.node.as_str()) == straggler_node);
-    let node_text = match (straggler_node, on_slow_node) {
-        (Some(_), Some(n)) => format!(
-            "; its node {} is slow as a whole: every one of its {} ranks, the fastest {:.2}× the other nodes' median rank{} — the machine, not the rank's work",
-            n.node,
-            n.ranks.len(),
-            n.ratio,
-            if n.ranks.len() == 1 {
-                " (one rank per node: a slow rank and a slow node look the same)"
-            } else {
-                ""
-            }
-        ),
-        (Some(node), None) => format!(
-            "; a slow rank, not a slow node: the other ranks on {node} are not all slow"
-        ),
-        (None, _) => String::new(),
-    };
+    let (straggler_node, on_slow_node, node_text) = node_verdict(ev, slow, &load);
     let because = match &causes[..] {
         [] => String::new(),
         c => format!(
@@ -111,7 +79,7 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             ("per_iteration", json!(per_iter)),
             ("ranks", json!(logs.len())),
             ("straggler_node", json!(straggler_node)),
-            ("slow_node", json!(on_slow_node)),
+            ("slow_node", json!(on_slow_node.as_ref())),
             (
                 "causes",
                 json!(causes
@@ -122,18 +90,68 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         ]),
         Some(gain),
         "the straggler's oneDNN time above the median rank's, which every rank waits for",
-        if on_slow_node.is_some() {
-            "Look at the slow node rather than the ranks: a slower CPU or memory than the other \
-             nodes, another job on it, a lower clock (power or thermal limits), or fewer cores \
-             than its ranks were given; move the job off it or give it fewer ranks. `report` \
-             lists the nodes and their ranks."
-        } else {
-            "Give every rank the same work: the same mini-batch per rank (DistributedSampler with \
+        advice(on_slow_node.is_some()),
+    ))
+}
+
+/// With nodes known, whether the straggler's whole node is slow (the machine) or the straggler
+/// alone (its work): the straggler's node, its node when slow as a whole, and the clause that
+/// says which.
+fn node_verdict<'a>(
+    ev: &'a Evidence,
+    slow: &LogTotals,
+    load: &dyn Fn(&LogTotals) -> f64,
+) -> (Option<&'a str>, Option<SlowNode>, String) {
+    let logs = &ev.summary.per_log;
+    let node_of = |source: &str| {
+        ev.nodes
+            .iter()
+            .find(|(s, _)| s == source)
+            .map(|(_, n)| n.as_str())
+    };
+    let slow_node = profilednn_analysis::nodes::slow_node(
+        &logs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| Some((i as u32, node_of(&l.source)?, load(l))))
+            .collect::<Vec<_>>(),
+    );
+    let straggler_node = node_of(&slow.source);
+    let on_slow_node = slow_node.filter(|n| Some(n.node.as_str()) == straggler_node);
+    let node_text = match (straggler_node, on_slow_node.as_ref()) {
+        (Some(_), Some(n)) => format!(
+            "; its node {} is slow as a whole: every one of its {} ranks, the fastest {:.2}× the other nodes' median rank{} — the machine, not the rank's work",
+            n.node,
+            n.ranks.len(),
+            n.ratio,
+            if n.ranks.len() == 1 {
+                " (one rank per node: a slow rank and a slow node look the same)"
+            } else {
+                ""
+            }
+        ),
+        (Some(node), None) => format!(
+            "; a slow rank, not a slow node: the other ranks on {node} are not all slow"
+        ),
+        (None, _) => String::new(),
+    };
+    (straggler_node, on_slow_node, node_text)
+}
+
+/// What to do: about the slow node when the straggler's whole node is slow, else about the
+/// ranks' work.
+fn advice(on_slow_node: bool) -> &'static str {
+    if on_slow_node {
+        "Look at the slow node rather than the ranks: a slower CPU or memory than the other \
+         nodes, another job on it, a lower clock (power or thermal limits), or fewer cores \
+         than its ranks were given; move the job off it or give it fewer ranks. `report` \
+         lists the nodes and their ranks."
+    } else {
+        "Give every rank the same work: the same mini-batch per rank (DistributedSampler with \
          drop_last, equal local batch sizes), the same threads and cores per rank \
          (OMP_NUM_THREADS, pinning), and no other load on the straggler's cores. `report` \
          lists the primitive groups the straggler spends more time in."
-        },
-    ))
+    }
 }
 
 /// The primitive groups (kind and propagation) log `slow` spends more time in than log

@@ -287,6 +287,39 @@ struct Part {
     d: Vec<f32>,
 }
 
+impl Part {
+    /// The part of `per` elements from `start`, filled as `kernel` reads them: the pattern
+    /// where its checksums expect it, the update kernel's constant in `b`.
+    fn new(kernel: Kernel, start: usize, per: usize) -> Part {
+        let fill = |f: &dyn Fn(usize) -> f32| (start..start + per).map(f).collect();
+        let streams = kernel == Kernel::Read4;
+        Part {
+            start,
+            expected: pattern_sum(start, per) * if streams { 4.0 } else { 1.0 },
+            a: fill(&pattern),
+            b: if kernel == Kernel::Update {
+                fill(&|_| UPDATE_B)
+            } else if kernel.arrays() > 1 {
+                fill(&pattern)
+            } else {
+                Vec::new()
+            },
+            c: if kernel == Kernel::Update || streams {
+                fill(&pattern)
+            } else if kernel.arrays() > 2 {
+                fill(&|_| 1.0)
+            } else {
+                Vec::new()
+            },
+            d: if kernel == Kernel::Update || streams {
+                fill(&pattern)
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
 /// How a run is timed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Clock {
@@ -348,37 +381,7 @@ pub fn run_timed(
     // Each thread allocates and first-touches its own part (NUMA-local on multi-socket).
     let mut parts: Vec<Part> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
-            .map(|t| {
-                s.spawn(move || {
-                    let start = t * per;
-                    let fill = |f: &dyn Fn(usize) -> f32| (start..start + per).map(f).collect();
-                    let streams = kernel == Kernel::Read4;
-                    Part {
-                        start,
-                        expected: pattern_sum(start, per) * if streams { 4.0 } else { 1.0 },
-                        a: fill(&pattern),
-                        b: if kernel == Kernel::Update {
-                            fill(&|_| UPDATE_B)
-                        } else if kernel.arrays() > 1 {
-                            fill(&pattern)
-                        } else {
-                            Vec::new()
-                        },
-                        c: if kernel == Kernel::Update || streams {
-                            fill(&pattern)
-                        } else if kernel.arrays() > 2 {
-                            fill(&|_| 1.0)
-                        } else {
-                            Vec::new()
-                        },
-                        d: if kernel == Kernel::Update || streams {
-                            fill(&pattern)
-                        } else {
-                            Vec::new()
-                        },
-                    }
-                })
-            })
+            .map(|t| s.spawn(move || Part::new(kernel, t * per, per)))
             .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
@@ -393,33 +396,7 @@ pub fn run_timed(
                 .map(|part| {
                     s.spawn(move || {
                         let cpu0 = thread_cpu_seconds();
-                        let expected = part.expected;
-                        for _ in 0..reps {
-                            match kernel {
-                                Kernel::Read => {
-                                    let got = sum(std::hint::black_box(&part.a));
-                                    check(got, expected, "read");
-                                }
-                                Kernel::Read4 => {
-                                    let a = std::hint::black_box(&part.a);
-                                    check(sum4(a, &part.b, &part.c, &part.d), expected, "read4");
-                                }
-                                Kernel::Copy => {
-                                    part.b.copy_from_slice(std::hint::black_box(&part.a));
-                                    std::hint::black_box(&mut part.b);
-                                }
-                                Kernel::Triad => {
-                                    let (a, b, c) = (&mut part.a, &part.b, &part.c);
-                                    triad(a, std::hint::black_box(b), c);
-                                    std::hint::black_box(&mut part.a);
-                                }
-                                Kernel::Update => {
-                                    let (a, b) = (&mut part.a, std::hint::black_box(&part.b));
-                                    update(a, b, &mut part.c, &mut part.d);
-                                    std::hint::black_box((&mut part.a, &mut part.c, &mut part.d));
-                                }
-                            }
-                        }
+                        passes(kernel, part, reps);
                         Some(thread_cpu_seconds()? - cpu0?)
                     })
                 })
@@ -435,8 +412,52 @@ pub fn run_timed(
         };
         best = best.max((bytes_per_pass * reps) as f64 / secs / 1e9);
     }
-    // Outside the timing: every element written has the value the kernel must have produced.
-    for part in &parts {
+    verify(kernel, &parts, per, reps * runs.max(1) as u64);
+    BandwidthPoint {
+        kernel: kernel.name().to_string(),
+        working_set_bytes: working_set,
+        threads,
+        gbps: best,
+        runs: runs.max(1),
+    }
+}
+
+/// `reps` passes of `kernel` over `part`, each checked (the read kernels) or kept from being
+/// optimized away: the timed work of one thread.
+fn passes(kernel: Kernel, part: &mut Part, reps: u64) {
+    let expected = part.expected;
+    for _ in 0..reps {
+        match kernel {
+            Kernel::Read => {
+                let got = sum(std::hint::black_box(&part.a));
+                check(got, expected, "read");
+            }
+            Kernel::Read4 => {
+                let a = std::hint::black_box(&part.a);
+                check(sum4(a, &part.b, &part.c, &part.d), expected, "read4");
+            }
+            Kernel::Copy => {
+                part.b.copy_from_slice(std::hint::black_box(&part.a));
+                std::hint::black_box(&mut part.b);
+            }
+            Kernel::Triad => {
+                let (a, b, c) = (&mut part.a, &part.b, &part.c);
+                triad(a, std::hint::black_box(b), c);
+                std::hint::black_box(&mut part.a);
+            }
+            Kernel::Update => {
+                let (a, b) = (&mut part.a, std::hint::black_box(&part.b));
+                update(a, b, &mut part.c, &mut part.d);
+                std::hint::black_box((&mut part.a, &mut part.c, &mut part.d));
+            }
+        }
+    }
+}
+
+/// Outside the timing: every element written has the value `kernel` must have produced after
+/// `passes` passes over `parts` (of `per` elements each).
+fn verify(kernel: Kernel, parts: &[Part], per: usize, passes: u64) {
+    for part in parts {
         match kernel {
             Kernel::Read | Kernel::Read4 => {}
             Kernel::Copy => check(sum(&part.b), pattern_sum(part.start, per), "copy"),
@@ -447,7 +468,6 @@ pub fn run_timed(
             ),
             Kernel::Update => {
                 // `passes` applications of a ↦ 8 − a: the pattern after an even number.
-                let passes = reps * runs.max(1) as u64;
                 let want = if passes.is_multiple_of(2) {
                     pattern_sum(part.start, per)
                 } else {
@@ -458,13 +478,6 @@ pub fn run_timed(
                 }
             }
         }
-    }
-    BandwidthPoint {
-        kernel: kernel.name().to_string(),
-        working_set_bytes: working_set,
-        threads,
-        gbps: best,
-        runs: runs.max(1),
     }
 }
 

@@ -4,7 +4,7 @@
 //! backwards, so its right padding follows from the sizes with input and output swapped.
 
 use super::spatial;
-use crate::api::Handle;
+use crate::api::{Api, Handle, Status};
 use crate::build::{alg, find, i64s, prop, Built};
 use profilednn_cost::{ConvProblem, Descriptor, SpatialDim};
 use profilednn_model::{Primitive, PropKind};
@@ -57,54 +57,14 @@ pub(crate) fn rebuild_deconvolution(b: &mut Built, p: &Primitive) -> Result<(), 
 fn rebuild_family(b: &mut Built, p: &Primitive, f: &Family) -> Result<(), SkipReason> {
     let prb =
         ConvProblem::parse(&p.problem, f.deconv).map_err(|e| SkipReason::Problem(e.reason))?;
-    let grouped = Descriptor::parse(&p.problem).is_some_and(|x| x.has("g"));
-    let src_d = i64s(&prb.src_dims());
-    let dst_d = i64s(&prb.dst_dims());
-    let mut wei_d = if grouped {
-        vec![
-            prb.g as i64,
-            (prb.oc / prb.g) as i64,
-            (prb.ic / prb.g) as i64,
-        ]
-    } else {
-        vec![prb.oc as i64, prb.ic as i64]
-    };
-    wei_d.extend(prb.spatial.iter().map(|s| s.k as i64));
-    let dt = b.dt.clone();
-    let src = b.md(&src_d, find(p, &["src", "diff_src"]), &dt)?;
-    let wei = b.md(&wei_d, find(p, &["wei", "diff_wei"]), &dt)?;
-    let dst = b.md(&dst_d, find(p, &["dst", "diff_dst"]), &dt)?;
-    let bia = match find(p, &["bia", "diff_bia"]) {
-        Some(m) => b.md(&[prb.oc as i64], Some(m), "f32")?,
-        None => null_mut(),
-    };
+    let t = tensors(b, p, &prb)?;
+    let (src, wei, bia, dst, dst_d) = (t.src, t.wei, t.bia, t.dst, t.dst_dims);
     let (d, engine) = (b.d, b.engine);
     let api = &d.api;
     let a = alg(d, p.algorithm().unwrap_or(f.default_alg))?;
-    let dims: Vec<SpatialDim> = if f.deconv {
-        let swap = |x: &SpatialDim| SpatialDim {
-            i: x.o,
-            o: x.i,
-            ..*x
-        };
-        prb.spatial.iter().map(swap).collect()
-    } else {
-        prb.spatial.clone()
-    };
+    let dims = data_flow(&prb, f.deconv);
     let (s, dl, pl, pr, _) = spatial(&dims);
-    let (fwd, bwd_data, bwd_weights) = if f.deconv {
-        (
-            api.dnnl_deconvolution_forward_primitive_desc_create,
-            api.dnnl_deconvolution_backward_data_primitive_desc_create,
-            api.dnnl_deconvolution_backward_weights_primitive_desc_create,
-        )
-    } else {
-        (
-            api.dnnl_convolution_forward_primitive_desc_create,
-            api.dnnl_convolution_backward_data_primitive_desc_create,
-            api.dnnl_convolution_backward_weights_primitive_desc_create,
-        )
-    };
+    let (fwd, bwd_data, bwd_weights) = creators(api, f.deconv);
     let attr = b.attr(p, &dst_d)?;
     let check = crate::status::check;
     // The forward descriptor, also the hint a backward one is created from.
@@ -185,5 +145,129 @@ fn rebuild_family(b: &mut Built, p: &Primitive, f: &Family) -> Result<(), SkipRe
             family: f.name,
             prop: o.to_string(),
         }),
+    }
+}
+
+/// The memory descriptors of a convolution's four tensors, and the destination's dims (its
+/// attributes' post-ops need them).
+struct Tensors {
+    src: Handle,
+    wei: Handle,
+    bia: Handle,
+    dst: Handle,
+    dst_dims: Vec<i64>,
+}
+
+/// The tensors of `prb` as the log lays them out: grouped weights get their group dimension,
+/// bias is f32 unless the log types it, no bias is a null descriptor.
+fn tensors(b: &mut Built, p: &Primitive, prb: &ConvProblem) -> Result<Tensors, SkipReason> {
+    let grouped = Descriptor::parse(&p.problem).is_some_and(|x| x.has("g"));
+    let src_d = i64s(&prb.src_dims());
+    let dst_d = i64s(&prb.dst_dims());
+    let mut wei_d = if grouped {
+        vec![
+            prb.g as i64,
+            (prb.oc / prb.g) as i64,
+            (prb.ic / prb.g) as i64,
+        ]
+    } else {
+        vec![prb.oc as i64, prb.ic as i64]
+    };
+    wei_d.extend(prb.spatial.iter().map(|s| s.k as i64));
+    let dt = b.dt.clone();
+    let src = b.md(&src_d, find(p, &["src", "diff_src"]), &dt)?;
+    let wei = b.md(&wei_d, find(p, &["wei", "diff_wei"]), &dt)?;
+    let dst = b.md(&dst_d, find(p, &["dst", "diff_dst"]), &dt)?;
+    let bia = match find(p, &["bia", "diff_bia"]) {
+        Some(m) => b.md(&[prb.oc as i64], Some(m), "f32")?,
+        None => null_mut(),
+    };
+    Ok(Tensors {
+        src,
+        wei,
+        bia,
+        dst,
+        dst_dims: dst_d,
+    })
+}
+
+/// The spatial dims as the data flows: a deconvolution runs a convolution backwards, so its
+/// input and output sizes swap roles (its right padding follows from them).
+fn data_flow(prb: &ConvProblem, deconv: bool) -> Vec<SpatialDim> {
+    if deconv {
+        let swap = |x: &SpatialDim| SpatialDim {
+            i: x.o,
+            o: x.i,
+            ..*x
+        };
+        prb.spatial.iter().map(swap).collect()
+    } else {
+        prb.spatial.clone()
+    }
+}
+
+/// `dnnl_(de)convolution_forward_primitive_desc_create`'s signature.
+type Forward = unsafe extern "C" fn(
+    *mut Handle,
+    Handle,
+    c_int,
+    c_int,
+    Handle,
+    Handle,
+    Handle,
+    Handle,
+    *const i64,
+    *const i64,
+    *const i64,
+    *const i64,
+    Handle,
+) -> Status;
+/// `dnnl_(de)convolution_backward_data_primitive_desc_create`'s signature.
+type BackwardData = unsafe extern "C" fn(
+    *mut Handle,
+    Handle,
+    c_int,
+    Handle,
+    Handle,
+    Handle,
+    *const i64,
+    *const i64,
+    *const i64,
+    *const i64,
+    Handle,
+    Handle,
+) -> Status;
+/// `dnnl_(de)convolution_backward_weights_primitive_desc_create`'s signature.
+type BackwardWeights = unsafe extern "C" fn(
+    *mut Handle,
+    Handle,
+    c_int,
+    Handle,
+    Handle,
+    Handle,
+    Handle,
+    *const i64,
+    *const i64,
+    *const i64,
+    *const i64,
+    Handle,
+    Handle,
+) -> Status;
+
+/// The family's descriptor constructors (forward, backward data, backward weights): the two
+/// families share their C signatures, so one builder serves both.
+fn creators(api: &Api, deconv: bool) -> (Forward, BackwardData, BackwardWeights) {
+    if deconv {
+        (
+            api.dnnl_deconvolution_forward_primitive_desc_create,
+            api.dnnl_deconvolution_backward_data_primitive_desc_create,
+            api.dnnl_deconvolution_backward_weights_primitive_desc_create,
+        )
+    } else {
+        (
+            api.dnnl_convolution_forward_primitive_desc_create,
+            api.dnnl_convolution_backward_data_primitive_desc_create,
+            api.dnnl_convolution_backward_weights_primitive_desc_create,
+        )
     }
 }
