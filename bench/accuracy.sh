@@ -14,7 +14,8 @@
 #     a python3 that imports torch and torchvision), else the committed fixtures/whatif logs;
 #   - the whole step (`replay --torch-trace`) of a live GPT-style transformer and an MLP, as
 #     recorded and as bf16 / 1-thread / half-batch what-ifs, against real runs (10 % / 20 % printed as
-#     MET/MISSED, not enforced yet: issue 38; SKIPPED without PROFILEDNN_TORCH_PYTHON);
+#     MET/MISSED, up to 3 attempts; a pair off by > 40 % at every attempt fails; SKIPPED without
+#     PROFILEDNN_TORCH_PYTHON);
 #   - `profilednn plan` of a live torchrun ResNet-18 run (1 rank x 2 threads, global batch 16)
 #     against real 1x2 and 2x1 runs: the same order, each within 20 % (SKIPPED without torchrun);
 #   - `plan --torch-trace` of a live GPT run against torchrun runs of the same model at 1x2 and

@@ -1,12 +1,15 @@
 //! The PyTorch trace reader on arbitrary bytes: it must return (a trace or an error), never
 //! panic, whatever the nesting, strings, escapes or truncation; and no operator it keeps may
 //! end before it starts (NaN times aside); the torch.compile readings (compiling iterations,
-//! kernel names, the compiled-frames key) take whatever it kept. It does not join (that needs a
-//! log).
+//! kernel names, the compiled-frames key) take whatever it kept; and the framework cost model
+//! prices each op it kept (shapes, tensor lists, concrete inputs: absurd sizes, zero strides,
+//! odd text) as a count or as uncosted, never a panic or a wrapped number. It does not join
+//! (that needs a log).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use profilednn_analysis::torch_trace::{compiled, read_trace_from};
+use profilednn_cost::framework::{cost, OpCall};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(t) = read_trace_from(data, "fuzz") {
@@ -16,6 +19,13 @@ fuzz_target!(|data: &[u8]| {
             if let Some(k) = compiled::kernel(&op.name) {
                 assert!(k.fused.iter().all(|f| !f.is_empty()));
             }
+            let _ = cost(&OpCall {
+                name: &op.name,
+                dims: &op.dims,
+                types: &op.types,
+                lists: &op.lists,
+                concrete: &op.concrete,
+            });
         }
         for c in compiled::compiling_iterations(&t.ops) {
             assert!(c.compile_ms >= 0.0 || c.compile_ms.is_nan());

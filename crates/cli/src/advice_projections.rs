@@ -2,7 +2,7 @@
 //! file's projection, turned into the advice's figures by `profilednn_project::advice`.
 
 use anyhow::{bail, Result};
-use profilednn_advice::{Evidence, Projected, Thresholds};
+use profilednn_advice::Projected;
 use profilednn_analysis::Profile;
 use profilednn_replay::Replay;
 use std::path::{Path, PathBuf};
@@ -54,30 +54,4 @@ pub fn of(log: &Path, profile: &Profile, replay: &Replay, name: &str) -> Result<
     Ok(profilednn_project::advice::projected(
         &pr, profile, replay, name,
     ))
-}
-
-/// The what-if projections the advice rules take, for `advise` and `report` alike: those of the
-/// replay files (`--replay`), and with `project` (`--project`, its `--dnnl-lib`) the what-ifs
-/// the rules want on `evidence`, replayed here through oneDNN.
-pub(crate) fn projections(
-    logs: &[PathBuf],
-    profiles: &[Profile],
-    evidence: &Evidence,
-    thresholds: &Thresholds,
-    replay_files: &[PathBuf],
-    project: Option<Option<&std::path::Path>>,
-    no_progress: bool,
-) -> Result<Vec<profilednn_advice::Projected>> {
-    let mut projections = crate::advice_projections::from_files(logs, profiles, replay_files)?;
-    if let Some(dnnl_lib) = project {
-        let wanted = profilednn_advice::wanted_what_ifs(evidence, thresholds);
-        projections.extend(crate::whatif_run::project(
-            logs,
-            profiles,
-            &wanted,
-            dnnl_lib,
-            no_progress,
-        )?);
-    }
-    Ok(projections)
 }

@@ -41,7 +41,7 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     }
     let thresholds = args.thresholds.thresholds();
     let evidence = log_machine.evidence(&profiles, &merged, &summary, torch.as_ref(), &nodes);
-    let projections = crate::advice_projections::projections(
+    let projections = crate::advice_what_ifs::projections(
         &args.logs,
         &profiles,
         &evidence,

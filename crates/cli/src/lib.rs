@@ -5,6 +5,7 @@
 //! `profilednn` console script (`pip install ./python` installs kernels and command at once).
 
 mod advice_projections;
+mod advice_what_ifs;
 mod advise_args;
 mod advise_cmd;
 mod benchdnn_cmd;
@@ -29,6 +30,7 @@ mod record_ranks;
 mod replay_args;
 mod replay_cmd;
 mod replay_file;
+mod replay_output;
 mod replay_torch;
 mod report_args;
 mod report_cmd;

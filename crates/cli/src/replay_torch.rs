@@ -35,7 +35,7 @@ pub(crate) fn without_onednn(
         results: Vec::new(),
         framework: Some(framework(args, trace, &profile)?),
     };
-    crate::replay_cmd::write(args, &replay, &profile, &[])
+    crate::replay_output::write(args, &replay, &profile, &[])
 }
 
 /// The whole step's framework ops, replayed through PyTorch from the profiler trace.

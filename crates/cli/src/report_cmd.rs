@@ -56,7 +56,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     }
     let evidence = || log_machine.evidence(&profiles, &merged, &summary, torch.as_ref(), &nodes);
     let thresholds = Thresholds::default();
-    let projections = crate::advice_projections::projections(
+    let projections = crate::advice_what_ifs::projections(
         &args.logs,
         &profiles,
         &evidence(),

@@ -548,3 +548,85 @@ fn diff_of_eager_and_compiled_names_the_kernels_ops_moved_into() {
     }
     assert_eq!(gelu["after_ms"], 0.0);
 }
+
+/// Convolutions with oneDNN off (`thnn`: `torch.backends.mkldnn` disabled, ATen's
+/// `_slow_conv2d`) are costed from the trace's shapes and concrete inputs (stride, padding,
+/// groups), with the count the oneDNN model gives the very same convolutions where they ran in
+/// oneDNN (`fusedadamw`, the same network and batch: its log's convolution primitives, forward
+/// and backward data + weights). The fused AdamW kernel is costed at 14 operations per
+/// parameter element, the elements read from the trace's own parameter list.
+#[test]
+fn convolutions_outside_onednn_and_the_fused_optimizer_are_costed() {
+    let thnn = framework(
+        "fixtures/torch/thnn.log.gz",
+        "fixtures/torch/thnn.trace.json.gz",
+    );
+    let machine = root().join("fixtures/machine/xeon-8480-spec.json");
+    let log = root().join("fixtures/torch/fusedadamw.log.gz");
+    let r = json_of(&[
+        "report",
+        &log.display().to_string(),
+        "--machine",
+        &machine.display().to_string(),
+        "--top",
+        "1000",
+        "--format",
+        "json",
+    ]);
+    let e = &r["efficiency"];
+    assert_eq!(
+        e["primitives"].as_array().unwrap().len() as u64,
+        e["total_primitives"].as_u64().unwrap()
+    );
+    let onednn = |prop: &str| -> u64 {
+        e["primitives"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["prim_kind"] == "convolution" && p["prop_kind"] == prop)
+            .map(|p| p["flops_per_call"].as_u64().unwrap() * p["calls"].as_u64().unwrap())
+            .sum()
+    };
+    let forward = row(&thnn, "aten::conv2d");
+    assert_eq!(forward["runs_in"], "ATen");
+    assert_eq!(forward["family"], "convolution");
+    assert_eq!(
+        forward["flops"].as_u64().unwrap(),
+        onednn("forward_training")
+    );
+    let backward = row(&thnn, "aten::convolution_backward");
+    assert_eq!(backward["runs_in"], "ATen");
+    assert_eq!(
+        backward["flops"].as_u64().unwrap(),
+        onednn("backward_data") + onednn("backward_weights")
+    );
+    assert!(thnn["costed_share"].as_f64().unwrap() >= 0.8);
+    // Where they ran in oneDNN, the same ops say so.
+    let fused = framework(
+        "fixtures/torch/fusedadamw.log.gz",
+        "fixtures/torch/fusedadamw.trace.json.gz",
+    );
+    assert_eq!(row(&fused, "aten::conv2d")["runs_in"], "oneDNN");
+    // AdamW: Σ parameter elements over the calls, by hand from the trace.
+    let trace = trace_json("fixtures/torch/fusedadamw.trace.json.gz");
+    let mut elements = 0u64;
+    let mut calls = 0u64;
+    for ev in trace["traceEvents"].as_array().unwrap() {
+        if ev["name"] == "aten::_fused_adamw_" && ev["ph"] == "X" {
+            calls += 1;
+            for shape in ev["args"]["Input Dims"][0].as_array().unwrap() {
+                elements += shape
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|d| d.as_u64().unwrap())
+                    .product::<u64>();
+            }
+        }
+    }
+    assert!(calls > 0 && elements > 0);
+    let adamw = row(&fused, "aten::_fused_adamw_");
+    assert_eq!(adamw["flops"].as_u64().unwrap(), 14 * elements);
+    assert_eq!(adamw["bytes"].as_u64().unwrap(), 7 * 4 * elements);
+    assert_eq!(adamw["runs_in"], "ATen");
+}

@@ -8,10 +8,16 @@
 //! steady iterations, the first left out).
 //!
 //! Targets: the same run within 10 %, every what-if within 20 %. Each pair is printed with
-//! MET or MISSED; a missed pair is recorded and replayed again (at most 2 attempts, each
-//! printed). The targets are not enforced yet (issue 38 is open: the note there says where each
-//! error comes from); what fails the test is a replay that does not run, or one that carries
-//! over more than 5 % of the step's op time (calls it could not rebuild).
+//! MET or MISSED; a missed pair is recorded and replayed again (at most 3 attempts, each
+//! printed, as the other accuracy checks do). Measured on a quiet 2-vCPU Zen 4: two identical
+//! real runs back to back differ by up to 18 % (steady medians 169 and 199 ms), two replays of
+//! one trace by up to 23 % — every op alike, the VM's speed, not the model's error — so a
+//! single attempt can miss a 10 % target whatever the projection does.
+//!
+//! What fails the test: a replay that does not run, one that carries over more than 5 % of the
+//! step's op time (calls it could not rebuild), or a pair off by more than 40 % at every
+//! attempt (a regression bound, twice the noise: the f32 → bf16 projection of a transformer
+//! was −96 % before the whole step was replayed).
 //!
 //! Needs `PROFILEDNN_TORCH_PYTHON` (a Python with torch and the `profilednn` package, as
 //! `.ci/run` installs) and oneDNN (`PROFILEDNN_DNNL_LIB`), else SKIPPED.
@@ -57,6 +63,12 @@ const MODELS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
+
+/// Attempts per pair: a missed pair is recorded and replayed again.
+const ATTEMPTS: u32 = 3;
+
+/// The bound the test enforces on a pair's best attempt (see the module's doc).
+const REGRESSION: f64 = 0.40;
 
 /// Records `args` with `record --torch`; the log (the trace is beside it).
 fn record(py: &str, dir: &Path, name: &str, args: &[&str]) -> PathBuf {
@@ -207,7 +219,8 @@ fn whole_step_projections_against_real_runs() {
                 flags.push(half_batch);
             }
             let flags = &flags[..];
-            for attempt in 1..=2 {
+            let mut best = f64::INFINITY;
+            for attempt in 1..=ATTEMPTS {
                 let tag = format!("{model}-{}-{attempt}", what.replace([' ', '-'], ""));
                 let base = record(&py, &dir, &format!("{tag}-base"), args);
                 let (projected, logged, carried, p) = project(&lib, &base, &dir, &tag, flags);
@@ -226,6 +239,7 @@ fn whole_step_projections_against_real_runs() {
                 let real = steady_step_ms(&real_log);
                 let err = projected / real - 1.0;
                 let met = err.abs() <= *target;
+                best = best.min(err.abs());
                 println!(
                     "whole step {model} {what:<12} attempt {attempt}: projected {projected:7.1} ms \
                      (the replayed iteration logged {logged:7.1}) vs real {real:7.1} ms: {:+.1} % \
@@ -242,6 +256,12 @@ fn whole_step_projections_against_real_runs() {
                     break;
                 }
             }
+            assert!(
+                best <= REGRESSION,
+                "{model} {what}: off by {:.1} % at best over {ATTEMPTS} attempts (more than {:.0} %)",
+                best * 100.0,
+                REGRESSION * 100.0
+            );
         }
     }
 }

@@ -21,7 +21,7 @@ pub struct FrameworkOpResult {
     pub name: String,
     /// forward, loss, backward, optimizer, zero_grad, data.
     pub phase: String,
-    /// The cost model's family (`gemm`, `attention`, `normalization`, `elementwise`), if any.
+    /// The cost model's family (`gemm`, `attention`, `convolution`, `normalization`, `elementwise`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub family: Option<String>,
     pub method: UnitMethod,

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct FrameworkOpRow {
     pub name: String,
-    /// `gemm`, `attention`, `normalization`, `elementwise`; absent for an op without a model.
+    /// `gemm`, `attention`, `convolution`, `normalization`, `elementwise`; absent for an op without a model.
     pub family: Option<&'static str>,
     /// Where its work runs: `oneDNN` when the log's primitives took most of its time (a GEMM
     /// under bf16 autocast), else `BLAS` for a GEMM (MKL, f32) and `ATen` for the rest.
@@ -174,19 +174,21 @@ pub(crate) fn family_name(f: Family) -> &'static str {
     match f {
         Family::Gemm => "gemm",
         Family::Attention => "attention",
+        Family::Convolution => "convolution",
         Family::Normalization => "normalization",
         Family::Elementwise => "elementwise",
     }
 }
 
 /// Where an op's work runs: oneDNN when primitives of the log ran inside it, else the BLAS for a
-/// GEMM (PyTorch's f32 GEMMs go to MKL) and ATen's own kernels for the rest.
+/// GEMM (PyTorch's f32 GEMMs go to MKL) and ATen's own kernels for the rest (a convolution with
+/// oneDNN off: `_slow_conv2d`, im2col and a GEMM of its own).
 fn runs_in(family: Option<Family>, onednn_ms: f64, time_ms: f64) -> &'static str {
     match family {
-        // A GEMM that issued primitives ran its product in oneDNN (the rest of its time is
-        // autocast's casts); another op only when they took most of its time (a flash-attention
+        // A GEMM or a convolution that issued primitives ran its product in oneDNN (the rest of
+        // its time is autocast's casts, or the reorders of its weights); another op only when they took most of its time (a flash-attention
         // backward that issues a few reorders stays ATen).
-        Some(Family::Gemm) if onednn_ms > 0.0 => "oneDNN",
+        Some(Family::Gemm | Family::Convolution) if onednn_ms > 0.0 => "oneDNN",
         _ if onednn_ms > 0.0 && onednn_ms * 2.0 >= time_ms => "oneDNN",
         Some(Family::Gemm) => "BLAS",
         _ => "ATen",

@@ -42,9 +42,10 @@ pub struct Op {
     /// A tensor list argument's shapes (`_foreach_*`, `_fused_adamw_`), one entry per argument
     /// (empty for the others); no entries when the op has no tensor list.
     pub lists: Vec<Vec<Vec<i64>>>,
-    /// `Concrete Inputs` (a scalar argument's value, `""` for a tensor), kept for the attention
-    /// ops only, whose cost depends on one (`is_causal`): for every op they would cost a trace of
-    /// millions of events its memory for nothing.
+    /// `Concrete Inputs` (a scalar argument's value, `""` for a tensor), kept only for the ops
+    /// whose cost depends on one (attention's `is_causal`, a convolution's stride and padding, a
+    /// fused optimizer's hyper-parameters): for every op they would cost a trace of millions of
+    /// events its memory for nothing.
     pub concrete: Vec<String>,
 }
 
@@ -107,6 +108,12 @@ fn shape(v: &serde_json::Value) -> Vec<i64> {
         .map(|x| x.as_i64())
         .collect::<Option<Vec<i64>>>()
         .unwrap_or_default()
+}
+
+/// The ops whose cost reads a `Concrete Inputs` value: attention (`is_causal`), convolutions
+/// (stride, padding, dilation) and the fused optimizers (their hyper-parameters).
+fn keeps_concrete(name: &str) -> bool {
+    name.contains("attention") || name.contains("conv") || name.contains("_fused_")
 }
 
 /// An `Input Dims` entry as a tensor list's shapes (a list of integer lists), else none.
@@ -202,7 +209,7 @@ fn op_of(obj: &[u8]) -> Option<Op> {
                 .map(|t| t.as_str().unwrap_or("").to_string())
                 .collect(),
             a.dims.iter().flatten().map(shape_list).collect::<Vec<_>>(),
-            if name.contains("attention") {
+            if keeps_concrete(&name) {
                 a.concrete
                     .iter()
                     .flatten()

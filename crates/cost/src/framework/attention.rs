@@ -6,8 +6,12 @@
 //! - backward `2·B·H·L·S·(3E + 2Ev)`: the scores again, `dV = Pᵀ·dO`, `dP = dO·Vᵀ`, `dQ = dS·K`,
 //!   `dK = dSᵀ·Q`.
 //!
-//! The whole `L × S` score matrix is counted even under a causal mask (the shapes do not say
-//! whether one was applied; flash kernels skip the masked blocks): an upper bound on the work.
+//! Under a causal mask (`is_causal` true in the trace's `Concrete Inputs`) only the unmasked
+//! score entries count: row `i` of the `L × S` scores keeps `min(i + 1, S)` (PyTorch's
+//! top-left `tril`), `Σ min(i + 1, S)` pairs in place of `L·S` — about half for `L = S`, the
+//! work the flash kernels do (they skip the masked blocks; at block granularity a little more).
+//! The math variant computes every score and masks after: it keeps `L·S`, as does a trace
+//! without concrete inputs (an upper bound then).
 //! Bytes: every tensor argument read once, and the outputs (`O`, plus `dQ dK dV` backward)
 //! written once.
 
@@ -50,9 +54,35 @@ fn sizes(op: &OpCall, q: usize) -> Result<(N, u64, u64, u64, u64), Unknown> {
     Ok((bh, l, s, e, ev))
 }
 
+/// Where each op takes `is_causal` (its schema's argument index).
+fn causal_at(name: &str) -> Option<usize> {
+    Some(match name.strip_prefix("aten::").unwrap_or(name) {
+        "scaled_dot_product_attention" => 5,
+        "_scaled_dot_product_flash_attention_for_cpu" | "_scaled_dot_product_flash_attention" => 4,
+        "_scaled_dot_product_efficient_attention" => 6,
+        "_scaled_dot_product_flash_attention_for_cpu_backward" => 7,
+        "_scaled_dot_product_flash_attention_backward"
+        | "_scaled_dot_product_efficient_attention_backward" => 11,
+        _ => return None,
+    })
+}
+
+/// The score entries computed: `L·S`, or under a causal mask `Σ_{i<L} min(i + 1, S)`.
+fn pairs(op: &OpCall, l: u64, s: u64) -> N {
+    let causal = causal_at(op.name)
+        .and_then(|i| op.concrete.get(i))
+        .is_some_and(|c| c.trim() == "True");
+    if !causal {
+        return N::from(l) * s;
+    }
+    // Rows 0..min(L, S) keep i + 1 entries; rows past S keep all S.
+    let m = l.min(s);
+    N::from(m) * (m + 1) / 2 + N::from(l - m) * s
+}
+
 fn forward(op: &OpCall) -> Result<Cost, Unknown> {
     let (bh, l, s, e, ev) = sizes(op, 0)?;
-    let flops = bh * l * s * (e + ev) * 2u64;
+    let flops = bh * pairs(op, l, s) * (e + ev) * 2u64;
     // The output is like the query with the value's last dimension.
     let q = bytes(op, 0)?;
     let out = if e == 0 { N::ZERO } else { q * ev / e };
@@ -67,7 +97,7 @@ fn forward(op: &OpCall) -> Result<Cost, Unknown> {
 /// `(grad_out, query, key, value, out, logsumexp, …)`.
 fn backward(op: &OpCall) -> Result<Cost, Unknown> {
     let (bh, l, s, e, ev) = sizes(op, 1)?;
-    let flops = bh * l * s * (e * 3 + ev * 2) * 2u64;
+    let flops = bh * pairs(op, l, s) * (e * 3 + ev * 2) * 2u64;
     let grads = bytes(op, 1)? + bytes(op, 2)? + bytes(op, 3)?;
     Ok(Cost {
         flops: count(op, flops, "flops")?,
@@ -128,5 +158,84 @@ mod tests {
         .unwrap();
         assert_eq!(c.flops, 2 * 8 * 64 * 64 * (3 * 32 + 2 * 32));
         assert_eq!(c.bytes, 4 * (5 * t + 2 * 4 * 64 + 3 * t));
+    }
+
+    /// `is_causal=True` (the GPT fixture's `Concrete Inputs`): row i of the 64 × 64 scores keeps
+    /// i + 1 entries, 64·65/2 = 2080 of 4096; L = 3 queries over S = 5 keys keep 1 + 2 + 3, and
+    /// L = 5 over S = 3 keep 1 + 2 + 3 + 3 + 3. The math variant computes every score.
+    #[test]
+    fn causal_by_hand() {
+        let qkv = vec![2, 4, 64, 32];
+        let dims = [
+            qkv.clone(),
+            qkv.clone(),
+            qkv.clone(),
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+        ];
+        let types: Vec<String> = ["float", "float", "float", "Scalar", "Scalar", "", ""]
+            .map(String::from)
+            .to_vec();
+        let concrete: Vec<String> = ["", "", "", "0.", "True", "", ""]
+            .map(String::from)
+            .to_vec();
+        let flops = |name: &str, dims: &[Vec<i64>], concrete: &[String]| {
+            cost(&OpCall {
+                name,
+                dims,
+                types: &types,
+                concrete,
+                ..Default::default()
+            })
+            .unwrap()
+            .flops
+        };
+        let flash = "aten::_scaled_dot_product_flash_attention_for_cpu";
+        assert_eq!(flops(flash, &dims, &concrete), 2 * 8 * 2080 * (32 + 32));
+        let math = "aten::_scaled_dot_product_attention_math";
+        let math_concrete: Vec<String> = ["", "", "", "", "0.", "True", ""]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            flops(math, &dims, &math_concrete),
+            2 * 8 * 64 * 64 * (32 + 32)
+        );
+        let shapes = |l: i64, s: i64| {
+            [
+                vec![1, 1, l, 8],
+                vec![1, 1, s, 8],
+                vec![1, 1, s, 8],
+                vec![],
+                vec![],
+                vec![],
+                vec![],
+            ]
+        };
+        assert_eq!(flops(flash, &shapes(3, 5), &concrete), 2 * 6 * 16);
+        assert_eq!(flops(flash, &shapes(5, 3), &concrete), 2 * 12 * 16);
+        // Backward takes is_causal at argument 7.
+        let dims = [
+            qkv.clone(),
+            qkv.clone(),
+            qkv.clone(),
+            qkv.clone(),
+            qkv.clone(),
+            vec![2, 4, 64],
+        ];
+        let types6: Vec<String> = ["float"; 6].map(String::from).to_vec();
+        let concrete: Vec<String> = ["", "", "", "", "", "", "0.", "True", "", ""]
+            .map(String::from)
+            .to_vec();
+        let c = cost(&OpCall {
+            name: "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
+            dims: &dims,
+            types: &types6,
+            concrete: &concrete,
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(c.flops, 2 * 8 * 2080 * (3 * 32 + 2 * 32));
     }
 }

@@ -20,9 +20,11 @@
 //! ```
 
 mod attention;
+mod conv;
 mod elementwise;
 mod gemm;
 mod norm;
+mod optimizer;
 mod tensor;
 
 use crate::{Cost, Unknown};
@@ -45,11 +47,13 @@ pub struct OpCall<'a> {
 }
 
 /// Where the work of a costed op runs, for the whole-step breakdown: a GEMM goes to the BLAS
-/// (MKL) in f32 and to oneDNN under bf16 autocast; everything else named here runs in ATen.
+/// (MKL) in f32 and to oneDNN under bf16 autocast; a convolution to oneDNN unless it is off
+/// for it; everything else named here runs in ATen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
     Gemm,
     Attention,
+    Convolution,
     Normalization,
     Elementwise,
 }
@@ -83,8 +87,14 @@ fn model(name: &str) -> Option<(Family, Model)> {
     if let Some(m) = attention::model(bare) {
         return Some((Family::Attention, m));
     }
+    if let Some(m) = conv::model(bare) {
+        return Some((Family::Convolution, m));
+    }
     if let Some(m) = norm::model(bare) {
         return Some((Family::Normalization, m));
+    }
+    if let Some(m) = optimizer::model(bare) {
+        return Some((Family::Elementwise, m));
     }
     elementwise::model(bare).map(|m| (Family::Elementwise, m))
 }
