@@ -193,7 +193,9 @@ fn steady_of_labelled(path: &Path, set: &RankSet, profiles: &[Profile]) -> Resul
 
 /// A single-process log (or stdin).
 fn read_single(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Result<Logged> {
-    let profile = crate::load::profile(path, None, None, true)?;
+    // With the trace's batch (`plan --torch-trace`), a log without a oneDNN line (an f32
+    // transformer, a compiled model) still plans: the step is the trace's.
+    let profile = crate::load::profile_with(path, None, None, true, batch.is_some())?;
     let bytes = read_all(path)?;
     let (outside, onednn) = times_of(&iteration_times(&bytes));
     let (calls, from) = steady_iteration(stream(path, bytes), &profile);

@@ -560,3 +560,25 @@ fn whole_step_plan_takes_the_batch_and_gradients_from_the_trace() {
         "{e}"
     );
 }
+
+/// A log without a single oneDNN line (the compiled GPT: its work in Inductor's kernels and
+/// the BLAS) plans from its trace alone: the same parameter count as the eager GPT of the same
+/// shape (2 layers, d = 128: 37 tensors), the batch its tensors give. Without the trace the log
+/// has nothing to plan, and says why.
+#[test]
+fn whole_step_plan_of_a_log_without_onednn_lines() {
+    let t = |f: &str| root().join("fixtures/torch").join(f).display().to_string();
+    let p = dry_plan(&[
+        &t("gpt-compiled.log.gz"),
+        "--cores",
+        "2",
+        "--torch-trace",
+        &t("gpt-compiled.trace.json.gz"),
+    ]);
+    assert_eq!(p["whole_step"]["gradient_tensors"], 37);
+    assert_eq!(p["footprint"]["gradient_bytes"], 4 * 536_064);
+    assert!(p["global_batch"].as_u64().unwrap() > 0);
+    assert_eq!(p["rows"].as_array().unwrap().len(), 2);
+    let e = refused(&[&t("gpt-compiled.log.gz"), "--cores", "2", "--dry-run"]);
+    assert!(e.contains("no oneDNN verbose line found"), "{e}");
+}

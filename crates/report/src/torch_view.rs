@@ -275,7 +275,14 @@ fn runs_in(out: &mut String, j: &TorchJoin) {
     if j.runs_in.is_empty() {
         return;
     }
-    let _ = writeln!(out, "\nWhere the step runs (ms per steady iteration)");
+    // "Steady" only when compiling iterations were set apart: an eager run's iterations are
+    // all in it, the first one's warm-up included.
+    let per = if j.compiling.is_empty() {
+        "per iteration"
+    } else {
+        "per steady iteration"
+    };
+    let _ = writeln!(out, "\nWhere the step runs (ms {per})");
     for r in j.runs_in.iter().filter(|r| r.time_ms > 0.0) {
         let _ = writeln!(
             out,

@@ -111,9 +111,19 @@ fn shape(v: &serde_json::Value) -> Vec<i64> {
 }
 
 /// The ops whose cost reads a `Concrete Inputs` value: attention (`is_causal`), convolutions
-/// (stride, padding, dilation) and the fused optimizers (their hyper-parameters).
+/// (stride, padding, dilation), the fused optimizers (their hyper-parameters), a cast's dtype,
+/// an embedding gradient's rows and a layer norm backward's `output_mask`.
 fn keeps_concrete(name: &str) -> bool {
-    name.contains("attention") || name.contains("conv") || name.contains("_fused_")
+    [
+        "attention",
+        "conv",
+        "_fused_",
+        "_to_copy",
+        "embedding",
+        "layer_norm_backward",
+    ]
+    .iter()
+    .any(|k| name.contains(k))
 }
 
 /// An `Input Dims` entry as a tensor list's shapes (a list of integer lists), else none.

@@ -4,9 +4,10 @@
 //!   one operation per output element; the backward of an activation two (oneDNN's eltwise);
 //! - reductions (`sum`, `mean`): one per input element; their (small) output is not counted;
 //! - copies and conversions (`copy_`, `clone`, `_to_copy`), fills (`fill_`, `zero_`): no
-//!   operation, the bytes of what they read and write;
+//!   operation, the bytes of what they read and write (`_to_copy` writes at the `dtype` its
+//!   `Concrete Inputs` give: an f32 → bf16 cast writes 2 bytes an element);
 //! - `embedding`: no operation, the rows gathered (read and written); its backward, one add per
-//!   gradient element.
+//!   gradient element, and the weight's whole gradient written (`num_weights` rows).
 //!
 //! Bytes: every tensor argument read once and the output (`N` elements at the first tensor's
 //! type) written once.
@@ -33,7 +34,8 @@ pub(super) fn model(bare: &str) -> Option<Model> {
         | "native_dropout_backward"
         | "hardtanh_backward" => per_element(2),
         "sum" | "mean" => reduction,
-        "copy" | "clone" | "_to_copy" | "contiguous" | "fill" | "zero" => per_element(0),
+        "_to_copy" => to_copy,
+        "copy" | "clone" | "contiguous" | "fill" | "zero" => per_element(0),
         "embedding" => embedding,
         "embedding_dense_backward" => embedding_backward,
         _ => return None,
@@ -105,10 +107,50 @@ fn embedding(op: &OpCall) -> Result<Cost, Unknown> {
     })
 }
 
-/// `(grad [..., D], indices, num_weights, …)`: one add per gradient element into the rows.
+/// `(grad [..., D], indices, num_weights, padding_idx, scale_grad_by_freq)`: one add per
+/// gradient element into the rows of the weight's gradient, which is written whole
+/// (`num_weights × D`, zeroed then accumulated: from `Concrete Inputs`; without it, the rows
+/// touched).
 fn embedding_backward(op: &OpCall) -> Result<Cost, Unknown> {
-    let n = product(&dims(op, 0)?);
-    cost(op, n, n * output_element_bytes(op))
+    let g = dims(op, 0)?;
+    let n = product(&g);
+    let d = *g.last().unwrap_or(&0);
+    let rows = op
+        .concrete
+        .get(2)
+        .and_then(|s| s.trim().parse::<u64>().ok());
+    let written = match rows {
+        Some(v) => N::from(v) * d,
+        None => n,
+    };
+    cost(op, n, written * output_element_bytes(op))
+}
+
+/// Bytes of an element of PyTorch's `ScalarType` number `code`, as `Concrete Inputs` gives a
+/// `dtype` argument (`6` float, `15` bfloat16, …).
+fn scalar_type_bytes(code: &str) -> Option<u64> {
+    Some(match code.trim().parse::<u32>().ok()? {
+        0 | 1 | 11 | 12 | 13 | 23 | 24 | 25 | 26 => 1,
+        2 | 5 | 15 => 2,
+        3 | 6 | 14 => 4,
+        4 | 7 | 9 => 8,
+        8 => 4,
+        10 => 16,
+        _ => return None,
+    })
+}
+
+/// `_to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format)`: the
+/// input read, the output written at the `dtype` asked for (autocast's f32 → bf16 casts write
+/// half the bytes they read); no dtype, the input's.
+fn to_copy(op: &OpCall) -> Result<Cost, Unknown> {
+    let n = broadcast(op)?;
+    let e = op
+        .concrete
+        .get(1)
+        .and_then(|c| scalar_type_bytes(c))
+        .unwrap_or_else(|| output_element_bytes(op));
+    cost(op, N::ZERO, n * e)
 }
 
 #[cfg(test)]
@@ -186,5 +228,54 @@ mod tests {
             ..Default::default()
         })
         .is_err());
+    }
+
+    /// The GPT-bf16 fixture's calls: autocast's cast of a [128, 128] weight to bf16
+    /// (`dtype` 15), and the token embedding's backward (grad [4, 64, 128] into 512 rows).
+    #[test]
+    fn casts_and_embedding_gradient_by_hand() {
+        let dims = [
+            vec![128, 128],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+        ];
+        let types = strings(&["float", "Scalar", "", "", "", "Scalar", ""]);
+        let concrete = strings(&["", "15", "", "", "", "False", ""]);
+        let c = cost(&OpCall {
+            name: "aten::_to_copy",
+            dims: &dims,
+            types: &types,
+            concrete: &concrete,
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!((c.flops, c.bytes), (0, 4 * 128 * 128 + 2 * 128 * 128));
+        // Without the dtype, the input's.
+        let c = cost(&OpCall {
+            name: "aten::_to_copy",
+            dims: &dims,
+            types: &types,
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(c.bytes, 8 * 128 * 128);
+        let n = 4 * 64 * 128;
+        let dims = [vec![4, 64, 128], vec![4, 64], vec![], vec![], vec![]];
+        let types = strings(&["float", "long int", "Scalar", "Scalar", "Scalar"]);
+        let concrete = strings(&["", "", "512", "-1", "False"]);
+        let c = cost(&OpCall {
+            name: "aten::embedding_dense_backward",
+            dims: &dims,
+            types: &types,
+            concrete: &concrete,
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(c.flops, n);
+        assert_eq!(c.bytes, 4 * n + 8 * 4 * 64 + 4 * 512 * 128);
     }
 }

@@ -10,7 +10,7 @@
 use super::tensor::written as cost;
 use super::tensor::{bytes, dims, first_element_bytes, is_tensor};
 use super::{Model, OpCall};
-use crate::count::product;
+use crate::count::{product, N};
 use crate::{Cost, Unknown};
 
 pub(super) fn model(bare: &str) -> Option<Model> {
@@ -30,12 +30,36 @@ fn layer_norm(op: &OpCall) -> Result<Cost, Unknown> {
     cost(op, n * (5 + affine), n * first_element_bytes(op))
 }
 
-/// `(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)`.
+/// `(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)`: the input's
+/// gradient `7N`, the weight's `N` more; `output_mask` (`[True, False, False]` for a frozen
+/// layer) says which gradients are computed and written — all of them without it.
 fn layer_norm_backward(op: &OpCall) -> Result<Cost, Unknown> {
     let n = product(&dims(op, 1)?);
-    let weighted = is_tensor(op, 5) as u64;
-    let written = n * first_element_bytes(op) + bytes(op, 5)? + bytes(op, 6)?;
-    cost(op, n * (7 + weighted), written)
+    let mask: Vec<bool> = op
+        .concrete
+        .get(7)
+        .map(|s| {
+            s.trim_matches(|c| c == '[' || c == ']')
+                .split(',')
+                .map(|x| x.trim() == "True")
+                .collect()
+        })
+        .unwrap_or_default();
+    let wants = |i: usize| mask.get(i).copied().unwrap_or(true);
+    let mut flops = N::ZERO;
+    let mut written = N::ZERO;
+    if wants(0) {
+        flops += n * 7u64;
+        written += n * first_element_bytes(op);
+    }
+    if wants(1) && is_tensor(op, 5) {
+        flops += n;
+        written += bytes(op, 5)?;
+    }
+    if wants(2) {
+        written += bytes(op, 6)?;
+    }
+    cost(op, flops, written)
 }
 
 /// `(self, dim, …)`.
@@ -89,5 +113,49 @@ mod tests {
         .unwrap();
         assert_eq!(c.flops, 4 * n);
         assert_eq!(c.bytes, 2 * 3 * n);
+    }
+
+    /// `native_layer_norm_backward` of [4, 64, 128] (the GPT fixture's): every gradient, 8N and
+    /// the input's, weight's and bias's gradients written; a frozen layer's input gradient
+    /// only (`output_mask` `[True, False, False]`), 7N.
+    #[test]
+    fn layer_norm_backward_follows_its_output_mask() {
+        let n = 4 * 64 * 128;
+        let dims = [
+            vec![4, 64, 128],
+            vec![4, 64, 128],
+            vec![],
+            vec![4, 64, 1],
+            vec![4, 64, 1],
+            vec![128],
+            vec![128],
+            vec![],
+        ];
+        let types = strings(&[
+            "float",
+            "float",
+            "ScalarList",
+            "float",
+            "float",
+            "float",
+            "float",
+            "ScalarList",
+        ]);
+        let read = 4 * (2 * n + 2 * 256 + 2 * 128);
+        let call = |mask: &str| {
+            let concrete = strings(&["", "", "[128]", "", "", "", "", mask]);
+            cost(&OpCall {
+                name: "aten::native_layer_norm_backward",
+                dims: &dims,
+                types: &types,
+                concrete: &concrete,
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        let c = call("[True, True, True]");
+        assert_eq!((c.flops, c.bytes), (8 * n, read + 4 * (n + 128 + 128)));
+        let c = call("[True, False, False]");
+        assert_eq!((c.flops, c.bytes), (7 * n, read + 4 * n));
     }
 }

@@ -326,15 +326,17 @@
     const classes = (T.runs_in || []).filter((c) => c.time_ms > 0);
     let where = null;
     if (classes.length) {
+      // "Steady" only when compiling iterations were set apart (an eager run's are all in).
+      const per = (T.compiling || []).length ? "per steady iteration" : "per iteration";
       const bar = el("svg:svg", { viewBox: `0 0 ${W} 30`, width: "100%", id: "torch-runs-in" });
       let x = 0;
       for (const c of classes) {
         const w = c.share * W;
-        bar.append(tooltip(el("svg:rect", { x, y: 2, width: Math.max(w, 0.5), height: 24, fill: RUNS_IN[c.class] || "#718096" }), `${c.class}: ${ms(c.time_ms)} ms per steady iteration (${pct(c.share)})`));
+        bar.append(tooltip(el("svg:rect", { x, y: 2, width: Math.max(w, 0.5), height: 24, fill: RUNS_IN[c.class] || "#718096" }), `${c.class}: ${ms(c.time_ms)} ms ${per} (${pct(c.share)})`));
         if (w > 70) bar.append(el("svg:text", { x: x + 4, y: 19, fill: "#fff", text: `${c.class} ${pct(c.share)}` }));
         x += w;
       }
-      where = [el("h3", { text: "Where the step runs (per steady iteration)" }), bar,
+      where = [el("h3", { text: `Where the step runs (${per})` }), bar,
         el("div", { class: "legend" }, classes.map((c) => el("span", {}, el("i", { style: `background:${RUNS_IN[c.class] || "#718096"}` }), `${c.class} ${ms(c.time_ms)} ms`)))];
     }
     const compiled = (T.compiling || []).length ? el("p", { class: "muted", id: "torch-compiling",
