@@ -403,7 +403,16 @@ fn pytorch_view_rules_on_real_runs() {
     let bn = run_torch("bn");
     assert!(!fires(&bn, "normalization-as-elementwise-ops"));
     // A data step doing real work on the training thread.
-    assert!(fires(&run_torch("slowdata"), "data-loading-stall"));
+    let slow = run_torch("slowdata");
+    assert!(fires(&slow, "data-loading-stall"));
+    // The time outside oneDNN names the data step among its parts (it once matched the phase
+    // rows by their empty `phase` and never found it).
+    let outside = slow
+        .findings
+        .iter()
+        .find(|f| f.id == "time-outside-onednn")
+        .expect("time-outside-onednn fires on slowdata");
+    assert!(outside.title.contains("data loading"), "{}", outside.title);
     assert!(!fires(&reference, "data-loading-stall"));
     // The same at RetinaNet scale (ResNeXt-50-FPN, 264 classes): the reference run gets the
     // loss and optimizer findings, the run with ProfileDNN's loss and SGD does not.

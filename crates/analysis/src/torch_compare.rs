@@ -2,7 +2,7 @@
 //! per iteration, before and after. Computed once here; the terminal and HTML renderers only
 //! lay it out.
 
-use crate::torch_trace::{OpRow, TorchJoin};
+use crate::torch_trace::{OpRow, Phase, TorchJoin};
 use serde::Serialize;
 
 /// A phase's figures per iteration in both runs.
@@ -23,7 +23,8 @@ pub struct PhaseTimes {
 /// A top-level framework op's time per iteration in both runs (0 where it did not run).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct OpChange {
-    pub phase: String,
+    #[serde(serialize_with = "crate::torch_trace::phase_or_empty")]
+    pub phase: Option<Phase>,
     pub name: String,
     pub before_ms: f64,
     pub after_ms: f64,
@@ -143,7 +144,7 @@ pub fn compare(before: &TorchJoin, after: &TorchJoin) -> TorchComparison {
             });
         }
     }
-    let op_ms = |v: &[OpRow], phase: &str, name: &str, per: f64| {
+    let op_ms = |v: &[OpRow], phase: Option<Phase>, name: &str, per: f64| {
         v.iter()
             .find(|o| o.phase == phase && bare(&o.name) == name)
             .map_or(0.0, |o| o.time_ms / per)
@@ -155,10 +156,10 @@ pub fn compare(before: &TorchJoin, after: &TorchJoin) -> TorchComparison {
             continue;
         }
         ops.push(OpChange {
-            phase: r.phase.clone(),
+            phase: r.phase,
             name: name.to_string(),
-            before_ms: op_ms(&before.ops, &r.phase, name, pb),
-            after_ms: op_ms(&after.ops, &r.phase, name, pa),
+            before_ms: op_ms(&before.ops, r.phase, name, pb),
+            after_ms: op_ms(&after.ops, r.phase, name, pa),
         });
     }
     // Stable: equal changes keep the order first seen.

@@ -21,7 +21,7 @@ fn units(v: &str) -> StepUnits {
 fn count(s: &StepUnits, name: &str, phase: &str) -> usize {
     s.units
         .iter()
-        .filter(|u| u.name == name && u.phase == phase)
+        .filter(|u| u.name == name && u.phase.as_str() == phase)
         .count()
 }
 
@@ -122,7 +122,7 @@ fn calls_that_cast_inside_are_marked_autocast() {
     let linears: Vec<_> = bf16
         .units
         .iter()
-        .filter(|u| u.name == "aten::linear" && u.phase == "forward")
+        .filter(|u| u.name == "aten::linear" && u.phase.as_str() == "forward")
         .collect();
     let with_f32 = linears.iter().filter(f32_args).count();
     assert!(with_f32 > 0, "the linears take the f32 weights");
@@ -134,7 +134,7 @@ fn calls_that_cast_inside_are_marked_autocast() {
     assert!(bf16
         .units
         .iter()
-        .filter(|u| u.phase == "backward")
+        .filter(|u| u.phase.as_str() == "backward")
         .all(|u| u.autocast.is_none()));
     assert!(units("gpt-f32").units.iter().all(|u| u.autocast.is_none()));
 }

@@ -234,7 +234,7 @@ fn retinanet_runs_join_with_known_structure() {
         let loss_ops: Vec<&str> = j
             .ops
             .iter()
-            .filter(|o| o.phase == "loss")
+            .filter(|o| o.phase.map(|p| p.as_str()) == Some("loss"))
             .map(|o| o.name.as_str())
             .collect();
         let fused_loss = loss_ops.contains(&"_FocalLoss");

@@ -60,7 +60,7 @@ pub fn render(f: &FrameworkReplay) -> String {
         ratio(f.logged_step_ms, projected),
         here_units
     );
-    let phases = f.by(|o| o.phase.clone());
+    let phases = f.by(|o| o.phase.to_string());
     let _ = writeln!(out, "  per phase (logged → here, ms):");
     for (phase, (l, h)) in &phases {
         let _ = writeln!(out, "    {phase:<10} {l:9.3} → {h:9.3}  {}", ratio(*l, *h));

@@ -17,7 +17,7 @@ fn calls(v: f64) -> String {
 /// `what` heads the name column; the phase column is left out when every row is a phase.
 fn table(out: &mut String, title: &str, what: &str, rows: &[OpRow], n: usize, per: f64) {
     let _ = writeln!(out, "\n{title}");
-    let with_phase = rows.iter().any(|r| !r.phase.is_empty());
+    let with_phase = rows.iter().any(|r| r.phase.is_some());
     let phase = |p: &str| {
         if with_phase {
             format!(" {p:<9}")
@@ -39,7 +39,7 @@ fn table(out: &mut String, title: &str, what: &str, rows: &[OpRow], n: usize, pe
         let _ = writeln!(
             out,
             "  {name:<58}{} {:>7} {:>11} {:>11} {:>11}",
-            phase(&r.phase),
+            phase(r.phase.map_or("", |p| p.as_str())),
             calls(r.calls as f64 / per),
             ms(r.time_ms / per),
             ms(r.onednn_ms / per),
@@ -464,7 +464,7 @@ pub fn render_diff(c: &TorchComparison, n: usize) -> String {
         let _ = writeln!(
             out,
             "  {name:<58} {:<9} {:>10} → {:<10}",
-            o.phase,
+            o.phase.map_or("", |p| p.as_str()),
             ms(o.before_ms),
             ms(o.after_ms)
         );

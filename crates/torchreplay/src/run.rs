@@ -217,10 +217,10 @@ fn gather(units: &[Unit], results: &[UnitResult]) -> Vec<FrameworkOpResult> {
             None => UnitMethod::CarriedOver,
         };
         let row = rows
-            .entry((u.name.clone(), u.phase.clone(), method))
+            .entry((u.name.clone(), u.phase.to_string(), method))
             .or_insert_with(|| FrameworkOpResult {
                 name: u.name.clone(),
-                phase: u.phase.clone(),
+                phase: u.phase,
                 family: u.family.clone(),
                 method,
                 calls: 0,

@@ -105,8 +105,13 @@ fn outside_parts(j: &profilednn_analysis::torch_trace::TorchJoin) -> Vec<(&'stat
             _ => add("element-wise and normalization ops in ATen", outside),
         }
     }
-    // The optimizer's ops are among the element-wise ones above; data loading is apart.
-    for p in j.phases.iter().filter(|p| p.phase == "data") {
+    // The optimizer's ops are among the element-wise ones above; data loading is apart. (A
+    // phase's own row is named after it: matching its `phase`, empty on such rows, found none.)
+    for p in j
+        .phases
+        .iter()
+        .filter(|p| p.name == profilednn_analysis::torch_trace::Phase::Data.as_str())
+    {
         add("data loading", p.outside_ms);
     }
     parts.sort_by(|a, b| b.1.total_cmp(&a.1));

@@ -26,7 +26,7 @@ fn rows<'a>(
 ) -> impl Iterator<Item = &'a OpRow> + 'a {
     j.ops
         .iter()
-        .filter(move |r| r.phase == phase.as_str() && f(&r.name))
+        .filter(move |r| r.phase == Some(phase) && f(&r.name))
 }
 
 /// Autograd functions of a loss written as element-wise ops (torchvision's focal loss:

@@ -61,7 +61,7 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     j.unattributed_ms = placed.unattributed_ms;
     j.framework = framework::framework_ops(trace, &placed.dnn_by_op, &steady);
     // Each top-level op's phase, found once (the annotations around it decide).
-    let top_phase: Vec<&'static str> = top
+    let top_phase: Vec<Phase> = top
         .iter()
         .map(|&i| phase_of(&ops[i].name, &around(ops[i].start)))
         .collect();
@@ -294,12 +294,12 @@ impl Placed {
 fn top_rows(
     ops: &[Op],
     top: &[usize],
-    top_phase: &[&'static str],
+    top_phase: &[Phase],
     per_top: &BTreeMap<usize, (f64, u64)>,
     steady: &dyn Fn(f64) -> bool,
-) -> (BTreeMap<String, OpRow>, BTreeMap<&'static str, OpRow>) {
+) -> (BTreeMap<String, OpRow>, BTreeMap<Phase, OpRow>) {
     let mut rows: BTreeMap<String, OpRow> = BTreeMap::new();
-    let mut phases: BTreeMap<&'static str, OpRow> = BTreeMap::new();
+    let mut phases: BTreeMap<Phase, OpRow> = BTreeMap::new();
     for (&i, &ph) in top.iter().zip(top_phase) {
         let op = &ops[i];
         if !steady(op.start) {
@@ -308,11 +308,11 @@ fn top_rows(
         let dur = (op.end - op.start) / 1e3;
         let (dnn, prims) = per_top.get(&i).copied().unwrap_or_default();
         rows.entry(format!("{ph}\t{}", op.name))
-            .or_insert_with(|| OpRow::new(&op.name, ph))
+            .or_insert_with(|| OpRow::new(&op.name, Some(ph)))
             .add(dur, dnn, prims);
         phases
             .entry(ph)
-            .or_insert_with(|| OpRow::new(ph, ""))
+            .or_insert_with(|| OpRow::new(ph.as_str(), None))
             .add(dur, dnn, prims);
     }
     (rows, phases)
@@ -331,7 +331,7 @@ fn module_rows(
         let name = module_names::module_name(&ops[m]);
         let (dnn, prims) = module_dnn.get(&m).copied().unwrap_or_default();
         mods.entry(name.to_string())
-            .or_insert_with(|| OpRow::new(name, Phase::Forward.as_str()))
+            .or_insert_with(|| OpRow::new(name, Some(Phase::Forward)))
             .add((ops[m].end - ops[m].start) / 1e3, dnn, prims);
     }
     let mut mods: Vec<OpRow> = mods.into_values().map(OpRow::with_outside).collect();
@@ -464,7 +464,7 @@ fn clock_warnings(
 fn per_iteration(
     ops: &[Op],
     top: &[usize],
-    top_phase: &[&'static str],
+    top_phase: &[Phase],
     per_top: &BTreeMap<usize, (f64, u64)>,
 ) -> Vec<IterationRow> {
     let mut rows = Vec::new();
@@ -478,7 +478,7 @@ fn per_iteration(
         };
         let from = top.partition_point(|&i| ops[i].start < r.start);
         let to = top.partition_point(|&i| ops[i].start < r.end);
-        let mut phases: BTreeMap<&'static str, OpRow> = BTreeMap::new();
+        let mut phases: BTreeMap<Phase, OpRow> = BTreeMap::new();
         let mut onednn = 0.0;
         for (&i, &ph) in top[from..to].iter().zip(&top_phase[from..to]) {
             let op = &ops[i];
@@ -486,11 +486,10 @@ fn per_iteration(
                 continue;
             }
             let (dnn, prims) = per_top.get(&i).copied().unwrap_or_default();
-            phases.entry(ph).or_insert_with(|| OpRow::new(ph, ph)).add(
-                (op.end - op.start) / 1e3,
-                dnn,
-                prims,
-            );
+            phases
+                .entry(ph)
+                .or_insert_with(|| OpRow::new(ph.as_str(), Some(ph)))
+                .add((op.end - op.start) / 1e3, dnn, prims);
             onednn += dnn;
         }
         // The range after the last `step()` holds nothing of the loop: not an iteration.
@@ -549,7 +548,7 @@ fn module_backward(
         for &m in mods {
             let name = module_names::module_name(&ops[m]);
             rows.entry(name.to_string())
-                .or_insert_with(|| OpRow::new(name, Phase::Backward.as_str()))
+                .or_insert_with(|| OpRow::new(name, Some(Phase::Backward)))
                 .add((op.end - op.start) / 1e3, dnn, prims);
         }
     }

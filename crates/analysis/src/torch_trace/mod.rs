@@ -254,8 +254,9 @@ fn op_of(obj: &[u8]) -> Option<Op> {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct OpRow {
     pub name: String,
-    /// forward, loss, backward, optimizer, zero_grad, data (for op rows).
-    pub phase: String,
+    /// The op's phase (op rows); none for a phase's own row and an issuing op's.
+    #[serde(serialize_with = "phase_or_empty")]
+    pub phase: Option<Phase>,
     pub calls: u64,
     pub time_ms: f64,
     pub onednn_ms: f64,
@@ -264,10 +265,10 @@ pub struct OpRow {
 }
 
 impl OpRow {
-    fn new(name: &str, phase: &str) -> OpRow {
+    fn new(name: &str, phase: Option<Phase>) -> OpRow {
         OpRow {
             name: name.to_string(),
-            phase: phase.to_string(),
+            phase,
             ..Default::default()
         }
     }
@@ -383,10 +384,10 @@ pub struct IterationRow {
 /// The name of the per-iteration ranges `profilednn.profile` records.
 pub const ITERATION_RANGE: &str = "profilednn.iteration#";
 
-/// The part of a training step a framework op belongs to. Rows carry it as text
-/// ([`Phase::as_str`], the names of the JSON output); the advice and the renderers name phases
-/// through this enum, so that a phase cannot be misspelt in one crate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The part of a training step a framework op belongs to; in JSON (and in the replay helper's
+/// requests) by its name ([`Phase::as_str`]: `zero_grad`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Phase {
     Data,
     Forward,
@@ -419,7 +420,22 @@ impl Phase {
     }
 }
 
-fn phase_of(name: &str, annotations: &[&str]) -> &'static str {
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An op row's phase in JSON: its name, `""` for a row of no phase (a phase's own row, an
+/// issuing op), as the format has always had it.
+pub(crate) fn phase_or_empty<S: serde::Serializer>(
+    p: &Option<Phase>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(p.map_or("", Phase::as_str))
+}
+
+fn phase_of(name: &str, annotations: &[&str]) -> Phase {
     let phase = if annotations.iter().any(|a| a.starts_with("Optimizer.step")) {
         Phase::Optimizer
     } else if annotations
@@ -439,7 +455,7 @@ fn phase_of(name: &str, annotations: &[&str]) -> &'static str {
     } else {
         Phase::Forward
     };
-    phase.as_str()
+    phase
 }
 
 mod join;

@@ -6,6 +6,7 @@
 //! dimension of the forward ops' other tensors. An MLP fed `[B·T, D]` rows reads as `B·T`.
 
 use super::step_units::{StepUnits, Unit};
+use super::Phase;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -30,12 +31,12 @@ pub fn recorded_batch(units: &StepUnits) -> Option<u64> {
     let params: BTreeSet<Vec<u64>> = units
         .units
         .iter()
-        .filter(|u| matches!(u.phase.as_str(), "optimizer" | "zero_grad"))
+        .filter(|u| matches!(u.phase, Phase::Optimizer | Phase::ZeroGrad))
         .flat_map(|u| u.dims.iter().filter_map(shape))
         .filter(|d| !d.is_empty())
         .collect();
     let mut counts: BTreeMap<u64, usize> = BTreeMap::new();
-    for u in units.units.iter().filter(|u| u.phase == "forward") {
+    for u in units.units.iter().filter(|u| u.phase == Phase::Forward) {
         for (d, strides) in tensors(u) {
             if !params.contains(&d) {
                 *counts

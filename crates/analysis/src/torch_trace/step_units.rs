@@ -9,7 +9,7 @@
 //! Python between the ops, the autograd engine's own work, ops that are not ATen's) is not
 //! replayed: the projection carries it over.
 
-use super::{phase_of, scan, RawEvent, TorchTrace, TraceError, ITERATION_RANGE};
+use super::{phase_of, scan, Phase, RawEvent, TorchTrace, TraceError, ITERATION_RANGE};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
@@ -77,7 +77,7 @@ pub fn steady_iteration(trace: &TorchTrace) -> Option<IterationRange> {
 pub struct Unit {
     pub name: String,
     /// forward, loss, backward, optimizer, zero_grad, data.
-    pub phase: String,
+    pub phase: Phase,
     /// The cost model's family (`gemm`, `attention`, `convolution`, `normalization`, `elementwise`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub family: Option<String>,
@@ -226,7 +226,7 @@ fn units_of(mut events: Vec<Event>, range: &IterationRange) -> StepUnits {
             _ => Vec::new(),
         };
         units.push(Unit {
-            phase: phase_of(&top_name, &around).to_string(),
+            phase: phase_of(&top_name, &around),
             family: profilednn_cost::framework::family(&e.name)
                 .map(|f| super::framework::family_name(f).to_string()),
             logged_ms: (e.end - e.start).max(0.0) / 1e3,

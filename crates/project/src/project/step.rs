@@ -102,7 +102,7 @@ impl StepProjection {
                 })
                 .collect()
         };
-        let mut by_phase = part(f.by(|o| o.phase.clone()));
+        let mut by_phase = part(f.by(|o| o.phase.to_string()));
         by_phase.insert(
             "outside_ops".into(),
             Part {
@@ -145,17 +145,18 @@ impl StepProjection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use profilednn_analysis::torch_trace::Phase;
 
     fn op(
         name: &str,
-        phase: &str,
+        phase: Phase,
         method: UnitMethod,
         logged: f64,
         here: f64,
     ) -> FrameworkOpResult {
         FrameworkOpResult {
             name: name.into(),
-            phase: phase.into(),
+            phase,
             family: (name == "aten::mm").then(|| "gemm".into()),
             method,
             calls: 1,
@@ -186,9 +187,15 @@ mod tests {
             timing: "profiler events".into(),
             processes: 3,
             ops: vec![
-                op("aten::mm", "backward", UnitMethod::Torch, 4.0, 2.0),
-                op("aten::add_", "optimizer", UnitMethod::Torch, 1.0, 1.5),
-                op("aten::weird", "forward", UnitMethod::CarriedOver, 0.5, 0.5),
+                op("aten::mm", Phase::Backward, UnitMethod::Torch, 4.0, 2.0),
+                op("aten::add_", Phase::Optimizer, UnitMethod::Torch, 1.0, 1.5),
+                op(
+                    "aten::weird",
+                    Phase::Forward,
+                    UnitMethod::CarriedOver,
+                    0.5,
+                    0.5,
+                ),
             ],
         };
         let s = StepProjection::of(&f);
