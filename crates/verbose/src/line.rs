@@ -223,10 +223,7 @@ fn classify_at(line: &[u8], spdlog: bool) -> Line<'_> {
     let mut timestamp = None;
     if rest.first().is_some_and(u8::is_ascii_digit) {
         let c = memchr(b',', rest).unwrap_or(rest.len());
-        match std::str::from_utf8(&rest[..c])
-            .ok()
-            .and_then(|t| t.parse::<f64>().ok())
-        {
+        match crate::time::parse_decimal_f64(&rest[..c]) {
             Some(t) if t.is_finite() => timestamp = Some(t),
             _ => {
                 return Line::Malformed {

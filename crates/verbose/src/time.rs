@@ -6,6 +6,44 @@
 /// Picoseconds per millisecond.
 pub const PS_PER_MS: u64 = 1_000_000_000;
 
+/// A plain decimal `digits[.digits]` (a timestamp, `1733316812345.678`) as the `f64`
+/// `str::parse` gives, without its general parser: when the digits, point removed, are at most
+/// 2^53 and at most 22 of them follow the point, `M / 10^k` is the exact quotient of two exact
+/// doubles, rounded once — the correctly rounded value, the very bits `parse` returns (Clinger's
+/// fast path, which `parse` takes itself). Anything else (more digits, an exponent, a sign):
+/// `parse`.
+pub fn parse_decimal_f64(s: &[u8]) -> Option<f64> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    let fallback = || std::str::from_utf8(s).ok()?.parse::<f64>().ok();
+    let mut m: u64 = 0;
+    let mut frac: Option<usize> = None;
+    let mut digits = 0usize;
+    for &c in s {
+        match c {
+            b'0'..=b'9' => {
+                if digits >= 19 {
+                    return fallback();
+                }
+                m = m * 10 + u64::from(c - b'0');
+                digits += 1;
+                if let Some(f) = frac.as_mut() {
+                    *f += 1;
+                }
+            }
+            b'.' if frac.is_none() => frac = Some(0),
+            _ => return fallback(),
+        }
+    }
+    let k = frac.unwrap_or(0);
+    if digits == 0 || m > (1u64 << 53) || k > 22 {
+        return fallback();
+    }
+    Some(m as f64 / POW10[k])
+}
+
 /// Parses a non-negative decimal number of milliseconds into picoseconds, rounding to the
 /// nearest picosecond. Returns `None` for anything that is not such a number (including
 /// negative values, `nan`, `inf`, empty text, or a value over ~200 days).
@@ -84,6 +122,49 @@ pub fn parse_ms_to_ps(s: &[u8]) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
+    /// The fast path gives the bits `str::parse` gives, on timestamps and on the cases it hands
+    /// over (an exponent, too many digits, a sign, junk).
+    #[test]
+    fn decimal_fast_path_is_parse() {
+        let mut cases: Vec<String> = [
+            "1733316812345.678",
+            "1700000000000",
+            "0.1",
+            "0.3",
+            "123.456789",
+            "9007199254740993",
+            "9007199254740992",
+            "1e3",
+            "-1.5",
+            "+2",
+            "1.",
+            ".5",
+            "12345678901234567890.5",
+            "0.0000000000000000000000001",
+            "1.2.3",
+            "",
+            ".",
+            "abc",
+            "1733316812345.6789012345",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // Timestamps of every millisecond fraction over a stretch.
+        for i in 0..2000u64 {
+            cases.push(format!(
+                "1733316812{:03}.{:03}",
+                i % 1000,
+                (i * 7919) % 1000
+            ));
+        }
+        for c in &cases {
+            let want = c.parse::<f64>().ok();
+            let got = super::parse_decimal_f64(c.as_bytes());
+            assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{c:?}");
+        }
+    }
+
     use super::*;
     use proptest::prelude::*;
 
