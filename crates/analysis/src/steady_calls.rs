@@ -8,6 +8,24 @@
 use crate::events::Event;
 use crate::profile::{EventKind, Profile};
 
+/// A log's steady-state iteration: its exec calls in order, and how it was found (what `replay`
+/// replays and `plan` plans).
+#[derive(Debug, Clone, Default)]
+pub struct Steady {
+    pub calls: Vec<Arc<Primitive>>,
+    pub from: String,
+}
+
+/// The steady-state iteration of the log `input` (`profile` is the log's, for its iteration
+/// count): between the last two iteration markers; else the last `1/N` of the exec calls when
+/// the log's iteration count `N` divides them (the repeating pattern); else the whole log.
+pub fn steady_iteration(input: profilednn_verbose::LogInput, profile: &Profile) -> Steady {
+    let mut steady = SteadyCalls::default();
+    crate::events::for_each_event(input, |e| steady.event(e));
+    let (calls, from) = steady.finish(iteration_count(profile));
+    Steady { calls, from }
+}
+
 /// The iteration count [`SteadyCalls::finish`] takes: the profile's (1 when it found none).
 pub fn iteration_count(profile: &Profile) -> u64 {
     profile.iterations.as_ref().map_or(1, |i| i.count)

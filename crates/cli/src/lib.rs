@@ -16,8 +16,6 @@ mod output;
 mod peak_cmd;
 mod plan_args;
 mod plan_cmd;
-mod plan_logged;
-mod plan_rates;
 mod plan_replay;
 mod plan_step;
 mod polluted;

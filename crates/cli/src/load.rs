@@ -41,17 +41,9 @@ pub fn profile_with(
     )?)
 }
 
-pub fn logs_and_ranks(
-    logs: &[PathBuf],
-    threads: Option<usize>,
-    iterations: Option<u64>,
-    no_progress: bool,
-) -> Result<Loaded> {
-    logs_and_ranks_with(logs, threads, iterations, no_progress, false)
-}
-
-/// [`logs_and_ranks`]; with `empty_ok`, a log without a oneDNN line is a profile of nothing
-/// rather than an error.
+/// The profiles and ranks of `logs` (`profilednn_analysis::load::logs_and_ranks`), with a
+/// progress bar on terminals; with `empty_ok`, a log without a oneDNN line is a profile of
+/// nothing rather than an error.
 pub fn logs_and_ranks_with(
     logs: &[PathBuf],
     threads: Option<usize>,

@@ -5,12 +5,11 @@
 
 use crate::output::outln;
 pub use crate::plan_args::{Format, PlanArgs};
-use crate::plan_rates::{allreduce_rate, network_rate};
+use crate::plan_step;
 use crate::ExitCode;
-use crate::{plan_logged, plan_step};
 use anyhow::{bail, Context, Result};
 use profilednn_machine::MachineProfile;
-use profilednn_project::plan::{self, Target};
+use profilednn_project::plan::{self, measured, Target};
 
 pub fn run(args: PlanArgs) -> Result<ExitCode> {
     if args.log.as_os_str() == "-" {
@@ -36,7 +35,11 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         .as_deref()
         .map(plan_step::read)
         .transpose()?;
-    let logged = plan_logged::read(&args.log, args.log_ranks, step.as_ref().map(|s| s.batch))?;
+    let logged = profilednn_project::plan::logged::read(
+        &args.log,
+        args.log_ranks,
+        step.as_ref().map(|s| s.batch),
+    )?;
     if step.is_some() && logged.rank_batches.len() > 1 {
         bail!(
             "--torch-trace plans from one process's run: {} holds {} ranks, whose trace times \
@@ -60,16 +63,24 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     // sharing them.
     let default_threads = (args.cores / logged.rank_batches.len() as u64).max(1);
     let outside = logged.outside(default_threads);
-    let (allreduce_gbps, allreduce_source) =
-        allreduce_rate(&args, &logged, outside.as_ref(), footprint.gradient_bytes)?;
-    let measured = network_rate(
-        &args,
-        &logged,
-        outside.as_ref(),
+    let this_log = (args.log.as_path(), &logged, outside.as_ref());
+    let intra = measured::allreduce_rate(
+        args.allreduce_gbps,
+        args.allreduce_log.as_deref(),
+        this_log,
+        args.cores,
+        footprint.gradient_bytes,
+    )?;
+    let (allreduce_gbps, allreduce_source) = (intra.value, intra.source);
+    let network = measured::network_rate(
+        &args.network_log,
+        this_log,
+        args.cores,
         footprint.gradient_bytes,
         allreduce_gbps,
-    )?;
-    let network_gbps = args.network_gbps.or(measured.as_ref().map(|m| m.0));
+    )?
+    .map(|r| (r.value, r.source));
+    let network_gbps = args.network_gbps.or(network.as_ref().map(|m| m.0));
     let network_gbit = match (args.nodes, network_gbps) {
         (_, Some(g)) if !(g.is_finite() && g > 0.0) => {
             bail!("--network-gbps {g}: give a positive rate in Gbit/s")
@@ -90,7 +101,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         nodes: args.nodes,
         network_gbit,
         network_source: network_gbit.map(|_| {
-            measured
+            network
                 .map(|m| m.1)
                 .unwrap_or_else(|| "--network-gbps".to_string())
         }),

@@ -6,16 +6,14 @@
 use crate::heap_choice;
 use crate::rank::RankReplay;
 use crate::run::Timing;
-use crate::sequence::{replay_sequence, steady_iteration, ResultsFor, SequenceTiming};
+use crate::sequence::{replay_sequence, ResultsFor, SequenceTiming};
 use crate::what_if_run;
 use crate::{Progress, ReplayError, Session};
 use profilednn_analysis::Profile;
-use profilednn_model::Primitive;
 use profilednn_replay::sequence::SequenceSummary;
 use profilednn_replay::{Replay, ReplayResult, SCHEMA};
 use profilednn_whatif::{Record, TransformError, WhatIf};
 use std::path::Path;
-use std::sync::Arc;
 
 /// Replays through one session, reporting to one [`Progress`] (which also says when to stop).
 pub struct Replayer<'a> {
@@ -23,11 +21,7 @@ pub struct Replayer<'a> {
     progress: &'a dyn Progress,
 }
 
-/// A log's steady-state iteration: its exec calls in order, and how it was found.
-pub struct Steady {
-    pub calls: Vec<Arc<Primitive>>,
-    pub from: String,
-}
+pub use profilednn_analysis::steady_calls::Steady;
 
 /// The sequence timing with the per-call heap chosen for a log, and why (`None`: nothing was
 /// chosen — given, or every tensor allocated once).
@@ -61,8 +55,9 @@ impl<'a> Replayer<'a> {
             path: log.to_path_buf(),
             source,
         })?;
-        let (calls, from) = steady_iteration(input, profile);
-        Ok(Steady { calls, from })
+        Ok(profilednn_analysis::steady_calls::steady_iteration(
+            input, profile,
+        ))
     }
 
     /// The heap `log` shows for the calls of `steady`, on top of `timing` (see

@@ -15,8 +15,6 @@ use super::api::arg::{DIFF_DST, DIFF_SRC, DIFF_WEIGHTS, DST, SRC, WEIGHTS, WORKS
 use super::build::chosen_layouts::ChosenLayouts;
 use super::run::{prepare, summarize, Prepared};
 use super::{Progress, Session};
-use profilednn_analysis::events::for_each_event;
-use profilednn_analysis::steady_calls::{iteration_count, SteadyCalls};
 use profilednn_analysis::Profile;
 use profilednn_benchdnn::problem_key;
 use profilednn_model::Primitive;
@@ -117,9 +115,8 @@ pub fn steady_iteration(
     input: profilednn_verbose::LogInput,
     profile: &Profile,
 ) -> (Vec<Arc<Primitive>>, String) {
-    let mut steady = SteadyCalls::default();
-    for_each_event(input, |e| steady.event(e));
-    steady.finish(iteration_count(profile))
+    let s = profilednn_analysis::steady_calls::steady_iteration(input, profile);
+    (s.calls, s.from)
 }
 
 /// The calls of an iteration by problem: each distinct problem once (`firsts`, numbered by

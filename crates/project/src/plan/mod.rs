@@ -11,6 +11,8 @@
 
 pub mod allreduce;
 pub mod footprint;
+pub mod logged;
+pub mod measured;
 pub mod outside;
 pub mod rate;
 pub mod splits;

@@ -1,20 +1,19 @@
 //! What `plan` reads from a training log: the steady-state iteration it replays, every logged
 //! rank's mini-batch and thread count, and each rank's time outside oneDNN per iteration (from
-//! timestamps) — the same reading for the planned log and for `--allreduce-log`.
+//! timestamps) — the same reading for the planned log, for `--allreduce-log` and for each node's
+//! `--network-log`.
 
-use anyhow::{bail, Context, Result};
+use super::Outside;
+use profilednn_analysis::load::{self, LoadError, LoadOptions, Unwatched};
 use profilednn_analysis::rank_events::for_each_rank_event;
-use profilednn_analysis::rank_logs::{self, Source};
+use profilednn_analysis::rank_logs::{self, RankLogError, Source};
 use profilednn_analysis::ranks::{iteration_times, IterationTimes, RankSet};
-use profilednn_analysis::steady_calls::{iteration_count, SteadyCalls};
+use profilednn_analysis::steady_calls::{iteration_count, steady_iteration, Steady, SteadyCalls};
 use profilednn_analysis::Profile;
-use profilednn_dnnl::sequence::steady_iteration;
-use profilednn_dnnl::Steady;
-use profilednn_project::plan::{self, Outside};
-use profilednn_verbose::LogInput;
+use profilednn_verbose::{LogInput, OpenError};
 use std::collections::HashMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One training log as the plan sees it.
 pub struct Logged {
@@ -29,6 +28,44 @@ pub struct Logged {
     /// Per rank, per iteration: oneDNN time (ms) of the iterations whose wall time is known.
     pub onednn_per_rank: Vec<Vec<Option<f64>>>,
 }
+
+/// Why a log could not be read for the plan; each says what to do next.
+#[derive(Debug, thiserror::Error)]
+pub enum LoggedError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error(transparent)]
+    Ranks(#[from] RankLogError),
+    #[error("{}: cannot read the log", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        error: OpenError,
+    },
+    #[error("{}: cannot read the log", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("{log}: a multi-rank log without a rank's lines")]
+    NoRank { log: String },
+    #[error("{log}: the log holds {ranks} ranks (labelled by {launcher}); drop --log-ranks")]
+    LogRanks {
+        log: String,
+        ranks: u64,
+        launcher: String,
+    },
+    #[error("--log-ranks {0}: more ranks than this machine can count")]
+    TooManyRanks(u64),
+    #[error(
+        "{log}: no convolution, inner product or matmul with an `mb` in the steady-state \
+         iteration ({from}): the mini-batch, and so the global batch, is unknown"
+    )]
+    NoBatch { log: String, from: String },
+}
+
+type Result<T> = std::result::Result<T, LoggedError>;
 
 impl Logged {
     /// The ranks of several nodes' logs as one run: every rank's times and mini-batch, the
@@ -60,15 +97,30 @@ impl Logged {
     }
 }
 
+/// Options of a plan's reading: every log read whole, without a progress bar; with `empty_ok`
+/// a log without a oneDNN line is a profile of nothing.
+fn options(empty_ok: bool) -> LoadOptions<'static> {
+    LoadOptions {
+        threads: None,
+        iterations: None,
+        empty_ok,
+        progress: &Unwatched,
+    }
+}
+
 /// The whole (decompressed) log.
 fn read_all(path: &Path) -> Result<Vec<u8>> {
-    let cannot = || format!("{}: cannot read the log", path.display());
     let mut bytes = Vec::new();
-    match LogInput::open(path).with_context(cannot)? {
+    match open(path)? {
         LogInput::Mapped { map, .. } => bytes.extend_from_slice(&map),
         LogInput::Empty { .. } => {}
         LogInput::Stream { mut reader, .. } => {
-            reader.read_to_end(&mut bytes).with_context(cannot)?;
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|error| LoggedError::Read {
+                    path: path.into(),
+                    error,
+                })?;
         }
     }
     Ok(bytes)
@@ -80,6 +132,13 @@ fn stream(path: &Path, bytes: Vec<u8>) -> LogInput {
         reader: Box::new(std::io::Cursor::new(bytes)),
         compressed_len: None,
     }
+}
+
+fn open(path: &Path) -> Result<LogInput> {
+    LogInput::open(path).map_err(|error| LoggedError::Open {
+        path: path.into(),
+        error,
+    })
 }
 
 /// Per iteration: (time outside oneDNN, oneDNN time), both where the wall time is known.
@@ -96,7 +155,8 @@ fn times_of(per_iteration: &[IterationTimes]) -> (Vec<Option<f64>>, Vec<Option<f
 /// streams, twice (its profile, then its steady iterations), never held in memory.
 ///
 /// `batch`: the mini-batch to plan with instead of the one the primitives' `mb` give (`plan
-/// --torch-trace` reads it from the trace's tensors, as the whole-step replay scales it).
+/// --torch-trace` reads it from the trace's tensors, as the whole-step replay scales it); with
+/// it, a log without a oneDNN line plans too (the step is the trace's).
 pub fn read(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Result<Logged> {
     let source = if path.as_os_str() == "-" {
         None
@@ -110,13 +170,17 @@ pub fn read(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Result<L
         }) => (source, launcher.as_str().to_string(), None),
         Some(Source::Files(f)) => (f.source, f.launcher, Some(f.files)),
     };
-    let loaded = crate::load::logs_and_ranks(&[path.to_path_buf()], None, None, true)?;
+    let loaded = load::logs_and_ranks(&[path.to_path_buf()], &options(false))?;
     let Some(set) = loaded.ranks.first() else {
-        bail!("{source}: a multi-rank log without a rank's lines");
+        return Err(LoggedError::NoRank { log: source });
     };
     let n = set.ranks.len() as u64;
     if log_ranks.is_some_and(|k| k != n) {
-        bail!("{source}: the log holds {n} ranks (labelled by {launcher}); drop --log-ranks");
+        return Err(LoggedError::LogRanks {
+            log: source,
+            ranks: n,
+            launcher,
+        });
     }
     // The loader keeps the ranks' profiles in rank order, as their views.
     let profiles = &loaded.profiles[..set.ranks.len()];
@@ -124,10 +188,7 @@ pub fn read(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Result<L
         Some(files) => files
             .iter()
             .zip(profiles)
-            .map(|((_, file), p)| {
-                let (calls, from) = steady_iteration(open(file)?, p);
-                Ok(Steady { calls, from })
-            })
+            .map(|((_, file), p)| Ok(steady_iteration(open(file)?, p)))
             .collect::<Result<_>>()?,
         None => steady_of_labelled(path, set, profiles)?,
     };
@@ -150,7 +211,7 @@ pub fn read(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Result<L
         }
     }
     let Some((calls, from, threads)) = first else {
-        bail!("{source}: a multi-rank log without a rank's lines");
+        return Err(LoggedError::NoRank { log: source });
     };
     Ok(Logged {
         steady: Steady { calls, from },
@@ -161,10 +222,6 @@ pub fn read(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Result<L
     })
 }
 
-fn open(path: &Path) -> Result<LogInput> {
-    LogInput::open(path).with_context(|| format!("{}: cannot read the log", path.display()))
-}
-
 /// Each rank's steady iteration (in the order of `set`'s ranks), from one pass over a
 /// labelled log.
 fn steady_of_labelled(path: &Path, set: &RankSet, profiles: &[Profile]) -> Result<Vec<Steady>> {
@@ -172,7 +229,9 @@ fn steady_of_labelled(path: &Path, set: &RankSet, profiles: &[Profile]) -> Resul
         launcher, input, ..
     } = rank_logs::split_or_open(path)?
     else {
-        bail!("{}: no longer a labelled log", path.display());
+        return Err(LoggedError::NoRank {
+            log: path.display().to_string(),
+        });
     };
     let mut by_rank: HashMap<u32, SteadyCalls> = HashMap::new();
     // A truncated gzip ends the ranks' lines where it ends, as it ended their profiles.
@@ -195,15 +254,16 @@ fn steady_of_labelled(path: &Path, set: &RankSet, profiles: &[Profile]) -> Resul
 fn read_single(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Result<Logged> {
     // With the trace's batch (`plan --torch-trace`), a log without a oneDNN line (an f32
     // transformer, a compiled model) still plans: the step is the trace's.
-    let profile = crate::load::profile_with(path, None, None, true, batch.is_some())?;
+    let profile = load::profile(path, &options(batch.is_some()))?;
     let bytes = read_all(path)?;
     let (outside, onednn) = times_of(&iteration_times(&bytes));
-    let (calls, from) = steady_iteration(stream(path, bytes), &profile);
+    let Steady { calls, from } = steady_iteration(stream(path, bytes), &profile);
     let mb = match batch {
         Some(b) => b,
         None => batch_of(&calls, &from, &path.display().to_string())?,
     };
-    let k = usize::try_from(log_ranks.unwrap_or(1))?;
+    let k = log_ranks.unwrap_or(1);
+    let k = usize::try_from(k).map_err(|_| LoggedError::TooManyRanks(k))?;
     Ok(Logged {
         steady: Steady { calls, from },
         rank_batches: vec![mb; k],
@@ -213,10 +273,9 @@ fn read_single(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Resul
     })
 }
 
-fn batch_of(calls: &plan::Iteration, from: &str, source: &str) -> Result<u64> {
-    plan::logged_batch(calls).ok_or_else(|| {
-        anyhow::anyhow!(
-            "{source}: no convolution, inner product or matmul with an `mb` in the steady-state iteration ({from}): the mini-batch, and so the global batch, is unknown"
-        )
+fn batch_of(calls: &super::Iteration, from: &str, source: &str) -> Result<u64> {
+    super::logged_batch(calls).ok_or_else(|| LoggedError::NoBatch {
+        log: source.to_string(),
+        from: from.to_string(),
     })
 }
