@@ -89,7 +89,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         summary: &summary,
         ranks: &ranks,
         torch: torch.as_ref(),
-        advice: (!args.no_advice).then(advice),
+        // CSV is the breakdown alone: no advice computed for it.
+        advice: (!args.no_advice && args.format != Format::Csv).then(advice),
     };
     let text = match args.format {
         Format::Table => report_doc::text(
@@ -100,7 +101,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
                 tty: std::io::stdout().is_terminal() && args.output.is_none(),
             },
         ),
-        Format::Json => serde_json::to_string_pretty(&report_doc::json(&doc))? + "\n",
+        Format::Json => serde_json::to_string_pretty(&report_doc::json(&doc)?)? + "\n",
         Format::Csv => profilednn_report::csv_out::render(&summary)?,
     };
     if args.to_stderr {

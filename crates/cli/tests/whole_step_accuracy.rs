@@ -209,6 +209,9 @@ fn whole_step_projections_against_real_runs() {
         // batch × seq), so its value is the model's own (`half_batch`).
         ("--batch 4", &["--batch"], &["--batch", "4"], 0.20),
     ];
+    // Pairs off by more than the regression bound at every attempt: every pair is measured
+    // and printed before the test fails on them.
+    let mut regressed: Vec<String> = Vec::new();
     for (model, args) in MODELS {
         // The MLP's tensors lead with its rows (batch 4 × seq 128 = 512), the GPT's with the
         // batch; measured: the MLP replayed with `--batch 4` read its batch as 1024 rows.
@@ -256,12 +259,18 @@ fn whole_step_projections_against_real_runs() {
                     break;
                 }
             }
-            assert!(
-                best <= REGRESSION,
-                "{model} {what}: off by {:.1} % at best over {ATTEMPTS} attempts (more than {:.0} %)",
-                best * 100.0,
-                REGRESSION * 100.0
-            );
+            if best > REGRESSION {
+                regressed.push(format!(
+                    "{model} {what}: off by {:.1} % at best over {ATTEMPTS} attempts",
+                    best * 100.0
+                ));
+            }
         }
     }
+    assert!(
+        regressed.is_empty(),
+        "more than {:.0} % off at every attempt: {}",
+        REGRESSION * 100.0,
+        regressed.join("; ")
+    );
 }

@@ -69,7 +69,7 @@ pub fn text(doc: &ReportDoc, layout: &TextLayout) -> String {
 
 /// The JSON report (`docs/report-json.md`): the summary, with `ranks` and `rank_logs` for
 /// multi-rank logs, `torch` with a trace, and `advice` unless left out.
-pub fn json(doc: &ReportDoc) -> Value {
+pub fn json(doc: &ReportDoc) -> serde_json::Result<Value> {
     let mut v = crate::json::to_value(doc.summary);
     if !doc.ranks.is_empty() {
         let (list, logs) = crate::json::ranks(doc.ranks);
@@ -77,10 +77,10 @@ pub fn json(doc: &ReportDoc) -> Value {
         v["rank_logs"] = logs;
     }
     if let Some(j) = doc.torch {
-        v["torch"] = serde_json::to_value(j).expect("a TorchJoin serialises");
+        v["torch"] = serde_json::to_value(j)?;
     }
     if let Some(a) = doc.advice {
-        v["advice"] = serde_json::to_value(a).expect("advice serialises");
+        v["advice"] = serde_json::to_value(a)?;
     }
-    v
+    Ok(v)
 }

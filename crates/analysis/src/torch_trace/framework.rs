@@ -186,8 +186,9 @@ pub(crate) fn family_name(f: Family) -> &'static str {
 fn runs_in(family: Option<Family>, onednn_ms: f64, time_ms: f64) -> &'static str {
     match family {
         // A GEMM or a convolution that issued primitives ran its product in oneDNN (the rest of
-        // its time is autocast's casts, or the reorders of its weights); another op only when they took most of its time (a flash-attention
-        // backward that issues a few reorders stays ATen).
+        // its time is autocast's casts, or the reorders of its weights); another op only when
+        // they took most of its time (a flash-attention backward that issues a few reorders
+        // stays ATen).
         Some(Family::Gemm | Family::Convolution) if onednn_ms > 0.0 => "oneDNN",
         _ if onednn_ms > 0.0 && onednn_ms * 2.0 >= time_ms => "oneDNN",
         Some(Family::Gemm) => "BLAS",

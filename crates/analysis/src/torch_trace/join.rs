@@ -297,9 +297,10 @@ fn top_rows(
     top_phase: &[Phase],
     per_top: &BTreeMap<usize, (f64, u64)>,
     steady: &dyn Fn(f64) -> bool,
-) -> (BTreeMap<String, OpRow>, BTreeMap<Phase, OpRow>) {
+) -> (BTreeMap<String, OpRow>, BTreeMap<&'static str, OpRow>) {
     let mut rows: BTreeMap<String, OpRow> = BTreeMap::new();
-    let mut phases: BTreeMap<Phase, OpRow> = BTreeMap::new();
+    // Keyed by name: the rows come out in the order they always had (alphabetical).
+    let mut phases: BTreeMap<&'static str, OpRow> = BTreeMap::new();
     for (&i, &ph) in top.iter().zip(top_phase) {
         let op = &ops[i];
         if !steady(op.start) {
@@ -311,7 +312,7 @@ fn top_rows(
             .or_insert_with(|| OpRow::new(&op.name, Some(ph)))
             .add(dur, dnn, prims);
         phases
-            .entry(ph)
+            .entry(ph.as_str())
             .or_insert_with(|| OpRow::new(ph.as_str(), None))
             .add(dur, dnn, prims);
     }
@@ -478,7 +479,8 @@ fn per_iteration(
         };
         let from = top.partition_point(|&i| ops[i].start < r.start);
         let to = top.partition_point(|&i| ops[i].start < r.end);
-        let mut phases: BTreeMap<Phase, OpRow> = BTreeMap::new();
+        // Keyed by name: the JSON lists them in the order it always had (alphabetical).
+        let mut phases: BTreeMap<&'static str, OpRow> = BTreeMap::new();
         let mut onednn = 0.0;
         for (&i, &ph) in top[from..to].iter().zip(&top_phase[from..to]) {
             let op = &ops[i];
@@ -487,7 +489,7 @@ fn per_iteration(
             }
             let (dnn, prims) = per_top.get(&i).copied().unwrap_or_default();
             phases
-                .entry(ph)
+                .entry(ph.as_str())
                 .or_insert_with(|| OpRow::new(ph.as_str(), Some(ph)))
                 .add((op.end - op.start) / 1e3, dnn, prims);
             onednn += dnn;

@@ -110,20 +110,15 @@ fn shape(v: &serde_json::Value) -> Vec<i64> {
         .unwrap_or_default()
 }
 
-/// The ops whose cost reads a `Concrete Inputs` value: attention (`is_causal`), convolutions
-/// (stride, padding, dilation), the fused optimizers (their hyper-parameters), a cast's dtype,
-/// an embedding gradient's rows and a layer norm backward's `output_mask`.
+/// The ops whose cost reads a `Concrete Inputs` value (the cost model says which).
 fn keeps_concrete(name: &str) -> bool {
-    [
-        "attention",
-        "conv",
-        "_fused_",
-        "_to_copy",
-        "embedding",
-        "layer_norm_backward",
-    ]
-    .iter()
-    .any(|k| name.contains(k))
+    profilednn_cost::framework::reads_concrete(name)
+}
+
+/// Whether an `Input Dims` entry is a tensor list's shapes (a list of lists).
+fn is_list_of_shapes(v: &serde_json::Value) -> bool {
+    v.as_array()
+        .is_some_and(|a| a.first().is_some_and(serde_json::Value::is_array))
 }
 
 /// An `Input Dims` entry as a tensor list's shapes (a list of integer lists), else none.
@@ -218,7 +213,13 @@ fn op_of(obj: &[u8]) -> Option<Op> {
                 .flatten()
                 .map(|t| t.as_str().unwrap_or("").to_string())
                 .collect(),
-            a.dims.iter().flatten().map(shape_list).collect::<Vec<_>>(),
+            // Only an op with a tensor list argument keeps a list per argument (an allocation
+            // per event otherwise, on traces of millions of events).
+            if a.dims.iter().flatten().any(is_list_of_shapes) {
+                a.dims.iter().flatten().map(shape_list).collect::<Vec<_>>()
+            } else {
+                Vec::new()
+            },
             if keeps_concrete(&name) {
                 a.concrete
                     .iter()

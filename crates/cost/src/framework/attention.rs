@@ -67,11 +67,23 @@ fn causal_at(name: &str) -> Option<usize> {
     })
 }
 
-/// The score entries computed: `L·S`, or under a causal mask `Σ_{i<L} min(i + 1, S)`.
+/// The score entries computed: `L·S`, or under a causal mask `Σ_{i<L} min(i + 1, S)`. The
+/// composite `scaled_dot_product_attention` (costed in place of the kernel it runs) counts as
+/// causal only without dropout: with dropout, CPU runs the math variant, which computes every
+/// score.
 fn pairs(op: &OpCall, l: u64, s: u64) -> N {
+    let composite =
+        op.name.strip_prefix("aten::").unwrap_or(op.name) == "scaled_dot_product_attention";
+    let no_dropout = || {
+        op.concrete
+            .get(4)
+            .and_then(|p| p.trim().parse::<f64>().ok())
+            == Some(0.0)
+    };
     let causal = causal_at(op.name)
         .and_then(|i| op.concrete.get(i))
-        .is_some_and(|c| c.trim() == "True");
+        .is_some_and(|c| c.trim() == "True")
+        && (!composite || no_dropout());
     if !causal {
         return N::from(l) * s;
     }
@@ -194,6 +206,29 @@ mod tests {
         };
         let flash = "aten::_scaled_dot_product_flash_attention_for_cpu";
         assert_eq!(flops(flash, &dims, &concrete), 2 * 8 * 2080 * (32 + 32));
+        // The composite op (q, k, v, attn_mask, dropout_p, is_causal, …): causal without
+        // dropout (it runs the flash kernel), every score with dropout (the math variant).
+        let sdpa = "aten::scaled_dot_product_attention";
+        let sdpa_dims = [
+            qkv.clone(),
+            qkv.clone(),
+            qkv.clone(),
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+        ];
+        let at = |p: &str| -> Vec<String> {
+            ["", "", "", "", p, "True", "", "False"]
+                .map(String::from)
+                .to_vec()
+        };
+        assert_eq!(flops(sdpa, &sdpa_dims, &at("0.")), 2 * 8 * 2080 * (32 + 32));
+        assert_eq!(
+            flops(sdpa, &sdpa_dims, &at("0.1")),
+            2 * 8 * 64 * 64 * (32 + 32)
+        );
         let math = "aten::_scaled_dot_product_attention_math";
         let math_concrete: Vec<String> = ["", "", "", "", "0.", "True", ""]
             .map(String::from)

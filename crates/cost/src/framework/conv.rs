@@ -15,7 +15,9 @@
 //! Bytes: input, weight and bias read once, output written once; backward reads the output's
 //! gradient, input and weight and writes the gradients asked for.
 
-use super::tensor::{all_bytes, bytes, count, dims, first_element_bytes, is_tensor, precision};
+use super::tensor::{
+    all_bytes, bytes, count, dims, first_element_bytes, is_tensor, output_mask, precision,
+};
 use super::{Model, OpCall};
 use crate::count::{product, N};
 use crate::kinds::conv::{ConvProblem, SpatialDim};
@@ -40,10 +42,11 @@ struct Geometry {
     dilation: Option<usize>,
     /// `groups`' index (`None`: 1).
     groups: Option<usize>,
-    /// `(transposed flag's index or a fixed value, output_padding's index)`.
+    /// Whether the convolution is transposed, and where its `output_padding` is.
     transposed: Transposed,
 }
 
+/// A signature's transposition: never, always (`conv_transpose*`), or by its flag.
 enum Transposed {
     No,
     Yes {
@@ -170,6 +173,18 @@ fn problem(
     transposed: bool,
     g: u64,
 ) -> Result<ConvProblem, Unknown> {
+    // The weight holds one group's channels: [O, C/g, k…], transposed [C, O/g, k…].
+    let consistent = if transposed {
+        w[0] == x[1]
+    } else {
+        N::from(w[1]) * g == N::from(x[1])
+    };
+    if !consistent {
+        return Err(unknown(format!(
+            "{}: weight {w:?} does not fit input {x:?} in {g} group(s)",
+            op.name
+        )));
+    }
     let oc = if transposed {
         N::from(w[1]) * g
     } else {
@@ -210,7 +225,7 @@ fn tensors(op: &OpCall, input: usize, weight: usize) -> Result<(Vec<u64>, Vec<u6
     Ok((x, w))
 }
 
-/// The forward cost with the geometry `g`: input at argument `bias − 2`, weight `bias − 1`.
+/// The forward cost with the geometry `g`: input at argument 0, weight 1, the bias at `bias`.
 fn forward_at(op: &OpCall, g: &Geometry, bias: usize) -> Result<Cost, Unknown> {
     let (x, w) = tensors(op, 0, 1)?;
     let (spatial, transposed) = output_spatial(op, g, &x[2..], &w[2..])?;
@@ -303,7 +318,11 @@ fn backward(op: &OpCall) -> Result<Cost, Unknown> {
             op.name
         )));
     }
-    let transposed = op.concrete.get(7).is_some_and(|s| s.trim() == "True");
+    let transposed = match op.concrete.get(7).map(|s| s.trim()) {
+        Some("True") => true,
+        Some("False") => false,
+        _ => return Err(unknown(format!("{}: no `transposed` flag", op.name))),
+    };
     let g = Geometry {
         stride: 4,
         padding: 5,
@@ -323,17 +342,8 @@ fn backward(op: &OpCall) -> Result<Cost, Unknown> {
         )));
     }
     let p = problem(op, &x, &w, spatial, transposed, groups(op, g.groups)?)?;
-    let mask: Vec<bool> = op
-        .concrete
-        .get(10)
-        .map(|s| {
-            s.trim_matches(|c| c == '[' || c == ']')
-                .split(',')
-                .map(|x| x.trim() == "True")
-                .collect()
-        })
-        .unwrap_or_default();
-    let wants = |i: usize| mask.get(i).copied().unwrap_or(true);
+    let mask = output_mask(op, 10, 3);
+    let wants = |i: usize| mask[i];
     let one = ops(op, &p)?;
     let products = u64::from(wants(0)) + u64::from(wants(1));
     // `bias_sizes` is `[O]` for a biased convolution, `None` (or empty) without a bias.
@@ -554,6 +564,16 @@ mod tests {
         concrete[10] = "[True, False, False]".into();
         let c = call(&concrete);
         assert_eq!((c.flops, c.extra_flops, c.bytes), (one, 0, dy + x + w + x));
+        // Without its `transposed` flag, uncosted (never guessed).
+        concrete[7] = String::new();
+        assert!(cost(&OpCall {
+            name: "aten::convolution_backward",
+            dims: &dims,
+            types: &types,
+            concrete: &concrete,
+            ..Default::default()
+        })
+        .is_err());
     }
 
     /// Absurd geometry: no panic, no wrapped count.
@@ -573,6 +593,8 @@ mod tests {
                 "[1, 1]",
                 "1",
             ]),
+            // A geometry that fits (padding 4), but 1 input channel in 2 groups.
+            s(&["", "", "", "[1, 1]", "[4, 4]", "[1, 1]", "2"]),
         ] {
             assert!(cost(&OpCall {
                 name: "aten::conv2d",

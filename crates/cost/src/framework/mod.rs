@@ -71,6 +71,21 @@ pub fn cost(op: &OpCall) -> Result<Cost, Unknown> {
     f(op)
 }
 
+/// Whether the op's cost reads its `Concrete Inputs` (a convolution's stride and padding,
+/// attention's `is_causal`, a fused optimizer's hyper-parameters, a cast's dtype, an embedding
+/// gradient's rows, a backward's `output_mask`): the trace reader keeps them for these ops
+/// only.
+pub fn reads_concrete(name: &str) -> bool {
+    let bare = name.strip_prefix("aten::").unwrap_or(name);
+    conv::model(bare).is_some()
+        || attention::model(bare).is_some()
+        || optimizer::model(bare).is_some()
+        || matches!(
+            bare,
+            "_to_copy" | "embedding_dense_backward" | "native_layer_norm_backward"
+        )
+}
+
 /// The family of an op the model knows.
 pub fn family(name: &str) -> Option<Family> {
     model(name).map(|(f, _)| f)

@@ -8,7 +8,7 @@
 //! gradient of input, weight and bias backward) written once.
 
 use super::tensor::written as cost;
-use super::tensor::{bytes, dims, first_element_bytes, is_tensor};
+use super::tensor::{bytes, dims, first_element_bytes, is_tensor, output_mask};
 use super::{Model, OpCall};
 use crate::count::{product, N};
 use crate::{Cost, Unknown};
@@ -35,17 +35,8 @@ fn layer_norm(op: &OpCall) -> Result<Cost, Unknown> {
 /// layer) says which gradients are computed and written — all of them without it.
 fn layer_norm_backward(op: &OpCall) -> Result<Cost, Unknown> {
     let n = product(&dims(op, 1)?);
-    let mask: Vec<bool> = op
-        .concrete
-        .get(7)
-        .map(|s| {
-            s.trim_matches(|c| c == '[' || c == ']')
-                .split(',')
-                .map(|x| x.trim() == "True")
-                .collect()
-        })
-        .unwrap_or_default();
-    let wants = |i: usize| mask.get(i).copied().unwrap_or(true);
+    let mask = output_mask(op, 7, 3);
+    let wants = |i: usize| mask[i];
     let mut flops = N::ZERO;
     let mut written = N::ZERO;
     if wants(0) {
@@ -157,5 +148,9 @@ mod tests {
         assert_eq!((c.flops, c.bytes), (8 * n, read + 4 * (n + 128 + 128)));
         let c = call("[True, False, False]");
         assert_eq!((c.flops, c.bytes), (7 * n, read + 4 * n));
+        // A mask the trace left empty (or odd) is no mask: every gradient.
+        for odd in ["", "[True]", "[yes, no, maybe]"] {
+            assert_eq!(call(odd).flops, 8 * n, "{odd:?}");
+        }
     }
 }

@@ -82,6 +82,28 @@ pub fn precision(op: &OpCall) -> MathPrecision {
     MathPrecision::F32
 }
 
+/// Which of its `n` outputs a backward op computes: its `output_mask` (`[True, False, True]`) at
+/// argument `i` of `Concrete Inputs`; every one when the trace gives no such list of exactly
+/// `n` flags (a trace without concrete inputs, or with an empty value).
+pub fn output_mask(op: &OpCall, i: usize, n: usize) -> Vec<bool> {
+    let parsed: Option<Vec<bool>> = op.concrete.get(i).and_then(|s| {
+        s.trim()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .split(',')
+            .map(|x| match x.trim() {
+                "True" => Some(true),
+                "False" => Some(false),
+                _ => None,
+            })
+            .collect()
+    });
+    match parsed {
+        Some(m) if m.len() == n => m,
+        _ => vec![true; n],
+    }
+}
+
 /// A count as a `u64`, naming the op when it does not fit.
 pub fn count(op: &OpCall, n: N, what: &str) -> Result<u64, Unknown> {
     n.to_u64(&format!("{} {what}", op.name))

@@ -56,7 +56,7 @@ pub enum LoggedError {
         ranks: u64,
         launcher: String,
     },
-    #[error("--log-ranks {0}: more ranks than this machine can count")]
+    #[error("--log-ranks {0}: give a count of ranks from 1 on")]
     TooManyRanks(u64),
     #[error(
         "{log}: no convolution, inner product or matmul with an `mb` in the steady-state \
@@ -69,15 +69,16 @@ type Result<T> = std::result::Result<T, LoggedError>;
 
 impl Logged {
     /// The ranks of several nodes' logs as one run: every rank's times and mini-batch, the
-    /// first node's iteration and thread count.
-    pub fn of_nodes(mut nodes: Vec<Logged>) -> Logged {
-        let mut first = nodes.remove(0);
+    /// first node's iteration and thread count; none without a node.
+    pub fn of_nodes(nodes: Vec<Logged>) -> Option<Logged> {
+        let mut nodes = nodes.into_iter();
+        let mut first = nodes.next()?;
         for n in nodes {
             first.rank_batches.extend(n.rank_batches);
             first.outside_per_rank.extend(n.outside_per_rank);
             first.onednn_per_rank.extend(n.onednn_per_rank);
         }
-        first
+        Some(first)
     }
 
     /// The ranks' steady time outside oneDNN, at the first rank's batch and `threads` (or
@@ -151,8 +152,9 @@ fn times_of(per_iteration: &[IterationTimes]) -> (Vec<Option<f64>>, Vec<Option<f
 
 /// A single-process log: its steady-state iteration, its mini-batch `log_ranks` times (one
 /// rank's log cut out of a run). A multi-rank log (launcher labels or a torchrun `--log-dir`
-/// tree): the first rank's iteration and each rank's own mini-batch. Every log is read as it
-/// streams, twice (its profile, then its steady iterations), never held in memory.
+/// tree): the first rank's iteration and each rank's own mini-batch. A multi-rank log is read
+/// as it streams, twice (its profiles, then its steady iterations); a single-process one is
+/// read whole into memory once its profile is made (stdin can be read only once).
 ///
 /// `batch`: the mini-batch to plan with instead of the one the primitives' `mb` give (`plan
 /// --torch-trace` reads it from the trace's tensors, as the whole-step replay scales it); with
@@ -263,7 +265,10 @@ fn read_single(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Resul
         None => batch_of(&calls, &from, &path.display().to_string())?,
     };
     let k = log_ranks.unwrap_or(1);
-    let k = usize::try_from(k).map_err(|_| LoggedError::TooManyRanks(k))?;
+    let k = usize::try_from(k)
+        .ok()
+        .filter(|&k| k > 0)
+        .ok_or(LoggedError::TooManyRanks(k))?;
     Ok(Logged {
         steady: Steady { calls, from },
         rank_batches: vec![mb; k],

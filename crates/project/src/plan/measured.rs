@@ -103,7 +103,7 @@ pub fn allreduce_rate(
     let multi = read(multi_path, None, None)?;
     let ranks = multi.rank_batches.len() as u64;
     let multi_outside = multi
-        .outside((cores / ranks).max(1))
+        .outside((cores / ranks.max(1)).max(1))
         .ok_or_else(|| no_time(multi_path))?;
     let m = rate::from_runs(single, &multi_outside, ranks, gradient_bytes).map_err(|error| {
         MeasuredError::Allreduce {
@@ -171,9 +171,8 @@ pub fn network_rate(
             first_ranks: per_node,
         });
     }
-    let all = Logged::of_nodes(nodes);
-    let multi = all
-        .outside((cores / per_node).max(1))
+    let multi = Logged::of_nodes(nodes)
+        .and_then(|all| all.outside((cores / per_node.max(1)).max(1)))
         .ok_or_else(|| no_time(first_log))?;
     let n = node_logs.len() as u64;
     let m = rate::network_from_runs((&single, &multi), (n, per_node), gradient_bytes, intra_gbps)
