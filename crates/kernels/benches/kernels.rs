@@ -193,11 +193,12 @@ fn focal_shape(isa: Isa, runs: usize, name: &str, rows: usize, classes: usize) {
             // Must move: read logits, read labels, write the gradient.
             let bytes = (2 * n * esize + rows * 8) as f64;
             let bound = bytes / (gbps * 1e9);
-            let (fused, sep) = if dtype == "f32" {
-                focal_f32(isa, threads, runs, &x, targets, &mut g)
+            let logits = if dtype == "f32" {
+                Logits::F32(&x, &mut g)
             } else {
-                focal_bf16(isa, threads, runs, &xb, targets, &mut gb)
+                Logits::Bf16(&xb, &mut gb)
             };
+            let (fused, sep) = focal_times(isa, threads, runs, logits, targets);
             println!(
                 "{name:<28} {dtype:>5} {threads:>3}  {:>10.2} {:>10.2} {:>10.1} {:>10.2} {:>8.1}x {:>8.2}x",
                 fused * 1e3, sep * 1e3, eager_s * 1e3, bound * 1e3, eager_s / fused, fused / bound
@@ -206,113 +207,51 @@ fn focal_shape(isa: Isa, runs: usize, name: &str, rows: usize, classes: usize) {
     }
 }
 
-/// Fused forward+backward and separate forward then backward, f32 logits: (fused, separate)
-/// seconds, medians of `runs`.
-fn focal_f32(
-    isa: Isa,
-    threads: usize,
-    runs: usize,
-    x: &[f32],
-    targets: Targets,
-    g: &mut [f32],
-) -> (f64, f64) {
-    let p = FocalParams::default();
-    let f = median(
-        || {
-            forward_backward(
-                isa,
-                threads,
-                Tensor::F32(x),
-                targets,
-                p,
-                Reduction::Mean,
-                1.0,
-                TensorMut::F32(g),
-            )
-            .unwrap();
-        },
-        runs,
-    );
-    let s = median(
-        || {
-            forward(
-                isa,
-                threads,
-                Tensor::F32(x),
-                targets,
-                p,
-                Reduction::Mean,
-                None,
-            )
-            .unwrap();
-            backward(
-                isa,
-                threads,
-                Tensor::F32(x),
-                targets,
-                p,
-                Reduction::Mean,
-                1.0,
-                None,
-                TensorMut::F32(g),
-            )
-            .unwrap();
-        },
-        runs,
-    );
-    (f, s)
+/// The logits and the gradient a focal-loss run reads and writes, in one of the kernel's types.
+enum Logits<'a> {
+    F32(&'a [f32], &'a mut [f32]),
+    Bf16(&'a [u16], &'a mut [u16]),
 }
 
-/// [`focal_f32`] with bf16 logits and gradient.
-fn focal_bf16(
+impl Logits<'_> {
+    fn x(&self) -> Tensor<'_> {
+        match self {
+            Logits::F32(x, _) => Tensor::F32(x),
+            Logits::Bf16(x, _) => Tensor::Bf16(x),
+        }
+    }
+
+    /// The logits and the gradient, borrowed for one call.
+    fn both(&mut self) -> (Tensor<'_>, TensorMut<'_>) {
+        match self {
+            Logits::F32(x, g) => (Tensor::F32(x), TensorMut::F32(g)),
+            Logits::Bf16(x, g) => (Tensor::Bf16(x), TensorMut::Bf16(g)),
+        }
+    }
+}
+
+/// Fused forward+backward and separate forward then backward: (fused, separate) seconds,
+/// medians of `runs`.
+fn focal_times(
     isa: Isa,
     threads: usize,
     runs: usize,
-    xb: &[u16],
+    mut l: Logits,
     targets: Targets,
-    gb: &mut [u16],
 ) -> (f64, f64) {
     let p = FocalParams::default();
     let f = median(
         || {
-            forward_backward(
-                isa,
-                threads,
-                Tensor::Bf16(xb),
-                targets,
-                p,
-                Reduction::Mean,
-                1.0,
-                TensorMut::Bf16(gb),
-            )
-            .unwrap();
+            let (x, g) = l.both();
+            forward_backward(isa, threads, x, targets, p, Reduction::Mean, 1.0, g).unwrap();
         },
         runs,
     );
     let s = median(
         || {
-            forward(
-                isa,
-                threads,
-                Tensor::Bf16(xb),
-                targets,
-                p,
-                Reduction::Mean,
-                None,
-            )
-            .unwrap();
-            backward(
-                isa,
-                threads,
-                Tensor::Bf16(xb),
-                targets,
-                p,
-                Reduction::Mean,
-                1.0,
-                None,
-                TensorMut::Bf16(gb),
-            )
-            .unwrap();
+            forward(isa, threads, l.x(), targets, p, Reduction::Mean, None).unwrap();
+            let (x, g) = l.both();
+            backward(isa, threads, x, targets, p, Reduction::Mean, 1.0, None, g).unwrap();
         },
         runs,
     );
