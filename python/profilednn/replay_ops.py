@@ -223,7 +223,9 @@ def _bf16_activation(unit, i, params):
             and tuple(dims) not in params)
 
 
-def _build(unit, what_if):
+def _build(unit, what_if, flow_args=frozenset()):
+    """The call of `unit` under `what_if`; `flow_args`: the arguments the bf16 what-if's dtype
+    flow (`AutocastFlow`) makes bf16 activations."""
     bf16 = what_if.get("precision") == "bf16" and unit["name"] in _LOWER
     autocast = bf16 and unit["name"] in _WITH_PARAMETERS and unit.get("phase") in ("forward", "loss")
     lower = bf16 and not autocast
@@ -238,7 +240,8 @@ def _build(unit, what_if):
     keep = _KEEP_F32.get(unit["name"], set())
 
     def dtype_for(i):
-        low = (lower and i not in keep) or (propagate and _bf16_activation(unit, i, params))
+        low = ((lower and i not in keep) or (propagate and _bf16_activation(unit, i, params))
+               or i in flow_args)
         return lambda d: torch.bfloat16 if low and d == torch.float32 else d
 
     n = max(len(unit["dims"]), len(unit["types"]))
@@ -253,6 +256,184 @@ def _build(unit, what_if):
                 return call()
         return in_autocast
     return call
+
+
+# Autocast's CPU fp32 list among the losses: their input is cast to f32 first (`_KEEP_RECORDED`).
+_F32_LOSSES = _KEEP_RECORDED - {"aten::to", "aten::_to_copy", "aten::copy_", "aten::clone"}
+
+# Unary ops whose bf16 input gives a bf16 output, and the op autograd runs for each in backward.
+_UNARY_BACKWARD = {
+    "aten::gelu": "aten::gelu_backward", "aten::relu": "aten::threshold_backward",
+    "aten::silu": "aten::silu_backward", "aten::tanh": "aten::tanh_backward",
+    "aten::sigmoid": "aten::sigmoid_backward", "aten::hardswish": "aten::hardswish_backward",
+    "aten::leaky_relu": "aten::leaky_relu_backward", "aten::elu": "aten::elu_backward",
+    "aten::mish": "aten::mish_backward", "aten::hardtanh": "aten::hardtanh_backward",
+}
+
+
+def _ints(d):
+    return isinstance(d, list) and bool(d) and all(isinstance(x, int) for x in d)
+
+
+def _float_args(unit):
+    """(index, shape) of the unit's floating tensor arguments."""
+    for i, d in enumerate(unit["dims"]):
+        t = unit["types"][i] if i < len(unit["types"]) else ""
+        if t in _DTYPES and _DTYPES[t].is_floating_point and _ints(d):
+            yield i, tuple(d)
+
+
+def _lower_output(unit):
+    """The output shape of a GEMM-family call (None for the others: convolutions, attention)."""
+    d = unit["dims"]
+    name = unit["name"]
+    try:
+        if name == "aten::linear":
+            return tuple(d[0][:-1]) + (d[1][0],)
+        if name in ("aten::mm", "aten::addmm"):
+            a, b = (d[1], d[2]) if name == "aten::addmm" else (d[0], d[1])
+            return (a[0], b[1])
+        if name in ("aten::bmm", "aten::matmul"):
+            return tuple(d[0][:-1]) + (d[1][-1],)
+    except (IndexError, TypeError):
+        return None
+    return None
+
+
+def _numel(shape):
+    n = 1
+    for x in shape:
+        n *= x
+    return n
+
+
+# Ops that give a view or a reshaped copy of their input (its dtype kept).
+_VIEWS = {
+    "aten::view", "aten::reshape", "aten::_unsafe_view", "aten::transpose", "aten::permute",
+    "aten::contiguous", "aten::t", "aten::expand", "aten::flatten", "aten::unflatten", "aten::split",
+    "aten::chunk", "aten::unsqueeze", "aten::squeeze", "aten::select", "aten::slice",
+}
+
+# A bf16 chain through a view: the shape is no longer followed.
+_ANY = "any"
+
+
+class AutocastFlow:
+    """The bf16 what-if's dtypes beyond autocast's op lists, and the casts it adds, read off
+    the recorded f32 step in order (a trace records shapes, not which tensor feeds which op, so
+    the flow follows shapes from one op to the next).
+
+    - A unary op (GELU, ReLU, …) right after a GEMM-family op, on a tensor of that op's output
+      shape, runs on its bf16 output and gives bf16 (the chain goes on through further unary
+      ops); its backward op, on the same shape, runs in bf16 too. A binary op (the residual
+      add) ends the chain: one of its operands is f32 and the result is promoted.
+    - Casts a real bf16 step has and an f32 trace lacks, added as `aten::_to_copy` calls:
+      - each f32 parameter an autocast GEMM cast to bf16 in forward has its bf16 gradient cast
+        back to f32 in backward (autograd's `ToCopyBackward0`), and so has its f32 activation
+        input (a layer norm's output; not the step's data, which comes before any other
+        floating-point op and has no gradient, nor a bf16 chain, nor a 4-D activation, bf16
+        after a convolution);
+      - a residual add of a bf16 chain to the f32 stream casts the bf16 operand's gradient
+        back to bf16;
+      - a loss of autocast's fp32 list whose input holds as many elements as the last
+        GEMM-family output casts that bf16 output to f32 before it, and its gradient back to
+        bf16 at the start of backward.
+
+      A layer's backward casts go after the backward GEMM that gives its weight's gradient (by
+      output shape; else at the end of backward). The weight gradients are kept to the end of
+      the iteration, as `param.grad` is. Checked against real bf16 autocast traces of the
+      GPT-style fixture and the MLP: the same backward casts, shape for shape."""
+
+    def __init__(self, units, params):
+        self.args = {}  # unit index -> the argument indices that are bf16 activations
+        self.casts = []  # (insert before unit index, phase, shape, from, to, keep)
+        unary_seen = set()
+        chain = None  # the shape of the bf16 output the previous forward op gave, if any
+        chain_layer = None  # the layer (in `layers`) whose GEMM began the chain
+        last_lower = None
+        floating_seen = False  # a floating-point forward op ran before (else a GEMM's input is data)
+        layers = []  # per autocast GEMM with parameters: its backward casts [(shape, from, to, keep)]
+        bf16, f32 = torch.bfloat16, torch.float32
+        if any(u.get("autocast") for u in units):
+            # Recorded under autocast already: its casts and bf16 ops are in the trace.
+            return
+        for k, u in enumerate(units):
+            name, phase = u["name"], u.get("phase")
+            if phase == "backward":
+                fwd = [n for n, b in _UNARY_BACKWARD.items() if b == name]
+                floats = list(_float_args(u))
+                if fwd and floats and any((n, floats[0][1]) in unary_seen for n in fwd):
+                    self.args[k] = {i for i, d in floats if d == floats[0][1]}
+                continue
+            if phase not in ("forward", "loss"):
+                chain = None
+                continue
+            floats = list(_float_args(u))
+            if name in _LOWER:
+                if name in _WITH_PARAMETERS and not u.get("autocast"):
+                    casts = [(d, bf16, f32, True) for _, d in floats if d in params]
+                    # Its f32 activation input, cast to bf16 here, has its gradient cast back
+                    # (data, before any floating-point op, has no gradient; a bf16 chain no cast).
+                    casts += [(d, bf16, f32, False) for _, d in floats[:1]
+                              if d not in params and floating_seen and chain not in (d, _ANY)
+                              and len(d) != 4]
+                    layers.append(casts)
+                    chain_layer = len(layers) - 1
+                chain = _lower_output(u) or _ANY
+                last_lower = chain
+                floating_seen = True
+                continue
+            if floats:
+                floating_seen = True
+            if name in _F32_LOSSES and last_lower is not None:
+                if floats and (last_lower == _ANY or _numel(floats[0][1]) == _numel(last_lower)):
+                    shape = floats[0][1]
+                    self.casts.append((k, phase, shape, bf16, f32, False))
+                    first_bwd = next((j for j, v in enumerate(units) if j > k and v.get("phase") == "backward"), None)
+                    if first_bwd is not None:
+                        self.casts.append((first_bwd, "backward", shape, f32, bf16, False))
+                chain = None
+                continue
+            acts = [(i, d) for i, d in floats if d not in params]
+            if chain is not None and name in _VIEWS:
+                # A view of the output of attention (whose shape is not followed) is bf16 still;
+                # a view of a GEMM's output of known shape ends the chain: the q, k and v
+                # projections are views of one another's shape, while each reads the f32
+                # layer-norm output.
+                chain = _ANY if chain == _ANY else None
+                continue
+            if chain is not None and name in _UNARY_BACKWARD and len(acts) == 1 and chain in (acts[0][1], _ANY):
+                self.args[k] = {acts[0][0]}
+                unary_seen.add((name, acts[0][1]))
+                chain = acts[0][1]
+                continue
+            if chain is not None and chain_layer is not None and len(acts) == 2 and all(d == chain for _, d in acts):
+                # A residual add of the bf16 chain to the f32 stream: promoted to f32, and the
+                # gradient of the bf16 operand cast back to bf16 in backward.
+                layers[chain_layer].append((chain, f32, bf16, False))
+            chain = None
+        # Each layer's gradient casts after the backward GEMM that gives its weight's (a 2-D
+        # shape), last layer first; else at the end of backward.
+        claimed = set()
+        gemms = [j for j, v in enumerate(units)
+                 if v.get("phase") == "backward" and v["name"] in ("aten::mm", "aten::addmm", "aten::bmm", "aten::matmul")]
+        backward = [j for j, v in enumerate(units) if v.get("phase") == "backward"]
+        end = backward[-1] + 1 if backward else len(units)
+        for casts in reversed(layers):
+            at = end
+            weights = [d for d, _, _, keep in casts if keep and len(d) == 2]
+            for j in gemms:
+                if j not in claimed and _lower_output(units[j]) in weights:
+                    claimed.add(j)
+                    at = j + 1
+                    break
+            self.casts.extend((at, "backward", d, src, dst, keep) for d, src, dst, keep in casts)
+        self.casts.sort(key=lambda c: c[0])
+
+
+def _cast_call(shape, src, dst):
+    t = torch.empty(shape, dtype=src).uniform_(0.1, 1.0)
+    return lambda: t.to(dst)
 
 
 class BatchPlan:
@@ -360,31 +541,47 @@ class BatchPlan:
         return u
 
 
-def _timed(calls, times, runs):
-    """Runs the unit list `runs` times in order; appends each unit's time (ms) to `times`."""
+def _timed(seq, times, runs):
+    """Runs `seq` (in order: (call, slot, keep)) `runs` times; appends each call's time (ms) to
+    `times[slot]`. The outputs of `keep` calls (gradients) live until the next run starts, as
+    `param.grad` lives until the next iteration's `zero_grad`."""
     for _ in range(runs):
-        for k, (fn, _) in enumerate(calls):
-            if fn is None:
-                continue
+        kept = []
+        for fn, slot, keep in seq:
             t0 = time.perf_counter()
-            fn()
-            times[k].append((time.perf_counter() - t0) * 1e3)
+            out = fn()
+            times[slot].append((time.perf_counter() - t0) * 1e3)
+            if keep:
+                kept.append(out)
+            del out
 
 
-def _profiled_times(prof, calls, runs):
-    """Each unit's times as the profiler recorded them: the duration of the top-level op event
+def _profiled_times(prof, seq, slots, runs):
+    """Each call's times as the profiler recorded them: the duration of the top-level op event
     each call made, the figure the trace's units were logged with (a Python call's own cost, a
     few µs per call, is not in it). `None` when the events do not line up one per call (an op
     whose Python wrapper records more), so that the caller keeps the wall-clock times."""
     events = sorted((e for e in prof.events() if e.cpu_parent is None and e.name.startswith("aten::")),
                     key=lambda e: e.time_range.start)
-    live = [k for k, (fn, _) in enumerate(calls) if fn is not None]
-    if len(events) != runs * len(live):
+    if len(events) != runs * len(seq):
         return None
-    times = [[] for _ in calls]
+    times = [[] for _ in range(slots)]
     for i, e in enumerate(events):
-        times[live[i % len(live)]].append(e.time_range.elapsed_us() / 1e3)
+        times[seq[i % len(seq)][1]].append(e.time_range.elapsed_us() / 1e3)
     return times
+
+
+def _params(units):
+    """The shapes the optimizer touches: parameters, their gradients and state."""
+    params = set()
+    for u in units:
+        if u.get("phase") in ("optimizer", "zero_grad"):
+            for d in u["dims"]:
+                if _ints(d):
+                    params.add(tuple(d))
+                elif isinstance(d, list):
+                    params.update(tuple(x) for x in d if isinstance(x, list))
+    return params
 
 
 def run(request):
@@ -396,40 +593,51 @@ def run(request):
     what_if = request.get("what_if") or {}
     _MADE.clear()
     units = request["units"]
+    flow = None
     if what_if.get("precision") == "bf16":
-        params = set()
-        for u in units:
-            if u.get("phase") in ("optimizer", "zero_grad"):
-                for d in u["dims"]:
-                    if isinstance(d, list) and d and all(isinstance(x, int) for x in d):
-                        params.add(tuple(d))
-                    elif isinstance(d, list):
-                        params.update(tuple(x) for x in d if isinstance(x, list))
-        what_if = dict(what_if, _params=params)
+        what_if = dict(what_if, _params=_params(units))
+        flow = AutocastFlow(units, what_if["_params"])
     try:
         plan = BatchPlan(units, what_if["batch"]) if what_if.get("batch") else None
     except ValueError as e:
         return {"format": "profilednn.torch-replay.v1", "error": str(e)}
     calls = []
-    for u in units:
+    for k, u in enumerate(units):
+        flow_args = flow.args.get(k, frozenset()) if flow is not None else frozenset()
         try:
             if plan is not None:
                 try:
-                    fn = _build(plan.scale(u), what_if)
+                    fn = _build(plan.scale(u), what_if, flow_args)
                     fn()
                 except Exception:  # noqa: BLE001 - an activation of a parameter's shape: below
-                    fn = _build(plan.scale(u, strict=False), what_if)
+                    fn = _build(plan.scale(u, strict=False), what_if, flow_args)
             else:
-                fn = _build(u, what_if)
+                fn = _build(u, what_if, flow_args)
             fn()  # a first call: checks the arguments, warms the op
             calls.append((fn, None))
         except Exception as e:  # noqa: BLE001 - any failure makes the unit unreplayable, with its reason
             reason = e.args[0] if isinstance(e, Unsupported) else f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
             calls.append((None, reason))
+    # The casts the what-if adds (`AutocastFlow`), each with a slot after the units'.
+    added = []
+    for at, phase, shape, src, dst, keep in (flow.casts if flow is not None else []):
+        if plan is not None and not keep and shape[0] in plan.values:
+            shape = (shape[0] // plan.old * plan.new,) + tuple(shape[1:])
+        added.append((at, phase, shape, src, dst, keep, _cast_call(shape, src, dst)))
+    seq = []
+    extra = iter(sorted(range(len(added)), key=lambda i: added[i][0]))
+    pending = next(extra, None)
+    for k, (fn, _) in enumerate(calls + [(None, None)]):
+        while pending is not None and added[pending][0] == k:
+            seq.append((added[pending][6], len(calls) + pending, added[pending][5]))
+            pending = next(extra, None)
+        if fn is not None:
+            seq.append((fn, k, False))
+    slots = len(calls) + len(added)
     runs = max(int(request.get("runs", 5)), 1)
     warmup = int(request.get("warmup", 1))
-    _timed(calls, [[] for _ in calls], warmup)
-    times = [[] for _ in calls]
+    _timed(seq, [[] for _ in range(slots)], warmup)
+    times = [[] for _ in range(slots)]
     timing = "wall clock"
     if request.get("profiler", True):
         # Under the profiler, as the trace was recorded: each op pays the recording cost its
@@ -437,18 +645,26 @@ def run(request):
         # trace's was, from its event.
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
                                     record_shapes=True) as prof:
-            _timed(calls, times, runs)
-        profiled = _profiled_times(prof, calls, runs)
+            _timed(seq, times, runs)
+        profiled = _profiled_times(prof, seq, slots, runs)
         if profiled is not None:
             times, timing = profiled, "profiler events"
     else:
-        _timed(calls, times, runs)
+        _timed(seq, times, runs)
     out = []
     for (fn, reason), ts in zip(calls, times):
         if fn is None:
             out.append({"ms": None, "skipped": reason})
         else:
             out.append({"ms": statistics.median(ts), "skipped": None})
+    casts = [{
+        "name": "aten::_to_copy",
+        "phase": phase,
+        "dims": list(shape),
+        "from": str(src).replace("torch.", ""),
+        "to": str(dst).replace("torch.", ""),
+        "ms": statistics.median(times[len(calls) + i]),
+    } for i, (_, phase, shape, src, dst, _, _) in enumerate(added)]
     return {
         "format": "profilednn.torch-replay.v1",
         "torch": torch.__version__,
@@ -456,6 +672,7 @@ def run(request):
         "timing": timing,
         "batch": [plan.old, plan.new] if plan is not None else None,
         "results": out,
+        "added": casts,
     }
 
 

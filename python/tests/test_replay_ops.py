@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from collections import Counter
 from pathlib import Path
 
 import torch
@@ -194,6 +195,76 @@ class WholeStepReplay(unittest.TestCase):
         parts = step["replayed_ops"]["projected_ms"] + step["carried_over_ms"] + step["outside_ops_ms"]
         self.assertAlmostEqual(proj["projected_step_ms"], parts, places=6)
         self.assertGreater(step["replayed_ops"]["logged_ms"], 0.95 * (step["replayed_ops"]["logged_ms"] + step["carried_over_ms"]))
+
+
+def request_of(exe, name, *what_if):
+    """The helper's request for a fixture's step (`PROFILEDNN_TORCH_REQUEST`), from a replay
+    without oneDNN; and the replay's `framework` section."""
+    with tempfile.TemporaryDirectory() as d:
+        req, out = Path(d) / "req.json", Path(d) / "r.json"
+        env = dict(os.environ, PROFILEDNN_TORCH_REQUEST=str(req))
+        p = subprocess.run([exe, "replay", str(TORCH_FIXTURES / f"{name}.log.gz"), "--no-progress",
+                            "--dnnl-lib", str(Path(d) / "none.so"),
+                            "--torch-trace", str(TORCH_FIXTURES / f"{name}.trace.json.gz"),
+                            "-o", str(out), *what_if], capture_output=True, text=True, env=env)
+        assert p.returncode == 0, p.stderr
+        return json.loads(req.read_text()), json.loads(out.read_text())["framework"]
+
+
+class AutocastCasts(unittest.TestCase):
+    """The bf16 what-if's dtype flow and added casts (`replay_ops.AutocastFlow`) against a real
+    bf16 autocast run of the same model: the fixtures `gpt-f32` and `gpt-bf16`."""
+
+    def test_the_casts_added_to_an_f32_step_are_those_a_real_bf16_step_has(self):
+        exe = installed_command()
+        if exe is None:
+            print("SKIPPED: needs the installed profilednn command")
+            return
+        f32, _ = request_of(exe, "gpt-f32")
+        real, _ = request_of(exe, "gpt-bf16")
+        units = f32["units"]
+        flow = replay_ops.AutocastFlow(units, replay_ops._params(units))
+
+        def kind(dtype):
+            return "bf16" if dtype in (torch.bfloat16, "c10::BFloat16") else "f32"
+
+        added = Counter((tuple(c[2]), kind(c[3])) for c in flow.casts if c[1] == "backward")
+        # The real step's casts: autograd's, at the top level of backward, by shape and source type.
+        cast = Counter((tuple(u["dims"][0]), kind(u["types"][0])) for u in real["units"]
+                       if u["name"] == "aten::to" and u["phase"] == "backward" and u["dims"][0])
+        self.assertEqual(added, cast)
+        # 2 blocks × 4 linears (q, k, v, proj, fc1, fc2: 6) with bias + the head: 25 weight and
+        # bias gradients; 9 activation gradients (q, k, v and fc1's f32 input per block, the
+        # head's); 4 residual adds; the loss's input gradient.
+        self.assertEqual(sum(cast.values()), 25 + 9 + 4 + 1)
+        # GELU and its backward run on the bf16 chain, as they did for real.
+        flowed = sorted({units[k]["name"] for k in flow.args})
+        self.assertEqual(flowed, ["aten::gelu", "aten::gelu_backward"])
+        real_bf16 = {u["name"] for u in real["units"] if u["name"].startswith("aten::gelu")
+                     and "c10::BFloat16" in u["types"]}
+        self.assertEqual(sorted(real_bf16), flowed)
+        # A step recorded under autocast has its casts already: none is added.
+        self.assertEqual(replay_ops.AutocastFlow(real["units"], replay_ops._params(real["units"])).casts, [])
+
+    def test_the_replay_times_the_added_casts_and_the_step_counts_them(self):
+        exe = installed_command()
+        if exe is None:
+            print("SKIPPED: needs the installed profilednn command")
+            return
+        _, f = request_of(exe, "mlp-f32", "--as", "bf16")
+        added = {o["phase"]: o for o in f["ops"] if o["method"] == "added"}
+        # By hand, the MLP (5 linears with bias; the first reads the data, which has no
+        # gradient): 10 weight and bias gradients and the MSE loss's input gradient in
+        # backward, the loss's input cast before it.
+        self.assertEqual(added["backward"]["calls"], 11)
+        self.assertEqual(added["loss"]["calls"], 1)
+        self.assertTrue(all(o["name"] == "aten::_to_copy" and o["logged_ms"] == 0 and o["replayed_ms"] > 0
+                            for o in added.values()))
+        # As recorded, nothing is added.
+        _, g = request_of(exe, "mlp-f32")
+        self.assertFalse([o for o in g["ops"] if o["method"] == "added"])
+        # The fixture was recorded with oneDNN's verbose mode (by `record`): the units ran so too.
+        self.assertTrue(f["onednn_verbose"])
 
 
 if __name__ == "__main__":

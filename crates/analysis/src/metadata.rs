@@ -110,6 +110,15 @@ impl RunMetadata {
         self.cpu_units().and_then(|u| u.native_bf16())
     }
 
+    /// How oneDNN's verbose mode was set for the run: `Some(timestamps)` when the log holds a
+    /// line of its header (a version, an info or template line, which every generation prints
+    /// before any primitive's), `None` when verbose mode was off or oneDNN never started. A
+    /// replay that should pay what the logged step paid per primitive turns it on alike.
+    pub fn verbose_recording(&self) -> Option<bool> {
+        (!self.versions.is_empty() || !self.templates.is_empty())
+            .then(|| self.templates.iter().any(|t| t.contains("timestamp")))
+    }
+
     /// True when the header reports bf16 units (for f32-on-bf16-hardware advice); false when
     /// it reports none *or is unknown* — see [`RunMetadata::native_bf16`] to tell them apart.
     pub fn has_bf16_hardware(&self) -> bool {
@@ -134,6 +143,32 @@ mod tests {
         };
         assert_eq!(m.native_bf16(), None);
         assert!(!m.has_bf16_hardware());
+    }
+
+    /// Verbose mode as recorded, from real headers: oneDNN 3.13's with timestamps (as `record`
+    /// sets them), 3.2's without, and a log with no oneDNN line at all.
+    #[test]
+    fn verbose_recording_reads_the_header() {
+        let read = |text: &str| {
+            let mut t = Tally::default();
+            t.consume_chunk(0, text.as_bytes(), true);
+            RunMetadata::from_tally(&t).verbose_recording()
+        };
+        assert_eq!(
+            read(
+                "onednn_verbose,v1,info,oneDNN v3.13.3 (commit b38f97eb6f2173513112f15a0481750b8a66e901)\n\
+                 onednn_verbose,v1,primitive,info,template:timestamp,operation,engine,primitive,implementation,prop_kind,memory_descriptors,attributes,auxiliary,problem_desc,exec_time\n"
+            ),
+            Some(true)
+        );
+        assert_eq!(
+            read(
+                "onednn_verbose,info,oneDNN v3.2.0 (commit 40112196287e8866a7259df35f817229454d0c96)\n\
+                 onednn_verbose,info,prim_template:operation,engine,primitive,implementation,prop_kind,memory_descriptors,attributes,auxiliary,problem_desc,exec_time\n"
+            ),
+            Some(false)
+        );
+        assert_eq!(read("profilednn,iteration,0\nhello\n"), None);
     }
 
     /// Found by `cargo fuzz`: a commit hash with multi-byte characters once split a char.

@@ -53,7 +53,11 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     // With the trace, --project judges the changes on the whole step too (framework ops
     // replayed through PyTorch), which is what a transformer's advice needs.
     let steps = match (&args.torch_trace, args.project) {
-        (Some(t), true) => crate::torch_step::what_ifs(t, merged.metadata.threads.map(u64::from))?,
+        (Some(t), true) => crate::torch_step::what_ifs(
+            t,
+            merged.metadata.threads.map(u64::from),
+            merged.metadata.verbose_recording(),
+        )?,
         _ => Vec::new(),
     };
     let advice = advise(

@@ -91,7 +91,9 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     );
     match (&step, args.dry_run) {
         (_, true) => {}
-        (Some(s), false) => plan_step::replay_rows(&mut plan, args.python.as_deref(), s)?,
+        (Some(s), false) => {
+            plan_step::replay_rows(&mut plan, args.python.as_deref(), s, logged.verbose)?
+        }
         (None, false) => {
             crate::plan_replay::replay_rows(&args, &mut plan, &logged.steady, logged.threads)?
         }

@@ -60,7 +60,12 @@ pub fn whole_step(step: &Step) -> WholeStep {
 
 /// Replays the whole step of every valid split (its rank alone, at its threads and
 /// mini-batch) and sets the rows; a split that fails gets a note.
-pub fn replay_rows(plan: &mut Plan, python: Option<&Path>, step: &Step) -> Result<()> {
+pub fn replay_rows(
+    plan: &mut Plan,
+    python: Option<&Path>,
+    step: &Step,
+    onednn_verbose: Option<bool>,
+) -> Result<()> {
     let todo = plan.to_replay();
     for (split, threads, batch) in todo {
         eprintln!(
@@ -75,6 +80,7 @@ pub fn replay_rows(plan: &mut Plan, python: Option<&Path>, step: &Step) -> Resul
                 channels_last: false,
                 batch: (batch != step.batch).then_some(batch),
                 warmup: 1,
+                onednn_verbose,
             },
             &step.units,
         );

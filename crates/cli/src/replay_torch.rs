@@ -61,5 +61,6 @@ pub(crate) fn framework(
         channels_last: args.layout == LayoutArg::ChannelsLast,
         batch: args.batch,
         warmup: args.warmup,
+        onednn_verbose: profile.metadata.verbose_recording(),
     })
 }

@@ -17,6 +17,10 @@ pub struct StepArgs<'a> {
     pub channels_last: bool,
     pub batch: Option<u64>,
     pub warmup: u32,
+    /// oneDNN's verbose mode as the log was recorded with (`Some(timestamps)`), so that the
+    /// replay pays the per-primitive lines the logged step paid
+    /// (`RunMetadata::verbose_recording`).
+    pub onednn_verbose: Option<bool>,
 }
 
 pub fn replay(a: &StepArgs) -> Result<FrameworkReplay> {
@@ -69,6 +73,7 @@ pub fn replay_units(a: &StepArgs, units: &step_units::StepUnits) -> Result<Frame
             runs: 5,
             under_profiler: true,
             processes: 3,
+            onednn_verbose: a.onednn_verbose,
         },
     )?;
     eprintln!(
@@ -80,7 +85,11 @@ pub fn replay_units(a: &StepArgs, units: &step_units::StepUnits) -> Result<Frame
 
 /// `advise --project --torch-trace`: the whole-step what-ifs the rules judge, each against the
 /// step replayed as recorded (like with like): bf16 autocast.
-pub fn what_ifs(trace: &Path, threads: Option<u64>) -> Result<Vec<profilednn_advice::StepWhatIf>> {
+pub fn what_ifs(
+    trace: &Path,
+    threads: Option<u64>,
+    onednn_verbose: Option<bool>,
+) -> Result<Vec<profilednn_advice::StepWhatIf>> {
     use profilednn_project::project::step::StepProjection;
     let units = units_of(trace)?;
     let run = |bf16| {
@@ -93,6 +102,7 @@ pub fn what_ifs(trace: &Path, threads: Option<u64>) -> Result<Vec<profilednn_adv
                 channels_last: false,
                 batch: None,
                 warmup: 1,
+                onednn_verbose,
             },
             &units,
         )

@@ -13,6 +13,9 @@ pub enum UnitMethod {
     Torch,
     /// Not replayable (its reason is in `skipped`): its logged time is carried over.
     CarriedOver,
+    /// Not in the trace: a call the what-if adds (the casts a bf16 autocast step has and an f32
+    /// one lacks), timed through PyTorch like the others; its logged time is 0.
+    Added,
 }
 
 /// The units of one op name in one phase: their calls, logged and replayed time.
@@ -80,6 +83,10 @@ pub struct FrameworkReplay {
     /// Helper processes run one after the other: each unit's time is its median over them.
     #[serde(default = "one")]
     pub processes: u32,
+    /// The units ran with oneDNN's verbose mode on, as the log was recorded: each primitive
+    /// they executed printed its line, as in the logged step.
+    #[serde(default)]
+    pub onednn_verbose: bool,
     /// Per op name and phase, most logged time first.
     pub ops: Vec<FrameworkOpResult>,
 }
@@ -104,6 +111,14 @@ impl FrameworkReplay {
             .filter(|o| o.method == UnitMethod::CarriedOver)
             .map(|o| o.logged_ms)
             .sum()
+    }
+
+    /// Calls the what-if added (autocast's casts) and their time here.
+    pub fn added(&self) -> (u64, f64) {
+        self.ops
+            .iter()
+            .filter(|o| o.method == UnitMethod::Added)
+            .fold((0, 0.0), |(n, ms), o| (n + o.calls, ms + o.replayed_ms))
     }
 
     /// The step here: each replayed unit at its time here, the rest at its logged time.

@@ -53,12 +53,18 @@ pub fn render(f: &FrameworkReplay) -> String {
          {:.3} ms outside the ops (Python, autograd engine)",
         f.logged_step_ms, logged_units, n_replayed, carried, n_carried, f.outside_units_ms
     );
+    let (n_added, added_ms) = f.added();
     let _ = writeln!(
         out,
-        "  here   {:9.3} ms ({}): the ops replayed {:.3} ms, the rest carried over",
+        "  here   {:9.3} ms ({}): the ops replayed {:.3} ms{}, the rest carried over",
         projected,
         ratio(f.logged_step_ms, projected),
-        here_units
+        here_units,
+        if n_added > 0 {
+            format!(", {added_ms:.3} ms in {n_added} casts the what-if adds")
+        } else {
+            String::new()
+        }
     );
     let phases = f.by(|o| o.phase.to_string());
     let _ = writeln!(out, "  per phase (logged → here, ms):");
@@ -76,10 +82,10 @@ pub fn render(f: &FrameworkReplay) -> String {
             o.calls,
             o.name,
             o.phase,
-            if o.method == UnitMethod::CarriedOver {
-                "  [carried over]"
-            } else {
-                ""
+            match o.method {
+                UnitMethod::CarriedOver => "  [carried over]",
+                UnitMethod::Added => "  [added by the what-if]",
+                UnitMethod::Torch => "",
             }
         );
     }

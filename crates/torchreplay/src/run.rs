@@ -2,6 +2,7 @@
 
 use crate::{Interpreter, TorchReplayError};
 use profilednn_analysis::torch_trace::step_units::{StepUnits, Unit};
+use profilednn_analysis::torch_trace::Phase;
 use profilednn_replay::framework::{FrameworkOpResult, FrameworkReplay, UnitMethod};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -33,6 +34,29 @@ pub struct Options {
     pub under_profiler: bool,
     /// Helper processes run one after the other; each unit keeps its median over them.
     pub processes: u32,
+    /// oneDNN's verbose mode in the helper, as the recording had it (like with like, as
+    /// `under_profiler`): `Some(timestamps)` turns executions' lines on (the helper's stdout
+    /// takes them), `None` turns it off whatever the environment says. A recorded step pays
+    /// for a line per primitive executed: a bf16 flash attention's ~1,500 small matmuls per
+    /// step cost ~10 ms of a 135 ms GPT step on a Zen 4 (35.0 ms logged against 23.3 ms
+    /// replayed without, 38.7 ms with).
+    pub onednn_verbose: Option<bool>,
+}
+
+/// The environment of oneDNN's verbose mode (every generation's names), on or off.
+fn verbose_env(cmd: &mut Command, verbose: Option<bool>) {
+    for name in ["ONEDNN_VERBOSE", "DNNL_VERBOSE", "MKLDNN_VERBOSE"] {
+        match verbose {
+            Some(_) => cmd.env(name, "1"),
+            None => cmd.env_remove(name),
+        };
+    }
+    for name in ["ONEDNN_VERBOSE_TIMESTAMP", "DNNL_VERBOSE_TIMESTAMP"] {
+        match verbose {
+            Some(true) => cmd.env(name, "1"),
+            _ => cmd.env_remove(name),
+        };
+    }
 }
 
 #[derive(Serialize)]
@@ -69,6 +93,17 @@ struct Response {
     batch: Option<[u64; 2]>,
     #[serde(default)]
     results: Vec<UnitResult>,
+    /// The calls the what-if adds (autocast's casts), in the same order in every process.
+    #[serde(default)]
+    added: Vec<AddedCall>,
+}
+
+/// A call the what-if adds to the step (`AutocastFlow` in the helper).
+#[derive(Deserialize)]
+struct AddedCall {
+    name: String,
+    phase: Phase,
+    ms: f64,
 }
 
 #[derive(Deserialize)]
@@ -106,11 +141,16 @@ pub fn replay(
     // inside one process cannot show.
     let mut responses = Vec::new();
     for _ in 0..opts.processes.max(1) {
-        let response = run_helper(&opts.python, &request)?;
+        let response = run_helper(&opts.python, opts.onednn_verbose, &request)?;
         if let Some(e) = response.error {
             return Err(TorchReplayError::Refused(e));
         }
-        if response.format != FORMAT || response.results.len() != units.units.len() {
+        if response.format != FORMAT
+            || response.results.len() != units.units.len()
+            || responses
+                .first()
+                .is_some_and(|r: &Response| r.added.len() != response.added.len())
+        {
             return Err(TorchReplayError::Output(format!(
                 "{} results of format {:?} for {} units",
                 response.results.len(),
@@ -121,6 +161,7 @@ pub fn replay(
         responses.push(response);
     }
     let results = median_over(&responses);
+    let added = added_over(&responses);
     let response = responses.swap_remove(0);
     Ok(FrameworkReplay {
         trace: trace.to_string(),
@@ -137,12 +178,19 @@ pub fn replay(
         under_profiler: opts.under_profiler,
         timing: response.timing,
         processes: opts.processes.max(1),
-        ops: gather(&units.units, &results),
+        onednn_verbose: opts.onednn_verbose.is_some(),
+        ops: gather(&units.units, &results, &added),
     })
 }
 
-fn run_helper(python: &Interpreter, request: &Request) -> Result<Response, TorchReplayError> {
-    let mut child = Command::new(&python.path)
+fn run_helper(
+    python: &Interpreter,
+    verbose: Option<bool>,
+    request: &Request,
+) -> Result<Response, TorchReplayError> {
+    let mut cmd = Command::new(&python.path);
+    verbose_env(&mut cmd, verbose);
+    let mut child = cmd
         .args(["-c", HELPER])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -153,6 +201,16 @@ fn run_helper(python: &Interpreter, request: &Request) -> Result<Response, Torch
             error,
         })?;
     let body = serde_json::to_vec(request).map_err(|e| TorchReplayError::Output(e.to_string()))?;
+    // The request kept for a run by hand (`python -m profilednn.replay_ops < FILE`): what the
+    // helper was given, to check its reading of the step (the bf16 what-if's casts) or a skip.
+    if let Some(path) = std::env::var_os("PROFILEDNN_TORCH_REQUEST").filter(|p| !p.is_empty()) {
+        std::fs::write(&path, &body).map_err(|e| {
+            TorchReplayError::Output(format!(
+                "PROFILEDNN_TORCH_REQUEST: cannot write {}: {e}",
+                std::path::Path::new(&path).display()
+            ))
+        })?;
+    }
     // Written from a thread: the helper may fill its stdout pipe before reading all of stdin.
     let mut stdin = child.stdin.take().expect("piped stdin");
     let writer = std::thread::spawn(move || stdin.write_all(&body));
@@ -208,9 +266,43 @@ fn median_over(responses: &[Response]) -> Vec<UnitResult> {
         .collect()
 }
 
-/// One row per (op name, phase, method), most logged time first.
-fn gather(units: &[Unit], results: &[UnitResult]) -> Vec<FrameworkOpResult> {
+/// Each added call with its median time over the helper processes.
+fn added_over(responses: &[Response]) -> Vec<(String, Phase, f64)> {
+    (0..responses[0].added.len())
+        .map(|k| {
+            let mut ms: Vec<f64> = responses.iter().map(|r| r.added[k].ms).collect();
+            ms.sort_by(f64::total_cmp);
+            let a = &responses[0].added[k];
+            (a.name.clone(), a.phase, ms[ms.len() / 2])
+        })
+        .collect()
+}
+
+/// One row per (op name, phase, method), most logged time first; the added calls in rows of
+/// their own (`UnitMethod::Added`, family `elementwise`: they are casts).
+fn gather(
+    units: &[Unit],
+    results: &[UnitResult],
+    added: &[(String, Phase, f64)],
+) -> Vec<FrameworkOpResult> {
     let mut rows: BTreeMap<(String, String, UnitMethod), FrameworkOpResult> = BTreeMap::new();
+    for (name, phase, ms) in added {
+        let row = rows
+            .entry((name.clone(), phase.to_string(), UnitMethod::Added))
+            .or_insert_with(|| FrameworkOpResult {
+                name: name.clone(),
+                phase: *phase,
+                family: Some("elementwise".into()),
+                method: UnitMethod::Added,
+                calls: 0,
+                logged_ms: 0.0,
+                replayed_ms: 0.0,
+                skipped: None,
+                low_precision: true,
+            });
+        row.calls += 1;
+        row.replayed_ms += ms;
+    }
     for (u, r) in units.iter().zip(results) {
         let method = match r.ms {
             Some(_) => UnitMethod::Torch,

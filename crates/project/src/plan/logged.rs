@@ -23,6 +23,9 @@ pub struct Logged {
     pub rank_batches: Vec<u64>,
     /// The first rank's thread count (header `nthr:`), when logged.
     pub threads: Option<u64>,
+    /// oneDNN's verbose mode as the run was recorded with (`RunMetadata::verbose_recording`):
+    /// the whole-step replay turns it on alike.
+    pub verbose: Option<bool>,
     /// Per rank, per iteration: time outside oneDNN (ms), from timestamps.
     pub outside_per_rank: Vec<Vec<Option<f64>>>,
     /// Per rank, per iteration: oneDNN time (ms) of the iterations whose wall time is known.
@@ -209,16 +212,23 @@ pub fn read(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Result<L
         });
         if first.is_none() {
             let threads = profile.metadata.threads.map(u64::from);
-            first = Some((calls, format!("rank {}: {from}", view.rank), threads));
+            let verbose = profile.metadata.verbose_recording();
+            first = Some((
+                calls,
+                format!("rank {}: {from}", view.rank),
+                threads,
+                verbose,
+            ));
         }
     }
-    let Some((calls, from, threads)) = first else {
+    let Some((calls, from, threads, verbose)) = first else {
         return Err(LoggedError::NoRank { log: source });
     };
     Ok(Logged {
         steady: Steady { calls, from },
         rank_batches,
         threads,
+        verbose,
         outside_per_rank,
         onednn_per_rank,
     })
@@ -273,6 +283,7 @@ fn read_single(path: &Path, log_ranks: Option<u64>, batch: Option<u64>) -> Resul
         steady: Steady { calls, from },
         rank_batches: vec![mb; k],
         threads: profile.metadata.threads.map(u64::from),
+        verbose: profile.metadata.verbose_recording(),
         outside_per_rank: vec![outside],
         onednn_per_rank: vec![onednn],
     })

@@ -28,6 +28,9 @@ pub struct StepProjection {
     pub replayed_ops: Part,
     /// Ops that could not be replayed, at their logged time.
     pub carried_over_ms: f64,
+    /// Calls the what-if adds, which the trace does not have (the bf16 what-if's casts of
+    /// weight gradients and of the loss's input), at their time here; 0 as recorded.
+    pub added_ms: f64,
     /// The iteration's time outside its ops, carried over.
     pub outside_ops_ms: f64,
     /// `replayed.logged_ms / logged_step_ms`: how much of the step the replay measured.
@@ -126,6 +129,7 @@ impl StepProjection {
                 projected_ms: here,
             },
             carried_over_ms: f.carried_over_ms(),
+            added_ms: f.added().1,
             outside_ops_ms: f.outside_units_ms,
             replayed_share: if f.logged_step_ms > 0.0 {
                 logged / f.logged_step_ms
@@ -186,6 +190,7 @@ mod tests {
             under_profiler: true,
             timing: "profiler events".into(),
             processes: 3,
+            onednn_verbose: false,
             ops: vec![
                 op("aten::mm", Phase::Backward, UnitMethod::Torch, 4.0, 2.0),
                 op("aten::add_", Phase::Optimizer, UnitMethod::Torch, 1.0, 1.5),
@@ -214,6 +219,26 @@ mod tests {
         assert!((s.by_runs_in["ATen"].projected_ms - 1.5).abs() < 1e-12);
         assert!((s.by_runs_in["carried over"].logged_ms - 0.5).abs() < 1e-12);
         assert!((s.by_runs_in["Python/dispatch"].projected_ms - 4.5).abs() < 1e-12);
+        assert_eq!(s.added_ms, 0.0);
+        // A cast the what-if adds (0.7 ms here, none logged) counts in the step, its phase and
+        // its family: 8.5 + 0.7 = 9.2 ms.
+        let mut cast = op(
+            "aten::_to_copy",
+            Phase::Backward,
+            UnitMethod::Added,
+            0.0,
+            0.7,
+        );
+        cast.family = Some("elementwise".into());
+        let mut with_cast = f.clone();
+        with_cast.ops.push(cast);
+        let s = StepProjection::of(&with_cast);
+        assert!((s.projected_step_ms - 9.2).abs() < 1e-12);
+        assert!((s.added_ms - 0.7).abs() < 1e-12);
+        assert!((s.replayed_ops.projected_ms - 3.5).abs() < 1e-12);
+        assert!((s.by_phase["backward"].projected_ms - 2.7).abs() < 1e-12);
+        assert!((s.by_family["elementwise"].logged_ms - 0.0).abs() < 1e-12);
+        assert!((s.by_runs_in["ATen"].projected_ms - 2.2).abs() < 1e-12);
         // The bf16 what-if: the mm is the BLAS's as recorded, oneDNN's here.
         let bf16 = FrameworkReplay {
             precision: Some("bf16".into()),
