@@ -436,6 +436,10 @@ def _cast_call(shape, src, dst):
     return lambda: t.to(dst)
 
 
+# The GEMM family's matrix products (their arguments: activations, at most one parameter).
+_GEMMS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::matmul", "aten::baddbmm", "aten::addbmm"}
+
+
 class BatchPlan:
     """The `--batch N` what-if on recorded calls: which tensors carry the batch, and how.
 
@@ -505,17 +509,23 @@ class BatchPlan:
         `strict`: a floating tensor of a parameter's shape is taken for a parameter and left
         alone; the caller retries with `strict=False` when that made the call inconsistent (an
         activation that happens to have a parameter's shape: [B·T, D] against a [4·D, D]
-        weight when B·T = 4·D)."""
+        weight when B·T = 4·D). A GEMM never multiplies two parameters: when two of its
+        matrices have parameters' shapes, each whose outermost dimension carries the batch is
+        taken for an activation (a 256 → 256 layer's backward `mm([B·T, 256], [256, 256])`
+        when B·T = 1024 and another layer's weight is [1024, 256]: the call stays consistent
+        unscaled, so the retry would not catch it)."""
         if unit.get("phase") in ("optimizer", "zero_grad") or self.new == self.old:
             return unit
         u = dict(unit, dims=list(unit["dims"]), strides=list(unit.get("strides", [])),
                  concrete=list(unit.get("concrete", [])))
+        param_like = [i for i, d in _float_args(u) if d in self.params and len(d) >= 2]
+        two_params = unit["name"] in _GEMMS and len(param_like) >= 2
         scaled = set()
         for i, d in enumerate(u["dims"]):
             t = u["types"][i] if i < len(u["types"]) else ""
             if t not in _DTYPES or not isinstance(d, list) or not d:
                 continue
-            if strict and tuple(d) in self.params and _DTYPES[t].is_floating_point:
+            if strict and tuple(d) in self.params and _DTYPES[t].is_floating_point and not (two_params and i in param_like):
                 continue
             st = u["strides"][i] if i < len(u["strides"]) else None
             o = self._outer(d, st)

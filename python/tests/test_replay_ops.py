@@ -109,6 +109,21 @@ class Helper(unittest.TestCase):
         self.assertEqual(strict["strides"][0], [1, 1024])
         loose = plan.scale(wgrad, strict=False)
         self.assertEqual(loose["dims"], [[1024, 512], [512, 256]])
+        # A 256 → 256 layer's input gradient, grad_out [B·T, 256] @ W [256, 256]: both have
+        # parameters' shapes (fc1's weight is [1024, 256]) and the call is consistent either
+        # way, so no retry would catch it; a GEMM never multiplies two parameters, and the one
+        # whose outermost dimension carries the batch is the activation (measured: the GPT's
+        # batch-4 backward GEMMs replayed 62 ms unscaled, 39 ms for real).
+        step.append(dict(unit("aten::lerp_", [[256, 256], [256, 256], []], ["float", "float", "Scalar"]),
+                         phase="optimizer"))
+        plan = replay_ops.BatchPlan([linear, view, pos, wgrad] + step, 4)
+        igrad = dict(unit("aten::mm", [[1024, 256], [256, 256]], ["float", "float"],
+                          strides=[[256, 1], [256, 1]]), phase="backward")
+        self.assertEqual(plan.scale(igrad)["dims"], [[512, 256], [256, 256]])
+        # One parameter-shaped matrix alone stays a parameter (fc1's input gradient).
+        fc1_igrad = dict(unit("aten::mm", [[1024, 1024], [1024, 256]], ["float", "float"],
+                              strides=[[1024, 1], [256, 1]]), phase="backward")
+        self.assertEqual(plan.scale(fc1_igrad)["dims"], [[512, 1024], [1024, 256]])
         out = replay_ops.run({"units": [wgrad, linear] + step, "runs": 1, "warmup": 0, "profiler": False,
                               "what_if": {"batch": 4}})
         self.assertEqual(out["batch"], [8, 4])
