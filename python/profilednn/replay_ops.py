@@ -268,6 +268,8 @@ _UNARY_BACKWARD = {
     "aten::sigmoid": "aten::sigmoid_backward", "aten::hardswish": "aten::hardswish_backward",
     "aten::leaky_relu": "aten::leaky_relu_backward", "aten::elu": "aten::elu_backward",
     "aten::mish": "aten::mish_backward", "aten::hardtanh": "aten::hardtanh_backward",
+    "aten::dropout": "aten::native_dropout_backward",
+    "aten::native_dropout": "aten::native_dropout_backward",
 }
 
 
@@ -327,7 +329,8 @@ class AutocastFlow:
       shape, runs on its bf16 output and gives bf16 (the chain goes on through further unary
       ops); its backward op, on the same shape, runs in bf16 too. A binary op (the residual
       add) ends the chain: one of its operands is f32 and the result is promoted.
-    - Casts a real bf16 step has and an f32 trace lacks, added as `aten::_to_copy` calls:
+    - Casts a real bf16 step has and an f32 trace lacks, added as `aten::to` calls (a real
+      trace's name for them):
       - each f32 parameter an autocast GEMM cast to bf16 in forward has its bf16 gradient cast
         back to f32 in backward (autograd's `ToCopyBackward0`), and so has its f32 activation
         input (a layer norm's output; not the step's data, which comes before any other
@@ -350,6 +353,7 @@ class AutocastFlow:
         unary_seen = set()
         chain = None  # the shape of the bf16 output the previous forward op gave, if any
         chain_layer = None  # the layer (in `layers`) whose GEMM began the chain
+        chain_params = False  # that GEMM took parameters (a projection, not attention's)
         last_lower = None
         floating_seen = False  # a floating-point forward op ran before (else a GEMM's input is data)
         layers = []  # per autocast GEMM with parameters: its backward casts [(shape, from, to, keep)]
@@ -371,7 +375,9 @@ class AutocastFlow:
             floats = list(_float_args(u))
             if name in _LOWER:
                 if name in _WITH_PARAMETERS and not u.get("autocast"):
-                    casts = [(d, bf16, f32, True) for _, d in floats if d in params]
+                    # Parameters recorded in f32 only (a model already in bf16 casts nothing).
+                    casts = [(d, bf16, f32, True) for i, d in floats
+                             if d in params and u["types"][i] == "float"]
                     # Its f32 activation input, cast to bf16 here, has its gradient cast back
                     # (data, before any floating-point op, has no gradient; a bf16 chain no cast).
                     casts += [(d, bf16, f32, False) for _, d in floats[:1]
@@ -380,6 +386,7 @@ class AutocastFlow:
                     layers.append(casts)
                     chain_layer = len(layers) - 1
                 chain = _lower_output(u) or _ANY
+                chain_params = name in _WITH_PARAMETERS
                 last_lower = chain
                 floating_seen = True
                 continue
@@ -396,11 +403,11 @@ class AutocastFlow:
                 continue
             acts = [(i, d) for i, d in floats if d not in params]
             if chain is not None and name in _VIEWS:
-                # A view of the output of attention (whose shape is not followed) is bf16 still;
-                # a view of a GEMM's output of known shape ends the chain: the q, k and v
-                # projections are views of one another's shape, while each reads the f32
-                # layer-norm output.
-                chain = _ANY if chain == _ANY else None
+                # A view of attention's output (SDPA's, or a `bmm`/`matmul` of hand-written
+                # attention) is bf16 still; a view of a projection's output (a GEMM with
+                # parameters) ends the chain: the q, k and v projections are views of one
+                # another's shape, while each reads the f32 layer-norm output.
+                chain = None if chain_params and chain != _ANY else _ANY
                 continue
             if chain is not None and name in _UNARY_BACKWARD and len(acts) == 1 and chain in (acts[0][1], _ANY):
                 self.args[k] = {acts[0][0]}
@@ -606,7 +613,11 @@ def run(request):
     flow = None
     if what_if.get("precision") == "bf16":
         what_if = dict(what_if, _params=_params(units))
-        flow = AutocastFlow(units, what_if["_params"])
+        try:
+            flow = AutocastFlow(units, what_if["_params"])
+        except (KeyError, IndexError, TypeError, ValueError):
+            # A request without the fields the flow reads (one written by hand): no casts added.
+            flow = None
     try:
         plan = BatchPlan(units, what_if["batch"]) if what_if.get("batch") else None
     except ValueError as e:
@@ -668,7 +679,7 @@ def run(request):
         else:
             out.append({"ms": statistics.median(ts), "skipped": None})
     casts = [{
-        "name": "aten::_to_copy",
+        "name": "aten::to",
         "phase": phase,
         "dims": list(shape),
         "from": str(src).replace("torch.", ""),

@@ -94,7 +94,7 @@ pub fn replay_rows(
         let s = StepProjection::of(&f);
         plan.set_step(
             split,
-            s.replayed_ops.projected_ms + s.carried_over_ms,
+            s.replayed_ops.projected_ms + s.carried_over_ms + s.added_ms,
             s.outside_ops_ms,
         );
         if s.carried_over_ms > 0.0 {

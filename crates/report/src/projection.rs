@@ -155,10 +155,15 @@ fn whole_step(st: &profilednn_project::project::step::StepProjection) -> String 
     let _ = writeln!(
         out,
         "  {:.0}% of the step replayed; {:.3} ms outside the ops and {:.3} ms of ops not \
-         replayable carried over as logged",
+         replayable carried over as logged{}",
         st.replayed_share * 100.0,
         st.outside_ops_ms,
-        st.carried_over_ms
+        st.carried_over_ms,
+        if st.added_ms > 0.0 {
+            format!("; {:.3} ms in the casts the what-if adds", st.added_ms)
+        } else {
+            String::new()
+        }
     );
     for (title, parts) in [
         ("phase", &st.by_phase),

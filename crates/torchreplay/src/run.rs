@@ -145,18 +145,25 @@ pub fn replay(
         if let Some(e) = response.error {
             return Err(TorchReplayError::Refused(e));
         }
-        if response.format != FORMAT
-            || response.results.len() != units.units.len()
-            || responses
-                .first()
-                .is_some_and(|r: &Response| r.added.len() != response.added.len())
-        {
+        if response.format != FORMAT || response.results.len() != units.units.len() {
             return Err(TorchReplayError::Output(format!(
                 "{} results of format {:?} for {} units",
                 response.results.len(),
                 response.format,
                 units.units.len()
             )));
+        }
+        if let Some(first) = responses.first() {
+            let first: &Response = first;
+            if first.added.len() != response.added.len() {
+                return Err(TorchReplayError::Output(format!(
+                    "helper process {} added {} calls to the step, the first {}: the same \
+                     request must add the same casts",
+                    responses.len() + 1,
+                    response.added.len(),
+                    first.added.len()
+                )));
+            }
         }
         responses.push(response);
     }
