@@ -460,11 +460,9 @@ class BatchPlan:
     dimension. Scaling is exact for GEMMs, attention and element-wise ops; a call it makes
     inconsistent fails and keeps its logged time (said so)."""
 
-    def __init__(self, units, batch):
-        params = set()
-        for u in units:
-            if u.get("phase") in ("optimizer", "zero_grad"):
-                params.update(tuple(d) for d in u["dims"] if isinstance(d, list) and d)
+    def __init__(self, units, batch, parameters=()):
+        # The optimizer's shapes (a tensor list's each) and the request's parameters.
+        params = _params(units, parameters)
         counts = {}
         for u in units:
             if u.get("phase") != "forward":
@@ -588,9 +586,11 @@ def _profiled_times(prof, seq, slots, runs):
     return times
 
 
-def _params(units):
-    """The shapes the optimizer touches: parameters, their gradients and state."""
-    params = set()
+def _params(units, parameters=()):
+    """The shapes the optimizer touches (parameters, their gradients and state), and
+    `parameters`: the request's, autograd's `AccumulateGrad` nodes, which name them also when
+    the optimizer is not made of ATen ops (a fused optimizer of another library)."""
+    params = {tuple(p) for p in parameters}
     for u in units:
         if u.get("phase") in ("optimizer", "zero_grad"):
             for d in u["dims"]:
@@ -612,14 +612,15 @@ def run(request):
     units = request["units"]
     flow = None
     if what_if.get("precision") == "bf16":
-        what_if = dict(what_if, _params=_params(units))
+        what_if = dict(what_if, _params=_params(units, request.get("parameters", ())))
         try:
             flow = AutocastFlow(units, what_if["_params"])
         except (KeyError, IndexError, TypeError, ValueError):
             # A request without the fields the flow reads (one written by hand): no casts added.
             flow = None
     try:
-        plan = BatchPlan(units, what_if["batch"]) if what_if.get("batch") else None
+        plan = (BatchPlan(units, what_if["batch"], request.get("parameters", ()))
+                if what_if.get("batch") else None)
     except ValueError as e:
         return {"format": "profilednn.torch-replay.v1", "error": str(e)}
     calls = []

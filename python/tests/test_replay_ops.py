@@ -211,6 +211,40 @@ class WholeStepReplay(unittest.TestCase):
         self.assertAlmostEqual(proj["projected_step_ms"], parts, places=6)
         self.assertGreater(step["replayed_ops"]["logged_ms"], 0.95 * (step["replayed_ops"]["logged_ms"] + step["carried_over_ms"]))
 
+    def test_a_log_without_a_onednn_line_replays_its_whole_step(self):
+        # `thnn`: oneDNN off for the convolutions, so its log holds iteration markers only (an
+        # f32 transformer's may too: its ops run in the BLAS and ATen). With the trace, replay
+        # and project take it; without, the log alone is refused.
+        exe = installed_command()
+        lib = os.environ.get("PROFILEDNN_DNNL_LIB")
+        if exe is None or not lib:
+            print("SKIPPED: needs the installed profilednn command and PROFILEDNN_DNNL_LIB (oneDNN 3.x)")
+            return
+        log = str(TORCH_FIXTURES / "thnn.log.gz")
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "r.json"
+            p = subprocess.run([exe, "replay", log, "--no-progress", "--torch-trace",
+                                str(TORCH_FIXTURES / "thnn.trace.json.gz"), "-o", str(out)],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("The log holds no oneDNN primitive", p.stdout)
+            r = json.loads(out.read_text())
+            self.assertEqual(r["results"], [])
+            pj = subprocess.run([exe, "project", log, "--replay", str(out), "--json"],
+                                capture_output=True, text=True)
+            self.assertEqual(pj.returncode, 0, pj.stderr)
+            proj = json.loads(pj.stdout)
+            refused = subprocess.run([exe, "replay", log, "--no-progress", "-o", str(Path(d) / "x.json")],
+                                     capture_output=True, text=True)
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("no oneDNN verbose line found", refused.stderr)
+        step = proj["step"]
+        parts = (step["replayed_ops"]["projected_ms"] + step["carried_over_ms"] + step["added_ms"]
+                 + step["outside_ops_ms"])
+        self.assertAlmostEqual(proj["projected_step_ms"], parts, places=6)
+        # The convolutions ran in ATen (`_slow_conv2d`): replayed, not carried over.
+        self.assertGreater(step["replayed_share"], 0.8)
+
 
 def request_of(exe, name, *what_if):
     """The helper's request for a fixture's step (`PROFILEDNN_TORCH_REQUEST`), from a replay

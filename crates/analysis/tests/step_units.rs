@@ -100,6 +100,48 @@ fn gradients_are_the_models_parameters() {
     assert_eq!((g.tensors, g.bytes), (10, 4 * mlp));
 }
 
+/// The parameters' shapes, also where the optimizer shows none: the `bn` fixture trains with
+/// ProfileDNN's fused SGD (one op, not ATen's), so only autograd's `AccumulateGrad` nodes name
+/// them. By hand from `train_small.py --variant bn`: ResNet-18's conv1 and layer1 are frozen
+/// (no gradient: no 64×3×7×7, no 64×64×3×3); layer2 and layer3 train 5 convolutions and 5
+/// batch norms (weight and bias) each, 15 tensors; the head 2 convolutions with bias, 4; the
+/// stem's batch norm 2: 36. The MLP's five layers (d 128, hidden 512) are its ten weight and
+/// bias shapes.
+#[test]
+fn parameter_shapes_are_the_accumulated_gradients() {
+    use profilednn_analysis::torch_trace::step_params::{gradients, parameter_shapes};
+    let bn = units("bn");
+    let shapes = parameter_shapes(&bn);
+    assert_eq!(shapes.len(), 15 + 15 + 4 + 2);
+    assert_eq!(shapes.len() as u64, gradients(&bn).unwrap().tensors);
+    assert!(!shapes.contains(&vec![64, 3, 7, 7]), "{shapes:?}");
+    assert!(!shapes.contains(&vec![64, 64, 3, 3]), "{shapes:?}");
+    for trained in [
+        vec![128, 64, 3, 3],
+        vec![256, 128, 1, 1],
+        vec![819, 256, 3, 3],
+        vec![819],
+    ] {
+        assert!(shapes.contains(&trained), "{trained:?} in {shapes:?}");
+    }
+    let mut mlp = parameter_shapes(&units("mlp-f32"));
+    mlp.sort();
+    let mut by_hand: Vec<Vec<u64>> = vec![
+        vec![512, 128],
+        vec![512],
+        vec![128, 512],
+        vec![128],
+        vec![512, 128],
+        vec![512],
+        vec![128, 512],
+        vec![128],
+        vec![128, 128],
+        vec![128],
+    ];
+    by_hand.sort();
+    assert_eq!(mlp, by_hand);
+}
+
 /// The recorded batch as the replay's `--batch` reads it: the GPT's tensors lead with its
 /// batch (4), the MLP's with its rows (batch 4 × seq 64).
 #[test]

@@ -43,7 +43,9 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         Some(p) => Some(MachineProfile::load(p)?),
         None => None,
     };
-    let profile = crate::load::profile(&args.log, None, args.iterations, true)?;
+    // A replay with the whole step (`framework`) projects a log without a oneDNN line too.
+    let whole_step = replay.as_ref().is_some_and(|r| r.framework.is_some());
+    let profile = crate::load::profile_with(&args.log, None, args.iterations, true, whole_step)?;
     let pr = crate::replay_file::projection(
         &args.log,
         &profile,

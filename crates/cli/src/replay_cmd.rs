@@ -50,7 +50,15 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(1));
     }
-    let mut profile = crate::load::profile(&args.log, None, None, args.no_progress)?;
+    // With the trace, a log without a oneDNN line (an f32 transformer's, whose ops all ran in
+    // the BLAS and ATen) is a profile of nothing: the whole step is in the trace.
+    let mut profile = crate::load::profile_with(
+        &args.log,
+        None,
+        None,
+        args.no_progress,
+        args.torch_trace.is_some(),
+    )?;
     // Every problem of the log: coverage is of the whole log, `--top` or not.
     let all_ms: Vec<f64> = profilednn_replay::problems(&profile)
         .iter()

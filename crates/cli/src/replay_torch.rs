@@ -19,7 +19,7 @@ pub(crate) fn without_onednn(
         "profilednn: no oneDNN to load ({why}): the log's primitives are not replayed; the whole \
          step replays through PyTorch, whose ops call its own oneDNN"
     );
-    let profile = crate::load::profile(&args.log, None, None, args.no_progress)?;
+    let profile = crate::load::profile_with(&args.log, None, None, args.no_progress, true)?;
     let replay = Replay {
         schema: profilednn_replay::SCHEMA.into(),
         source: args.log.display().to_string(),

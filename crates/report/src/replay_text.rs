@@ -173,6 +173,12 @@ fn render_what_if(
 /// The summary's first line: how many of the log's problems were measured, and their share of
 /// the whole log's oneDNN time (problems left out by `--top`, or skipped, count as not replayed).
 fn coverage_line(all_ms: &[f64], results: &[ReplayResult], onednn: &str, library: &str) -> String {
+    if all_ms.is_empty() {
+        // A log without a primitive (replayed for its trace's whole step).
+        return format!(
+            "The log holds no oneDNN primitive: nothing replayed with oneDNN {onednn} ({library})"
+        );
+    }
     let done: Vec<_> = results.iter().filter(|r| r.measurement.is_some()).collect();
     let replayed_ms: f64 = done.iter().map(|r| r.log_time_ms).sum();
     let total_ms: f64 = all_ms.iter().sum();

@@ -61,6 +61,8 @@ fn verbose_env(cmd: &mut Command, verbose: Option<bool>) {
 
 #[derive(Serialize)]
 struct Request<'a> {
+    /// The parameters' shapes (autograd's `AccumulateGrad` nodes), for the what-ifs' rules.
+    parameters: Vec<Vec<u64>>,
     threads: Option<u64>,
     what_if: WhatIf<'a>,
     warmup: u32,
@@ -125,6 +127,7 @@ pub fn replay(
         return Err(TorchReplayError::NoUnits);
     }
     let request = Request {
+        parameters: profilednn_analysis::torch_trace::step_params::parameter_shapes(units),
         threads: opts.threads,
         what_if: WhatIf {
             precision: opts.precision.as_deref(),

@@ -16,19 +16,34 @@ pub struct Gradients {
     pub bytes: u64,
 }
 
+/// Each accumulated gradient's shape and type: an `AccumulateGrad` node's `aten::detach`.
+fn accumulated(units: &StepUnits) -> impl Iterator<Item = (&Vec<Value>, &str)> {
+    units.units.iter().filter_map(|u| {
+        if u.name != "aten::detach" || !u.outermost.ends_with("torch::autograd::AccumulateGrad") {
+            return None;
+        }
+        match (u.dims.first(), u.types.first().and_then(Value::as_str)) {
+            (Some(Value::Array(dims)), Some(ty)) => Some((dims, ty)),
+            _ => None,
+        }
+    })
+}
+
+/// The shapes of the parameters whose gradients the iteration accumulated, in order: what
+/// the whole-step replay's what-ifs take for parameters (the bf16 casts of their gradients,
+/// the `--batch` rule), also when the optimizer is not made of ATen ops that show them (a
+/// fused optimizer of another library).
+pub fn parameter_shapes(units: &StepUnits) -> Vec<Vec<u64>> {
+    accumulated(units)
+        .filter_map(|(dims, _)| dims.iter().map(Value::as_u64).collect())
+        .collect()
+}
+
 /// The gradients of `units`' iteration; `None` when it accumulated none (a trace recorded
 /// without shapes, or a step without a backward).
 pub fn gradients(units: &StepUnits) -> Option<Gradients> {
     let mut g = Gradients::default();
-    for u in &units.units {
-        if u.name != "aten::detach" || !u.outermost.ends_with("torch::autograd::AccumulateGrad") {
-            continue;
-        }
-        let (Some(Value::Array(dims)), Some(ty)) =
-            (u.dims.first(), u.types.first().and_then(Value::as_str))
-        else {
-            continue;
-        };
+    for (dims, ty) in accumulated(units) {
         let Some(size) = element_bytes(ty) else {
             continue;
         };
