@@ -129,6 +129,19 @@ class Helper(unittest.TestCase):
         self.assertEqual(out["batch"], [8, 4])
         self.assertIsNotNone(out["results"][0]["ms"], out)
 
+    def test_batch_plan_reads_a_tensor_lists_shapes_one_by_one(self):
+        # A foreach or fused optimizer records its parameters as tensor lists; each shape is a
+        # parameter's (the plan once took the whole list for one shape and failed on it).
+        linear = dict(unit("aten::linear", [[8, 16], [4, 16], [4]], ["float"] * 3), phase="forward")
+        step = dict(unit("aten::_foreach_add_", [[[4, 16], [4]], [[4, 16], [4]]], ["TensorList", "TensorList"]),
+                    phase="optimizer")
+        plan = replay_ops.BatchPlan([linear, step], 4)
+        self.assertEqual(plan.params, {(4, 16), (4,)})
+        self.assertEqual(plan.scale(linear)["dims"], [[4, 16], [4, 16], [4]])
+        # The request's parameters (autograd's AccumulateGrad shapes) count too.
+        plan = replay_ops.BatchPlan([linear], 4, [[4, 16], [4]])
+        self.assertEqual(plan.params, {(4, 16), (4,)})
+
     def test_recorded_strides_are_kept(self):
         # A transposed view, as the profiler records it.
         t = unit("aten::mm", [[16, 8], [8, 4]], ["float", "float"], strides=[[1, 16], [4, 1]])
