@@ -302,13 +302,6 @@ def _lower_output(unit):
     return None
 
 
-def _numel(shape):
-    n = 1
-    for x in shape:
-        n *= x
-    return n
-
-
 # Ops that give a view or a reshaped copy of their input (its dtype kept).
 _VIEWS = {
     "aten::view", "aten::reshape", "aten::_unsafe_view", "aten::transpose", "aten::permute",
@@ -350,7 +343,7 @@ class AutocastFlow:
     def __init__(self, units, params):
         self.args = {}  # unit index -> the argument indices that are bf16 activations
         self.casts = []  # (insert before unit index, phase, shape, from, to, keep)
-        unary_seen = set()
+        unary_seen = set()  # (the backward op, shape) of each unary op on the bf16 chain
         chain = None  # the shape of the bf16 output the previous forward op gave, if any
         chain_layer = None  # the layer (in `layers`) whose GEMM began the chain
         chain_params = False  # that GEMM took parameters (a projection, not attention's)
@@ -358,15 +351,15 @@ class AutocastFlow:
         floating_seen = False  # a floating-point forward op ran before (else a GEMM's input is data)
         layers = []  # per autocast GEMM with parameters: its backward casts [(shape, from, to, keep)]
         bf16, f32 = torch.bfloat16, torch.float32
+        backward = [j for j, v in enumerate(units) if v.get("phase") == "backward"]
         if any(u.get("autocast") for u in units):
             # Recorded under autocast already: its casts and bf16 ops are in the trace.
             return
         for k, u in enumerate(units):
             name, phase = u["name"], u.get("phase")
             if phase == "backward":
-                fwd = [n for n, b in _UNARY_BACKWARD.items() if b == name]
                 floats = list(_float_args(u))
-                if fwd and floats and any((n, floats[0][1]) in unary_seen for n in fwd):
+                if floats and (name, floats[0][1]) in unary_seen:
                     self.args[k] = {i for i, d in floats if d == floats[0][1]}
                 continue
             if phase not in ("forward", "loss"):
@@ -393,10 +386,10 @@ class AutocastFlow:
             if floats:
                 floating_seen = True
             if name in _F32_LOSSES and last_lower is not None:
-                if floats and (last_lower == _ANY or _numel(floats[0][1]) == _numel(last_lower)):
+                if floats and (last_lower == _ANY or math.prod(floats[0][1]) == math.prod(last_lower)):
                     shape = floats[0][1]
                     self.casts.append((k, phase, shape, bf16, f32, False))
-                    first_bwd = next((j for j, v in enumerate(units) if j > k and v.get("phase") == "backward"), None)
+                    first_bwd = next((j for j in backward if j > k), None)
                     if first_bwd is not None:
                         self.casts.append((first_bwd, "backward", shape, f32, bf16, False))
                 chain = None
@@ -411,7 +404,7 @@ class AutocastFlow:
                 continue
             if chain is not None and name in _UNARY_BACKWARD and len(acts) == 1 and chain in (acts[0][1], _ANY):
                 self.args[k] = {acts[0][0]}
-                unary_seen.add((name, acts[0][1]))
+                unary_seen.add((_UNARY_BACKWARD[name], acts[0][1]))
                 chain = acts[0][1]
                 continue
             if chain is not None and chain_layer is not None and len(acts) == 2 and all(d == chain for _, d in acts):
@@ -424,7 +417,6 @@ class AutocastFlow:
         claimed = set()
         gemms = [j for j, v in enumerate(units)
                  if v.get("phase") == "backward" and v["name"] in ("aten::mm", "aten::addmm", "aten::bmm", "aten::matmul")]
-        backward = [j for j, v in enumerate(units) if v.get("phase") == "backward"]
         end = backward[-1] + 1 if backward else len(units)
         for casts in reversed(layers):
             at = end
@@ -646,15 +638,15 @@ def run(request):
         if plan is not None and not keep and shape[0] in plan.values:
             shape = (shape[0] // plan.old * plan.new,) + tuple(shape[1:])
         added.append((at, phase, shape, src, dst, keep, _cast_call(shape, src, dst)))
+    # The order run: each added call before the unit it was placed at (or at the end).
+    before = {}
+    for i, a in enumerate(added):
+        before.setdefault(a[0], []).append((a[6], len(calls) + i, a[5]))
     seq = []
-    extra = iter(sorted(range(len(added)), key=lambda i: added[i][0]))
-    pending = next(extra, None)
-    for k, (fn, _) in enumerate(calls + [(None, None)]):
-        while pending is not None and added[pending][0] == k:
-            seq.append((added[pending][6], len(calls) + pending, added[pending][5]))
-            pending = next(extra, None)
-        if fn is not None:
-            seq.append((fn, k, False))
+    for k in range(len(calls) + 1):
+        seq.extend(before.get(k, []))
+        if k < len(calls) and calls[k][0] is not None:
+            seq.append((calls[k][0], k, False))
     slots = len(calls) + len(added)
     runs = max(int(request.get("runs", 5)), 1)
     warmup = int(request.get("warmup", 1))

@@ -132,14 +132,10 @@ pub(crate) fn pass_through(child_stdout: impl Read, log: &mut Log) -> Result<Pas
 
 /// Environment that turns verbose mode on for every generation of the library.
 pub(crate) fn verbose_env(level: u8, timestamps: bool) -> Vec<(&'static str, String)> {
-    let mut v = vec![
-        ("ONEDNN_VERBOSE", level.to_string()),
-        ("DNNL_VERBOSE", level.to_string()),
-        ("MKLDNN_VERBOSE", level.to_string()),
-    ];
+    use profilednn_verbose::env::{LEVEL, TIMESTAMP};
+    let mut v: Vec<(&'static str, String)> = LEVEL.map(|n| (n, level.to_string())).into();
     if timestamps {
-        v.push(("ONEDNN_VERBOSE_TIMESTAMP", "1".into()));
-        v.push(("DNNL_VERBOSE_TIMESTAMP", "1".into()));
+        v.extend(TIMESTAMP.map(|n| (n, "1".to_string())));
     }
     v
 }

@@ -45,13 +45,14 @@ pub struct Options {
 
 /// The environment of oneDNN's verbose mode (every generation's names), on or off.
 fn verbose_env(cmd: &mut Command, verbose: Option<bool>) {
-    for name in ["ONEDNN_VERBOSE", "DNNL_VERBOSE", "MKLDNN_VERBOSE"] {
+    use profilednn_verbose::env::{LEVEL, TIMESTAMP};
+    for name in LEVEL {
         match verbose {
             Some(_) => cmd.env(name, "1"),
             None => cmd.env_remove(name),
         };
     }
-    for name in ["ONEDNN_VERBOSE_TIMESTAMP", "DNNL_VERBOSE_TIMESTAMP"] {
+    for name in TIMESTAMP {
         match verbose {
             Some(true) => cmd.env(name, "1"),
             _ => cmd.env_remove(name),

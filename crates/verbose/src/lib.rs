@@ -28,6 +28,7 @@
 pub mod attr;
 pub mod bytescan;
 pub mod demux;
+pub mod env;
 pub mod gzip;
 pub mod header;
 pub mod input;
