@@ -35,11 +35,17 @@ from torchvision.ops.feature_pyramid_network import LastLevelP6P7
 import profilednn
 
 
-def model(num_classes):
+def model(num_classes, size):
+    """RetinaNet whose transform resizes to `size` x `size`: torchvision's GeneralizedRCNNTransform
+    rescales every image to its min_size/max_size, so the images' own size alone does not set the
+    resolution the model trains at (MLPerf and the paper use 800)."""
     backbone = resnet_fpn_backbone(
         backbone_name="resnext50_32x4d", weights=None, trainable_layers=3,
         returned_layers=[2, 3, 4], extra_blocks=LastLevelP6P7(256, 256))
-    return RetinaNet(backbone, num_classes=num_classes, min_size=320, max_size=320)
+    net = RetinaNet(backbone, num_classes=num_classes, min_size=size, max_size=size)
+    assert tuple(net.transform.min_size) == (size,) and net.transform.max_size == size, \
+        f"the model's transform resizes to {net.transform.min_size}/{net.transform.max_size}, not --size {size}"
+    return net
 
 
 def batch(n, size, num_classes, gen):
@@ -63,7 +69,8 @@ def main():
     ap.add_argument("--budget", type=float, default=400.0, help="profilednn.optimize's time budget (s)")
     ap.add_argument("--iterations", type=int, default=3)
     ap.add_argument("--batch", type=int, default=2)
-    ap.add_argument("--size", type=int, default=320)
+    ap.add_argument("--size", type=int, default=320,
+                    help="image side and the model's resolution (its transform's min_size = max_size)")
     ap.add_argument("--classes", type=int, default=264)
     ap.add_argument("--bf16", choices=["auto", "on", "off"], default="auto",
                     help="bf16 autocast in the optimized variant: auto = only where it measures faster than f32 "
@@ -79,7 +86,7 @@ def main():
                     help="capture torch.profiler's trace too (run under `profilednn record --torch`)")
     a = ap.parse_args()
     torch.manual_seed(0)
-    net = model(a.classes)
+    net = model(a.classes, a.size)
     net.train()
     optimized = a.variant == "manual"
     use_bf16 = use_cl = False
