@@ -166,7 +166,24 @@ def _fits(t, v):
         return t == "Tensor"
     if isinstance(v, list) and v and isinstance(v[0], torch.Tensor):
         return t in ("List[Tensor]", "List[Optional[Tensor]]")
-    return "Tensor" not in t
+    if "Tensor" in t:
+        return False
+    # The profiler records a cast's dtype as an int (`x.to(torch.bfloat16)`: 15); without these
+    # checks aten::to.device (Tensor, Device, ScalarType, ...) took it as its device, and the call
+    # failed with "Expected a value of type 'Device' ... found type 'int'".
+    return _SCALAR_FITS.get(t, lambda _: True)(v)
+
+
+# What a recorded scalar may be for the schema types a wrong pick confuses; other types (a
+# `number`, lists) take any non-tensor value, as before.
+_SCALAR_FITS = {
+    "Device": lambda v: isinstance(v, (str, torch.device)),
+    "bool": lambda v: isinstance(v, bool),
+    "int": lambda v: isinstance(v, int),
+    "SymInt": lambda v: isinstance(v, int),
+    "float": lambda v: isinstance(v, (int, float)),
+    "str": lambda v: isinstance(v, str),
+}
 
 
 def _overload(name, args):

@@ -31,6 +31,19 @@ class Helper(unittest.TestCase):
         out = fn()
         self.assertEqual(tuple(out.shape), (4, 4))
 
+    def test_a_cast_rebuilds_with_its_dtype_not_as_a_device(self):
+        # As the profiler records `x.to(torch.bfloat16)` (PyTorch 2.15): the dtype as the int 15
+        # in a Scalar slot. aten::to.device(Tensor, Device, ScalarType, ...) took the 15 as its
+        # device ("Expected a value of type 'Device' ... found type 'int'").
+        cast = unit("aten::to", [[4, 4], [], [], [], []], ["float", "Scalar", "Scalar", "Scalar", ""],
+                    ["", "15", "False", "False", ""], [[4, 1], [], [], [], []])
+        out = replay_ops._build(cast, {})()
+        self.assertEqual((tuple(out.shape), out.dtype), ((4, 4), torch.bfloat16))
+        # `x.to("cpu", torch.float16)`: the device is recorded empty, the dtype (5) after it.
+        cast = unit("aten::to", [[4, 4], [], [], [], [], []], ["float", "", "Scalar", "Scalar", "Scalar", ""],
+                    ["", "", "5", "False", "False", ""], [[4, 1], [], [], [], [], []])
+        self.assertEqual(replay_ops._build(cast, {})().dtype, torch.float16)
+
     def test_the_bf16_what_if_runs_gemms_in_bf16_and_the_rest_as_recorded(self):
         lin = unit("aten::linear", [[8, 16], [32, 16], [32]], ["float"] * 3)
         self.assertEqual(replay_ops._build(lin, {"precision": "bf16"})().dtype, torch.bfloat16)
