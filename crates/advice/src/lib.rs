@@ -29,7 +29,7 @@ mod step_what_if;
 
 pub use finding::{Advice, Finding, RuleOutcome, SCHEMA};
 pub use projection::{Change, Layout, NotRecommended, Projected};
-pub use step_what_if::StepWhatIf;
+pub use step_what_if::{StepWhatIf, TRUSTED_DRIFT};
 
 use profilednn_analysis::{Profile, Summary};
 use serde::Serialize;

@@ -21,7 +21,35 @@ pub struct StepWhatIf {
     pub replayed_with: String,
 }
 
+/// The range of `baseline / logged` (the step replayed as recorded over the recorded step) in
+/// which the replay is taken as the same step. Outside it the replay misses or repeats a large
+/// part of the step, or the machine was busy during one of the two runs: at 2× half of what
+/// one of them timed is not in the other, so a ratio measured against the replay says nothing
+/// about the recorded step. A transformer's as-recorded replay ran 12.98× its 254 ms step and
+/// its bf16 "gain" of 2178.8 ms per iteration was ranked first.
+pub const TRUSTED_DRIFT: (f64, f64) = (0.5, 2.0);
+
 impl StepWhatIf {
+    /// The as-recorded replay over the recorded step (1: the replay is the step).
+    pub fn drift(&self) -> f64 {
+        self.baseline_step_ms / self.logged_step_ms.max(1e-9)
+    }
+
+    /// Whether the replay is close enough to the recorded step for its ratio to say anything
+    /// about it ([`TRUSTED_DRIFT`]).
+    pub fn trusted(&self) -> bool {
+        let (lo, hi) = TRUSTED_DRIFT;
+        self.logged_step_ms > 0.0 && (lo..=hi).contains(&self.drift())
+    }
+
+    /// The time the change saves per iteration of the *recorded* step: the replays' ratio
+    /// applied to it (`logged × (1 − projected / baseline)`), so it never exceeds the step;
+    /// `None` when the replay is not [`trusted`](Self::trusted) (no gain, nothing to rank by).
+    pub fn gain_per_iteration_ms(&self) -> Option<f64> {
+        (self.trusted() && self.baseline_step_ms > 0.0)
+            .then(|| self.logged_step_ms * (1.0 - self.projected_step_ms / self.baseline_step_ms))
+    }
+
     /// `baseline / projected`: above 1 the change is faster.
     pub fn speedup(&self) -> f64 {
         if self.projected_step_ms > 0.0 {

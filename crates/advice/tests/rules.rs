@@ -618,39 +618,36 @@ fn identical_calls_far_apart_are_flagged_as_polluted() {
 /// `whole-step-bf16` by hand: a step replayed at 180 ms as recorded and 144 ms in bf16 (1.25×)
 /// is recommended with a gain of 36 ms per iteration; 176 ms against 180 (1.02×) is not; a
 /// replay twice the recorded step is flagged.
-#[test]
-fn whole_step_bf16_is_judged_by_the_projected_step() {
-    let p = profile("multirank/even_1x2.log.gz");
-    let summary = summarize(std::slice::from_ref(&p), &SummaryOptions::default());
-    let what_if = |logged, base, bf16| profilednn_advice::StepWhatIf {
+/// A whole-step bf16 projection of hand-made figures (ms).
+fn step_what_if(logged: f64, base: f64, bf16: f64) -> profilednn_advice::StepWhatIf {
+    profilednn_advice::StepWhatIf {
         transform: "--as bf16".into(),
         logged_step_ms: logged,
         baseline_step_ms: base,
         projected_step_ms: bf16,
         gemm_attention_ms: (100.0, 60.0),
         replayed_with: "PyTorch 2.15.0 at 2 thread(s)".into(),
-    };
-    let run = |w: &[profilednn_advice::StepWhatIf]| {
-        advise(
-            &Evidence {
-                profile: &p,
-                summary: &summary,
-                ranks: 1,
-                cores: None,
-                cores_from: None,
-                sockets: None,
-                physical_cores: None,
-                torch: None,
-                projections: &[],
-                step_what_ifs: w,
-                nodes: &[],
-            },
-            &Thresholds::default(),
-        )
-    };
+    }
+}
+
+/// The advice on a real 1-rank log with the whole-step projections `w`.
+fn advise_with_step(w: &[profilednn_advice::StepWhatIf]) -> Advice {
+    let p = profile("multirank/even_1x2.log.gz");
+    let summary = summarize(std::slice::from_ref(&p), &SummaryOptions::default());
+    advise(
+        &Evidence::from_profiles(std::slice::from_ref(&p), &p, &summary, None, None)
+            .with_step_what_ifs(w),
+        &Thresholds::default(),
+    )
+}
+
+#[test]
+fn whole_step_bf16_is_judged_by_the_projected_step() {
+    let (run, what_if) = (advise_with_step, step_what_if);
     let a = run(&[what_if(182.0, 180.0, 144.0)]);
     let f = a.finding("whole-step-bf16").expect("1.25x pays");
-    assert!((f.gain_ms_per_iteration.unwrap() - 36.0).abs() < 1e-9);
+    // The replays' ratio on the recorded step: 182 × (1 − 144/180) = 36.4 ms.
+    assert!((f.gain_ms_per_iteration.unwrap() - 36.4).abs() < 1e-9);
     assert!(f.title.contains("180.0 → 144.0 ms"), "{}", f.title);
     assert!(!f.title.contains("caution"));
     let a = run(&[what_if(182.0, 180.0, 176.0)]);
@@ -665,6 +662,54 @@ fn whole_step_bf16_is_judged_by_the_projected_step() {
     // Without a whole-step projection the rule says what it needs.
     let a = run(&[]);
     assert!(!fires(&a, "whole-step-bf16"));
+}
+
+/// `whole-step-bf16` whose as-recorded replay is not the recorded step (issue 51: 12.98× a
+/// 254 ms step, "up to 2178.8 ms per iteration", ranked first): outside 0.5–2× no gain and no
+/// rank; inside, the gain is the replays' ratio on the recorded step, never more than the step.
+#[test]
+fn a_whole_step_gain_never_exceeds_the_step_nor_ranks_on_a_replay_far_off() {
+    let (run, what_if) = (advise_with_step, step_what_if);
+    // The transformer's figures: 254 ms recorded, 3296.9 ms replayed as recorded (12.98×),
+    // 1118.1 ms in bf16 (the old gain, 2178.8 ms, was 8.6 steps).
+    let a = run(&[what_if(254.0, 3296.9, 1118.1)]);
+    let f = a
+        .finding("whole-step-bf16")
+        .expect("listed, without a gain");
+    assert_eq!(f.gain_ms_per_iteration, None);
+    assert_eq!(f.gain_ms, None);
+    assert_eq!(f.step_share, None);
+    for want in ["no gain given", "12.98× the recorded one, outside 0.5–2×"] {
+        assert!(f.title.contains(want), "{want}: {}", f.title);
+    }
+    // It ranks below every finding with a share or a gain.
+    let at = a.findings.iter().position(|f| f.id == "whole-step-bf16");
+    let at = at.unwrap();
+    let ranked = |f: &profilednn_advice::Finding| {
+        f.step_share.unwrap_or(0.0) > 0.0 || f.gain_ms.unwrap_or(0.0) > 0.0
+    };
+    assert!(a.findings[..at].iter().any(ranked) || at == 0);
+    assert!(!a.findings[at + 1..].iter().any(ranked), "{:?}", a.findings);
+    // Too fast a replay is as untrusted: 0.4× the step.
+    let a = run(&[what_if(100.0, 40.0, 20.0)]);
+    assert_eq!(
+        a.finding("whole-step-bf16").unwrap().gain_ms_per_iteration,
+        None
+    );
+    // 1.9× the step (trusted, with the caution), 2× faster in bf16: 100 × (1 − 95/190) = 50 ms,
+    // where the difference of the replays (95 ms) was nearly the whole step.
+    let a = run(&[what_if(100.0, 190.0, 95.0)]);
+    let f = a.finding("whole-step-bf16").unwrap();
+    assert!((f.gain_ms_per_iteration.unwrap() - 50.0).abs() < 1e-9);
+    assert!(f.title.contains("caution"), "{}", f.title);
+    // Even an impossible 1000× speed-up gains less than the step.
+    let a = run(&[what_if(100.0, 100.0, 0.1)]);
+    let g = a
+        .finding("whole-step-bf16")
+        .unwrap()
+        .gain_ms_per_iteration
+        .unwrap();
+    assert!(g < 100.0 && (g - 99.9).abs() < 1e-9, "{g}");
 }
 
 /// On a log whose timings look polluted, `timings-polluted` comes first: the bundled RetinaNet

@@ -18,6 +18,20 @@ pub(crate) fn projections(
     project: Option<Option<&std::path::Path>>,
     no_progress: bool,
 ) -> Result<Vec<profilednn_advice::Projected>> {
+    let p = (replay_files, project, no_progress);
+    projections_then_step(logs, profiles, evidence, thresholds, p, false)
+}
+
+/// [`projections`], for a caller that replays the whole step through PyTorch after them
+/// (`whole_step`: `advise --project --torch-trace`), which `--project` then says.
+pub(crate) fn projections_then_step(
+    logs: &[PathBuf],
+    profiles: &[Profile],
+    evidence: &Evidence,
+    thresholds: &Thresholds,
+    (replay_files, project, no_progress): (&[PathBuf], Option<Option<&std::path::Path>>, bool),
+    whole_step: bool,
+) -> Result<Vec<profilednn_advice::Projected>> {
     let mut projections = crate::advice_projections::from_files(logs, profiles, replay_files)?;
     if let Some(dnnl_lib) = project {
         let wanted = profilednn_advice::wanted_what_ifs(evidence, thresholds);
@@ -27,6 +41,7 @@ pub(crate) fn projections(
             &wanted,
             dnnl_lib,
             no_progress,
+            whole_step,
         )?);
     }
     Ok(projections)

@@ -41,14 +41,17 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     }
     let thresholds = args.thresholds.thresholds();
     let evidence = log_machine.evidence(&profiles, &merged, &summary, torch.as_ref(), &nodes);
-    let projections = crate::advice_what_ifs::projections(
+    let projections = crate::advice_what_ifs::projections_then_step(
         &args.logs,
         &profiles,
         &evidence,
         &thresholds,
-        &args.replay,
-        args.project.then_some(args.dnnl_lib.as_deref()),
-        args.no_progress,
+        (
+            &args.replay,
+            args.project.then_some(args.dnnl_lib.as_deref()),
+            args.no_progress,
+        ),
+        args.torch_trace.is_some() && args.project,
     )?;
     // With the trace, --project judges the changes on the whole step too (framework ops
     // replayed through PyTorch), which is what a transformer's advice needs.

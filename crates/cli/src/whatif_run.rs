@@ -19,14 +19,32 @@ fn what_if(c: &Change) -> WhatIf {
     }
 }
 
+/// What `--project` says when no oneDNN what-if is wanted. With a trace the whole step is still
+/// replayed through PyTorch afterwards (`whole-step-bf16`), which takes minutes: the message
+/// must not say that nothing is replayed (it did, then spent 127 s replaying).
+fn nothing_to_replay(whole_step: bool) -> String {
+    let none = "--project: no oneDNN-level rule needs a what-if replay on this log (none of the \
+                projection-aware rules is over its threshold)";
+    if whole_step {
+        format!(
+            "{none}; the whole step is replayed through PyTorch (--torch-trace), as recorded and \
+             in bf16, for whole-step-bf16"
+        )
+    } else {
+        format!("{none}: nothing is replayed")
+    }
+}
+
 /// Runs each distinct what-if of `wanted` on the one log and projects it; says on stderr which
-/// replays ran, for which rule, and how long they took.
+/// replays ran, for which rule, and how long they took. `whole_step`: the caller replays the
+/// whole step through PyTorch after these (said when these are none).
 pub fn project(
     logs: &[PathBuf],
     profiles: &[Profile],
     wanted: &[WantedWhatIf],
     dnnl_lib: Option<&Path>,
     no_progress: bool,
+    whole_step: bool,
 ) -> Result<Vec<Projected>> {
     let (log, profile) = crate::advice_projections::one_log(logs, profiles, "--project")?;
     if log.as_os_str() == "-" {
@@ -40,10 +58,7 @@ pub fn project(
         }
     }
     if todo.is_empty() {
-        eprintln!(
-            "profilednn: --project: no rule needs a what-if replay on this log (none of the \
-             projection-aware rules is over its threshold)"
-        );
+        eprintln!("profilednn: {}", nothing_to_replay(whole_step));
         return Ok(Vec::new());
     }
     let session = Session::open(dnnl_lib).map_err(|e| {
@@ -120,4 +135,20 @@ pub fn project(
         out.push(p);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nothing_to_replay;
+
+    #[test]
+    fn the_message_says_what_is_still_replayed() {
+        let with_trace = nothing_to_replay(true);
+        assert!(with_trace.contains("no oneDNN-level rule needs a what-if replay"));
+        assert!(with_trace.contains("the whole step is replayed through PyTorch"));
+        assert!(!with_trace.contains("nothing is replayed"));
+        let without = nothing_to_replay(false);
+        assert!(without.ends_with("nothing is replayed"), "{without}");
+        assert!(!without.contains("PyTorch"));
+    }
 }

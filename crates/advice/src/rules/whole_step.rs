@@ -28,14 +28,23 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
          GEMMs and attention {:.1} → {:.1} ms)",
         w.replayed_with, w.baseline_step_ms, w.projected_step_ms, s, g0, g1
     );
-    let gain = w.baseline_step_ms - w.projected_step_ms;
     // The as-recorded replay far from the recorded step: the machine was busy during one of
-    // them, or the replay misses what the step does; the ratio may still hold, the figures not.
-    let drift = w.baseline_step_ms / w.logged_step_ms.max(1e-9);
-    let caution = if !(1.0 / DRIFT..=DRIFT).contains(&drift) {
+    // them, or the replay misses what the step does. Slightly off, the ratio may still hold and
+    // is applied to the recorded step; beyond the trusted range no gain is given at all.
+    let drift = w.drift();
+    let (lo, hi) = crate::step_what_if::TRUSTED_DRIFT;
+    let gain = w.gain_per_iteration_ms();
+    let caution = if gain.is_none() {
+        format!(
+            " [no gain given: the step replayed as recorded took {drift:.2}× the recorded one, \
+             outside {lo}–{hi}×: the replay is not this step (the machine was busy, or the \
+             replay misses or repeats part of it); measure the change on the real step]"
+        )
+    } else if !(1.0 / DRIFT..=DRIFT).contains(&drift) {
         format!(
             " [caution: the step replayed as recorded took {drift:.2}× the recorded one: the \
-             machine was busy, or the replay misses part of the step]"
+             machine was busy, or the replay misses part of the step; the gain applies the \
+             replay's ratio to the recorded step]"
         )
     } else {
         String::new()
@@ -61,13 +70,9 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
         "Run forward and loss under `torch.autocast(\"cpu\", dtype=torch.bfloat16)` (the \
          optimizer stays f32); check with `profilednn.cpu.bf16_pays()` and a measured step.",
     );
-    f.gain_ms_per_iteration = Some(gain);
-    f.gain_ms = ev
-        .summary
-        .iterations
-        .as_ref()
-        .map(|i| gain * i.count as f64);
-    f.step_share = (w.baseline_step_ms > 0.0).then(|| gain.abs() / w.baseline_step_ms);
+    f.gain_ms_per_iteration = gain;
+    f.gain_ms = gain.and_then(|g| Some(g * ev.summary.iterations.as_ref()?.count as f64));
+    f.step_share = gain.map(|g| (g.abs() / w.logged_step_ms).min(1.0));
     if s < PAYS {
         f.not_recommended = Some(format!(
             "bf16 autocast is not recommended here: {sentence}: under {PAYS}× is no gain worth a \
