@@ -34,7 +34,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     let step = args
         .torch_trace
         .as_deref()
-        .map(plan_step::read)
+        .map(|t| plan_step::read(t, &args.log))
         .transpose()?;
     let logged = profilednn_project::plan::logged::read(
         &args.log,
@@ -78,6 +78,9 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         if step.is_some() { None } else { outside },
     )
     .map_err(anyhow::Error::msg)?;
+    for w in &plan.warnings {
+        eprintln!("profilednn plan: warning: {w}");
+    }
     if let Some(s) = &step {
         plan.as_whole_step(plan_step::whole_step(s));
     }

@@ -129,6 +129,11 @@ pub struct Plan {
     pub whole_step: Option<WholeStep>,
     pub rows: Vec<Row>,
     pub assumptions: Vec<String>,
+    /// What the plan could not model as the flags asked, and what it did instead (an all-reduce
+    /// rate that would take the logged ranks' whole time outside oneDNN, see
+    /// [`outside::logged_allreduce`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The plan's figures before any replay: every split of `target.cores`, its validity, its
@@ -151,9 +156,16 @@ pub fn skeleton(
         .ok_or_else(|| format!("the global batch {rank_batches:?} overflows 64 bits"))?;
     let logged_ranks = rank_batches.len() as u64;
     let g = footprint.gradient_bytes;
-    let outside = outside.map(|o| Outside {
-        logged_allreduce_ms: allreduce::ms(g, logged_ranks, target.allreduce_gbps).unwrap_or(0.0),
-        ..o
+    let mut warnings = Vec::new();
+    let outside = outside.map(|o| {
+        let priced = allreduce::ms(g, logged_ranks, target.allreduce_gbps).unwrap_or(0.0);
+        let rate = (target.allreduce_gbps, target.allreduce_source.as_str());
+        let (taken, warning) = outside::logged_allreduce(o.logged_ms, priced, rate);
+        warnings.extend(warning);
+        Outside {
+            logged_allreduce_ms: taken,
+            ..o
+        }
     });
     let nodes = target.nodes.max(1);
     if nodes > 1
@@ -228,14 +240,17 @@ pub fn skeleton(
         assumptions: assumptions(&footprint, target, outside.as_ref(), logged_ranks),
         outside,
         footprint,
+        warnings,
     })
 }
 
 fn assumptions(f: &Footprint, t: &Target, o: Option<&Outside>, logged_ranks: u64) -> Vec<String> {
     let outside = match o {
         Some(o) if logged_ranks > 1 => format!(
-            "outside oneDNN = the logged ranks' {:.1} ms per iteration (median of {} steady iterations) less their all-reduce at the rate below ({:.1} ms), scaled by the samples per thread, (B/R)/T against the logged {}/{}: ASSUMED per sample on the rank's threads (carried unchanged when the ranks keep the logged samples per thread). {}; so splits with fewer threads per rank or fewer samples per thread than the log are underestimated, splits with more samples per thread overestimated. A measured all-reduce (--allreduce-log) absorbs the error for the splits it measures",
-            o.logged_ms, o.steady_iterations, o.logged_allreduce_ms, o.logged_batch, o.logged_threads, outside::EVIDENCE
+            "outside oneDNN = the logged ranks' {:.1} ms per iteration (median of {} steady iterations) less their all-reduce at the rate below ({:.1} ms{}), scaled by the samples per thread, (B/R)/T against the logged {}/{}: ASSUMED per sample on the rank's threads (carried unchanged when the ranks keep the logged samples per thread). {}; so splits with fewer threads per rank or fewer samples per thread than the log are underestimated, splits with more samples per thread overestimated. A measured all-reduce (--allreduce-log) absorbs the error for the splits it measures",
+            o.logged_ms, o.steady_iterations, o.logged_allreduce_ms,
+            if o.logged_allreduce_ms > 0.0 { "" } else { ": none taken out, the rate would take all of it, see the warning" },
+            o.logged_batch, o.logged_threads, outside::EVIDENCE
         ),
         Some(o) => format!(
             "outside oneDNN = the log's {:.1} ms per iteration (median of {} steady iterations, from timestamps), scaled by the samples per thread, (B/R)/T against the logged {}/{}: ASSUMED per sample on the rank's threads (carried unchanged when the log ran on all the planned cores). {}; so splits with fewer threads per rank or fewer samples per thread than the log are underestimated, splits with more samples per thread overestimated. A measured all-reduce (--allreduce-log) absorbs the error for the splits it measures",
@@ -485,5 +500,49 @@ mod tests {
             .assumptions
             .iter()
             .any(|a| a.contains("less their all-reduce")));
+    }
+
+    /// Issue 51: a 2-rank log with 70.8 ms outside oneDNN per iteration and 44.64 MB of
+    /// gradients; the default 0.6 GB/s prices their all-reduce at 74.4 ms. Every split showed 0
+    /// ms outside oneDNN; now each keeps the logged 70.8 ms (scaled by samples per thread) and
+    /// adds its own all-reduce, and the plan warns.
+    #[test]
+    fn an_assumed_rate_does_not_eat_the_work_outside_onednn() {
+        let t = Target {
+            allreduce_gbps: 0.6,
+            ..target(2, 1)
+        };
+        let f = Footprint {
+            gradient_bytes: 44_640_000,
+            ..fp()
+        };
+        // Logged: 2 ranks × 1 thread, batch 4 each.
+        let logged = Outside {
+            logged_threads: 1,
+            logged_batch: 4,
+            ..outside(70.8)
+        };
+        let mut p = skeleton("x.log", &t, &[4, 4], f.clone(), Some(logged.clone())).unwrap();
+        assert_eq!(p.outside.as_ref().unwrap().logged_allreduce_ms, 0.0);
+        let r = |p: &Plan, s: &str| p.rows.iter().find(|r| r.split.name() == s).unwrap().clone();
+        // 1x2: batch 8 on 2 threads, 4 samples per thread as logged: 70.8 ms, no all-reduce.
+        assert!((r(&p, "1x2").outside_ms.unwrap() - 70.8).abs() < 1e-9);
+        assert_eq!(r(&p, "1x2").allreduce_ms, Some(0.0));
+        // 2x1: 70.8 ms outside + its 74.4 ms all-reduce, modelled apart.
+        assert!((r(&p, "2x1").outside_ms.unwrap() - 70.8).abs() < 1e-9);
+        assert!((r(&p, "2x1").allreduce_ms.unwrap() - 74.4).abs() < 1e-9);
+        p.set_compute(Split::new(1, 2), 72.0);
+        assert!((r(&p, "1x2").total_ms.unwrap() - 142.8).abs() < 1e-9);
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+        assert!(p.warnings[0].contains("74.4 ms"), "{}", p.warnings[0]);
+        assert!(p.assumptions.iter().any(|a| a.contains("none taken out")));
+        // A measured rate that leaves room (1.5 GB/s: 29.76 ms) is taken out, silently.
+        let t = Target {
+            allreduce_gbps: 1.5,
+            ..t
+        };
+        let p = skeleton("x.log", &t, &[4, 4], f, Some(logged)).unwrap();
+        assert!((r(&p, "1x2").outside_ms.unwrap() - (70.8 - 29.76)).abs() < 1e-9);
+        assert!(p.warnings.is_empty());
     }
 }

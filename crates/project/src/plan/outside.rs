@@ -62,9 +62,67 @@ impl Outside {
     }
 }
 
+/// The all-reduce to take out of the logged ranks' time outside oneDNN, priced at the plan's
+/// rate (`priced_ms`), and a warning when it cannot be. That time also holds each rank's own work
+/// (normalization, activations, the optimizer), which every split keeps: a price at or above the
+/// whole logged time cannot be right (an assumed 0.6 GB/s priced a 2-rank run's all-reduce at
+/// 74.4 ms against the 70.8 ms logged outside oneDNN), and taking it out set every split's work
+/// outside oneDNN to 0 without a word. Then nothing is taken out — the logged time is kept, an
+/// upper bound that still holds the logged all-reduce — and the warning says so and what to
+/// measure. `rate` and `source`: the plan's all-reduce rate and where it came from.
+pub fn logged_allreduce(
+    logged_ms: f64,
+    priced_ms: f64,
+    (rate, source): (f64, &str),
+) -> (f64, Option<String>) {
+    if priced_ms <= 0.0 {
+        return (0.0, None);
+    }
+    if priced_ms < logged_ms {
+        return (priced_ms, None);
+    }
+    let warning = format!(
+        "the all-reduce at {rate:.3} GB/s per rank ({source}) would take {priced_ms:.1} ms per \
+         iteration of the logged ranks, at least the {logged_ms:.1} ms they spent outside oneDNN \
+         in all, which also holds each rank's own work (normalization, activations, the \
+         optimizer): that rate is too low for this run. Nothing is taken out: the splits keep \
+         the logged {logged_ms:.1} ms (an upper bound, the logged all-reduce still in it) and add \
+         the all-reduce at that rate. Measure the rate: `plan --allreduce-log` a multi-rank log \
+         against a single-rank one, or `bench/gloo_allreduce.py` and `--allreduce-gbps`"
+    );
+    (0.0, Some(warning))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_all_reduce_priced_above_the_logged_time_is_not_taken_out() {
+        // Issue 51's run: 70.8 ms outside oneDNN, 44.64 MB of gradients over 2 ranks at the
+        // assumed 0.6 GB/s: 44.64e6 × 2(2−1)/2 / 0.6e9 s = 74.4 ms.
+        let priced = crate::plan::allreduce::ms(44_640_000, 2, 0.6).unwrap();
+        assert!((priced - 74.4).abs() < 1e-9);
+        let (taken, warning) = logged_allreduce(70.8, priced, (0.6, "assumed default"));
+        assert_eq!(taken, 0.0);
+        let w = warning.expect("said");
+        for want in [
+            "0.600 GB/s per rank (assumed default)",
+            "74.4 ms",
+            "the 70.8 ms they spent outside oneDNN",
+            "keep the logged 70.8 ms",
+            "--allreduce-log",
+        ] {
+            assert!(w.contains(want), "missing «{want}» in {w}");
+        }
+        // Priced below the logged time: taken out, nothing to say.
+        assert_eq!(
+            logged_allreduce(70.8, 30.0, (1.5, "measured")),
+            (30.0, None)
+        );
+        // A single rank has none.
+        assert_eq!(logged_allreduce(70.8, 0.0, (0.6, "assumed")), (0.0, None));
+    }
 
     /// Regression (the plan stated "the framework's operators run per sample" as fact): the
     /// evidence it now states is docs/projection.md's, and the samples-per-thread scaling of the
