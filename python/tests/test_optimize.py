@@ -143,7 +143,7 @@ class Optimize(unittest.TestCase):
         d = report.to_dict()
         self.assertEqual(set(d), {"baseline_step_ms", "optimized_step_ms", "changes"})
         for c in d["changes"]:
-            self.assertEqual(set(c), {"name", "applied", "projected_speedup", "measured_speedup", "reason"})
+            self.assertEqual(set(c), {"name", "applied", "projected_speedup", "measured_speedup", "reason", "forced"})
             self.assertTrue(c["reason"])
 
     def test_plan_only_leaves_a_loss_with_parameters_alone(self):
@@ -256,6 +256,38 @@ class Optimize(unittest.TestCase):
         model, opt = self.fresh()
         with self.assertRaisesRegex(ValueError, "unknown.*'bf17'"):
             profilednn.optimize(model, opt, example(), focal_loss_fn, changes=("bf17",), **FAST)
+
+
+class ReportText(unittest.TestCase):
+    """The report shows the digits its comparisons turn on, and what margin=0 forced."""
+
+    def test_a_speedup_just_below_the_margin_shows_enough_digits(self):
+        from profilednn._optimize import Report, _measured
+
+        # Pairs 10.28 ms against 10.0 ms: 1.028x, below a margin of 1.03.
+        c = _measured("channels-last", None, [10.28] * 3, [10.0] * 3, 1.03)
+        self.assertFalse(c.applied)
+        self.assertIn("measured 1.028x", c.reason)
+        self.assertIn("not 1.03x faster", c.reason)
+        text = str(Report(10.0, 10.0, [c], margin=1.03))
+        row = text.splitlines()[2]
+        self.assertIn(" 1.028x ", row)
+        self.assertIn(">= 1.03x faster", text)
+
+    def test_margin_0_says_forced_on_a_slower_change(self):
+        from profilednn._optimize import Report, _measured
+
+        slower = _measured("bf16 autocast", 1.2, [6.0] * 3, [10.0] * 3, 0.0)  # 0.6x
+        faster = _measured("channels-last", None, [10.0] * 3, [8.0] * 3, 0.0)  # 1.25x
+        self.assertTrue(slower.applied and slower.forced)
+        self.assertTrue(faster.applied)
+        self.assertFalse(faster.forced)
+        self.assertIn("forced (margin=0)", slower.reason)
+        self.assertIn("0.60x", slower.reason)
+        lines = str(Report(10.0, 10.0, [slower, faster], margin=0.0)).splitlines()
+        self.assertRegex(lines[2], r"bf16 autocast\s+forced\s+1\.20x\s+0\.60x\s+forced \(margin=0\)")
+        self.assertRegex(lines[3], r"channels-last\s+yes\s+-\s+1\.25x")
+        self.assertTrue(Report(10.0, 10.0, [slower], margin=0.0).to_dict()["changes"][0]["forced"])
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import torch
 
 from .config import Config, Runner, focal_sites, fused_optimizer, state_like_parameters, unwrap
 from .project import projected_speedup, ratios, record
-from .report import Change, Report
+from .report import Change, Report, ratio
 from .wrapper import OptimizedModule
 
 __all__ = ["optimize", "Report", "Change", "OptimizedModule"]
@@ -73,6 +73,22 @@ def _verdict(ta, tb, margin):
         return speedup, True  # keep whatever runs (tests of what the changes do)
     wins = sum(r > 1 for r in ratios)
     return speedup, speedup >= margin and 3 * wins >= 2 * len(ratios)
+
+
+def _measured(name, proj, ta, tb, margin):
+    """The report's line for a change measured as `tb` against `ta`. A change kept only because
+    `margin=0` keeps everything (measured no faster: it would not pass at 1.0) says so."""
+    speedup, keep = _verdict(ta, tb, margin)
+    cur_ms, cand_ms = statistics.median(ta), statistics.median(tb)
+    wins = sum(x > y for x, y in zip(ta, tb))
+    times = f"{cur_ms:.1f} -> {cand_ms:.1f} ms per step, faster in {wins} of {len(ta)} pairs"
+    if not keep:
+        return Change(name, False, proj, speedup, f"measured {ratio(speedup, margin)}x ({times}): not "
+                                                  f"{ratio(margin)}x faster in two thirds of the pairs")
+    if margin <= 0 and not _verdict(ta, tb, 1.0)[1]:
+        return Change(name, True, proj, speedup, f"forced (margin=0): measured {ratio(speedup, 1.0)}x, no "
+                                                 f"faster ({times})", forced=True)
+    return Change(name, True, proj, speedup, times)
 
 
 def _frozen_bn_pairs(model):
@@ -251,14 +267,9 @@ def _decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, ste
             if base_ms is None and runner is baseline:
                 base_ms = cur_ms
             speedup, keep = _verdict(ta, tb, margin)
-            wins = sum(x > y for x, y in zip(ta, tb))
             if keep:
                 current, runner = current.with_(**change), cand
-                reason = f"{cur_ms:.1f} -> {cand_ms:.1f} ms per step, faster in {wins} of {len(ta)} pairs"
-            else:
-                reason = (f"measured {speedup:.3f}x ({cur_ms:.1f} vs {cand_ms:.1f} ms per step, faster in {wins} "
-                          f"of {len(ta)} pairs): not {margin:.2f}x faster in two thirds of the pairs")
-            changes.append(Change(name, keep, proj, speedup, reason))
+            changes.append(_measured(name, proj, ta, tb, margin))
 
         probe = Runner(base, model, optimizer, loss_fn, example, focal)
         fused, why_opt = fused_optimizer(probe.optimizer)
