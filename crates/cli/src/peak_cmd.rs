@@ -16,7 +16,8 @@ pub struct PeakArgs {
     /// ~/.config/profilednn/machine.json).
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
-    /// A few seconds instead of about half a minute: fewer runs, smaller sweep.
+    /// Fewer runs and shorter compute loops. The bandwidth sweep still ends on a set beyond the
+    /// last-level cache (4× it: 1200 MiB with a 300 MiB L3), so its memory roof is DRAM's.
     #[arg(long)]
     quick: bool,
     /// Threads for the all-core figures (default: all hardware threads).

@@ -21,6 +21,7 @@
 //! lives in [`measure`] (runtime-dispatched SIMD kernels) so that reading a profile never
 //! depends on the machine it was measured on.
 
+pub mod cache;
 pub mod cpu;
 pub mod measure;
 pub mod placement;

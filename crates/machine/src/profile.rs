@@ -46,6 +46,11 @@ pub struct MachineProfile {
     /// profiles older than the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub physical_cores: Option<u64>,
+    /// The last-level cache `peak` measured against (bytes): a `memory_gbps` whose set did not
+    /// exceed it is an in-cache figure (see [`MachineProfile::suspicions`]). Absent in profiles
+    /// older than the field, written by hand, or where /sys lists no cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_level_cache_bytes: Option<u64>,
     #[serde(default)]
     pub isa: Vec<String>,
     /// Every compute measurement, with its method.
@@ -168,11 +173,11 @@ impl MachineProfile {
     /// then "exceed" it. A newcomer's bf16 figure on 2 busy vCPUs scaled 1.09×, which the old
     /// "not above one core" test let through. See [`crate::scaling`].
     pub fn suspicions(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.in_cache_memory_roof().into_iter().collect();
         let Some(threads) = self.threads.filter(|t| *t > 1) else {
-            return vec![];
+            return out;
         };
         let threads_txt = format!(" with {threads} threads");
-        let mut out = Vec::new();
         for c in &self.compute {
             if c.per_core_gflops <= 0.0 {
                 continue;
@@ -204,6 +209,23 @@ impl MachineProfile {
             }
         }
         out
+    }
+
+    /// `memory_gbps` measured on sets that all fit in the last-level cache is not a DRAM roof:
+    /// `peak --quick` once saved 95 GB/s from a 64 MiB set inside a 300 MiB L3 (DRAM: 53.6).
+    fn in_cache_memory_roof(&self) -> Option<String> {
+        let llc = self.last_level_cache_bytes?;
+        let largest = self.bandwidth.iter().map(|b| b.working_set_bytes).max()?;
+        (largest <= llc).then(|| {
+            format!(
+                "memory {:.1} GB/s was measured on at most {} MiB, inside the {} MiB last-level \
+                 cache: an in-cache figure, not DRAM bandwidth; re-run `profilednn peak` with \
+                 more free memory",
+                self.memory_gbps,
+                largest >> 20,
+                llc >> 20
+            )
+        })
     }
 
     /// The profile's roofs for a run of `threads` threads: the compute peaks scaled by
@@ -304,6 +326,27 @@ mod tests {
             runs: 1,
         });
         p
+    }
+
+    #[test]
+    fn a_memory_roof_measured_inside_the_last_level_cache_is_suspect() {
+        let mut p = measured(2, Some(2), 200.0, 390.0);
+        p.memory_gbps = 95.0;
+        p.bandwidth.push(BandwidthPoint {
+            kernel: "read".into(),
+            working_set_bytes: 64 << 20,
+            threads: 2,
+            gbps: 95.0,
+            runs: 2,
+        });
+        // No cache size recorded (an older profile): nothing to judge by.
+        assert!(p.suspicions().is_empty());
+        p.last_level_cache_bytes = Some(300 << 20);
+        let s = p.suspicions();
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert!(s[0].contains("memory 95.0 GB/s was measured on at most 64 MiB, inside the 300 MiB last-level cache"), "{s:?}");
+        p.bandwidth[0].working_set_bytes = 1200 << 20;
+        assert!(p.suspicions().is_empty());
     }
 
     #[test]

@@ -97,11 +97,12 @@ impl Kernel {
 const UPDATE_B: f32 = 8.0;
 
 /// Working sets from 16 KiB (L1) by factors of 4 to `max`: enough points to show each cache
-/// level's plateau and DRAM.
+/// level's plateau and DRAM. A step within 2× of `max` is left out (with a 300 MiB L3 the DRAM
+/// set is 1200 MiB, and a 1024 MiB point beside it would only double the time).
 pub fn sweep_sizes(max: u64) -> Vec<u64> {
     let mut v = Vec::new();
     let mut s = 16u64 << 10;
-    while s < max {
+    while s.saturating_mul(2) <= max {
         v.push(s);
         s *= 4;
     }
@@ -598,5 +599,10 @@ mod tests {
         let s = sweep_sizes(64 << 20);
         assert_eq!(s.first(), Some(&(16 << 10)));
         assert_eq!(s.last(), Some(&(64 << 20)));
+        // 4 × a 300 MiB L3: 256 MiB (in the L3) then 1200 MiB, no 1024 MiB beside it.
+        let s = sweep_sizes(1200 << 20);
+        assert_eq!(&s[s.len() - 2..], &[256 << 20, 1200 << 20]);
+        // The standard 512 MiB keeps its 256 MiB step.
+        assert_eq!(sweep_sizes(512 << 20).len(), 9);
     }
 }

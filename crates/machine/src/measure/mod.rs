@@ -7,6 +7,7 @@
 pub mod bandwidth;
 pub mod flops;
 
+use crate::cache::{self, DramSet};
 use crate::{cpu, BandwidthPoint, ComputePeak, MachineProfile, SCHEMA};
 use std::collections::BTreeMap;
 
@@ -16,8 +17,10 @@ pub struct Effort {
     /// FMA-loop iterations per thread and run.
     pub flop_iters: u64,
     pub runs: u32,
-    /// Largest working set of the bandwidth sweep.
+    /// Largest working set of the bandwidth sweep: [`Effort::dram`]'s bytes.
     pub max_working_set: u64,
+    /// The DRAM set as chosen against this machine's last-level cache.
+    pub dram: DramSet,
     /// Bytes each bandwidth run moves at least (small sets are repeated).
     pub bytes_per_run: u64,
     pub threads: usize,
@@ -25,23 +28,51 @@ pub struct Effort {
 
 impl Effort {
     pub fn standard(threads: usize) -> Effort {
+        let dram = this_machines_dram_set(512 << 20);
         Effort {
             flop_iters: 20_000_000,
             runs: 5,
-            max_working_set: 512 << 20,
+            max_working_set: dram.bytes,
+            dram,
             bytes_per_run: 1 << 30,
             threads,
         }
     }
-    /// A few seconds: for tests and a first look.
+    /// A few seconds: for tests and a first look. Its largest set still exceeds the last-level
+    /// cache (a smaller one measured the cache, not DRAM).
     pub fn quick(threads: usize) -> Effort {
+        let dram = this_machines_dram_set(64 << 20);
         Effort {
             flop_iters: 2_000_000,
             runs: 2,
-            max_working_set: 64 << 20,
+            max_working_set: dram.bytes,
+            dram,
             bytes_per_run: 64 << 20,
             threads,
         }
+    }
+}
+
+fn this_machines_dram_set(floor: u64) -> DramSet {
+    cache::dram_set(floor, cache::last_level_bytes(), cache::available_bytes())
+}
+
+/// What the profile says about its largest set: DRAM, or why it may not be.
+fn dram_note(d: &DramSet) -> String {
+    let mib = |b: u64| b >> 20;
+    match d.llc_bytes {
+        Some(c) if d.is_dram => format!(
+            "memory bandwidth measured on a {} MiB set, beyond the {} MiB last-level cache (≥ {}x it when memory allows): a DRAM figure",
+            mib(d.bytes), mib(c), cache::DRAM_SET_PER_LLC
+        ),
+        Some(c) => format!(
+            "memory bandwidth measured on a {} MiB set, within the {} MiB last-level cache (not enough free memory for a larger one): an in-cache figure, not DRAM",
+            mib(d.bytes), mib(c)
+        ),
+        None => format!(
+            "last-level cache size unknown (no /sys/devices/system/cpu/cpu0/cache): the {} MiB set may not reach DRAM",
+            mib(d.bytes)
+        ),
     }
 }
 
@@ -96,6 +127,7 @@ pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile
     if ghz.is_none() {
         notes.push("frequency unknown: no theoretical peaks".into());
     }
+    notes.push(dram_note(&effort.dram));
     let mut bw = Vec::new();
     for ws in bandwidth::sweep_sizes(effort.max_working_set) {
         for kernel in bandwidth::Kernel::ALL {
@@ -149,6 +181,7 @@ pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile
         threads: Some(effort.threads),
         sockets: cpu::sockets(),
         physical_cores: cpu::physical_cores(),
+        last_level_cache_bytes: effort.dram.llc_bytes,
         isa: isas.iter().map(|s| s.to_string()).collect(),
         compute,
         bandwidth: bw,
