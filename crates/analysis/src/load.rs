@@ -60,6 +60,10 @@ pub enum LoadError {
     },
     #[error(transparent)]
     Ranks(#[from] RankLogError),
+    /// A file of another kind given as the log (a PyTorch trace, a machine profile, a replay
+    /// file): the message names it and where it goes.
+    #[error("{0}")]
+    WrongFile(String),
     #[error(
         "{} and {}: both hold rank {rank} (by their node lines, `profilednn,node,…`): logs of two \
          runs, or of one node twice?",
@@ -167,10 +171,28 @@ fn rank_of(
     (p, view)
 }
 
+/// Why the file at `p` is not a log, when its first bytes show another kind of ProfileDNN
+/// input (an empty file or an unknown one is left to the scan's own message).
+fn wrong_file(p: &std::path::Path) -> Option<String> {
+    use profilednn_verbose::FileKind;
+    let kind = FileKind::of_file(p).ok()?;
+    if kind == FileKind::Empty {
+        return None;
+    }
+    kind.refusal(p, FileKind::OnednnLog)
+}
+
 /// The profiles (and rank sets) of `logs`, in order.
 pub fn logs_and_ranks(logs: &[PathBuf], o: &LoadOptions) -> Result<Loaded> {
     if logs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err(LoadError::StdinTwice);
+    }
+    // A PyTorch trace given as the log is refused from its first bytes, not after reading
+    // its million lines for no oneDNN line.
+    for p in logs.iter().filter(|p| p.is_file()) {
+        if let Some(m) = wrong_file(p) {
+            return Err(LoadError::WrongFile(m));
+        }
     }
     let (iterations, empty_ok, progress) = (o.iterations, o.empty_ok, o.progress);
     let threads = o.threads.unwrap_or_else(|| {

@@ -203,8 +203,11 @@ pub fn torch_join_of_logs(
     torch_join(trace, log).map(Some)
 }
 
-/// Joins a PyTorch profiler trace with its log; what makes the join doubtful (another run, no
-/// timestamps, part of the iterations) is printed to stderr, naming both files.
+/// Joins a PyTorch profiler trace with its log: a trace of another run is refused
+/// ([`TorchJoin::of_this_run`]); what makes the join doubtful (no timestamps, part of the
+/// iterations) is printed to stderr, naming both files.
+///
+/// [`TorchJoin::of_this_run`]: profilednn_analysis::torch_trace::TorchJoin::of_this_run
 pub fn torch_join(
     trace: &std::path::Path,
     log: &std::path::Path,
@@ -212,6 +215,7 @@ pub fn torch_join(
     let tr = profilednn_analysis::torch_trace::read_trace(trace)?;
     let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
     let j = profilednn_analysis::torch_trace::join(&tr, input);
+    j.of_this_run(&tr, trace, log)?;
     for w in &j.warnings {
         eprintln!(
             "profilednn: WARNING: {} with {}: {w}",

@@ -20,9 +20,10 @@ pub struct Step {
     pub gradients: Gradients,
 }
 
-/// Reads `trace`'s steady iteration, its batch and its gradients.
-pub fn read(trace: &Path) -> Result<Step> {
-    let units = units_of(trace)?;
+/// Reads `trace`'s steady iteration, its batch and its gradients; a trace of another run than
+/// `log`'s is refused.
+pub fn read(trace: &Path, log: &Path) -> Result<Step> {
+    let units = units_of(trace, Some(log))?;
     let Some(batch) = recorded_batch(&units) else {
         bail!(
             "{}: the batch cannot be read from the steady iteration's tensors (no forward op with \

@@ -59,6 +59,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         args.no_progress,
         args.torch_trace.is_some(),
     )?;
+    let units = match &args.torch_trace {
+        Some(t) => Some(crate::replay_torch::units(t, &args.log)?),
+        None => None,
+    };
     // Every problem of the log: coverage is of the whole log, `--top` or not.
     let all_ms: Vec<f64> = profilednn_replay::problems(&profile)
         .iter()
@@ -87,8 +91,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         record,
         results,
     );
-    if let Some(trace) = &args.torch_trace {
-        replay.framework = Some(crate::replay_torch::framework(&args, trace, &profile)?);
+    if let (Some(trace), Some(units)) = (&args.torch_trace, &units) {
+        replay.framework = Some(crate::replay_torch::framework(
+            &args, trace, units, &profile,
+        )?);
     }
     crate::replay_output::write(&args, &replay, &profile, &all_ms)
 }

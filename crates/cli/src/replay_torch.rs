@@ -20,6 +20,7 @@ pub(crate) fn without_onednn(
          step replays through PyTorch, whose ops call its own oneDNN"
     );
     let profile = crate::load::profile_with(&args.log, None, None, args.no_progress, true)?;
+    let units = units(trace, &args.log)?;
     let replay = Replay {
         schema: profilednn_replay::SCHEMA.into(),
         source: args.log.display().to_string(),
@@ -33,15 +34,25 @@ pub(crate) fn without_onednn(
         sequence: None,
         what_if: None,
         results: Vec::new(),
-        framework: Some(framework(args, trace, &profile)?),
+        framework: Some(framework(args, trace, &units, &profile)?),
     };
     crate::replay_output::write(args, &replay, &profile, &[])
 }
 
-/// The whole step's framework ops, replayed through PyTorch from the profiler trace.
+/// The trace's steady iteration, read before any replay: a trace of another run than `log`'s
+/// is refused before the oneDNN replay spends its time.
+pub(crate) fn units(
+    trace: &std::path::Path,
+    log: &std::path::Path,
+) -> Result<profilednn_analysis::torch_trace::step_units::StepUnits> {
+    crate::torch_step::units_of(trace, Some(log))
+}
+
+/// The whole step's framework ops, replayed through PyTorch from the profiler trace's `units`.
 pub(crate) fn framework(
     args: &ReplayArgs,
     trace: &std::path::Path,
+    units: &profilednn_analysis::torch_trace::step_units::StepUnits,
     profile: &Profile,
 ) -> Result<profilednn_replay::framework::FrameworkReplay> {
     if args.layout == LayoutArg::Plain {
@@ -50,7 +61,7 @@ pub(crate) fn framework(
              replay in their recorded layout"
         );
     }
-    crate::torch_step::replay(&crate::torch_step::StepArgs {
+    let step = crate::torch_step::StepArgs {
         trace,
         python: args.python.as_deref(),
         threads: args
@@ -62,5 +73,6 @@ pub(crate) fn framework(
         batch: args.batch,
         warmup: args.warmup,
         onednn_verbose: profile.metadata.verbose_recording(),
-    })
+    };
+    crate::torch_step::replay_units(&step, units)
 }

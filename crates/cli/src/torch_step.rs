@@ -2,7 +2,7 @@
 //! PyTorch beside the oneDNN replay (the whole step).
 
 use anyhow::{Context, Result};
-use profilednn_analysis::torch_trace::{read_trace, step_units};
+use profilednn_analysis::torch_trace::{read_trace, same_run, step_units};
 use profilednn_replay::framework::FrameworkReplay;
 use profilednn_torchreplay::{interpreter, Options};
 use std::path::Path;
@@ -23,14 +23,15 @@ pub struct StepArgs<'a> {
     pub onednn_verbose: Option<bool>,
 }
 
-pub fn replay(a: &StepArgs) -> Result<FrameworkReplay> {
-    replay_units(a, &units_of(a.trace)?)
-}
-
 /// The units of the trace's steady iteration (two passes over the trace: its iteration ranges,
 /// then that iteration's ops with their arguments), read once however many replays use them.
-pub fn units_of(path: &Path) -> Result<step_units::StepUnits> {
+/// With `log`, a trace of another run than the log's is refused (`same_run`).
+pub fn units_of(path: &Path, log: Option<&Path>) -> Result<step_units::StepUnits> {
     let trace = read_trace(path)?;
+    if let Some(log) = log.filter(|l| l.as_os_str() != "-") {
+        let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
+        same_run::check(&trace, path, log, same_run::log_span_ms(input))?;
+    }
     let range = step_units::steady_iteration(&trace).with_context(|| {
         format!(
             "{}: the trace marks no iteration (`profilednn.iteration#N` ranges): record it with \
@@ -91,7 +92,7 @@ pub fn what_ifs(
     onednn_verbose: Option<bool>,
 ) -> Result<Vec<profilednn_advice::StepWhatIf>> {
     use profilednn_project::project::step::StepProjection;
-    let units = units_of(trace)?;
+    let units = units_of(trace, None)?;
     let run = |bf16| {
         replay_units(
             &StepArgs {

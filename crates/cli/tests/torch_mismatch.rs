@@ -41,8 +41,20 @@ fn torch(name: &str) -> PathBuf {
     root().join("fixtures/torch").join(name)
 }
 
+/// Runs the binary with `args`; its exit status, stdout and stderr.
+fn outcome(args: &[&str]) -> (bool, String, String) {
+    let out = bin().args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// A trace of another run is refused by every command that takes `--torch-trace` (before, the
+/// report went on with the other run's step split and advice, under a warning).
 #[test]
-fn torch_trace_of_another_run_is_warned() {
+fn torch_trace_of_another_run_is_refused() {
     // The `bn` run's log with the `fused` run's trace (recorded one after the other).
     let log = torch("bn.log.gz");
     let trace = torch("fused.trace.json.gz");
@@ -68,19 +80,35 @@ fn torch_trace_of_another_run_is_warned() {
         .fold(f64::NEG_INFINITY, f64::max);
     assert!(trace_end_ms < first_log_ms);
     let gap = format!("{:.1} s", (first_log_ms - trace_end_ms) / 1e3);
-    let (out, err) = run(&log, &trace);
-    assert!(
-        out.contains("PyTorch view") && out.contains(" 0 of "),
-        "{out}"
-    );
-    let w = format!(
-        "the trace and the log do not overlap in time (the trace ends before the log by {gap})"
-    );
-    assert!(
-        err.contains("WARNING") && err.contains(&w),
-        "missing «{w}» in {err}"
-    );
-    assert!(out.contains(&w), "{out}");
+    let (l, tr) = (log.to_str().unwrap(), trace.to_str().unwrap());
+    let same = torch("fused.log.gz");
+    let dir = temp_dir();
+    let out = dir.join("r.json");
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["report", l, "--torch-trace", tr],
+        vec!["advise", l, "--torch-trace", tr],
+        vec![
+            "replay",
+            l,
+            "--torch-trace",
+            tr,
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        vec!["plan", l, "--cores", "2", "--torch-trace", tr],
+    ];
+    let diff = vec!["diff", same.to_str().unwrap(), l, "--torch-trace", tr, tr];
+    for args in commands.iter().chain([&diff]) {
+        let (ok, stdout, err) = outcome(args);
+        assert!(!ok, "{args:?} accepted the other run's trace: {stdout}");
+        let w = format!(
+            "{tr}: not the trace of {l}: the trace and the log do not overlap in time (the \
+             trace ends before the log by {gap})"
+        );
+        assert!(err.contains(&w), "{args:?}: missing «{w}» in {err}");
+        assert!(!stdout.contains("PyTorch view"), "{args:?}: {stdout}");
+    }
+    assert!(!out.exists());
 }
 
 #[test]
@@ -146,4 +174,86 @@ fn torch_trace_of_part_of_the_iterations_divides_by_the_iterations_it_covers() {
         (got - net_ms).abs() < 0.0015,
         "Net_0 {got} ms vs {net_ms:.3} by hand: {row}"
     );
+}
+
+/// A `.gz` trace cut short is read as far as it goes, as JSON cut short is: the log's report is
+/// whole and a warning says where reading stopped (before, exit 1 and no report).
+#[test]
+fn truncated_gzip_trace_is_reported_as_far_as_it_goes() {
+    let whole = std::fs::read(torch("fused.trace.json.gz")).unwrap();
+    let dir = temp_dir();
+    let cut = dir.join("cut.trace.json.gz");
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    // By hand: the bytes of JSON the cut file still decompresses to.
+    let mut got = Vec::new();
+    let mut d = flate2::read::MultiGzDecoder::new(&whole[..whole.len() / 2]);
+    let mut buf = [0u8; 1 << 16];
+    loop {
+        match d.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    let (out, err) = run(&torch("fused.log.gz"), &cut);
+    assert!(
+        out.contains("Total oneDNN time: 212.1 ms in 628 calls"),
+        "{out}"
+    );
+    assert!(out.contains("PyTorch view"), "{out}");
+    let w = format!(
+        "reading the trace stopped after {} bytes of its JSON",
+        got.len()
+    );
+    assert!(err.contains(&w), "missing «{w}» in {err}");
+    assert!(err.contains("incomplete deflate stream"), "{err}");
+}
+
+/// An empty file, or the log itself, given as the trace is refused, naming what was expected
+/// (before, it joined to empty tables).
+#[test]
+fn not_a_trace_is_refused() {
+    let dir = temp_dir();
+    let empty = dir.join("empty.trace.json");
+    std::fs::write(&empty, "").unwrap();
+    let no_events = dir.join("other.json");
+    std::fs::write(&no_events, "{\"displayTimeUnit\": \"ms\"}").unwrap();
+    let log = torch("fused.log.gz");
+    for (trace, what) in [
+        (empty.clone(), "this is an empty file"),
+        (log.clone(), "this is a oneDNN verbose log"),
+        (no_events, "holds no `traceEvents` array"),
+    ] {
+        let (ok, out, err) = outcome(&[
+            "report",
+            log.to_str().unwrap(),
+            "--torch-trace",
+            trace.to_str().unwrap(),
+        ]);
+        assert!(!ok, "{}: accepted as a trace: {out}", trace.display());
+        assert!(err.contains(&format!("{}: ", trace.display())), "{err}");
+        assert!(err.contains(what), "missing «{what}» in {err}");
+        assert!(err.contains("expected a PyTorch profiler trace"), "{err}");
+    }
+}
+
+/// A PyTorch trace given as the log is named for what it is from its first bytes (before: "no
+/// oneDNN verbose line found" after reading all of it).
+#[test]
+fn trace_given_as_the_log_is_named() {
+    let trace = torch("fused.trace.json.gz");
+    let (t, log) = (trace.to_str().unwrap(), torch("fused.log.gz"));
+    let commands = [
+        vec!["report", t],
+        vec!["advise", t],
+        vec!["diff", log.to_str().unwrap(), t],
+    ];
+    for cmd in &commands {
+        let (ok, _, err) = outcome(cmd);
+        assert!(!ok, "{cmd:?}");
+        assert!(
+            err.contains("this is a PyTorch profiler trace: expected a oneDNN verbose log")
+                && err.contains("pass it with --torch-trace"),
+            "{cmd:?}: {err}"
+        );
+    }
 }

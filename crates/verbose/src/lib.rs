@@ -29,6 +29,7 @@ pub mod attr;
 pub mod bytescan;
 pub mod demux;
 pub mod env;
+pub mod file_kind;
 pub mod gzip;
 pub mod header;
 pub mod input;
@@ -41,6 +42,7 @@ pub mod rotated;
 pub mod spdlog;
 pub mod time;
 
+pub use file_kind::FileKind;
 pub use header::{parse_info, InfoLine};
 pub use input::{LogInput, OpenError};
 pub use line::{classify, Component, Diagnostic, Line, Marker, SkipReason, VerboseLine};

@@ -367,17 +367,9 @@ mod tests {
 
     fn op(name: &str, start: f64, end: f64, dims: Vec<Vec<i64>>, types: &[&str]) -> Op {
         Op {
-            name: name.into(),
-            start,
-            end,
-            tid: 1,
-            annotation: false,
-            python: false,
-            seq: None,
             dims,
             types: types.iter().map(|t| t.to_string()).collect(),
-            lists: Vec::new(),
-            concrete: Vec::new(),
+            ..Op::cpu(name, start, end)
         }
     }
 

@@ -99,6 +99,7 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
         .extend(compile_warning(ops, &compiling, excluded, loop_iterations));
     j.warnings.extend(coverage_warning(&j));
     j.warnings.extend(truncation_warning(trace));
+    j.log_span_ms = placed.log_span;
     j.warnings.extend(clock_warnings(
         trace,
         placed.execs,
@@ -390,12 +391,20 @@ fn coverage_warning(j: &TorchJoin) -> Option<String> {
     None
 }
 
-/// The trace's JSON ended early: only the events before that point are in the join.
+/// The trace's JSON ended early, or its stream failed (a `.gz` cut short): only the events
+/// before that point are in the join.
 fn truncation_warning(trace: &TorchTrace) -> Option<String> {
     let at = trace.truncated_at?;
+    let how = match &trace.stopped_by {
+        Some(e) => format!(
+            "reading the trace stopped after {at} bytes of its JSON ({e}: a .gz cut short?)"
+        ),
+        None => format!(
+            "the trace ends inside its JSON after {at} bytes (a run stopped while writing it?)"
+        ),
+    };
     Some(format!(
-        "the trace ends inside its JSON after {at} bytes (a run stopped while writing it?): \
-         its {} events before that point are read, the rest is missing; record the run \
+        "{how}: its {} events before that point are read, the rest is missing; record the run \
          again and let it finish to have them all",
         trace.ops.len()
     ))
@@ -422,7 +431,7 @@ fn clock_warnings(
             execs - timestamped
         ));
     }
-    let Some(base_ns) = trace.base_ns else {
+    if trace.base_ns.is_none() {
         if !trace.ops.is_empty() {
             w.push(
                 "the trace has no baseTimeNanoseconds: its clock cannot be joined with the log's"
@@ -430,32 +439,9 @@ fn clock_warnings(
             );
         }
         return w;
-    };
-    let start = trace
-        .ops
-        .iter()
-        .map(|o| o.start)
-        .fold(f64::INFINITY, f64::min);
-    let end = trace
-        .ops
-        .iter()
-        .map(|o| o.end)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let (Some((a, b)), true) = (log_span, start <= end) else {
-        return w;
-    };
-    let (ta, tb) = (base_ns / 1e6 + start / 1e3, base_ns / 1e6 + end / 1e3);
-    if tb < a || b < ta {
-        let gap_s = if tb < a { a - tb } else { ta - b } / 1e3;
-        w.push(format!(
-            "the trace and the log do not overlap in time (the trace {} the log by {gap_s:.1} s): \
-             they are of different runs",
-            if tb < a {
-                "ends before"
-            } else {
-                "starts after"
-            }
-        ));
+    }
+    if let Some(gap) = super::same_run::clock_gap(trace, log_span) {
+        w.push(gap.to_string());
     }
     w
 }

@@ -9,6 +9,7 @@
 pub mod compiled;
 pub mod framework;
 pub mod runs_in;
+pub mod same_run;
 mod scan;
 pub mod step_batch;
 pub mod step_params;
@@ -49,6 +50,26 @@ pub struct Op {
     pub concrete: Vec<String>,
 }
 
+#[cfg(test)]
+impl Op {
+    /// A cpu op of thread 1 from `start` to `end` (µs), with no argument: the unit tests' op.
+    pub(crate) fn cpu(name: &str, start: f64, end: f64) -> Op {
+        Op {
+            name: name.into(),
+            start,
+            end,
+            tid: 1,
+            annotation: false,
+            python: false,
+            seq: None,
+            dims: Vec::new(),
+            types: Vec::new(),
+            lists: Vec::new(),
+            concrete: Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct TorchTrace {
     pub ops: Vec<Op>,
@@ -60,6 +81,8 @@ pub struct TorchTrace {
     /// Where the trace's JSON ended early (bytes read), when it did: the events read are
     /// kept, and the report says the rest is missing.
     pub truncated_at: Option<u64>,
+    /// Why reading stopped there when the stream failed (a `.gz` cut short), not the JSON.
+    pub stopped_by: Option<String>,
 }
 
 /// The compiled region's name with the frame it runs: `Torch-Compiled Region: 0/0` →
@@ -144,15 +167,27 @@ pub enum TraceError {
         error: std::io::Error,
     },
     #[error(
-        "{name}: cannot read the PyTorch trace: {error}. Check that the file is whole (a trace \
-         still being written, or a truncated .gz, cannot be joined)"
+        "{name}: cannot read the PyTorch trace: {error}. Check that the file is a whole trace \
+         (`profilednn record --torch` writes it)"
     )]
     Read { name: String, error: std::io::Error },
+    /// Another kind of file (empty, the oneDNN log itself, JSON without `traceEvents`) given
+    /// as the trace: it would join to empty tables.
+    #[error("{0}")]
+    NotATrace(String),
 }
 
 /// Reads a Chrome trace incrementally (a small state machine finds each object of
 /// `traceEvents`; each is parsed on its own). Gzip is recognised by content, as for logs.
 pub fn read_trace(path: &Path) -> Result<TorchTrace, TraceError> {
+    use profilednn_verbose::FileKind;
+    // The log itself, or an empty file, is refused from its first bytes.
+    let refusal = FileKind::of_file(path)
+        .ok()
+        .and_then(|k| k.refusal(path, FileKind::TorchTrace));
+    if let Some(m) = refusal {
+        return Err(TraceError::NotATrace(m));
+    }
     let file = std::fs::File::open(path).map_err(|error| TraceError::Open {
         path: path.into(),
         error,
@@ -171,8 +206,16 @@ pub fn read_trace_from(reader: impl Read, name: &str) -> Result<TorchTrace, Trac
             t.ops.push(op);
         }
     })?;
+    if !top.has_events {
+        return Err(TraceError::NotATrace(format!(
+            "{name}: this is not a PyTorch profiler trace: it holds no `traceEvents` array; \
+             expected {}",
+            profilednn_verbose::FileKind::TorchTrace.expected()
+        )));
+    }
     t.base_ns = top.base_ns;
     t.truncated_at = top.truncated_at;
+    t.stopped_by = top.stopped_by;
     // Lenient: an entry without `=` is skipped, not the trace.
     t.compiled_frames = top
         .compiled_frames
@@ -335,6 +378,10 @@ pub struct TorchJoin {
     /// The steady step by where it runs (oneDNN, BLAS, ATen, inductor, other ops,
     /// Python/dispatch), per iteration: [`runs_in::classes`].
     pub runs_in: Vec<runs_in::RunsIn>,
+    /// The log's executions' span on the epoch clock (ms), when they carry timestamps: what
+    /// [`TorchJoin::of_this_run`] compares the trace's clock with.
+    #[serde(skip)]
+    pub log_span_ms: Option<(f64, f64)>,
 }
 
 impl TorchJoin {
@@ -357,6 +404,17 @@ impl TorchJoin {
             memory_gbps: memory,
         });
         self.whole_step = whole_step::whole_step(self, primitives);
+    }
+
+    /// Refuses a join of `trace` with a log of another run (their clocks do not overlap): see
+    /// [`same_run`].
+    pub fn of_this_run(
+        &self,
+        trace: &TorchTrace,
+        trace_path: &Path,
+        log_path: &Path,
+    ) -> Result<(), same_run::AnotherRun> {
+        same_run::check(trace, trace_path, log_path, self.log_span_ms)
     }
 
     /// Wall time of a steady iteration: the mean of the trace's iteration ranges that did not

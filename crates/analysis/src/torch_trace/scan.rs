@@ -16,6 +16,11 @@ pub(crate) struct TopLevel {
     /// The bytes read, when the trace ended inside its JSON (a run killed while it wrote its
     /// trace): the events before that point are kept, the rest is missing.
     pub truncated_at: Option<u64>,
+    /// Why reading stopped early, when the stream itself failed (a `.gz` cut short: "incomplete
+    /// deflate stream"): the events before that point are kept, as for JSON cut short.
+    pub stopped_by: Option<String>,
+    /// Whether the trace has a top-level `traceEvents` (a file without one is no trace).
+    pub has_events: bool,
 }
 
 /// Calls `on_event` with the bytes of each object of the trace's `traceEvents`, in file order;
@@ -38,10 +43,21 @@ pub(crate) fn events(
     let mut buf = vec![0u8; 1 << 20];
     let mut read = 0u64;
     loop {
-        let n = reader.read(&mut buf).map_err(|error| TraceError::Read {
-            name: name.to_string(),
-            error,
-        })?;
+        let n = match reader.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // Part of the trace was read: keep its events, as for JSON cut short.
+            Err(e) if read > 0 => {
+                top.stopped_by = Some(e.to_string());
+                break;
+            }
+            Err(error) => {
+                return Err(TraceError::Read {
+                    name: name.to_string(),
+                    error,
+                })
+            }
+        };
         if n == 0 {
             break;
         }
@@ -81,6 +97,7 @@ pub(crate) fn events(
                     depth += 1;
                     if depth == 2 && last_key == "traceEvents" {
                         in_events = b == b'[';
+                        top.has_events |= in_events;
                     }
                 }
                 b'}' | b']' => {
@@ -112,7 +129,7 @@ pub(crate) fn events(
         base_ns = String::from_utf8_lossy(&value).trim().parse().ok();
     }
     top.base_ns = base_ns;
-    if depth > 0 || in_str {
+    if depth > 0 || in_str || top.stopped_by.is_some() {
         top.truncated_at = Some(read);
     }
     Ok(top)
