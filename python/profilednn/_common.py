@@ -20,6 +20,13 @@ def check_cpu_contiguous(t: torch.Tensor, what: str) -> None:
         raise ValueError(f"{what}: expected a contiguous tensor (call .contiguous())")
 
 
+def same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether `a` and `b` (of one shape) put every element at the same offset: their strides
+    agree on every dimension longer than 1 (a size-1 dimension's stride moves nothing, and
+    autograd hands a depthwise weight [C, 1, k, k] a gradient that differs there)."""
+    return a.shape == b.shape and all(n <= 1 or x == y for n, x, y in zip(a.shape, a.stride(), b.stride()))
+
+
 def threads() -> int:
     """Use PyTorch's own intra-op thread count: the kernels run while PyTorch waits."""
     return max(1, torch.get_num_threads())

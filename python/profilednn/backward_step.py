@@ -30,7 +30,7 @@ and LAMB: their update runs per parameter with the same state, so the state dict
 import torch
 
 from . import _native
-from ._common import threads
+from ._common import same_layout, threads
 
 
 class StepInBackward:
@@ -93,7 +93,7 @@ class StepInBackward:
 
         if _traced() or type(p) not in (torch.Tensor, torch.nn.Parameter) or type(g) is not torch.Tensor:
             return False
-        if g is None or g.dtype != p.dtype or g.stride() != p.stride() or g.is_sparse:
+        if g is None or g.is_sparse or g.dtype != p.dtype or not same_layout(g, p):
             return False
         kind = group.get("master", opt.defaults["master"])
         bf16 = p.dtype == torch.bfloat16

@@ -37,7 +37,7 @@ from typing import List
 import torch
 
 from . import _native
-from ._common import BF16, dtype_code, threads
+from ._common import BF16, dtype_code, same_layout, threads
 
 _MASTERS = ("f32", "split", "none")
 
@@ -81,32 +81,35 @@ def _check_master(master, amsgrad=False, lamb=False):
     return master
 
 
-def _dense_format(p):
-    """The memory format in which `p` is dense (element-wise updates only need parameter,
-    gradient and state to share one layout)."""
+def _dense(p):
+    """Checks that `p` is dense: its elements fill one span of memory, in any order of
+    dimensions (contiguous, channels-last, a transposed weight); element-wise updates only
+    need parameter, gradient and state to share that order."""
     if p.is_contiguous():
-        return torch.contiguous_format
-    for fmt in (torch.channels_last, torch.channels_last_3d):
-        try:
-            if p.is_contiguous(memory_format=fmt):
-                return fmt
-        except RuntimeError:
-            pass
-    raise ValueError("parameter: expected a dense tensor (contiguous or channels-last)")
+        return
+    expected = 1
+    for stride, size in sorted((st, n) for n, st in zip(p.shape, p.stride()) if n > 1):
+        if stride != expected:
+            break
+        expected *= size
+    else:
+        return
+    raise ValueError(f"parameter: expected a dense tensor, got shape {list(p.shape)} strides {list(p.stride())} "
+                     "(a view with gaps or repeats)")
 
 
 def _param_tensors(p, state, master_kind="f32"):
     """(gradient, master or None) of `p` for the kernels; makes the master on first use."""
     if p.device.type != "cpu":
         raise ValueError(f"parameter: expected a CPU tensor, got device {p.device}")
-    fmt = _dense_format(p)
+    _dense(p)
     dt = dtype_code(p, "parameter")
     g = p.grad
     if g.is_sparse:
         raise ValueError("sparse gradients are not supported")
     g = g.to(p.dtype)
-    if g.stride() != p.stride():
-        g = g.contiguous(memory_format=fmt)
+    if not same_layout(g, p):
+        g = torch.empty_like(p).copy_(g)  # the parameter's element order (empty_like keeps a dense layout)
     # A master of another layout (the group's `master` changed) is dropped: the new layout
     # starts from the bf16 parameter as it is.
     if dt == BF16 and master_kind != "f32":
@@ -214,7 +217,7 @@ def _as(t, dtype, like):
     (whose load_state_dict casts floating state to the parameter's dtype), kept under another
     `master`, or made before the model went channels-last is converted, never handed to the
     kernels as bytes of another type or in another element order."""
-    if t.dtype == dtype and t.stride() == like.stride():
+    if t.dtype == dtype and same_layout(t, like):
         return t
     return torch.empty_like(like, dtype=dtype).copy_(t)
 

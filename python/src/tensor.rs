@@ -178,9 +178,12 @@ impl Dense {
     }
 
     /// Requires the element count and layout of `like` (tensors updated element by element
-    /// together must index the same elements at the same offsets).
+    /// together must index the same elements at the same offsets). A size-1 dimension's stride
+    /// never moves an element (its index is always 0), so it is left out: a depthwise
+    /// convolution's `[96, 1, 7, 7]` weight may have strides `[49, 49, 7, 1]` and its
+    /// gradient `[49, 1, 7, 1]`, one layout.
     pub fn like(self, like: &Dense) -> PyResult<Self> {
-        if self.shape != like.shape || (self.n > 1 && self.strides != like.strides) {
+        if self.shape != like.shape || !same_layout(&self.shape, &self.strides, &like.strides) {
             return Err(PyValueError::new_err(format!(
                 "{}: shape {:?} strides {:?} differ from {}'s {:?} {:?}",
                 self.what, self.shape, self.strides, like.what, like.shape, like.strides
@@ -268,9 +271,30 @@ pub fn check_disjoint(writes: &[&Dense], reads: &[&Dense]) -> PyResult<()> {
     Ok(())
 }
 
+/// Whether two tensors of `shape` put every element at the same offset: their strides agree
+/// on every dimension longer than 1.
+pub fn same_layout(shape: &[i64], a: &[i64], b: &[i64]) -> bool {
+    a.len() == b.len()
+        && shape
+            .iter()
+            .zip(a.iter().zip(b))
+            .all(|(&size, (x, y))| size <= 1 || x == y)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::is_dense;
+    use super::{is_dense, same_layout};
+
+    #[test]
+    fn layouts_differing_only_in_a_size_1_stride_are_the_same() {
+        // A depthwise weight and the gradient the convolution's backward gives it.
+        assert!(same_layout(&[96, 1, 7, 7], &[49, 49, 7, 1], &[49, 1, 7, 1]));
+        // Channels-last against contiguous: another element order.
+        assert!(!same_layout(&[8, 3, 2, 2], &[12, 4, 2, 1], &[12, 1, 6, 3]));
+        // A transposed matrix against a row-major one.
+        assert!(!same_layout(&[2, 3], &[1, 2], &[3, 1]));
+        assert!(same_layout(&[1, 1], &[5, 9], &[1, 1]));
+    }
 
     #[test]
     fn contiguous_and_channels_last_are_dense_views_are_not() {

@@ -75,6 +75,42 @@ class FocalLoss(unittest.TestCase):
         with torch.no_grad():
             assert_close(self, sigmoid_focal_loss(x, t, reduction="mean"), loss.detach(), 1e-6, "no_grad loss")
 
+    def test_backward_makes_no_extra_pass_over_the_logits(self):
+        # Issue 51: through autograd the loss took 3.5x its fused call, because backward
+        # materialized a logits-sized zero gradient for the op's second output and cloned the
+        # gradient for a leaf. The fused pass computed the gradient already: backward must not
+        # create another logits-sized tensor (no zeros, fill, clone or copy of that size).
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Log(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.ops = []
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                # Views and detach alias their input (`Tensor(a)` in the schema): no pass.
+                aliases = any(r.alias_info is not None for r in func._schema.returns)
+                for o in (out if isinstance(out, (tuple, list)) else (out,)):
+                    if isinstance(o, torch.Tensor) and not aliases:
+                        self.ops.append((func.overloadpacket.__name__, o.numel()))
+                return out
+
+        for dtype in (torch.float32, torch.bfloat16):
+            for leaf in (True, False):
+                x, t = self.inputs((64, 300), seed=11)
+                _, ref_grad = reference(x, t, 0.25, 2.0, "sum")
+                xr = x.to(dtype).requires_grad_(True)
+                # Not a leaf: a view of one (its backward aliases the gradient, copying nothing).
+                logits = xr if leaf else xr.view(64, 300)
+                loss = sigmoid_focal_loss(logits, t.to(dtype), reduction="sum")
+                with Log() as log:
+                    loss.backward()
+                big = [op for op, n in log.ops if n == x.numel()]
+                self.assertEqual(big, [], f"{dtype} leaf={leaf}: logits-sized tensors made in backward")
+                tol = 1e-5 if dtype == torch.float32 else 2e-2
+                assert_close(self, xr.grad.float(), ref_grad, tol, f"grad {dtype} leaf={leaf}")
+
     def test_gradient_buffers_are_reused_only_when_free(self):
         # Large enough (>= 1 M elements) for the buffer pool.
         x1, t = self.inputs((1100, 1000), seed=5)
@@ -463,6 +499,47 @@ class ChannelsLast(unittest.TestCase):
         ref = step(torch.optim.SGD, foreach=False)
         self.assertTrue(ours.is_contiguous(memory_format=torch.channels_last))
         torch.testing.assert_close(ours, ref, rtol=2e-6, atol=1e-7)
+
+
+class Layouts(unittest.TestCase):
+    """Weights whose gradient or state comes in another stride pattern of the same layout, or in
+    a layout other than row-major (issue 51: ConvNeXt's depthwise weights were refused)."""
+
+    def models(self):
+        torch.manual_seed(0)
+        depthwise = torch.nn.Conv2d(16, 16, 7, padding=3, groups=16)  # weight [16, 1, 7, 7]
+        lin = torch.nn.Linear(12, 8)
+        lin.weight = torch.nn.Parameter(torch.randn(12, 8).t())  # a transposed [8, 12] weight
+        # A channels-last input gives the contiguous depthwise weight a gradient with strides
+        # [49, 1, 7, 1] (ConvNeXt's case: the permutes around its LayerNorm do the same).
+        return [("depthwise", depthwise, lambda: torch.rand(2, 16, 9, 9).contiguous(memory_format=torch.channels_last)),
+                ("depthwise channels-last", copy.deepcopy(depthwise).to(memory_format=torch.channels_last),
+                 lambda: torch.rand(2, 16, 9, 9).contiguous(memory_format=torch.channels_last)),
+                ("transposed conv", torch.nn.ConvTranspose2d(6, 4, 3, stride=2), lambda: torch.rand(2, 6, 5, 5)),
+                ("transposed linear", lin, lambda: torch.rand(5, 12))]
+
+    def test_same_steps_as_torch_optim(self):
+        for name, model, x in self.models():
+            for ours, theirs, kw in ((profilednn.optim.SGD, torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
+                                     (profilednn.optim.AdamW, torch.optim.AdamW, dict(lr=1e-2))):
+                a, b = copy.deepcopy(model), copy.deepcopy(model)
+                oa, ob = ours(a.parameters(), **kw), theirs(b.parameters(), foreach=False, **kw)
+                torch.manual_seed(1)
+                inputs = [x() for _ in range(3)]
+                grad_strides = []
+                for m, opt in ((a, oa), (b, ob)):
+                    for i in inputs:
+                        opt.zero_grad()
+                        m(i).square().mean().backward()
+                        grad_strides.append(m.weight.grad.stride())
+                        opt.step()
+                if name == "depthwise":
+                    # The case itself: a gradient whose size-1 dimension's stride differs.
+                    self.assertEqual(grad_strides[0], (49, 1, 7, 1))
+                    self.assertEqual(a.weight.stride(), (49, 49, 7, 1))
+                for p, q in zip(a.parameters(), b.parameters()):
+                    self.assertEqual(p.stride(), q.stride(), name)
+                    torch.testing.assert_close(p, q, rtol=2e-6, atol=1e-7, msg=f"{name} {ours.__name__}")
 
 
 class ThreadPool(unittest.TestCase):

@@ -8,6 +8,7 @@ import sys
 
 import torch
 
+from .._common import same_layout
 from .wrapper import OptimizedModule
 
 
@@ -76,7 +77,7 @@ def state_like_parameters(opt):
     all the tensors of an update, and computed wrong values otherwise."""
     for p, st in opt.state.items():
         for k, v in list(st.items()):
-            if isinstance(v, torch.Tensor) and v.shape == p.shape and v.dim() > 1 and v.stride() != p.stride():
+            if isinstance(v, torch.Tensor) and v.shape == p.shape and v.dim() > 1 and not same_layout(v, p):
                 st[k] = torch.empty_like(p, dtype=v.dtype).copy_(v)
 
 
