@@ -258,6 +258,52 @@ class Optimize(unittest.TestCase):
             profilednn.optimize(model, opt, example(), focal_loss_fn, changes=("bf17",), **FAST)
 
 
+QUIET_SCRIPT = """
+import sys
+import torch
+import torch.nn.functional as F
+from torch import nn
+import profilednn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 8 * 8, 10)
+        self.said = False
+
+    def forward(self, x):
+        if not self.said:
+            print("the user's own line", file=sys.stderr)  # printed inside the profiled step
+            self.said = True
+        return self.fc(F.relu(self.conv(x)).flatten(1))
+
+torch.manual_seed(0)
+m = Net()
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+ex = (torch.rand(4, 3, 8, 8), torch.randint(0, 10, (4,)))
+_, _, report = profilednn.optimize(m, opt, ex, F.cross_entropy, progress=False, budget_s=60, steps=3,
+                                   changes=("channels-last",))
+print(report)
+"""
+
+
+class Quiet(unittest.TestCase):
+    def test_progress_false_leaves_no_kineto_line_on_stderr(self):
+        import subprocess
+        import sys
+
+        r = subprocess.run([sys.executable, "-c", QUIET_SCRIPT], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("projected", r.stdout)
+        # The step was recorded (a projection exists), so the profiler started and stopped.
+        self.assertRegex(r.stdout, r"channels-last\s+\w+\s+\d+\.\d+x", r.stdout)
+        for noise in ("USDT", "profiler_start", "profiler_stop", "gpuGetDeviceCount", "Completed Stage"):
+            self.assertNotIn(noise, r.stderr)
+        # What is not kineto's still reaches stderr.
+        self.assertIn("the user's own line", r.stderr)
+
+
 class ReportText(unittest.TestCase):
     """The report shows the digits its comparisons turn on, and what margin=0 forced."""
 

@@ -18,6 +18,7 @@ import torch
 
 from .config import Config, Runner, focal_sites, fused_optimizer, state_like_parameters, unwrap
 from .project import projected_speedup, ratios, record
+from .quiet import kineto_quiet
 from .report import Change, Report, ratio
 from .wrapper import OptimizedModule
 
@@ -228,8 +229,9 @@ def _decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, ste
         if len(what_ifs) > 1 and time.monotonic() + replay_cost < started + budget_s / 3:
             say("projecting " + ", ".join(k for k in what_ifs if k) + " from one recorded step")
             try:
-                units = record(baseline)
-                r = ratios(units, what_ifs, runs=2)
+                with kineto_quiet():
+                    units = record(baseline)
+                    r = ratios(units, what_ifs, runs=2)
                 projected = {k: (rec, what) for k, (rec, what, _n) in r.items()}
             except Exception as e:  # noqa: BLE001 - a projection failure leaves measuring
                 say(f"projection failed ({type(e).__name__}: {e}); measuring only")
