@@ -27,6 +27,14 @@ def same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.shape == b.shape and all(n <= 1 or x == y for n, x, y in zip(a.shape, a.stride(), b.stride()))
 
 
+def traced() -> bool:
+    """Whether a tracer may be watching (torch.compile, make_fx, torch.export, a dispatch mode
+    such as FakeTensorMode or FlopCounterMode, functorch): then ops go through the dispatcher,
+    never straight to the kernels."""
+    return (torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0
+            or torch._C._are_functorch_transforms_active())
+
+
 def threads() -> int:
     """Use PyTorch's own intra-op thread count: the kernels run while PyTorch waits."""
     return max(1, torch.get_num_threads())

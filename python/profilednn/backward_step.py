@@ -17,7 +17,13 @@ sits in the cache; nothing is left to zero.
 Where it cannot be used, because the update must see every gradient of the step first or must
 wait for several backward passes:
 
-* gradient clipping by global norm (`clip_grad_norm_` after backward finds no gradient left);
+* gradient clipping (`clip_grad_norm_` after backward would find no gradient left, see a norm
+  of 0 and do nothing: the update used the unclipped gradient). Detected: torch's
+  `clip_grad_norm_`, `clip_grad_value_` and `clip_grads_with_norm_` raise when given a parameter
+  updated in the backward just run, called through `torch.nn.utils`, `torch.nn.utils.clip_grad`
+  or any module-level name bound to them (`from torch.nn.utils import clip_grad_norm_`). Not
+  detected: a binding kept elsewhere before `step_in_backward` (a closure, a default argument),
+  another library's clipping, and code reading `.grad` itself (it finds None);
 * gradient accumulation (several backward passes per step): the second backward before
   `step()` raises;
 * closures (`optimizer.step(closure)`) and anything else that reads `.grad` after backward;
@@ -27,10 +33,14 @@ wait for several backward passes:
 and LAMB: their update runs per parameter with the same state, so the state dict is unchanged).
 """
 
+import functools
+import sys
+import weakref
+
 import torch
 
 from . import _native
-from ._common import same_layout, threads
+from ._common import same_layout, threads, traced
 
 
 class StepInBackward:
@@ -50,6 +60,8 @@ class StepInBackward:
                                "averages gradients after the hook would have used them)")
         self.optimizer = optimizer
         self._updated = set()
+        _LIVE.add(self)
+        _guard_clipping()
         self._handles = []
         # Counts of updates through the fast path and the general one (what the tests check).
         self.fast_updates = self.general_updates = 0
@@ -89,9 +101,7 @@ class StepInBackward:
         opt = self.optimizer
         st = opt.state.get(p) or {}
         g = p.grad
-        from .optim import _traced
-
-        if _traced() or type(p) not in (torch.Tensor, torch.nn.Parameter) or type(g) is not torch.Tensor:
+        if traced() or type(p) not in (torch.Tensor, torch.nn.Parameter) or type(g) is not torch.Tensor:
             return False
         if g is None or g.is_sparse or g.dtype != p.dtype or not same_layout(g, p):
             return False
@@ -159,6 +169,56 @@ class StepInBackward:
 
     def load_state_dict(self, state_dict):
         return self.optimizer.load_state_dict(state_dict)
+
+
+# The StepInBackward optimizers alive: torch's clipping asks them whether a parameter was
+# already updated in this backward.
+_LIVE = weakref.WeakSet()
+
+
+def _clip_functions():
+    from torch.nn.utils import clip_grad
+
+    return [f for f in (getattr(clip_grad, n, None) for n in ("clip_grad_norm_", "clip_grad_value_",
+                                                               "_clip_grads_with_norm_", "clip_grads_with_norm_"))
+            if f is not None and not hasattr(f, "_profilednn_unguarded")]
+
+
+def _guarded(clip):
+    @functools.wraps(clip)
+    def guarded(parameters, *args, **kwargs):
+        if _LIVE:
+            # Listed once: `parameters` may be a generator.
+            parameters = [parameters] if isinstance(parameters, torch.Tensor) else list(parameters)
+            if any(id(p) in opt._updated for opt in list(_LIVE) for p in parameters):
+                raise RuntimeError(
+                    f"{clip.__name__}: these parameters were already updated inside backward by "
+                    "step_in_backward, with the unclipped gradient, which is gone (the clip would see none and "
+                    "do nothing, and training would diverge from the loop as written). Use the optimizer "
+                    "without step_in_backward (optimize(..., step_in_backward=False), or opt.remove()).")
+        return clip(parameters, *args, **kwargs)
+
+    guarded._profilednn_unguarded = clip
+    return guarded
+
+
+def _guard_clipping():
+    """torch's gradient clipping functions replaced, wherever a loaded module binds them, by ones
+    that raise when given a parameter already updated in this backward (once per process;
+    a function bound by a module loaded later is looked up on torch.nn.utils, guarded by then)."""
+    originals = {id(f): f for f in _clip_functions()}
+    if not originals:
+        return
+    guards = {i: _guarded(f) for i, f in originals.items()}
+    for name, mod in list(sys.modules.items()):
+        if mod is None or name.startswith("profilednn"):
+            continue
+        try:
+            for attr, value in list(vars(mod).items()):
+                if id(value) in guards and value is originals[id(value)]:
+                    setattr(mod, attr, guards[id(value)])
+        except (TypeError, AttributeError):
+            continue
 
 
 def step_in_backward(optimizer):

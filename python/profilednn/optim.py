@@ -37,7 +37,7 @@ from typing import List
 import torch
 
 from . import _native
-from ._common import BF16, dtype_code, same_layout, threads
+from ._common import BF16, dtype_code, same_layout, threads, traced
 
 _MASTERS = ("f32", "split", "none")
 
@@ -182,20 +182,12 @@ _adam_step = torch.library.custom_op(
     mutates_args=("params", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs", "masters", "steps"))
 
 
-def _traced():
-    """Whether a tracer may be watching (torch.compile, make_fx, torch.export, a dispatch mode
-    such as FakeTensorMode or FlopCounterMode, functorch): then ops go through the dispatcher,
-    never straight to the kernels."""
-    return (torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0
-            or torch._C._are_functorch_transforms_active())
-
-
 def _call(op, *args):
     """Runs a step op: through the dispatcher when torch.compile traces it, else its
     implementation directly (the dispatcher's checks of a few hundred list entries cost
     milliseconds per step in eager mode), bumping the version counters of what it wrote as the
     dispatcher would, so autograd still notices a parameter changed under a saved graph."""
-    if _traced():
+    if traced():
         return op(*args)
     impl, written = _EAGER[op]
     impl(*args)

@@ -9,6 +9,7 @@ import unittest
 
 import torch
 from torch import nn
+from torch.nn.utils import clip_grad_norm_  # bound before step_in_backward: must be caught too
 
 from profilednn.optim import LAMB, SGD, AdamW, step_in_backward
 
@@ -106,6 +107,32 @@ class StepInBackward(unittest.TestCase):
         opt.optimizer.zero_grad()
         nn.functional.mse_loss(model(x), y).backward()
         self.assertIsNotNone(model[0].weight.grad, "hooks removed: backward leaves gradients again")
+
+    def test_clipping_after_a_backward_that_stepped_raises(self):
+        # Issue 51: clip_grad_norm_(..., 0.1) after backward saw a norm of 0.0 (no gradient
+        # left) and did nothing: 3 steps later the weights differed from the loop as written.
+        model = mlp()
+        plain = copy.deepcopy(model)
+        opt = step_in_backward(SGD(model.parameters(), lr=0.1))
+        x, y = data(0)
+        for clip in (lambda ps: clip_grad_norm_(ps, 0.1), lambda ps: torch.nn.utils.clip_grad_norm_(ps, 0.1),
+                     lambda ps: torch.nn.utils.clip_grad_value_(ps, 0.01),
+                     lambda ps: torch.nn.utils.clip_grad_norm_(parameters=ps, max_norm=0.1)):
+            opt.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            with self.assertRaisesRegex(RuntimeError, "already updated inside backward by step_in_backward"):
+                clip(model.parameters())
+            opt.step()
+        # Not stepped in backward: clipping works as torch's, a generator of parameters too.
+        nn.functional.mse_loss(plain(x), y).backward()
+        grads = [p.grad.clone() for p in plain.parameters()]
+        norm = clip_grad_norm_((p for p in plain.parameters()), 0.1)
+        expected = torch.cat([g.flatten() for g in grads]).norm()
+        torch.testing.assert_close(norm, expected)
+        torch.testing.assert_close(plain[0].weight.grad, grads[0] * (0.1 / (expected + 1e-6)))
+        # After step() (and before the next backward) nothing is pending: clipping is allowed.
+        opt.zero_grad()
+        clip_grad_norm_(model.parameters(), 0.1)
 
 
 if __name__ == "__main__":
