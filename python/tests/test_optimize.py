@@ -184,13 +184,27 @@ class Optimize(unittest.TestCase):
             torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-6)
 
     def test_a_scheduler_made_before_drives_the_fused_optimizer(self):
-        model, opt = self.fresh()
-        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.1)
-        _, o2, _ = profilednn.optimize(model, opt, example(), focal_loss_fn, margin=0.0,
-                                       changes=("fused optimizer",), **FAST)
-        self.assertIsInstance(o2, profilednn.optim.SGD)
-        sched.step()
-        self.assertAlmostEqual(o2.param_groups[0]["lr"], 0.005)
+        import warnings
+
+        for step_in_backward in (False, True):
+            model, opt = self.fresh()
+            sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.1)
+            plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)
+            m2, o2, _ = profilednn.optimize(model, opt, example(), focal_loss_fn, margin=0.0,
+                                            changes=("fused optimizer", "step in backward"),
+                                            step_in_backward=step_in_backward, **FAST)
+            self.assertIsInstance(o2.optimizer if step_in_backward else o2, profilednn.optim.SGD)
+            # Issue 51: the schedulers kept the old optimizer, whose step never runs again, and
+            # torch warned "Detected call of `lr_scheduler.step()` before `optimizer.step()`".
+            self.assertIs(sched.optimizer, o2)
+            self.assertIs(plateau.optimizer, o2)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                losses(m2, o2, focal_loss_fn, example(), steps=1)
+                sched.step()
+            self.assertEqual([str(w.message) for w in caught if "lr_scheduler" in str(w.message)], [])
+            self.assertAlmostEqual(o2.param_groups[0]["lr"], 0.005)
+            self.tearDown()
 
     def test_checkpoints_load_both_ways(self):
         model, opt = self.fresh()

@@ -19,6 +19,7 @@ import torch
 from .config import Config, Runner, focal_sites, fused_optimizer, state_like_parameters, unwrap
 from .project import projected_speedup, ratios, record
 from .quiet import kineto_quiet
+from .schedulers import rebind_schedulers
 from .report import Change, Report, ratio
 from .wrapper import OptimizedModule
 
@@ -341,7 +342,7 @@ def _cpu_name():
 
 def _apply(config, model, optimizer, sites, ours):
     """The kept changes, made to the user's own objects."""
-    inner = unwrap(model)
+    inner, optimizer0 = unwrap(model), optimizer
     if config.fold_frozen_bn:
         from ..nn import fold_frozen_batchnorm
 
@@ -357,6 +358,7 @@ def _apply(config, model, optimizer, sites, ours):
         from ..backward_step import step_in_backward
 
         optimizer = step_in_backward(optimizer)
+    rebind_schedulers(optimizer0, optimizer)
     if config.fused_focal_loss:
         for m, a in sites:
             setattr(m, a, ours)
