@@ -16,6 +16,10 @@ pub struct ProjectArgs {
     /// Replay results of the target machine (`profilednn replay … -o RESULTS.json`).
     #[arg(long, value_name = "RESULTS.json")]
     replay: Option<PathBuf>,
+    /// The PyTorch trace the replay's whole step was made from (`replay LOG --torch-trace
+    /// TRACE`): checked against the replay file and the log (another run's is refused).
+    #[arg(long, value_name = "TRACE", requires = "replay")]
+    torch_trace: Option<PathBuf>,
     /// Machine profile of the target, for problems without replay results (roofline).
     #[arg(long, value_name = "PROFILE.json")]
     machine: Option<PathBuf>,
@@ -39,6 +43,9 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         Some(p) => Some(crate::replay_file::load(p)?),
         None => None,
     };
+    if let (Some(t), Some(r), Some(p)) = (&args.torch_trace, &replay, &args.replay) {
+        crate::replay_file::check_trace(t, &args.log, r, p)?;
+    }
     let machine = match &args.machine {
         Some(p) => Some(MachineProfile::load(p)?),
         None => None,

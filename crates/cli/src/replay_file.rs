@@ -3,18 +3,43 @@
 //! `project` prints for the same files.
 
 use anyhow::{bail, Context, Result};
+use profilednn_analysis::torch_trace::step_units;
 use profilednn_analysis::Profile;
 use profilednn_project::project::{project, Projection, ReplayMatch};
 use profilednn_replay::Replay;
 use std::path::Path;
 
-/// A `profilednn replay` result.
+/// A `profilednn replay` result; a file of another kind (a log, a trace) is refused naming
+/// what it is and what makes a replay file.
 pub fn load(path: &Path) -> Result<Replay> {
+    use profilednn_verbose::FileKind;
+    let refusal = FileKind::of_file(path)
+        .ok()
+        .and_then(|k| k.refusal(path, FileKind::ReplayResults));
+    if let Some(m) = refusal {
+        bail!("{m}");
+    }
     Replay::from_json(
         &std::fs::read_to_string(path)
             .with_context(|| format!("{}: cannot read", path.display()))?,
     )
     .with_context(|| path.display().to_string())
+}
+
+/// `project --torch-trace`: the trace must be of the log's run and the one `replay` (read from
+/// `replay_path`) was made from (`profilednn_replay::trace_match`).
+pub fn check_trace(trace: &Path, log: &Path, replay: &Replay, replay_path: &Path) -> Result<()> {
+    let t = crate::torch_step::trace_of_run(trace, Some(log))?;
+    let steady = step_units::steady_iteration(&t).with_context(|| {
+        format!(
+            "{}: the trace marks no iteration (`profilednn.iteration#N` ranges), so it cannot be \
+             matched with {}'s whole step",
+            trace.display(),
+            replay_path.display()
+        )
+    })?;
+    profilednn_replay::trace_match::check(replay.framework.as_ref(), replay_path, trace, &steady)?;
+    Ok(())
 }
 
 /// What to do with replay results that may be of another log.

@@ -2,7 +2,7 @@
 //! PyTorch beside the oneDNN replay (the whole step).
 
 use anyhow::{Context, Result};
-use profilednn_analysis::torch_trace::{read_trace, same_run, step_units};
+use profilednn_analysis::torch_trace::{read_trace, same_run, step_units, TorchTrace};
 use profilednn_replay::framework::FrameworkReplay;
 use profilednn_torchreplay::{interpreter, Options};
 use std::path::Path;
@@ -27,11 +27,7 @@ pub struct StepArgs<'a> {
 /// then that iteration's ops with their arguments), read once however many replays use them.
 /// With `log`, a trace of another run than the log's is refused (`same_run`).
 pub fn units_of(path: &Path, log: Option<&Path>) -> Result<step_units::StepUnits> {
-    let trace = read_trace(path)?;
-    if let Some(log) = log.filter(|l| l.as_os_str() != "-") {
-        let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
-        same_run::check(&trace, path, log, same_run::log_span_ms(input))?;
-    }
+    let trace = trace_of_run(path, log)?;
     let range = step_units::steady_iteration(&trace).with_context(|| {
         format!(
             "{}: the trace marks no iteration (`profilednn.iteration#N` ranges): record it with \
@@ -41,6 +37,17 @@ pub fn units_of(path: &Path, log: Option<&Path>) -> Result<step_units::StepUnits
     })?;
     drop(trace);
     Ok(step_units::step_units(path, &range)?)
+}
+
+/// The trace at `path`; with `log`, refused when it is of another run than the log's
+/// (`same_run`).
+pub fn trace_of_run(path: &Path, log: Option<&Path>) -> Result<TorchTrace> {
+    let trace = read_trace(path)?;
+    if let Some(log) = log.filter(|l| l.as_os_str() != "-") {
+        let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
+        same_run::check(&trace, path, log, same_run::log_span_ms(input))?;
+    }
+    Ok(trace)
 }
 
 pub fn replay_units(a: &StepArgs, units: &step_units::StepUnits) -> Result<FrameworkReplay> {

@@ -11,6 +11,7 @@ pub mod results;
 pub mod sequence;
 pub mod skip;
 pub mod stability;
+pub mod trace_match;
 
 pub use results::{
     keep_heaviest, problem_keys, problems, Measurement, Mode, Problem, Replay, ReplayFileError,
