@@ -206,6 +206,35 @@ class Optimize(unittest.TestCase):
             self.assertAlmostEqual(o2.param_groups[0]["lr"], 0.005)
             self.tearDown()
 
+    def test_evaluating_and_exporting_the_plain_model(self):
+        # Issue 51: after optimize, model.eval() inference ran in bf16; the documented ways to
+        # evaluate in f32 are `.module` (the user's model) and `plain_eval`.
+        model, opt = self.fresh()
+        reference = copy.deepcopy(model).eval()
+        m2, _, _ = profilednn.optimize(model, opt, example(), focal_loss_fn, margin=0.0,
+                                       changes=("channels-last", "bf16 autocast"), **FAST)
+        self.assertIsInstance(m2, OptimizedModule)
+        x = example(5)[0]
+        with torch.no_grad():
+            want = reference(x)
+            m2.eval()
+            as_trained = m2(x)
+            plain = m2.module(x)
+            m2.plain_eval = True
+            plain_eval = m2(x)
+            m2.train()
+            training = m2(x)
+            m2.eval()
+            exported = torch.export.export(m2.module, (x,)).module()(x)
+        close = dict(rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(plain, want, **close)
+        torch.testing.assert_close(plain_eval, want, **close)
+        torch.testing.assert_close(exported, want, **close)
+        # Evaluation as trained, and training with plain_eval set, run bf16: not f32's values.
+        for bf16 in (as_trained, training):
+            self.assertEqual(bf16.dtype, torch.float32)
+            self.assertGreater((bf16 - want).abs().max().item(), 1e-4)
+
     def test_checkpoints_load_both_ways(self):
         model, opt = self.fresh()
         m2, _, _ = profilednn.optimize(model, opt, example(), focal_loss_fn, margin=0.0,

@@ -24,15 +24,23 @@ class OptimizedModule(nn.Module):
 
     Its state dict is the wrapped module's, keys unchanged, so checkpoints load into the
     unoptimized model and back; attributes it does not have are the wrapped module's.
+
+    `module` is the user's model itself: call it (or export it) for outputs in f32 without
+    autocast. `plain_eval = True` makes this wrapper do so in eval mode (`.eval()`): training
+    steps keep bf16 and channels-last inputs, evaluation runs as the model was written (bf16's
+    logits differ from f32's by its rounding). Default False: evaluation runs as training does.
     """
 
-    def __init__(self, module, bf16=False, channels_last=False):
+    def __init__(self, module, bf16=False, channels_last=False, plain_eval=False):
         super().__init__()
         self.module = module
         self.bf16 = bf16
         self.channels_last = channels_last
+        self.plain_eval = plain_eval
 
     def forward(self, *args, **kwargs):
+        if self.plain_eval and not self.training:
+            return self.module(*args, **kwargs)
         if self.channels_last:
             args, kwargs = tree_map(_channels_last, (args, kwargs))
         if not self.bf16:
@@ -54,4 +62,4 @@ class OptimizedModule(nn.Module):
             return getattr(self._modules["module"], name)
 
     def extra_repr(self):
-        return f"bf16={self.bf16}, channels_last={self.channels_last}"
+        return f"bf16={self.bf16}, channels_last={self.channels_last}, plain_eval={self.plain_eval}"
