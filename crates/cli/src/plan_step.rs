@@ -76,6 +76,7 @@ pub fn replay_rows(
             &StepArgs {
                 trace: &step.trace,
                 python,
+                recorded_python: None,
                 threads: Some(threads),
                 bf16: false,
                 channels_last: false,

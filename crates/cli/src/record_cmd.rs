@@ -35,6 +35,17 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         log.write_all(b"\n")?;
     }
     let (program, rest) = command.split_first().expect("required");
+    // The interpreter of a PyTorch run, kept for the whole-step replay (`replay --torch-trace`
+    // runs PyTorch through it when the venv is not on the PATH).
+    let python = args
+        .torch
+        .then(|| profilednn_torchreplay::recorded(std::path::Path::new(program)))
+        .flatten();
+    if let Some(py) = python {
+        let line = profilednn_analysis::torch_trace::recorded_python::line(&py);
+        log.write_all(line.as_bytes())?;
+        log.write_all(b"\n")?;
+    }
     let mut cmd = Command::new(program);
     cmd.args(rest)
         .envs(verbose_env(args.level, !args.no_timestamps))

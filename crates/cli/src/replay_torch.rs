@@ -61,8 +61,10 @@ pub(crate) fn framework(
              replay in their recorded layout"
         );
     }
+    let recorded = profilednn_analysis::torch_trace::recorded_python::of_log(&args.log);
     let step = crate::torch_step::StepArgs {
         trace,
+        recorded_python: recorded.as_deref(),
         python: args.python.as_deref(),
         threads: args
             .threads

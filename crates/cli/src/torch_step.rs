@@ -4,13 +4,16 @@
 use anyhow::{Context, Result};
 use profilednn_analysis::torch_trace::{read_trace, same_run, step_units, TorchTrace};
 use profilednn_replay::framework::FrameworkReplay;
-use profilednn_torchreplay::{interpreter, Options};
+use profilednn_torchreplay::{interpreter_of, Options};
 use std::path::Path;
 
 /// What the framework replay runs with, from the command's flags.
 pub struct StepArgs<'a> {
     pub trace: &'a Path,
     pub python: Option<&'a Path>,
+    /// The interpreter the log was recorded with (`recorded_python`), after `python` and
+    /// `PROFILEDNN_TORCH_PYTHON`.
+    pub recorded_python: Option<&'a Path>,
     /// `--threads`, else the log's thread count (as recorded).
     pub threads: Option<u64>,
     pub bf16: bool,
@@ -52,7 +55,7 @@ pub fn trace_of_run(path: &Path, log: Option<&Path>) -> Result<TorchTrace> {
 
 pub fn replay_units(a: &StepArgs, units: &step_units::StepUnits) -> Result<FrameworkReplay> {
     let range = &units.iteration;
-    let python = interpreter(a.python);
+    let python = interpreter_of(a.python, a.recorded_python);
     eprintln!(
         "profilednn: replaying the {} framework ops of iteration {} ({:.1} ms in the trace) \
          through PyTorch ({}, from {}){}",
@@ -105,6 +108,7 @@ pub fn what_ifs(
             &StepArgs {
                 trace,
                 python: None,
+                recorded_python: None,
                 threads,
                 bf16,
                 channels_last: false,

@@ -15,5 +15,5 @@ mod python;
 mod run;
 
 pub use error::TorchReplayError;
-pub use python::{interpreter, Interpreter};
+pub use python::{interpreter, interpreter_of, recorded, Interpreter};
 pub use run::{replay, Options};
