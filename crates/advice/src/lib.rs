@@ -150,6 +150,9 @@ pub struct Evidence<'a> {
     /// The node of each rank's log, as (log source, node), when the launcher or the logs'
     /// layout named nodes: `rank-imbalance` tells a slow node from a slow rank with it.
     pub nodes: &'a [(String, String)],
+    /// How the ranks were launched, when `record --ranks` wrote it beside the log
+    /// (`launch-config`).
+    pub launch: Option<&'a profilednn_analysis::launch::Launch>,
 }
 
 impl<'a> Evidence<'a> {
@@ -175,7 +178,16 @@ impl<'a> Evidence<'a> {
             projections: &[],
             step_what_ifs: &[],
             nodes: &[],
+            launch: None,
         }
+    }
+
+    /// The same evidence with how the ranks were launched.
+    pub fn with_launch(
+        self,
+        launch: Option<&'a profilednn_analysis::launch::Launch>,
+    ) -> Evidence<'a> {
+        Evidence { launch, ..self }
     }
 
     /// The same evidence with each rank log's node.

@@ -35,6 +35,7 @@ fn run(rels: &[&str], cores: Option<usize>, machine: Option<MachineProfile>) -> 
             projections: &[],
             step_what_ifs: &[],
             nodes: &[],
+            launch: None,
         },
         &Thresholds::default(),
     )
@@ -341,6 +342,7 @@ fn findings_are_ordered_by_gain_and_ids_are_stable() {
             "data-loading-stall",
             "rank-imbalance",
             "rank-thread-placement",
+            "launch-config",
             "timings-polluted",
             "whole-step-bf16",
             "gemm-outside-onednn",
@@ -372,6 +374,7 @@ fn run_torch(variant: &str) -> Advice {
             projections: &[],
             step_what_ifs: &[],
             nodes: &[],
+            launch: None,
         },
         &Thresholds::default(),
     )
@@ -528,6 +531,7 @@ fn rank_spanning_sockets_is_judged_by_physical_cores_not_hardware_threads() {
                 projections: &[],
                 step_what_ifs: &[],
                 nodes: &[],
+                launch: None,
             },
             &Thresholds::default(),
         );

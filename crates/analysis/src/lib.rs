@@ -44,6 +44,7 @@ pub mod efficiency;
 pub mod events;
 pub mod iterations;
 pub mod key_table;
+pub mod launch;
 pub mod load;
 pub mod log_machine;
 pub mod metadata;

@@ -40,7 +40,16 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
         j.set_roofs(summary.efficiency.as_ref(), roofs.as_ref());
     }
     let thresholds = args.thresholds.thresholds();
-    let evidence = log_machine.evidence(&profiles, &merged, &summary, torch.as_ref(), &nodes);
+    // How the ranks were launched, as `record --ranks` wrote it beside the log.
+    let launch = args
+        .logs
+        .iter()
+        .find_map(|l| profilednn_analysis::launch::read(l).transpose())
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let evidence = log_machine
+        .evidence(&profiles, &merged, &summary, torch.as_ref(), &nodes)
+        .with_launch(launch.as_ref());
     let projections = crate::advice_what_ifs::projections_then_step(
         &args.logs,
         &profiles,

@@ -24,6 +24,7 @@ mod project_cmd;
 mod record_args;
 mod record_child;
 mod record_cmd;
+mod record_launch;
 mod record_ranks;
 mod replay_args;
 mod replay_cmd;

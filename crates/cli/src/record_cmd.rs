@@ -34,6 +34,9 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         log.write_all(l.as_bytes())?;
         log.write_all(b"\n")?;
     }
+    let launch = args
+        .ranks
+        .then(|| crate::record_launch::launching(&command, env));
     let (program, rest) = command.split_first().expect("required");
     // The interpreter of a PyTorch run, kept for the whole-step replay (`replay --torch-trace`
     // runs PyTorch through it when the venv is not on the PATH).
@@ -79,9 +82,15 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         }
     };
     forward_signals(child.id());
+    let sampler = launch
+        .is_some()
+        .then(|| crate::record_launch::Sampler::start(child.id()));
     let passed = pass_through(child.stdout.take().expect("piped"), &mut log)?;
     let status = child.wait()?;
     child_ended();
+    if let (Some(l), Some(s)) = (launch, sampler) {
+        crate::record_launch::write(&path, l, s)?;
+    }
     log.finish()
         .with_context(|| format!("{}: cannot write the log", path.display()))?;
     eprintln!(

@@ -6,6 +6,7 @@ mod bf16_emulated;
 mod cache;
 mod framework_ops;
 mod fusion;
+mod launch;
 mod outside;
 pub(crate) mod polluted;
 mod projected;
@@ -96,6 +97,10 @@ pub const ALL: &[Rule] = &[
     Rule {
         id: rank_placement::ID,
         check: rank_placement::check,
+    },
+    Rule {
+        id: launch::ID,
+        check: launch::check,
     },
     Rule {
         id: polluted::ID,
