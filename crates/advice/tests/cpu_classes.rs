@@ -153,6 +153,62 @@ fn f32_log_on_every_cpu_class() {
     );
 }
 
+/// A profile as `peak` writes it: every unit measured (`compute`), `peak_gflops` the best.
+fn measured_units(units: &[(&str, &str, f64)]) -> MachineProfile {
+    let compute: Vec<serde_json::Value> = units
+        .iter()
+        .map(|(p, isa, g)| {
+            serde_json::json!({"precision": p, "isa": isa, "per_core_gflops": g / 2.0,
+                               "all_core_gflops": g, "method": "test", "runs": 1})
+        })
+        .collect();
+    let mut peak = serde_json::Map::new();
+    for (p, _, g) in units {
+        let best = peak.get(*p).and_then(|v| v.as_f64()).unwrap_or(0.0).max(*g);
+        peak.insert(p.to_string(), best.into());
+    }
+    serde_json::from_value(serde_json::json!({
+        "name": "measured", "peak_gflops": peak, "memory_gbps": 53.0, "compute": compute
+    }))
+    .unwrap()
+}
+
+#[test]
+fn bf16_on_an_amx_xeon_follows_the_amx_rate() {
+    const R: &str = "f32-on-bf16-hardware";
+    // Issue 52: on the AMX Xeon, a profile whose bf16 figure was the dot product's (228
+    // against 468 GFLOP/s f32) called bf16 "not recommended ... 0.49x", where a real bf16 run
+    // of the same ResNet-50 was 1.71x faster. The AMX rate decides now.
+    let with_amx = measured_units(&[
+        ("f32", "avx512", 468.0),
+        ("bf16", "avx512_bf16", 228.0),
+        ("bf16", "amx", 2000.0),
+    ]);
+    let a = run(&with_isa(F32_LOG, SPR), Some(with_amx));
+    let f = a.finding(R).unwrap_or_else(|| panic!("{}", reason(&a, R)));
+    assert!(
+        f.gain_basis.contains("2000 against 468"),
+        "{}",
+        f.gain_basis
+    );
+    let time = f.evidence["time_ms"].as_f64().unwrap();
+    assert!((f.gain_ms.unwrap() - time * (1.0 - 468.0 / 2000.0)).abs() < 1e-6 * time);
+    // A profile without AMX (schema v1, or tiles not granted) gives no bf16 rate for an AMX
+    // CPU: the rule of thumb, never "not recommended" from the dot product.
+    let no_amx = measured_units(&[("f32", "avx512", 468.0), ("bf16", "avx512_bf16", 228.0)]);
+    let a = run(&with_isa(F32_LOG, SPR), Some(no_amx.clone()));
+    assert!(a.not_recommended.iter().all(|n| n.id != R));
+    let f = a.finding(R).unwrap_or_else(|| panic!("{}", reason(&a, R)));
+    assert!(
+        f.gain_basis.contains("AMX's bf16 tiles"),
+        "{}",
+        f.gain_basis
+    );
+    // The same profile on a Xeon without AMX: the dot product is the rate, and it does not pay.
+    let a = run(&with_isa(F32_LOG, XEON_NO_AMX), Some(no_amx));
+    assert!(a.not_recommended.iter().any(|n| n.id == R));
+}
+
 #[test]
 fn bf16_log_on_every_cpu_class() {
     const R: &str = "bf16-without-bf16-units";

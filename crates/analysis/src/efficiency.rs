@@ -22,6 +22,10 @@ pub struct EfficiencyRow {
     pub precision: String,
     /// The precision whose peak bounds this row (`f32` for bf16 on a CPU without bf16 units).
     pub peak_precision: String,
+    /// The unit whose roof bounds it (`amx`, `avx512_bf16`, `avx512`, …), when the
+    /// implementation's name says and the profile measured that unit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_unit: Option<String>,
     pub calls: u64,
     pub time_ms: f64,
     pub flops_per_call: u64,
@@ -68,6 +72,10 @@ pub struct UncostedTime {
 pub struct Efficiency {
     pub machine: String,
     pub peak_gflops: BTreeMap<String, f64>,
+    /// The profile's peak per precision and unit (`bf16 → amx → GFLOP/s`): a primitive is set
+    /// against the unit its implementation names. Empty for a spec sheet without units.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub unit_gflops: BTreeMap<String, BTreeMap<String, f64>>,
     pub memory_gbps: f64,
     /// Measured oneDNN time of the primitives that have a roofline, ms.
     pub measured_ms: f64,
@@ -107,7 +115,11 @@ fn row(
     let c = e.cost.as_ref().map_err(|u| u.reason.clone())?;
     let precision = c.precision.as_str();
     // The reason is a key of the uncosted table, so both kinds of reason become its text here.
-    let peak = m.peak_choice(precision).map_err(|e| e.to_string())?;
+    // The roof of the unit the implementation ran on: `…_amx` against AMX, not the
+    // precision's slower dot-product peak (issue 52).
+    let peak = m
+        .peak_choice_for(precision, Some(e.primitive.implementation.as_str()))
+        .map_err(|e| e.to_string())?;
     if let Some(why) = peak.substitution {
         if !substitutions.contains(&why) {
             substitutions.push(why);
@@ -127,6 +139,7 @@ fn row(
         shapes: p.problem.clone(),
         precision: precision.to_string(),
         peak_precision: peak.peak_precision,
+        peak_unit: peak.unit,
         calls: e.calls,
         time_ms,
         flops_per_call: c.flops,
@@ -208,6 +221,7 @@ pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Ef
     Efficiency {
         machine: machine.name.clone(),
         peak_gflops: machine.peak_gflops.clone(),
+        unit_gflops: machine.unit_table(),
         memory_gbps: machine.memory_gbps,
         measured_ms,
         roofline_ms,

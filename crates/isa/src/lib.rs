@@ -201,6 +201,61 @@ pub fn amx_bf16() -> bool {
     false
 }
 
+/// CPUID leaf 7 sub-leaf 0, `(ebx, ecx, edx)`; `None` on a CPU without leaf 7.
+#[cfg(target_arch = "x86_64")]
+fn leaf7() -> Option<(u32, u32, u32)> {
+    if std::arch::x86_64::__cpuid(0).eax < 7 {
+        return None;
+    }
+    let r = std::arch::x86_64::__cpuid_count(7, 0);
+    Some((r.ebx, r.ecx, r.edx))
+}
+
+/// CPUID leaf 7: EDX bit 24 = AMX-TILE, bit 25 = AMX-INT8 (`tdpbssd`).
+pub fn amx_int8() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        leaf7().is_some_and(|(_, _, edx)| edx & (1 << 24) != 0 && edx & (1 << 25) != 0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// CPUID leaf 7 sub-leaf 1: EAX bit 21 = AMX-FP16 (`tdpfp16ps`, Granite Rapids on), with
+/// AMX-TILE.
+pub fn amx_fp16() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let Some((_, _, edx)) = leaf7() else {
+            return false;
+        };
+        let sub1 = std::arch::x86_64::__cpuid_count(7, 1);
+        edx & (1 << 24) != 0 && sub1.eax & (1 << 21) != 0
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// AVX512-FP16 (`vfmadd231ph` on zmm), on top of the AVX-512 level: CPUID leaf 7 EDX bit 23.
+pub fn avx512_fp16() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        Isa::of(Level::Avx512).is_some() && leaf7().is_some_and(|(_, _, edx)| edx & (1 << 23) != 0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// AVX512-VNNI (`vpdpbusd` on zmm), on top of the AVX-512 level.
+pub fn avx512_vnni() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        Isa::of(Level::Avx512).is_some() && std::arch::is_x86_feature_detected!("avx512vnni")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,6 +309,26 @@ mod tests {
             return;
         };
         assert_eq!(amd(), line.trim_end().ends_with("AuthenticAMD"), "{line}");
+    }
+
+    #[test]
+    fn matrix_and_dot_product_units_match_proc_cpuinfo() {
+        // The kernel reads the same CPUID bits into /proc/cpuinfo's flags.
+        let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+            println!("SKIPPED: no /proc/cpuinfo to compare the CPUID bits with");
+            return;
+        };
+        let Some(flags) = info.lines().find(|l| l.starts_with("flags")) else {
+            println!("SKIPPED: /proc/cpuinfo has no flags line (not x86)");
+            return;
+        };
+        let has = |f: &str| flags.split_whitespace().any(|w| w == f);
+        assert_eq!(amx_bf16(), has("amx_bf16") && has("amx_tile"), "{flags}");
+        assert_eq!(amx_int8(), has("amx_int8") && has("amx_tile"), "{flags}");
+        assert_eq!(amx_fp16(), has("amx_fp16") && has("amx_tile"), "{flags}");
+        let avx512 = Isa::of(Level::Avx512).is_some();
+        assert_eq!(avx512_fp16(), avx512 && has("avx512_fp16"), "{flags}");
+        assert_eq!(avx512_vnni(), avx512 && has("avx512_vnni"), "{flags}");
     }
 
     #[test]

@@ -28,8 +28,9 @@ pub mod placement;
 mod profile;
 mod roofline;
 pub mod scaling;
+pub mod unit;
 
 pub use profile::{
-    BandwidthPoint, ComputePeak, InvalidProfile, MachineProfile, ProfileError, SCHEMA,
+    BandwidthPoint, ComputePeak, InvalidProfile, MachineProfile, ProfileError, SCHEMA, SCHEMA_V1,
 };
 pub use roofline::{Bound, NoPeak, PeakChoice, Roofline};

@@ -1,10 +1,16 @@
-//! The machine profile file (`profilednn.machine.v1`).
+//! The machine profile file (`profilednn.machine.v2`; v1 still reads).
+//!
+//! v2 (issue 52) measures every matrix and dot-product unit (AMX, AVX512-FP16, VNNI) and adds
+//! `unit_gflops`: a v1 `peak_gflops.bf16` was the AVX512-BF16 dot product's even on a CPU with
+//! AMX, a v2 one is the fastest unit's. A v1 profile reads as it was written.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub const SCHEMA: &str = "profilednn.machine.v1";
+pub const SCHEMA: &str = "profilednn.machine.v2";
+/// The first schema: no AMX measurement, no `unit_gflops`. Still read.
+pub const SCHEMA_V1: &str = "profilednn.machine.v1";
 
 /// A machine's ceilings. Only `peak_gflops` and `memory_gbps` are needed for a roofline, so a
 /// profile written by hand from a spec sheet can be this short (the peaks of
@@ -28,8 +34,15 @@ pub struct MachineProfile {
     #[serde(default = "schema")]
     pub schema: String,
     pub name: String,
-    /// All-core peak per arithmetic precision (`f32`, `bf16`, `f16`, `int8`), GFLOP/s.
+    /// All-core peak per arithmetic precision (`f32`, `bf16`, `f16`, `int8`), GFLOP/s: the
+    /// fastest unit's (AMX where it was measured, from schema v2 on).
     pub peak_gflops: BTreeMap<String, f64>,
+    /// All-core peak per precision and unit (`{"bf16": {"amx": …, "avx512_bf16": …}}`): the
+    /// roof of a primitive whose implementation names its unit
+    /// ([`MachineProfile::peak_choice_for`]). Written by `peak` from schema v2 on; a spec sheet
+    /// may give it; older profiles derive it from `compute`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unit_gflops: BTreeMap<String, BTreeMap<String, f64>>,
     /// All-core memory bandwidth the roofline uses (DRAM working set), GB/s.
     pub memory_gbps: f64,
     #[serde(default)]
@@ -115,7 +128,7 @@ pub enum ProfileError {
 /// correct; `profilednn peak -o FILE` writes a profile with all of them.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum InvalidProfile {
-    #[error("schema '{0}' is not '{SCHEMA}'")]
+    #[error("schema '{0}' is neither '{SCHEMA}' nor '{SCHEMA_V1}'")]
     Schema(String),
     #[error("memory_gbps must be a positive number")]
     MemoryBandwidth,
@@ -150,7 +163,7 @@ impl MachineProfile {
     }
 
     pub fn validate(&self) -> Result<(), InvalidProfile> {
-        if self.schema != SCHEMA {
+        if self.schema != SCHEMA && self.schema != SCHEMA_V1 {
             return Err(InvalidProfile::Schema(self.schema.clone()));
         }
         if self.memory_gbps.is_nan() || self.memory_gbps <= 0.0 {

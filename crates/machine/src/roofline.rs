@@ -35,7 +35,11 @@ pub struct PeakChoice {
     /// The precision whose peak is used (`f32` for bf16 on a CPU without bf16 units).
     pub peak_precision: String,
     pub gflops: f64,
-    /// Why another precision's peak is used; `None` when the precision has its own.
+    /// The unit whose peak it is (`amx`, `avx512_bf16`, `avx512`, …), when the implementation
+    /// named it and the profile measured it; `None` for the precision's best peak.
+    pub unit: Option<String>,
+    /// Why another precision's or unit's peak is used; `None` when the precision (and the
+    /// implementation's unit) has its own.
     pub substitution: Option<String>,
 }
 
@@ -49,6 +53,7 @@ impl MachineProfile {
             return Ok(PeakChoice {
                 peak_precision: precision.to_string(),
                 gflops,
+                unit: None,
                 substitution: None,
             });
         }
@@ -65,6 +70,7 @@ impl MachineProfile {
                 Ok(PeakChoice {
                     peak_precision: "f32".to_string(),
                     gflops,
+                    unit: None,
                     substitution: Some(format!(
                         "{precision} bounded by the f32 peak: {why}; oneDNN converts {precision} to f32 there"
                     )),
@@ -74,6 +80,84 @@ impl MachineProfile {
                 precision: precision.to_string(),
             }),
         }
+    }
+
+    /// The peak that bounds `precision` as run by `implementation` (oneDNN's name for it): the
+    /// peak of the unit the name says it ran on ([`crate::unit::of_implementation`]), so that
+    /// `…_amx` is set against AMX and `avx512_core_bf16` against the dot product. A name that
+    /// names no unit, or a unit the profile did not measure, falls back to
+    /// [`MachineProfile::peak_choice`]; the latter says which roof stood in.
+    pub fn peak_choice_for(
+        &self,
+        precision: &str,
+        implementation: Option<&str>,
+    ) -> Result<PeakChoice, NoPeak> {
+        let Some((unit, unit_precision)) =
+            implementation.and_then(|i| crate::unit::of_implementation(i, precision))
+        else {
+            return self.peak_choice(precision);
+        };
+        if let Some(gflops) = self.unit_peak(unit_precision, unit) {
+            let substitution = (unit_precision != precision).then(|| {
+                format!(
+                    "{precision} on {unit} bounded by the f32 {unit} peak: that unit has no \
+                     {precision} arithmetic; oneDNN converts {precision} to f32 there"
+                )
+            });
+            return Ok(PeakChoice {
+                peak_precision: unit_precision.to_string(),
+                gflops,
+                unit: Some(unit.to_string()),
+                substitution,
+            });
+        }
+        let mut fallback = self.peak_choice(precision)?;
+        if self.has_unit_peaks() {
+            let stood_in = fallback
+                .substitution
+                .take()
+                .unwrap_or_else(|| format!("its best {} peak", fallback.peak_precision));
+            fallback.substitution = Some(format!(
+                "{precision} ran on {unit} ({}), which the machine profile did not measure: \
+                 bounded by {stood_in}; re-measure with `profilednn peak` on that machine",
+                implementation.unwrap_or_default()
+            ));
+        }
+        Ok(fallback)
+    }
+
+    /// The all-core peak of `unit` in `precision`: from `unit_gflops`, else the measurements.
+    pub fn unit_peak(&self, precision: &str, unit: &str) -> Option<f64> {
+        if let Some(g) = self.unit_gflops.get(precision).and_then(|u| u.get(unit)) {
+            return Some(*g);
+        }
+        self.compute
+            .iter()
+            .filter(|c| c.precision == precision && c.isa == unit)
+            .map(|c| c.all_core_gflops)
+            .reduce(f64::max)
+    }
+
+    /// Every unit peak, `precision → unit → GFLOP/s`: `unit_gflops` over the measurements.
+    pub fn unit_table(
+        &self,
+    ) -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, f64>> {
+        let mut t = self.unit_gflops.clone();
+        for c in &self.compute {
+            let e = t
+                .entry(c.precision.clone())
+                .or_default()
+                .entry(c.isa.clone())
+                .or_insert(0.0f64);
+            *e = e.max(c.all_core_gflops);
+        }
+        t
+    }
+
+    /// Whether the profile says which unit each peak is of (a measured profile, or a spec
+    /// sheet with `unit_gflops`): only then is a missing unit a substitution worth naming.
+    fn has_unit_peaks(&self) -> bool {
+        !self.unit_gflops.is_empty() || !self.compute.is_empty()
     }
 
     /// The roofline at `peak_gflops`; see [`MachineProfile::peak_choice`] for which peak.
@@ -144,5 +228,76 @@ mod tests {
         measured.peak_gflops.insert("bf16".into(), 400.0);
         let own = measured.peak_choice("bf16").unwrap();
         assert_eq!((own.gflops, own.substitution), (400.0, None));
+    }
+
+    fn compute(precision: &str, isa: &str, all_core: f64) -> crate::ComputePeak {
+        crate::ComputePeak {
+            precision: precision.into(),
+            isa: isa.into(),
+            per_core_gflops: all_core / 2.0,
+            all_core_gflops: all_core,
+            theoretical_per_core_gflops: None,
+            method: String::new(),
+            runs: 1,
+        }
+    }
+
+    #[test]
+    fn the_implementation_picks_the_units_roof() {
+        // A Xeon with AMX measured by `peak`: f32 FMA 468, bf16 dot product 228, AMX 2,000.
+        let mut m: MachineProfile = serde_json::from_str(
+            r#"{"name":"amx","peak_gflops":{"f32":468,"bf16":2000},"memory_gbps":53}"#,
+        )
+        .unwrap();
+        m.compute = vec![
+            compute("f32", "avx2", 234.0),
+            compute("f32", "avx512", 468.0),
+            compute("bf16", "avx512_bf16", 228.0),
+            compute("bf16", "amx", 2000.0),
+        ];
+        let amx = m
+            .peak_choice_for("bf16", Some("brg_conv_bwd_d:avx512_core_amx"))
+            .unwrap();
+        assert_eq!(
+            (amx.gflops, amx.unit.as_deref(), amx.substitution),
+            (2000.0, Some("amx"), None)
+        );
+        let dot = m
+            .peak_choice_for("bf16", Some("jit:avx512_core_bf16"))
+            .unwrap();
+        assert_eq!(
+            (dot.gflops, dot.unit.as_deref()),
+            (228.0, Some("avx512_bf16"))
+        );
+        let avx2 = m.peak_choice_for("f32", Some("jit:avx2")).unwrap();
+        assert_eq!(avx2.gflops, 234.0);
+        // bf16 on plain AVX-512: the f32 FMA roof, said.
+        let emu = m
+            .peak_choice_for("bf16", Some("jit_bf16:avx512_core"))
+            .unwrap();
+        assert_eq!((emu.gflops, emu.peak_precision.as_str()), (468.0, "f32"));
+        assert!(emu.substitution.unwrap().contains("converts bf16 to f32"));
+        // A name without a unit: the precision's best peak, no note.
+        let vague = m.peak_choice_for("bf16", Some("ref:any")).unwrap();
+        assert_eq!((vague.gflops, vague.substitution), (2000.0, None));
+        // An AMX log against a profile without AMX (a v1 profile: dot product only): the
+        // roof that stood in is named.
+        m.compute.pop();
+        m.peak_gflops.insert("bf16".into(), 228.0);
+        let sub = m
+            .peak_choice_for("bf16", Some("brg_matmul:avx10_1_512_amx"))
+            .unwrap();
+        assert_eq!(sub.gflops, 228.0);
+        let why = sub.substitution.unwrap();
+        assert!(why.contains("bf16 ran on amx (brg_matmul:avx10_1_512_amx), which the machine profile did not measure: bounded by its best bf16 peak"), "{why}");
+        // A spec sheet's short profile names no units: its bf16 figure stands, silently.
+        let spec: MachineProfile = serde_json::from_str(
+            r#"{"name":"s","peak_gflops":{"f32":7168,"bf16":229376},"memory_gbps":614}"#,
+        )
+        .unwrap();
+        let s = spec
+            .peak_choice_for("bf16", Some("brg_conv_fwd:avx512_core_amx"))
+            .unwrap();
+        assert_eq!((s.gflops, s.substitution), (229376.0, None));
     }
 }

@@ -49,10 +49,18 @@ pub fn wanted(ev: &Evidence, t: &Thresholds) -> Option<WantedWhatIf> {
 }
 
 /// The measured bf16 and f32 all-core rates of the machine profile given (`profilednn peak`,
-/// or a spec sheet), as (machine, bf16, f32) GFLOP/s.
-fn rates<'a>(ev: &'a Evidence) -> Option<(&'a str, f64, f64)> {
+/// or a spec sheet), as (machine, bf16, f32) GFLOP/s. bf16 is the rate of the unit bf16 would
+/// run on: AMX where the log's CPU has it (`amx`). A profile that lists its units but not AMX
+/// (a schema-v1 profile measured the dot product only, or the OS did not grant the tiles) gives
+/// no bf16 rate for such a CPU: its dot-product figure once made this rule call bf16 0.49x on a
+/// Xeon where a real bf16 run was 1.71x faster (issue 52).
+fn rates<'a>(ev: &'a Evidence, amx: bool) -> Option<(&'a str, f64, f64)> {
     let e = ev.summary.efficiency.as_ref()?;
-    let bf16 = *e.peak_gflops.get("bf16")?;
+    let bf16 = if amx && !e.unit_gflops.is_empty() {
+        *e.unit_gflops.get("bf16")?.get("amx")?
+    } else {
+        *e.peak_gflops.get("bf16")?
+    };
     let f32 = *e.peak_gflops.get("f32")?;
     (bf16 > 0.0 && f32 > 0.0).then_some((e.machine.as_str(), bf16, f32))
 }
@@ -85,7 +93,7 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         (Some(false), _) => "without bf16 units",
         (None, _) => "of unknown units",
     };
-    let rate = rates(ev);
+    let rate = rates(ev, amx);
     // A measured rate that does not pay: why bf16 is not recommended here (a projection, when
     // given, decides instead).
     let mut slower = None;

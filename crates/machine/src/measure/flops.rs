@@ -11,9 +11,16 @@ pub struct Kernel {
     pub instruction: &'static str,
     /// f32 lanes of the accumulator.
     pub lanes: u32,
-    /// Floating-point operations per instruction (FMA = 2 per lane; `vdpbf16ps` = 4).
+    /// Floating-point operations per instruction (FMA = 2 per lane; `vdpbf16ps` = 4; an AMX
+    /// tile product 16 × 16 × K × 2). Integer kernels count operations the same way.
     pub flops_per_instruction: u32,
+    /// Instructions per loop iteration (independent accumulator chains, or tile products).
     pub chains: u32,
+    /// Cycles between two instructions on one unit at full throughput: 1 for the vector units,
+    /// 16 for an AMX tile product (16 rows).
+    pub cycles_per_instruction: u32,
+    /// Units per core that can run the instruction (2 FMA ports on server cores; 1 TMUL).
+    pub units: u32,
     /// Compiled for the features `available` checks: only `run` calls it, after that check.
     body: unsafe fn(u64) -> f32,
     available: fn() -> bool,
@@ -24,19 +31,19 @@ impl Kernel {
         (self.available)()
     }
 
-    /// `lanes × flops per lane × FMA units × GHz`: the arithmetic of the peak formula, kept
-    /// apart from any timing so it can be checked on its own.
-    pub fn theoretical_per_core(&self, ghz: f64, fma_units: u32) -> f64 {
-        self.flops_per_instruction as f64 * fma_units as f64 * ghz
+    /// `flops per instruction × units / cycles per instruction × GHz`: the arithmetic of the
+    /// peak formula, kept apart from any timing so it can be checked on its own.
+    pub fn theoretical_per_core(&self, ghz: f64, units: u32) -> f64 {
+        self.flops_per_instruction as f64 * units as f64 / self.cycles_per_instruction as f64 * ghz
     }
 
-    /// The plausible per-core range at nominal frequency `ghz`: from a quarter of one FMA unit
-    /// at that frequency (a throttled or shared core) to two units at 1.8× (turbo). A
+    /// The plausible per-core range at nominal frequency `ghz`: from a quarter of one unit at
+    /// that frequency (a throttled or shared core) to all the core's units at 1.8× (turbo). A
     /// measurement outside it means the kernel or the timing is wrong, not the machine.
     pub fn envelope(&self, ghz: f64) -> (f64, f64) {
         (
             0.25 * self.theoretical_per_core(ghz, 1),
-            1.8 * self.theoretical_per_core(ghz, 2),
+            1.8 * self.theoretical_per_core(ghz, self.units),
         )
     }
 
@@ -88,6 +95,8 @@ pub fn kernels() -> Vec<Kernel> {
                 lanes: 4,
                 flops_per_instruction: 8,
                 chains: 12,
+                cycles_per_instruction: 1,
+                units: 2,
                 body: x86::fma128,
                 available: || profilednn_isa::Isa::of(profilednn_isa::Level::Avx2).is_some(),
             },
@@ -98,6 +107,8 @@ pub fn kernels() -> Vec<Kernel> {
                 lanes: 8,
                 flops_per_instruction: 16,
                 chains: 12,
+                cycles_per_instruction: 1,
+                units: 2,
                 body: x86::fma256,
                 available: || profilednn_isa::Isa::of(profilednn_isa::Level::Avx2).is_some(),
             },
@@ -108,6 +119,8 @@ pub fn kernels() -> Vec<Kernel> {
                 lanes: 16,
                 flops_per_instruction: 32,
                 chains: 16,
+                cycles_per_instruction: 1,
+                units: 2,
                 body: x86::fma512,
                 available: || profilednn_isa::Isa::of(profilednn_isa::Level::Avx512).is_some(),
             },
@@ -118,9 +131,45 @@ pub fn kernels() -> Vec<Kernel> {
                 lanes: 16,
                 flops_per_instruction: 64,
                 chains: 16,
+                cycles_per_instruction: 1,
+                units: 2,
                 body: x86::dpbf16,
                 available: profilednn_isa::avx512_bf16,
             },
+            Kernel {
+                precision: "f16",
+                isa: "avx512_fp16",
+                instruction: "vfmadd231ph zmm",
+                lanes: 32,
+                flops_per_instruction: 64,
+                chains: 16,
+                cycles_per_instruction: 1,
+                units: 2,
+                body: x86::fma_ph,
+                available: profilednn_isa::avx512_fp16,
+            },
+            Kernel {
+                precision: "int8",
+                isa: "avx512_vnni",
+                instruction: "vpdpbusd zmm",
+                lanes: 16,
+                // 16 lanes x 4 u8*s8 products, each a multiply and an add.
+                flops_per_instruction: 128,
+                chains: 16,
+                cycles_per_instruction: 1,
+                units: 2,
+                body: x86::dpbusd,
+                available: profilednn_isa::avx512_vnni,
+            },
+            amx_kernel("bf16", "tdpbf16ps", 32, super::amx::bf16, || {
+                super::amx::usable(profilednn_isa::amx_bf16())
+            }),
+            amx_kernel("int8", "tdpbssd", 64, super::amx::int8, || {
+                super::amx::usable(profilednn_isa::amx_int8())
+            }),
+            amx_kernel("f16", "tdpfp16ps", 32, super::amx::fp16, || {
+                super::amx::usable(profilednn_isa::amx_fp16())
+            }),
         ]
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -132,9 +181,35 @@ pub fn kernels() -> Vec<Kernel> {
             lanes: 1,
             flops_per_instruction: 2,
             chains: 8,
+            cycles_per_instruction: 1,
+            units: 2,
             body: portable,
             available: || true,
         }]
+    }
+}
+
+/// An AMX tile-product kernel: `k` products per output element (bf16/f16 pairs or int8
+/// quadruples in a 64-byte row), one instruction per 16 cycles on the core's one TMUL.
+#[cfg(target_arch = "x86_64")]
+fn amx_kernel(
+    precision: &'static str,
+    instruction: &'static str,
+    k: u32,
+    body: unsafe fn(u64) -> f32,
+    available: fn() -> bool,
+) -> Kernel {
+    Kernel {
+        precision,
+        isa: "amx",
+        instruction,
+        lanes: 16 * 16,
+        flops_per_instruction: 16 * 16 * k * 2,
+        chains: super::amx::PRODUCTS_PER_ITERATION,
+        cycles_per_instruction: 16,
+        units: 1,
+        body,
+        available,
     }
 }
 
@@ -225,6 +300,55 @@ mod x86 {
         __m512,
         |x| first512(x)
     );
+
+    /// Generates a vector kernel in assembly (instructions stable Rust has no intrinsics
+    /// for): 16 accumulators zmm0..zmm15, each `$ins zmmI, zmm30, zmm31`, from zeroed sources.
+    macro_rules! asm_kernel {
+        ($name:ident, $ins:literal) => {
+            /// # Safety
+            /// The CPU must have the instruction's extension (see the kernel's `available`).
+            pub unsafe fn $name(iters: u64) -> f32 {
+                // SAFETY: the caller guarantees the extension; the block touches registers
+                // only (all declared clobbered) and no memory.
+                unsafe {
+                    std::arch::asm!(
+                        "vpxord zmm30, zmm30, zmm30",
+                        "vpxord zmm31, zmm31, zmm31",
+                        "2:",
+                        concat!($ins, " zmm0, zmm30, zmm31"),
+                        concat!($ins, " zmm1, zmm30, zmm31"),
+                        concat!($ins, " zmm2, zmm30, zmm31"),
+                        concat!($ins, " zmm3, zmm30, zmm31"),
+                        concat!($ins, " zmm4, zmm30, zmm31"),
+                        concat!($ins, " zmm5, zmm30, zmm31"),
+                        concat!($ins, " zmm6, zmm30, zmm31"),
+                        concat!($ins, " zmm7, zmm30, zmm31"),
+                        concat!($ins, " zmm8, zmm30, zmm31"),
+                        concat!($ins, " zmm9, zmm30, zmm31"),
+                        concat!($ins, " zmm10, zmm30, zmm31"),
+                        concat!($ins, " zmm11, zmm30, zmm31"),
+                        concat!($ins, " zmm12, zmm30, zmm31"),
+                        concat!($ins, " zmm13, zmm30, zmm31"),
+                        concat!($ins, " zmm14, zmm30, zmm31"),
+                        concat!($ins, " zmm15, zmm30, zmm31"),
+                        "dec {n}",
+                        "jnz 2b",
+                        n = inout(reg) iters.max(1) => _,
+                        out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+                        out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
+                        out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
+                        out("zmm12") _, out("zmm13") _, out("zmm14") _, out("zmm15") _,
+                        out("zmm30") _, out("zmm31") _,
+                        options(nostack, nomem),
+                    );
+                }
+                0.0
+            }
+        };
+    }
+
+    asm_kernel!(fma_ph, "vfmadd231ph");
+    asm_kernel!(dpbusd, "vpdpbusd");
 
     /// # Safety
     /// The CPU must have avx512f and avx512bf16.

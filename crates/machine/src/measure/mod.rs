@@ -4,6 +4,7 @@
 //! ISA the CPU has. Each figure is the best of several runs (a peak is what the hardware
 //! *can* do; noise only ever slows a run down) and says how it was obtained.
 
+pub mod amx;
 pub mod bandwidth;
 pub mod flops;
 
@@ -76,6 +77,19 @@ fn dram_note(d: &DramSet) -> String {
     }
 }
 
+/// What the profile must say about AMX: not reported, or reported but not granted (the rest is
+/// measured all the same). Measured AMX needs no note: its compute rows say how.
+fn amx_note() -> Option<String> {
+    if !cpu::amx_reported() {
+        return Some(
+            "AMX not measured: the CPU does not report AMX-TILE/AMX-BF16 (CPUID leaf 7)".into(),
+        );
+    }
+    amx::permission()
+        .err()
+        .map(|why| format!("AMX is reported by CPUID but not measured: {why}"))
+}
+
 /// Measures everything and returns the profile. `progress` receives a line per step.
 pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile {
     let isas = cpu::isas();
@@ -95,7 +109,7 @@ pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile
                     "{} {} per-core {per_core:.1} GFLOP/s is outside the plausible {lo:.0}–{hi:.0} for {g:.2} GHz: treat it with suspicion",
                     kernel.precision, kernel.isa
                 ));
-            } else if per_core > kernel.theoretical_per_core(g, 2) {
+            } else if per_core > kernel.theoretical_per_core(g, kernel.units) {
                 notes.push(format!(
                     "{} {} runs above the 2-unit theory at the reported {g:.2} GHz: the core turbos above that frequency",
                     kernel.precision, kernel.isa
@@ -108,7 +122,7 @@ pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile
             isa: kernel.isa.to_string(),
             per_core_gflops: per_core,
             all_core_gflops: all_core,
-            theoretical_per_core_gflops: ghz.map(|g| kernel.theoretical_per_core(g, 2)),
+            theoretical_per_core_gflops: ghz.map(|g| kernel.theoretical_per_core(g, kernel.units)),
             method: format!(
                 "{} independent accumulator chains of {} ({} flops each), {} iterations per thread, best of {} runs; all-core = {} threads",
                 kernel.chains, kernel.instruction, kernel.flops_per_instruction,
@@ -117,13 +131,7 @@ pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile
             runs: effort.runs,
         });
     }
-    if cpu::amx_reported() {
-        notes.push("AMX is reported by CPUID but this version does not measure AMX tiles; bf16 peak is the AVX512-BF16 one".into());
-    } else {
-        notes.push(
-            "AMX not measured: the CPU does not report AMX-TILE/AMX-BF16 (CPUID leaf 7)".into(),
-        );
-    }
+    notes.extend(amx_note());
     if ghz.is_none() {
         notes.push("frequency unknown: no theoretical peaks".into());
     }
@@ -161,8 +169,12 @@ pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile
         ));
     }
     let mut peak_gflops = BTreeMap::new();
+    let mut unit_gflops: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
     for c in &compute {
         let e = peak_gflops.entry(c.precision.clone()).or_insert(0.0f64);
+        *e = e.max(c.all_core_gflops);
+        let u = unit_gflops.entry(c.precision.clone()).or_default();
+        let e = u.entry(c.isa.clone()).or_insert(0.0f64);
         *e = e.max(c.all_core_gflops);
     }
     let memory_gbps = bw
@@ -176,6 +188,7 @@ pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile
         schema: SCHEMA.to_string(),
         name: cpu::model_name().unwrap_or_else(|| "this machine".into()),
         peak_gflops,
+        unit_gflops,
         memory_gbps,
         cpu: cpu::model_name(),
         threads: Some(effort.threads),

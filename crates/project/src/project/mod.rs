@@ -191,8 +191,10 @@ fn project_logged(
         let roofline = || {
             let m = machine?;
             let c = profilednn_cost::cost(&p).ok()?;
-            // bf16 on a machine without bf16 units: bounded by its f32 peak, as in `report`.
-            let peak = m.peak_choice(c.precision.as_str()).ok()?;
+            // The unit the implementation ran on (AMX, dot product, FMA), as in `report`.
+            let peak = m
+                .peak_choice_for(c.precision.as_str(), Some(p.implementation.as_str()))
+                .ok()?;
             let r = m.roofline_at(peak.gflops, c.flops.saturating_add(c.extra_flops), c.bytes);
             Some(r.min_seconds * 1e3)
         };
