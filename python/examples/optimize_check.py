@@ -7,6 +7,7 @@ model's report and a MET/MISSED line; asserts nothing (timings are for benchmark
 
     python -P python/examples/optimize_check.py                       # resnet18, unet, vit
     python -P python/examples/optimize_check.py --models retinanet --budget 400
+    python -P python/examples/optimize_check.py --models focal_head,convnext   # issue 51's cases
 """
 
 import argparse
@@ -83,7 +84,45 @@ def retinanet():
     return m, opt, (example, None), lambda losses, _: sum(v.float() for v in losses.values())
 
 
-MODELS = {"resnet18": resnet18, "unet": unet, "vit": vit, "retinanet": retinanet}
+def focal_loss_closure():
+    """The loss as a user's script may build it (issue 51): torchvision's focal loss imported
+    inside the function, held by the lambda's closure (no module attribute binds it)."""
+    from torchvision.ops import sigmoid_focal_loss
+
+    return lambda out, y: sigmoid_focal_loss(out, y, alpha=0.25, gamma=2.0, reduction="sum") / 100
+
+
+def focal_head():
+    """A RetinaNet-like classification head (9 anchors x 80 classes on a 32 x 32 map) trained
+    with the focal loss through a closure: most of its step is the loss."""
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 9 * 80, 1),
+                      nn.Flatten(2), nn.Unflatten(1, (9, 80)))
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = m
+
+        def forward(self, x):  # [N, 9, 80, HW] -> [N, HW * 9, 80]
+            return self.body(x).permute(0, 3, 1, 2).flatten(1, 2)
+
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.rand(2, 64, 32, 32, generator=g), (torch.rand(2, 32 * 32 * 9, 80, generator=g) < 0.01).float()
+    head = Head()
+    return head, torch.optim.SGD(head.parameters(), lr=0.01, momentum=0.9), (x, y), focal_loss_closure()
+
+
+def convnext():
+    """ConvNeXt-T (depthwise 7 x 7 convolutions; issue 51: the fused optimizer refused them)."""
+    torch.manual_seed(0)
+    m = torchvision.models.convnext_tiny(num_classes=100)
+    x, y = torch.rand(2, 3, 96, 96), torch.randint(0, 100, (2,))
+    return m, torch.optim.AdamW(m.parameters(), lr=1e-3), (x, y), F.cross_entropy
+
+
+MODELS = {"resnet18": resnet18, "unet": unet, "vit": vit, "retinanet": retinanet, "focal_head": focal_head,
+          "convnext": convnext}
 
 
 def step(model, opt, loss_fn, example):

@@ -83,8 +83,8 @@ class Optimize(unittest.TestCase):
 
     def tearDown(self):
         # A kept fused focal loss is bound process-wide: put torchvision's back.
-        for m, a in self.sites:
-            setattr(m, a, self.theirs)
+        for s in self.sites:
+            s.set(self.theirs)
         torch.set_num_threads(self.threads)
 
     def fresh(self):
@@ -114,6 +114,63 @@ class Optimize(unittest.TestCase):
             for a, b in zip(ours, reference):
                 self.assertLess(abs(a - b), tol * abs(b), (ours, reference, bf16))
             self.tearDown()
+
+    def test_a_focal_loss_held_in_a_closure_is_found_and_fused(self):
+        # Issue 51: imported inside the function that builds the loss, torchvision's focal loss
+        # sits in the lambda's closure cell, where no module attribute shows it.
+        def make_loss():
+            from torchvision.ops import sigmoid_focal_loss
+
+            return lambda out, y: sigmoid_focal_loss(out, y, alpha=0.25, gamma=2.0, reduction="mean")
+
+        loss_fn = make_loss()
+        ex = example()
+        model, opt = self.fresh()
+        ref_model, ref_opt = copy.deepcopy((model, opt))
+        reference = losses(ref_model, ref_opt, loss_fn, ex)
+        cell = loss_fn.__closure__[0]
+        try:
+            m2, o2, report = profilednn.optimize(model, opt, ex, loss_fn, margin=0.0,
+                                                 changes=("fused focal loss",), **FAST)
+            (c,) = report.changes
+            self.assertTrue(c.applied, str(report))
+            self.assertIs(cell.cell_contents, profilednn.ops.sigmoid_focal_loss)
+            ours = losses(m2, o2, loss_fn, ex)
+        finally:
+            cell.cell_contents = self.theirs
+        for a, b in zip(ours, reference):
+            self.assertLess(abs(a - b), 1e-5 * abs(b), (ours, reference))
+
+    def test_bindings_through_defaults_partials_attributes_and_odd_objects(self):
+        import functools
+
+        from profilednn._optimize.bindings import reachable_sites
+
+        theirs = self.theirs
+
+        def with_default(out, y, fl=theirs):
+            return fl(out, y)
+
+        class Odd:  # any attribute read raises
+            def __getattribute__(self, name):
+                raise RuntimeError("odd")
+
+        class Loss(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fn = functools.partial(with_default, fl=theirs)
+                self.direct = theirs
+                object.__setattr__(self, "odd", Odd())  # past Module's checks, which would read it
+
+            def forward(self, out, y):
+                return self.fn(out, y)
+
+        sites = reachable_sites(theirs, [Loss(), Odd(), 3, None])
+        self.assertEqual(sorted(s.kind for s in sites), ["default", "item", "item"])
+        for s in sites:
+            s.set(profilednn.ops.sigmoid_focal_loss)
+        self.assertIs(with_default.__defaults__[0], profilednn.ops.sigmoid_focal_loss)
+        with_default.__defaults__ = (theirs,)
 
     def test_plan_only_leaves_model_optimizer_rng_modes_and_threads_as_found(self):
         model, opt = self.fresh()

@@ -100,8 +100,9 @@ def _frozen_bn_pairs(model):
     return len(_candidates(model, t)) if t is not None else 0
 
 
-def _calls_focal(runner, sites, theirs):
+def _calls_focal(runner, theirs):
     """Whether one forward and loss of `runner` call torchvision's sigmoid_focal_loss."""
+    sites = runner.focal[0]
     from .config import bound
 
     calls = []
@@ -157,7 +158,6 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
     dist = torch.distributed
     ranks = dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
     threads0 = torch.get_num_threads()
-    sites, _ = focal_sites()
     from ..ops import sigmoid_focal_loss as ours
 
     unknown = set(changes) - set(CHANGES)
@@ -186,7 +186,7 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
                             "local gradient before the all-reduce")
     if plan_only or config == Config(threads=threads0):
         return model, optimizer, report
-    model, optimizer = _apply(config, model, optimizer, sites, ours)
+    model, optimizer = _apply(config, model, optimizer, focal_sites(loss_fn, model)[0], ours)
     return model, optimizer, report
 
 
@@ -199,10 +199,10 @@ def _decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, ste
     rng, py_rng = torch.get_rng_state(), random.getstate()
     modes = [(m, m.training) for m in model.modules()]
     threads0 = torch.get_num_threads()
-    sites, theirs = focal_sites()
+    sites, theirs = focal_sites(loss_fn, model)
     from ..ops import sigmoid_focal_loss as ours
 
-    focal = (sites, ours)
+    focal = (sites, ours, theirs)
     considered = set(changes)
     changes = []
     try:
@@ -278,7 +278,7 @@ def _decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, ste
         fused, why_opt = fused_optimizer(probe.optimizer)
         already = fused is probe.optimizer
         pairs = _frozen_bn_pairs(inner)
-        calls = bool(sites) and _calls_focal(probe, sites, theirs)
+        calls = bool(probe.focal[0]) and _calls_focal(probe, theirs)
         del probe
         todo = [("fused optimizer", {"fused_optimizer": True},
                  why_opt or ("already ProfileDNN's fused optimizer" if already else None)),
@@ -360,8 +360,8 @@ def _apply(config, model, optimizer, sites, ours):
         optimizer = step_in_backward(optimizer)
     rebind_schedulers(optimizer0, optimizer)
     if config.fused_focal_loss:
-        for m, a in sites:
-            setattr(m, a, ours)
+        for s in sites:
+            s.set(ours)
     torch.set_num_threads(config.threads)
     if config.bf16 or config.channels_last:
         model = OptimizedModule(model, bf16=config.bf16, channels_last=config.channels_last)

@@ -9,6 +9,7 @@ import sys
 import torch
 
 from .._common import same_layout
+from .bindings import module_sites, reachable_sites, unique
 from .wrapper import OptimizedModule
 
 
@@ -81,37 +82,34 @@ def state_like_parameters(opt):
                 st[k] = torch.empty_like(p, dtype=v.dtype).copy_(v)
 
 
-def focal_sites():
-    """Where torchvision's `sigmoid_focal_loss` is bound in the loaded modules (its own module,
-    `torchvision.ops`, torchvision's RetinaNet head, the user's script): (module, name) pairs."""
+def focal_sites(loss_fn=None, model=None):
+    """Where torchvision's `sigmoid_focal_loss` is bound: in the loaded modules (its own module,
+    `torchvision.ops`, torchvision's RetinaNet head, the user's script), and in what `loss_fn`
+    and the forward of `model`'s modules reach (closure cells, defaults, the globals their code
+    names, attributes): ([Site], torchvision's function or None)."""
     ops = sys.modules.get("torchvision.ops")
     theirs = getattr(ops, "sigmoid_focal_loss", None) if ops else None
     if theirs is None:
         return [], None
-    sites = []
-    for name, mod in list(sys.modules.items()):
-        if mod is None or name.startswith("profilednn"):
-            continue
-        try:
-            for attr, value in vars(mod).items():
-                if value is theirs:
-                    sites.append((mod, attr))
-        except TypeError:
-            continue
-    return sites, theirs
+    return unique(module_sites(theirs) + reachable_sites(theirs, _roots(loss_fn, model))), theirs
+
+
+def _roots(loss_fn, model):
+    roots = [loss_fn] if loss_fn is not None else []
+    return roots + (list(unwrap(model).modules()) if model is not None else [])
 
 
 @contextlib.contextmanager
 def bound(sites, fn):
     """`fn` bound at `sites` for the duration."""
-    old = [getattr(m, a) for m, a in sites]
-    for m, a in sites:
-        setattr(m, a, fn)
+    old = [s.get() for s in sites]
+    for s in sites:
+        s.set(fn)
     try:
         yield
     finally:
-        for (m, a), o in zip(sites, old):
-            setattr(m, a, o)
+        for s, o in zip(sites, old):
+            s.set(o)
 
 
 class Runner:
@@ -145,7 +143,11 @@ class Runner:
             model = OptimizedModule(model, bf16=config.bf16, channels_last=config.channels_last)
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
         self.inputs, self.targets = example
-        self.focal = focal
+        # `focal` is (sites, ours, theirs): the copies' own bindings added (a loss object's
+        # attribute is copied with it; closure cells and globals are shared with the original).
+        sites, ours, theirs = focal
+        copies = reachable_sites(theirs, _roots(loss_fn, model)) if theirs is not None else []
+        self.focal = (unique(sites + copies), ours)
 
     def forward_loss(self, mark=None):
         """The loss of one forward pass; `mark(name)`, when given, is a context around each
