@@ -331,7 +331,8 @@ pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {
         }
     }
     // With timestamps, each finding's share of the wall-clock step: what it concerns (its
-    // evidence's time, or the time outside oneDNN, else its gain) over the span per log.
+    // evidence's time, or the time outside oneDNN, else its gain) over the span per log. A rule
+    // that knows its share better (of the trace's step, of the recorded step) has set it.
     let wall = ev
         .summary
         .wall_span_ms
@@ -339,7 +340,7 @@ pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {
         .map(|w| w * ev.ranks.max(1) as f64)
         .or_else(|| rules::trace_span(ev));
     if let Some(wall) = wall {
-        for f in &mut findings {
+        for f in findings.iter_mut().filter(|f| f.step_share.is_none()) {
             let concern = ["time_ms", "outside_ms"]
                 .iter()
                 .find_map(|k| f.evidence.get(*k).and_then(|v| v.as_f64()))

@@ -58,9 +58,14 @@ pub fn render(a: &Advice, short: bool) -> String {
         );
     }
     for (i, f) in a.findings.iter().enumerate() {
-        let share = f.step_share.map_or(String::new(), |s| {
-            format!(" ({:.1} % of the step)", s * 100.0)
-        });
+        // One share of the step per finding: the title of a rule on the PyTorch trace states it
+        // already ("3.9% of the step"), and a second, differently rounded figure read as two.
+        let share = f
+            .step_share
+            .filter(|s| !f.title.contains(&format!("{:.1}%", s * 100.0 + 0.0)))
+            .map_or(String::new(), |s| {
+                format!(" ({:.1} % of the step)", s * 100.0)
+            });
         let _ = writeln!(out, "\n{}. [{}] {}{share}", i + 1, f.id, f.title);
         if !short {
             let facts: Vec<String> = f
@@ -131,4 +136,54 @@ pub fn render(a: &Advice, short: bool) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use profilednn_advice::{Finding, Thresholds, SCHEMA};
+
+    fn finding(title: &str, step_share: f64) -> Finding {
+        Finding {
+            id: "optimizer-as-many-ops",
+            title: title.to_string(),
+            evidence: Default::default(),
+            gain_ms: Some(6.0),
+            gain_ms_per_iteration: Some(1.0),
+            gain_basis: String::new(),
+            action: String::new(),
+            projection: None,
+            not_recommended: None,
+            step_share: Some(step_share),
+        }
+    }
+
+    /// Issue 51 item 6: "(5.9% of the step) (2.4 % of the step)" on one headline. A title
+    /// that states its share gets no second one; a title without it gets it appended.
+    #[test]
+    fn a_finding_shows_one_share_of_the_step() {
+        let advice = |f: Finding| Advice {
+            schema: SCHEMA,
+            total_time_ms: 100.0,
+            iterations: Some(6),
+            thresholds: Thresholds::default(),
+            findings: vec![f],
+            rules: vec![],
+            projections: vec![],
+            not_recommended: vec![],
+        };
+        let stated = render(
+            &advice(finding(
+                "The optimizer step runs as 42 small ops (5.9% of the step)",
+                0.059,
+            )),
+            true,
+        );
+        assert_eq!(stated.matches("of the step").count(), 1, "{stated}");
+        let appended = render(&advice(finding("Reorders take 46.9 ms", 0.149)), true);
+        assert!(
+            appended.contains("46.9 ms (14.9 % of the step)"),
+            "{appended}"
+        );
+    }
 }

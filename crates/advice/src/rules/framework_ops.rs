@@ -84,15 +84,9 @@ fn totals(rows: &[&FrameworkOpRow], per: f64) -> Totals {
     }
 }
 
-/// A per-iteration figure over the whole log (rules report totals; the per-iteration figure is
-/// the log's count's share of it).
+/// A per-iteration figure over the whole log (rules report totals over the log's iterations).
 fn over_log(ev: &Evidence, per_iteration: Option<f64>) -> Option<f64> {
-    let n = ev
-        .summary
-        .iterations
-        .as_ref()
-        .map_or(1.0, |i| i.count as f64);
-    per_iteration.map(|g| g * n)
+    per_iteration.map(|g| g * log_iterations(ev))
 }
 
 /// What each rule's finding carries: the share of the step, time and loss per iteration, the
@@ -137,7 +131,7 @@ pub fn gemm(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         ));
     }
     let names: Vec<&str> = blas.iter().map(|r| r.name.as_str()).collect();
-    Ok(finding(
+    Ok(trace_finding(
         ev,
         GEMM,
         format!(
@@ -148,7 +142,8 @@ pub fn gemm(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             roof_text(&s)
         ),
         evidence(ev, share, &s, &names),
-        over_log(ev, s.lost),
+        s.lost.map(|l| l * per),
+        share,
         GAIN_BASIS,
         "f32 `nn.Linear` and `matmul` run in the BLAS (MKL); under bf16 autocast they become \
          oneDNN matmuls. Whether that pays depends on this CPU's bf16 rate: project it first \
@@ -171,7 +166,7 @@ pub fn attention(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         ));
     }
     let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
-    Ok(finding(
+    Ok(trace_finding(
         ev,
         ATTENTION,
         format!(
@@ -181,7 +176,8 @@ pub fn attention(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             roof_text(&s)
         ),
         evidence(ev, share, &s, &names),
-        over_log(ev, s.lost),
+        s.lost.map(|l| l * per),
+        share,
         GAIN_BASIS,
         "Call `F.scaled_dot_product_attention` with `is_causal=True` rather than an explicit mask \
          (the flash kernel skips the masked half); short sequences spend their time in the \
@@ -215,7 +211,7 @@ pub fn elementwise(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
     let mut top: Vec<&&FrameworkOpRow> = rows.iter().collect();
     top.sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms));
     let names: Vec<&str> = top.iter().take(5).map(|r| r.name.as_str()).collect();
-    Ok(finding(
+    Ok(trace_finding(
         ev,
         ELEMENTWISE,
         format!(
@@ -227,7 +223,8 @@ pub fn elementwise(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             roof_text(&s)
         ),
         evidence(ev, share, &s, &names),
-        over_log(ev, s.lost),
+        s.lost.map(|l| l * per),
+        share,
         GAIN_BASIS,
         "Fuse them: `torch.compile` the model (Inductor generates one loop per chain of \
          element-wise ops), or use ProfileDNN's drop-ins (`profilednn.optimize` applies the fused \

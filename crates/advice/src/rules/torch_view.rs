@@ -66,7 +66,7 @@ pub fn loss(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
         .iter()
         .map(|r| r.name.rsplit(": ").next().unwrap_or(&r.name))
         .collect();
-    Ok(finding(
+    Ok(trace_finding(
         ev,
         LOSS,
         format!(
@@ -80,6 +80,7 @@ pub fn loss(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             ("backward_functions", json!(names)),
         ]),
         Some(time),
+        share,
         "the loss' forward and the backward of its element-wise chain (a fused loss reads and writes each tensor once)",
         "Use a fused loss: `profilednn.ops.sigmoid_focal_loss` is a drop-in for torchvision's \
          (one pass forward, one backward, class-index targets without a one-hot tensor).",
@@ -111,7 +112,7 @@ pub fn normalization(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             pct(share)
         ));
     }
-    Ok(finding(
+    Ok(trace_finding(
         ev,
         NORM,
         format!(
@@ -126,6 +127,7 @@ pub fn normalization(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             ("time_ms_per_iteration", json!(time / per)),
         ]),
         Some(time),
+        share,
         "the separate mul/add passes (folded into the convolution's weights and bias they cost nothing)",
         "torchvision's FrozenBatchNorm2d computes x·scale + shift as two full passes. Fold the \
          frozen statistics into the preceding convolution (w' = w·scale, b' = b·scale + shift): \
@@ -159,7 +161,7 @@ pub fn optimizer(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             pct(t.optimizer_share)
         ));
     }
-    Ok(finding(
+    Ok(trace_finding(
         ev,
         OPTIMIZER,
         format!(
@@ -172,6 +174,7 @@ pub fn optimizer(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             ("time_ms_per_iteration", json!(opt.time_ms / per)),
         ]),
         Some(opt.time_ms * 0.5),
+        share,
         "half of the step's time (fused steps run near the memory bound; for-loops pay per-op overhead)",
         "Use a fused optimizer step: `torch.optim.SGD/Adam/AdamW(..., fused=True)`, or \
          `profilednn.optim.SGD/AdamW/LAMB` (LAMB has no fused PyTorch version).",
@@ -196,7 +199,7 @@ pub fn data(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             pct(t.data_share)
         ));
     }
-    Ok(finding(
+    Ok(trace_finding(
         ev,
         DATA,
         format!(
@@ -209,6 +212,7 @@ pub fn data(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
             ("time_ms_per_iteration", json!(d.time_ms / per)),
         ]),
         Some(d.time_ms),
+        share,
         "all of it, when the loading overlaps with compute in worker processes",
         "Move data loading off the training thread: `DataLoader(num_workers=N, pin_memory=False, \
          persistent_workers=True, prefetch_factor=2)`; do decoding and augmentation in the workers \
