@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from .config import Config, Runner, focal_sites, fused_optimizer, state_like_parameters, unwrap
+from .config import Config, Runner, configure, focal_sites, fused_optimizer, unwrap
 from .project import projected_speedup, ratios, record
 from .quiet import kineto_quiet
 from .schedulers import rebind_schedulers
@@ -342,22 +342,8 @@ def _cpu_name():
 
 def _apply(config, model, optimizer, sites, ours):
     """The kept changes, made to the user's own objects."""
-    inner, optimizer0 = unwrap(model), optimizer
-    if config.fold_frozen_bn:
-        from ..nn import fold_frozen_batchnorm
-
-        fold_frozen_batchnorm(inner)
-    if config.channels_last:
-        # Module.to keeps the Parameter objects (their data change), so the optimizer's
-        # references stay valid; its state takes the parameters' layout.
-        inner.to(memory_format=torch.channels_last)
-        state_like_parameters(optimizer)
-    if config.fused_optimizer or config.step_in_backward:
-        optimizer, _ = fused_optimizer(optimizer)
-    if config.step_in_backward:
-        from ..backward_step import step_in_backward
-
-        optimizer = step_in_backward(optimizer)
+    optimizer0 = optimizer
+    optimizer = configure(config, unwrap(model), optimizer)
     rebind_schedulers(optimizer0, optimizer)
     if config.fused_focal_loss:
         for s in sites:

@@ -5,6 +5,7 @@ import contextlib
 import copy
 import dataclasses
 import sys
+import warnings
 
 import torch
 
@@ -112,6 +113,28 @@ def bound(sites, fn):
             s.set(o)
 
 
+def configure(config, model, optimizer):
+    """The changes of `config` to `model` (the module itself, not a DDP wrapper) and its
+    optimizer, made in place where they can be (`optimize` measures them on copies, then
+    applies them to the user's objects): returns the optimizer to use. Module.to keeps the
+    Parameter objects (their data change), so the optimizer's references stay valid; its
+    state takes the parameters' layout."""
+    if config.fold_frozen_bn:
+        from ..nn import fold_frozen_batchnorm
+
+        fold_frozen_batchnorm(model)
+    if config.channels_last:
+        model.to(memory_format=torch.channels_last)
+        state_like_parameters(optimizer)
+    if config.fused_optimizer or config.step_in_backward:
+        optimizer, _ = fused_optimizer(optimizer)
+    if config.step_in_backward:
+        from ..backward_step import step_in_backward
+
+        optimizer = step_in_backward(optimizer)
+    return optimizer
+
+
 class Runner:
     """A runnable copy of the training step under one configuration. The copy is the user's
     model and optimizer deep-copied together (the optimizer's state points at the copy's
@@ -123,22 +146,9 @@ class Runner:
         # together: the copied optimizer's state points at the copied parameters, and
         # measuring changes nothing of the user's (plan_only leaves no gradient behind).
         model, optimizer, loss_fn, example = copy.deepcopy((unwrap(model), optimizer, loss_fn, example))
-        if config.fold_frozen_bn:
-            from ..nn import fold_frozen_batchnorm
-
-            import warnings
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fold_frozen_batchnorm(model)
-        if config.channels_last:
-            model = model.to(memory_format=torch.channels_last)
-            state_like_parameters(optimizer)
-        if config.fused_optimizer or config.step_in_backward:
-            optimizer, _ = fused_optimizer(optimizer)
-        if config.step_in_backward:
-            from ..backward_step import step_in_backward
-
-            optimizer = step_in_backward(optimizer)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the fold's notes, said once when applied
+            optimizer = configure(config, model, optimizer)
         if config.bf16 or config.channels_last:
             model = OptimizedModule(model, bf16=config.bf16, channels_last=config.channels_last)
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
