@@ -132,6 +132,12 @@ pub struct Evidence<'a> {
     /// looks recorded`): a count the tool found itself is said to be so, so that a log from
     /// elsewhere can be given its own with `--cores`.
     pub cores_from: Option<&'static str>,
+    /// Without `cores`, why they are not known although a count was at hand: the log ran on
+    /// another machine than the machine profile's or this one (its ISA differs, or its threads
+    /// exceed their hardware threads). Its threads against another machine's cores once read
+    /// "56 threads on 2 cores: oversubscribed" beside a roofline saying the log came from
+    /// elsewhere.
+    pub cores_unknown: Option<&'static str>,
     /// Sockets of that machine, when known (`advise --sockets`, or a machine profile's
     /// `sockets`): where ranks must not span.
     pub sockets: Option<usize>,
@@ -174,6 +180,7 @@ impl<'a> Evidence<'a> {
             sockets: None,
             physical_cores: None,
             cores_from: None,
+            cores_unknown: None,
             torch,
             projections: &[],
             step_what_ifs: &[],
@@ -214,6 +221,14 @@ impl<'a> Evidence<'a> {
     /// The same evidence with where its core count came from.
     pub fn with_cores_from(self, cores_from: Option<&'static str>) -> Evidence<'a> {
         Evidence { cores_from, ..self }
+    }
+
+    /// The same evidence with why the cores of the log's machine are unknown.
+    pub fn with_cores_unknown(self, cores_unknown: Option<&'static str>) -> Evidence<'a> {
+        Evidence {
+            cores_unknown,
+            ..self
+        }
     }
 
     /// The same evidence with the machine's socket count.

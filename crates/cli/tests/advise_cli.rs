@@ -149,12 +149,7 @@ fn thread_oversubscription_uses_the_machine_profile() {
             "json",
         ]);
         for advice in [&a, &r["advice"]] {
-            let rule = advice["rules"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|r| r["id"] == "thread-oversubscription")
-                .unwrap();
+            let rule = rule_of(advice, "thread-oversubscription");
             assert_eq!(rule["fired"], fired, "{rule}");
             if fired {
                 let f = advice["findings"]
@@ -273,4 +268,78 @@ fn findings_rank_by_step_share_and_outside_time_is_named_from_the_trace() {
     let action = out["action"].as_str().unwrap();
     assert!(action.contains("already compiled"), "{action}");
     assert!(!action.contains("or `torch.compile`"), "{action}");
+}
+
+/// Issue 51 item 7: with the saved profile of a 2-thread machine, a log recorded on a 56-thread
+/// machine of other units got "56 threads on 2 cores: oversubscribed" while the roofline said
+/// the log ran elsewhere. The profile's threads are the log's machine's only when the profile is
+/// of that machine: the rule stays silent and says why, in `advise` and `report` alike.
+#[test]
+fn thread_oversubscription_is_silent_on_a_log_of_another_machine() {
+    let here = std::thread::available_parallelism().unwrap().get();
+    if here >= 56 {
+        println!(
+            "SKIPPED: this machine has {here} hardware threads: a 56-thread log may be its own"
+        );
+        return;
+    }
+    let dir = common::temp_dir();
+    let log = dir.join("elsewhere.log");
+    std::fs::write(
+        &log,
+        "onednn_verbose,info,oneDNN v3.2.0 (commit 40112196287e)\n\
+         onednn_verbose,info,cpu,runtime:OpenMP,nthr:56\n\
+         onednn_verbose,info,cpu,isa:Intel AVX10.1 and Intel AMX with bfloat16 and 8-bit integer support\n\
+         onednn_verbose,exec,cpu,eltwise,jit:avx512_core,forward_training,data_f32::blocked:abcd:f0 \
+         diff_undef::undef::f0,,alg:eltwise_relu alpha:0 beta:0,2x16x8x8,0.01\n",
+    )
+    .unwrap();
+    // (profile's measured kernels, what the rule must say): an AVX2 machine's, and one with the
+    // log's units but 2 hardware threads.
+    for (isa, why) in [
+        (
+            r#"["sse","avx2"]"#,
+            "another machine than the machine profile's",
+        ),
+        (
+            r#"["sse","avx2","avx512","avx512_bf16","amx"]"#,
+            "more threads than the machine profile's machine",
+        ),
+    ] {
+        let m = dir.join("machine.json");
+        std::fs::write(
+            &m,
+            format!(
+                r#"{{"name":"saved","threads":2,"isa":{isa},"peak_gflops":{{"f32":100}},"memory_gbps":10}}"#
+            ),
+        )
+        .unwrap();
+        let run = |cmd: &str| -> serde_json::Value {
+            let mut c = common::bin();
+            c.env("PROFILEDNN_MACHINE", &m);
+            let out = common::succeeded(
+                c.args([cmd, log.to_str().unwrap(), "--format", "json"])
+                    .output()
+                    .unwrap(),
+            );
+            serde_json::from_slice(&out.stdout).unwrap()
+        };
+        let (a, r) = (run("advise"), run("report"));
+        for advice in [&a, &r["advice"]] {
+            let rule = rule_of(advice, "thread-oversubscription");
+            assert_eq!(rule["fired"], false, "{rule}");
+            let why_not = rule["why_not"].as_str().unwrap();
+            assert!(
+                why_not.contains("nthr:56") && why_not.contains(why),
+                "{why_not}"
+            );
+            assert!(why_not.contains("--cores N"), "{why_not}");
+        }
+    }
+}
+
+/// The outcome of rule `id` in an advice's JSON.
+fn rule_of<'a>(advice: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    let rules = advice["rules"].as_array().unwrap();
+    rules.iter().find(|r| r["id"] == id).unwrap()
 }

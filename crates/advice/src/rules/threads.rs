@@ -9,9 +9,13 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
         return Err("the log has no thread count header (nthr) (not applicable)".into());
     };
     let Some(cores) = ev.cores else {
-        return Err(format!(
-            "nthr:{nthr} per rank, but the machine's core count is unknown (pass --cores N or a machine profile)"
-        ));
+        return Err(match ev.cores_unknown {
+            // Another machine's cores say nothing of the log's threads.
+            Some(why) => format!("nthr:{nthr} per rank, but {why} (not applicable)"),
+            None => format!(
+                "nthr:{nthr} per rank, but the machine's core count is unknown (pass --cores N or a machine profile)"
+            ),
+        });
     };
     let from = ev.cores_from.map_or(String::new(), |f| format!(" ({f})"));
     let ranks = ev.ranks.max(1);

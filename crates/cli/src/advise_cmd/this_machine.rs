@@ -4,6 +4,12 @@
 //! advised on the same machine was asked for `--cores`, which the tool can read itself there.
 //! The log names no CPU, only the ISA oneDNN ran with; a log whose ISA units are this machine's
 //! and whose threads fit its hardware threads is taken to have run here.
+//!
+//! A machine profile's threads are the log's machine's cores on the same terms: a measured
+//! profile whose units differ from the log's, or whose hardware threads the log's threads
+//! exceed, is of another machine (the saved profile of the machine running the tool, with a log
+//! recorded elsewhere, once made "56 threads on 2 cores: oversubscribed"). A profile written by
+//! hand (no measured ISA) is the user's word for the machine.
 
 use profilednn_advice::Evidence;
 use profilednn_analysis::log_machine::same_units;
@@ -15,6 +21,8 @@ use profilednn_machine::{cpu, MachineProfile};
 pub struct LogMachine {
     cores: Option<usize>,
     cores_from: Option<&'static str>,
+    /// Without `cores`: why the machine profile's or this machine's count is not the log's.
+    cores_unknown: Option<&'static str>,
     sockets: Option<usize>,
     physical_cores: Option<usize>,
 }
@@ -29,11 +37,15 @@ impl LogMachine {
         machine: Option<&MachineProfile>,
         meta: &RunMetadata,
     ) -> LogMachine {
-        let (cores, cores_from) = cores(given_cores, machine.and_then(|m| m.threads), meta);
+        let (cores, cores_from, cores_unknown) = match cores(given_cores, machine, meta) {
+            Ok((c, from)) => (Some(c), Some(from), None),
+            Err(why) => (None, None, why),
+        };
         let of = |v: Option<u64>| v.and_then(|x| usize::try_from(x).ok());
         LogMachine {
             cores,
             cores_from,
+            cores_unknown,
             sockets: given_sockets.or(of(machine.and_then(|m| m.sockets))),
             physical_cores: given_cores.or(of(machine.and_then(|m| m.physical_cores))),
         }
@@ -69,74 +81,153 @@ impl LogMachine {
             .with_sockets(self.sockets)
             .with_physical_cores(self.physical_cores)
             .with_cores_from(self.cores_from)
+            .with_cores_unknown(self.cores_unknown)
     }
 }
 
 /// The cores of the log's machine and where the count came from: `given` (`--cores`), else the
-/// machine profile's hardware threads, else this machine's when the log looks recorded here.
+/// machine profile's hardware threads when it is of the log's machine, else this machine's when
+/// the log looks recorded here. `Err`: why neither count is the log's machine's (`None`: there
+/// was nothing to go by).
 pub fn cores(
     given: Option<usize>,
-    profile: Option<usize>,
+    profile: Option<&MachineProfile>,
     meta: &RunMetadata,
-) -> (Option<usize>, Option<&'static str>) {
-    if given.is_some() {
-        return (given, Some("--cores"));
+) -> Result<(usize, &'static str), Option<&'static str>> {
+    if let Some(c) = given {
+        return Ok((c, "--cores"));
     }
-    if profile.is_some() {
-        return (profile, Some("the machine profile's threads"));
+    let of_profile = profile.and_then(|m| profile_cores(meta, &m.isa, m.threads?));
+    if let Some(Ok(c)) = of_profile {
+        return Ok((c, "the machine profile's threads"));
     }
-    match cores_if_recorded_here(meta) {
-        Some(c) => (
-            Some(c),
-            Some("this machine's, whose ISA the log's is: pass --cores N if it ran elsewhere"),
-        ),
-        None => (None, None),
-    }
+    let here = cores_if_recorded_here(meta).map(|c| {
+        (
+            c,
+            "this machine's, whose ISA the log's is: pass --cores N if it ran elsewhere",
+        )
+    });
+    here.map_err(|why| of_profile.and_then(Result::err).or(why))
 }
 
-/// This machine's hardware threads, when the log looks recorded here (see the module doc).
-pub fn cores_if_recorded_here(meta: &RunMetadata) -> Option<usize> {
+/// The threads of a machine profile with kernels `isa` when it is of the log's machine, else why
+/// not (see the module doc).
+fn profile_cores(
+    meta: &RunMetadata,
+    isa: &[String],
+    threads: usize,
+) -> Option<Result<usize, &'static str>> {
+    if isa.is_empty() {
+        return Some(Ok(threads));
+    }
+    Some(match same_units(meta, isa) {
+        None => Err(
+            "the log names no ISA (`isa:` header), so whether it ran on the machine profile's \
+             machine is unknown: pass --cores N of the machine it ran on",
+        ),
+        Some(false) => Err(
+            "the log ran on another machine than the machine profile's (their ISA units \
+             differ): pass --cores N of the machine it ran on",
+        ),
+        Some(true) if meta.threads.is_some_and(|n| n as usize > threads) => Err(
+            "the log has more threads than the machine profile's machine has hardware threads: \
+             it ran on a larger machine (or oversubscribed this one): pass --cores N of the \
+             machine it ran on",
+        ),
+        Some(true) => Ok(threads),
+    })
+}
+
+/// This machine's hardware threads, when the log looks recorded here (see the module doc), else
+/// why it is not (`None`: the log names no ISA).
+pub fn cores_if_recorded_here(meta: &RunMetadata) -> Result<usize, Option<&'static str>> {
     let isa: Vec<String> = cpu::isas().iter().map(|s| s.to_string()).collect();
     cores_if_same(meta, &isa, cpu::threads())
 }
 
 /// [`cores_if_recorded_here`] for a machine with kernels `isa` and `threads` hardware threads.
-fn cores_if_same(meta: &RunMetadata, isa: &[String], threads: usize) -> Option<usize> {
-    let fits = meta.threads.is_none_or(|n| n as usize <= threads);
-    (same_units(meta, isa)? && fits).then_some(threads)
+fn cores_if_same(
+    meta: &RunMetadata,
+    isa: &[String],
+    threads: usize,
+) -> Result<usize, Option<&'static str>> {
+    match same_units(meta, isa) {
+        None => Err(None),
+        Some(false) => Err(Some(
+            "the log ran on another machine than this one (its ISA units are not this \
+             machine's): pass --cores N of the machine it ran on",
+        )),
+        Some(true) if meta.threads.is_some_and(|n| n as usize > threads) => Err(Some(
+            "the log has more threads than this machine has hardware threads: it ran on a \
+             larger machine (or oversubscribed this one): pass --cores N of the machine it ran on",
+        )),
+        Some(true) => Ok(threads),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_log_with_this_machines_units_takes_its_cores() {
-        let zen4: Vec<String> = ["sse", "avx2", "avx512", "avx512_bf16"]
+    const AVX512_BF16: &str = "Intel AVX-512 with Intel DL Boost and bfloat16 support";
+    const AMX: &str = "Intel AVX10.1 and Intel AMX with bfloat16 and 8-bit integer support";
+
+    fn zen4() -> Vec<String> {
+        ["sse", "avx2", "avx512", "avx512_bf16"]
             .map(String::from)
-            .to_vec();
-        let meta = |isa: &str, nthr: Option<u32>| RunMetadata {
-            isa: vec![isa.to_string()],
+            .to_vec()
+    }
+
+    fn meta(isa: Option<&str>, nthr: Option<u32>) -> RunMetadata {
+        RunMetadata {
+            isa: isa.into_iter().map(String::from).collect(),
             threads: nthr,
             ..Default::default()
-        };
-        let here = meta(
-            "Intel AVX-512 with Intel DL Boost and bfloat16 support",
-            Some(2),
-        );
-        assert_eq!(cores_if_same(&here, &zen4, 2), Some(2));
+        }
+    }
+
+    #[test]
+    fn a_log_with_this_machines_units_takes_its_cores() {
+        let here = meta(Some(AVX512_BF16), Some(2));
+        assert_eq!(cores_if_same(&here, &zen4(), 2), Ok(2));
         // More threads than this machine has: it ran elsewhere.
-        let wide = meta(
-            "Intel AVX-512 with Intel DL Boost and bfloat16 support",
-            Some(56),
+        let wide = meta(Some(AVX512_BF16), Some(56));
+        let why = cores_if_same(&wide, &zen4(), 2).unwrap_err().unwrap();
+        assert!(why.contains("more threads than this machine"), "{why}");
+        // An AMX log: another machine; a log without an ISA line: nothing to go by.
+        let why = cores_if_same(&meta(Some(AMX), Some(2)), &zen4(), 2)
+            .unwrap_err()
+            .unwrap();
+        assert!(why.contains("another machine than this one"), "{why}");
+        assert_eq!(cores_if_same(&meta(None, Some(2)), &zen4(), 2), Err(None));
+    }
+
+    /// Issue 51 item 7: a log of 56 threads from an AMX machine, with the saved profile of a
+    /// 2-thread AVX-512 machine, read "56 threads on 2 cores: oversubscribed". A measured
+    /// profile's threads count only for a log of its machine; a hand-written one (no ISA) is
+    /// taken at its word.
+    #[test]
+    fn a_machine_profile_counts_only_for_a_log_of_its_machine() {
+        let amx56 = meta(Some(AMX), Some(56));
+        let why = profile_cores(&amx56, &zen4(), 2).unwrap().unwrap_err();
+        assert!(
+            why.contains("another machine than the machine profile's"),
+            "{why}"
         );
-        assert_eq!(cores_if_same(&wide, &zen4, 2), None);
-        // An AMX log, and a log without an ISA line: not known to be from here.
-        let amx = meta(
-            "Intel AVX10.1 and Intel AMX with bfloat16 and 8-bit integer support",
-            Some(2),
+        let wide = meta(Some(AVX512_BF16), Some(56));
+        let why = profile_cores(&wide, &zen4(), 2).unwrap().unwrap_err();
+        assert!(
+            why.contains("more threads than the machine profile's"),
+            "{why}"
         );
-        assert_eq!(cores_if_same(&amx, &zen4, 2), None);
-        assert_eq!(cores_if_same(&RunMetadata::default(), &zen4, 2), None);
+        let why = profile_cores(&meta(None, Some(2)), &zen4(), 2)
+            .unwrap()
+            .unwrap_err();
+        assert!(why.contains("names no ISA"), "{why}");
+        let fits = meta(Some(AVX512_BF16), Some(2));
+        assert_eq!(profile_cores(&fits, &zen4(), 8), Some(Ok(8)));
+        assert_eq!(profile_cores(&amx56, &[], 2), Some(Ok(2)));
+        // --cores always counts.
+        assert_eq!(cores(Some(4), None, &amx56), Ok((4, "--cores")));
     }
 }
