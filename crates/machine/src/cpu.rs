@@ -17,6 +17,12 @@ pub fn isas() -> Vec<&'static str> {
         if profilednn_isa::avx512_bf16() {
             v.push("avx512_bf16");
         }
+        if profilednn_isa::avx512_fp16() {
+            v.push("avx512_fp16");
+        }
+        if profilednn_isa::avx512_vnni() {
+            v.push("avx512_vnni");
+        }
         if amx_reported() {
             v.push("amx");
         }

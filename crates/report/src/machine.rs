@@ -29,7 +29,7 @@ pub fn render(p: &MachineProfile) -> String {
         "isa",
         "1 core GFLOP/s",
         "all cores GFLOP/s",
-        "theory/core (2 units, nominal GHz)",
+        "theory/core (all units, nominal GHz)",
         "reached",
     ]);
     for c in &p.compute {
