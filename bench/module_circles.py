@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Import circles between the modules of each crate (and between crates).
+"""Import circles between the modules of each crate (and between crates), and between the
+modules of the Python package (python/profilednn).
 
 A module is a source file (`foo.rs`, `foo/mod.rs`, `lib.rs`). An edge A -> B is a path in A
 that names B (`use crate::b::…`, `super::b`, `crate::b::x` in code). Edges between a module
@@ -8,8 +9,14 @@ children; a child uses the items its parent defines), so a circle here is one be
 that are not in one line of descent: the kind that tangles a crate. Crate-level edges come
 from each crate's Cargo.toml. Prints each circle found; exits 1 when there is any.
 
+Python: a module is a `.py` file (a package is its `__init__.py`); an edge A -> B is any
+relative or `profilednn.` import in A that names B, at module level or inside a function (a
+function-level import only hides a circle from the interpreter, not from the reader). Edges to
+a module's own package ancestors are left out, as for Rust.
+
     python3 bench/module_circles.py [crates/...]
 """
+import ast
 import os
 import re
 import sys
@@ -128,6 +135,57 @@ def circles(edges):
     return out
 
 
+PY_PACKAGE = os.path.join(ROOT, "python", "profilednn")
+
+
+def py_module_of(path, pkg_root):
+    rel = os.path.relpath(path, os.path.dirname(pkg_root))[:-3].split(os.sep)
+    if rel[-1] == "__init__":
+        rel = rel[:-1]
+    return tuple(rel)
+
+
+def py_graph(pkg_root=PY_PACKAGE):
+    """Module -> the package modules it imports (Python), ancestors left out."""
+    mods = {}
+    for d, _, files in os.walk(pkg_root):
+        for f in files:
+            if f.endswith(".py"):
+                p = os.path.join(d, f)
+                mods[py_module_of(p, pkg_root)] = p
+    edges = {m: set() for m in mods}
+    for m, p in mods.items():
+        is_pkg = p.endswith("__init__.py")
+        tree = ast.parse(open(p, encoding="utf-8").read(), p)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    # `from .x import y`: relative to the module's package.
+                    base = m if is_pkg else m[:-1]
+                    base = base[: len(base) - (node.level - 1)]
+                else:
+                    base = ()
+                    if not (node.module or "").startswith("profilednn"):
+                        continue
+                target = tuple(base) + tuple((node.module or "").split(".")) if node.module else tuple(base)
+                target = tuple(x for x in target if x)
+                names = [target + (a.name,) for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [tuple(a.name.split(".")) for a in node.names]
+                target = None
+            else:
+                continue
+            for cand in names + ([target] if target else []):
+                # The longest known module the name reaches.
+                for k in range(len(cand), 0, -1):
+                    if cand[:k] in mods:
+                        edges[m].add(cand[:k])
+                        break
+    for m in edges:
+        edges[m] = {t for t in edges[m] if t != m and m[: len(t)] != t}
+    return edges
+
+
 def main():
     crates = sys.argv[1:] or sorted(
         os.path.join("crates", c) for c in os.listdir(os.path.join(ROOT, "crates"))
@@ -146,7 +204,11 @@ def main():
     for comp in circles(deps):
         found += 1
         print("crates: " + " <-> ".join(comp))
-    print(f"{found} circle(s) in {len(crates)} crates")
+    py = py_graph() if os.path.isdir(PY_PACKAGE) else {}
+    for comp in circles(py):
+        found += 1
+        print("python: " + " <-> ".join(".".join(m) for m in comp))
+    print(f"{found} circle(s) in {len(crates)} crates and {len(py)} Python modules")
     return 1 if found else 0
 
 
