@@ -1,6 +1,6 @@
 //! Where machine profiles live: `--machine FILE`, else the one `profilednn peak` saved.
 
-use anyhow::Result;
+use anyhow::{bail, Context, Result};
 use profilednn_machine::MachineProfile;
 use std::path::{Path, PathBuf};
 
@@ -36,12 +36,46 @@ fn path_from(
 /// The explicit profile (an error if unreadable), else the default one when it exists.
 pub fn load(explicit: Option<&Path>) -> Result<Option<MachineProfile>> {
     if let Some(p) = explicit {
-        return Ok(Some(MachineProfile::load(p)?));
+        return Ok(Some(read(p)?));
     }
     match default_path() {
-        Some(p) if p.exists() => Ok(Some(MachineProfile::load(&p)?)),
+        Some(p) if p.exists() => Ok(Some(read(&p)?)),
         _ => Ok(None),
     }
+}
+
+/// The machine profile at `path` (gzip-compressed or not). A file of another kind (a log, a
+/// PyTorch trace, replay results, binary data) is refused naming what it is, what was expected
+/// and the command that writes a profile: given as `--machine`, a `.json.gz` trace once failed
+/// with the JSON reader's "stream did not contain valid UTF-8". The check is here, not in
+/// `MachineProfile::load`, since the machine crate sits below the one that knows file kinds.
+pub fn read(path: &Path) -> Result<MachineProfile> {
+    use profilednn_verbose::FileKind;
+    use std::io::Read;
+    let wanted = FileKind::MachineProfile;
+    let open = || {
+        std::fs::File::open(path)
+            .with_context(|| format!("cannot read machine profile {}", path.display()))
+    };
+    let kind = FileKind::of_file(path).ok();
+    if let Some(m) = kind.and_then(|k| k.refusal(path, wanted)) {
+        bail!("{m}");
+    }
+    let mut bytes = Vec::new();
+    profilednn_verbose::gzip::decompressed(open()?)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read machine profile {}", path.display()))?;
+    let Ok(text) = String::from_utf8(bytes) else {
+        bail!(
+            "{}: this is binary data, not text: expected {}",
+            path.display(),
+            wanted.expected()
+        );
+    };
+    Ok(MachineProfile::from_json(
+        &text,
+        &path.display().to_string(),
+    )?)
 }
 
 #[cfg(test)]

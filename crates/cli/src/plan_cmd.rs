@@ -8,7 +8,6 @@ pub use crate::plan_args::{Format, PlanArgs};
 use crate::plan_step;
 use crate::ExitCode;
 use anyhow::{bail, Context, Result};
-use profilednn_machine::MachineProfile;
 use profilednn_project::plan::logged::Logged;
 use profilednn_project::plan::{self, measured, Outside, Target};
 
@@ -19,7 +18,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     let machine = args
         .machine
         .as_deref()
-        .map(MachineProfile::load)
+        .map(crate::machine_file::read)
         .transpose()?;
     let sockets = args
         .sockets

@@ -4,7 +4,6 @@ use crate::output::outln;
 use crate::ExitCode;
 use anyhow::{bail, Result};
 use clap::Args;
-use profilednn_machine::MachineProfile;
 use profilednn_replay::Replay;
 use std::path::PathBuf;
 
@@ -47,7 +46,7 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         crate::replay_file::check_trace(t, &args.log, r, p)?;
     }
     let machine = match &args.machine {
-        Some(p) => Some(MachineProfile::load(p)?),
+        Some(p) => Some(crate::machine_file::read(p)?),
         None => None,
     };
     // A replay with the whole step (`framework`) projects a log without a oneDNN line too.
