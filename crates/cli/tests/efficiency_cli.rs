@@ -164,7 +164,7 @@ fn peak_writes_a_profile_that_report_accepts() {
         .assert()
         .success();
     let p: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
-    assert_eq!(p["schema"], "profilednn.machine.v1");
+    assert_eq!(p["schema"], "profilednn.machine.v2");
     assert!(p["peak_gflops"]["f32"].as_f64().unwrap() > 0.0);
     assert!(p["memory_gbps"].as_f64().unwrap() > 0.0);
     for k in ["read", "copy", "triad", "update"] {
@@ -191,10 +191,35 @@ fn peak_writes_a_profile_that_report_accepts() {
     let e = &j["efficiency"];
     assert!(e["ratio"].as_f64().unwrap() > 0.0);
     assert!(e["coverage"].as_f64().unwrap() > 0.9, "{}", e["coverage"]);
-    // What the machine has decides which peak bounds the log's bf16 primitives.
+    // What the machine has decides which peak bounds the log's bf16 primitives: the log ran
+    // on AMX (`…_amx`), so only a profile with an AMX bf16 peak bounds them without a stand-in.
     let has_bf16_peak = p["peak_gflops"].get("bf16").is_some();
+    let amx = p["unit_gflops"]["bf16"].get("amx").is_some();
+    let cpu_amx = std::fs::read_to_string("/proc/cpuinfo")
+        .map(|t| t.split_whitespace().any(|w| w == "amx_bf16"))
+        .unwrap_or(false);
+    if cpu_amx && !amx {
+        // Reported but not measured: only a refused tile state may explain it, and it is said.
+        let notes = p["notes"].to_string();
+        assert!(
+            notes.contains("AMX is reported by CPUID but not measured"),
+            "{notes}"
+        );
+    }
+    if !cpu_amx {
+        assert!(
+            !amx,
+            "an AMX peak on a CPU without amx_bf16: {}",
+            p["unit_gflops"]
+        );
+    }
     let subs = e["substitutions"].as_array().unwrap();
-    assert_eq!(subs.is_empty(), has_bf16_peak, "{subs:?}");
+    assert_eq!(subs.is_empty(), amx, "{subs:?}");
+    for row in e["primitives"].as_array().unwrap() {
+        if row["impl"].as_str().unwrap().ends_with("_amx") && row["precision"] == "bf16" {
+            assert_eq!(row["peak_unit"].as_str() == Some("amx"), amx, "{row}");
+        }
+    }
     if !has_bf16_peak {
         assert!(subs[0]
             .as_str()
