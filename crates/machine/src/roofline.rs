@@ -10,6 +10,16 @@ pub enum Bound {
     Memory,
 }
 
+impl Bound {
+    /// The name the JSON documents use (`compute`, `memory`): one spelling, not Debug text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bound::Compute => "compute",
+            Bound::Memory => "memory",
+        }
+    }
+}
+
 /// The roofline of one primitive execution.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Roofline {
