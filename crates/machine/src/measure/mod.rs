@@ -80,12 +80,16 @@ fn dram_note(d: &DramSet) -> String {
 /// What the profile must say about AMX: not reported, or reported but not granted (the rest is
 /// measured all the same). Measured AMX needs no note: its compute rows say how.
 fn amx_note() -> Option<String> {
-    if !cpu::amx_reported() {
+    amx_note_for(cpu::amx_reported(), amx::permission())
+}
+
+fn amx_note_for(reported: bool, granted: Result<(), String>) -> Option<String> {
+    if !reported {
         return Some(
             "AMX not measured: the CPU does not report AMX-TILE/AMX-BF16 (CPUID leaf 7)".into(),
         );
     }
-    amx::permission()
+    granted
         .err()
         .map(|why| format!("AMX is reported by CPUID but not measured: {why}"))
 }
@@ -199,5 +203,23 @@ pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile
         compute,
         bandwidth: bw,
         notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::amx_note_for;
+
+    #[test]
+    fn amx_reported_but_not_granted_is_said_and_the_rest_measured() {
+        // An old kernel, or a container whose seccomp profile blocks arch_prctl.
+        let refused = Err("the kernel refused the AMX tile state (arch_prctl: EPERM)".to_string());
+        let note = amx_note_for(true, refused).unwrap();
+        assert_eq!(
+            note,
+            "AMX is reported by CPUID but not measured: the kernel refused the AMX tile state (arch_prctl: EPERM)"
+        );
+        assert!(amx_note_for(false, Ok(())).unwrap().contains("does not report AMX"));
+        assert_eq!(amx_note_for(true, Ok(())), None);
     }
 }
