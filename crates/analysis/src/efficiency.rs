@@ -42,8 +42,9 @@ pub struct EfficiencyRow {
     pub roofline_ms: f64,
     /// `roofline_ms / time_ms` (share of the bound reached).
     pub efficiency: f64,
-    /// `time_ms − roofline_ms`, at least 0.
-    pub lost_ms: f64,
+    /// `time_ms − roofline_ms`, at least 0; `None` when the roofs are suspect
+    /// ([`Efficiency::suspect`]): time "lost" against a roof that is too low is not lost.
+    pub lost_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -54,7 +55,8 @@ pub struct EfficiencyGroup {
     pub time_ms: f64,
     pub roofline_ms: f64,
     pub efficiency: f64,
-    pub lost_ms: f64,
+    /// `None` when the roofs are suspect, as for the rows.
+    pub lost_ms: Option<f64>,
     pub gflops: f64,
     pub gbps: f64,
 }
@@ -85,7 +87,9 @@ pub struct Efficiency {
     pub ratio: f64,
     /// Share of all oneDNN time covered by the ratio.
     pub coverage: f64,
-    pub lost_ms: f64,
+    /// Time lost against the roofline, ms; `None` when the roofs are suspect: a figure built
+    /// on a roof that is too low would point at the wrong primitives.
+    pub lost_ms: Option<f64>,
     /// Unique primitives, most time lost first (cut to `top`).
     pub primitives: Vec<EfficiencyRow>,
     pub total_primitives: usize,
@@ -164,7 +168,7 @@ fn row(
         } else {
             0.0
         },
-        lost_ms: (time_ms - roofline_ms).max(0.0),
+        lost_ms: Some((time_ms - roofline_ms).max(0.0)),
     })
 }
 
@@ -197,15 +201,22 @@ pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Ef
     // Folded from +0.0: `Sum` of no f64 is −0.0, which printed as "-0.000 ms".
     let measured_ms = rows.iter().fold(0.0, |a, r| a + r.time_ms);
     let roofline_ms = rows.iter().fold(0.0, |a, r| a + r.roofline_ms);
-    let lost_ms = rows.iter().fold(0.0, |a, r| a + r.lost_ms);
+    let lost_ms = rows.iter().fold(0.0, |a, r| a + lost(r.lost_ms));
     rows.sort_by(|a, b| {
-        b.lost_ms
-            .total_cmp(&a.lost_ms)
+        lost(b.lost_ms)
+            .total_cmp(&lost(a.lost_ms))
             .then(b.time_ms.total_cmp(&a.time_ms))
     });
     let total_primitives = rows.len();
     let suspect = suspicions(&rows, machine, measured_ms, roofline_ms);
     rows.truncate(top);
+    let mut groups = groups;
+    let lost_ms = if suspect.is_empty() {
+        Some(lost_ms)
+    } else {
+        withhold_lost(&mut rows, &mut groups);
+        None
+    };
     let mut uncosted: Vec<UncostedTime> = uncosted
         .into_iter()
         .map(
@@ -246,6 +257,17 @@ pub fn efficiency(profile: &Profile, machine: &MachineProfile, top: usize) -> Ef
         suspect,
         caveat: CAVEAT,
     }
+}
+
+fn lost(v: Option<f64>) -> f64 {
+    v.unwrap_or(0.0)
+}
+
+/// Drops every time lost: the roofs they were measured against are suspect. The order (most
+/// time lost first) stays, as the only ranking there is, and the output says what it rests on.
+fn withhold_lost(rows: &mut [EfficiencyRow], groups: &mut [EfficiencyGroup]) {
+    rows.iter_mut().for_each(|r| r.lost_ms = None);
+    groups.iter_mut().for_each(|g| g.lost_ms = None);
 }
 
 /// The machine scaled to the log's thread count (`None`: as given), and what was done.
@@ -291,14 +313,14 @@ fn groups_of(rows: &[EfficiencyRow]) -> Vec<EfficiencyGroup> {
                 time_ms: 0.0,
                 roofline_ms: 0.0,
                 efficiency: 0.0,
-                lost_ms: 0.0,
+                lost_ms: Some(0.0),
                 gflops: 0.0,
                 gbps: 0.0,
             });
         g.primitives += 1;
         g.time_ms += r.time_ms;
         g.roofline_ms += r.roofline_ms;
-        g.lost_ms += r.lost_ms;
+        g.lost_ms = Some(lost(g.lost_ms) + lost(r.lost_ms));
         // Accumulate totals in the rate fields, turned into rates below.
         g.gflops += r.flops_per_call as f64 * r.calls as f64;
         g.gbps += r.bytes_per_call as f64 * r.calls as f64;
@@ -321,7 +343,7 @@ fn groups_of(rows: &[EfficiencyRow]) -> Vec<EfficiencyGroup> {
             g
         })
         .collect();
-    groups.sort_by(|a, b| b.lost_ms.total_cmp(&a.lost_ms));
+    groups.sort_by(|a, b| lost(b.lost_ms).total_cmp(&lost(a.lost_ms)));
     groups
 }
 

@@ -902,3 +902,46 @@ fn a_page_of_two_nodes_names_the_slow_node() {
     assert!(dom.contains("(on node node1)"));
     assert!(dom.contains("Slow node: node1: every one of its 2 ranks is slow"));
 }
+
+/// Suspect roofs on the page (issue 52): a profile far below what the bf16 log reached puts
+/// the warning in the roofline card, above the chart whose shares it qualifies, gives no time
+/// lost in the run-level line, and draws one roof per unit of the profile, named for the unit.
+#[test]
+fn suspect_roofs_are_flagged_next_to_the_roofline_with_a_roof_per_unit() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let m = dir.join("too-low.json");
+    std::fs::write(
+        &m,
+        r#"{"schema":"profilednn.machine.v2","name":"too-low box","threads":2,
+            "peak_gflops":{"f32":5,"bf16":8},
+            "unit_gflops":{"bf16":{"amx":8,"avx512_bf16":6},"f32":{"avx512":5}},
+            "memory_gbps":1000}"#,
+    )
+    .unwrap();
+    let page = dir.join("suspect.html");
+    report_html(
+        &page,
+        &[
+            root().join("fixtures/whatif/bf16-cl.log.gz").as_os_str(),
+            "--machine".as_ref(),
+            m.as_os_str(),
+        ],
+    );
+    let dom = load_ok(&b, &page);
+    let card = part(&dom, "Roofline on too-low box", &["</section>"]);
+    let warning = card
+        .find("id=\"roofline-suspect\"")
+        .expect("no warning in the roofline card");
+    assert!(warning < card.find("id=\"roofline\"").unwrap());
+    assert!(unescape(card).contains("The roofs are suspect"));
+    assert!(card.contains("no time lost is given"), "{card}");
+    assert_eq!(card.matches("class=\"roof\"").count(), 3);
+    for label in [
+        "bf16 AMX 8 GFLOP/s",
+        "bf16 dot product 6 GFLOP/s",
+        "f32 AVX-512 5 GFLOP/s",
+    ] {
+        assert!(card.contains(label), "no roof «{label}»");
+    }
+}

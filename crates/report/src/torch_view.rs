@@ -167,15 +167,24 @@ fn framework(out: &mut String, j: &TorchJoin, n: usize, per: f64) {
                 )
             })
             .collect();
+        let lost_text = match t.lost_ms {
+            Some(l) => format!(
+                "{} ms lost{}; largest: {}",
+                ms(l / per),
+                if per > 1.0 { " per iteration" } else { "" },
+                largest.join(", ")
+            ),
+            None => "no time lost is given: the roofs are suspect".into(),
+        };
         let _ = writeln!(
             out,
-            "  against the roofline of {}: {:.1}% of the bound; {} ms lost{}; largest: {}",
+            "  against the roofline of {}: {:.1}% of the bound; {lost_text}",
             t.machine,
             t.efficiency * 100.0,
-            ms(t.lost_ms / per),
-            if per > 1.0 { " per iteration" } else { "" },
-            largest.join(", ")
         );
+        for s in &t.suspect {
+            let _ = writeln!(out, "  ⚠ suspect: {s}");
+        }
         if !t.substituted.is_empty() {
             let _ = writeln!(
                 out,
@@ -232,19 +241,28 @@ fn whole_step(out: &mut String, j: &TorchJoin) {
     let _ = writeln!(
         out,
         "\nWhole step against the roofline (per iteration): {} ms a step, {} ms at the roofs: \
-         {:.1}% efficiency",
+         {:.1}% efficiency{}",
         ms(w.step_ms),
         ms(w.onednn.roofline_ms + w.framework.roofline_ms),
-        w.efficiency * 100.0
+        w.efficiency * 100.0,
+        if w.suspect.is_empty() {
+            ""
+        } else {
+            " (⚠ suspect roofs: not to be trusted, and no time lost is given)"
+        }
     );
+    for s in &w.suspect {
+        let _ = writeln!(out, "  ⚠ suspect: {s}");
+    }
     let part =
         |out: &mut String, what: &str, p: &profilednn_analysis::torch_trace::whole_step::Part| {
             let _ = writeln!(
                 out,
-                "  {what:<44} {:>10} ms, {:>10} ms at the roofs, {:>10} ms lost",
+                "  {what:<44} {:>10} ms, {:>10} ms at the roofs{}",
                 ms(p.measured_ms),
                 ms(p.roofline_ms),
-                ms(p.lost_ms)
+                p.lost_ms
+                    .map_or(String::new(), |l| format!(", {:>10} ms lost", ms(l)))
             );
         };
     part(out, "oneDNN primitives (costed)", &w.onednn);
@@ -418,7 +436,7 @@ fn per_iteration(out: &mut String, j: &TorchJoin) {
 
 /// Two runs' PyTorch views side by side: phases, then the framework ops whose time changed most.
 pub fn render_diff(c: &TorchComparison, n: usize) -> String {
-    let mut out = String::new();
+    let mut out = crate::diff_text::compiled::compile(c);
     let _ = writeln!(out, "\nPyTorch view, per iteration (before → after)");
     let _ = writeln!(
         out,
@@ -438,26 +456,7 @@ pub fn render_diff(c: &TorchComparison, n: usize) -> String {
             ms(p.after.outside_ms)
         );
     }
-    if !c.moved.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nOps fused into the second run's Inductor kernels (ms per iteration, before → after)"
-        );
-        for m in c.moved.iter().take(n) {
-            let more = match m.kernels.len() {
-                1 => String::new(),
-                k => format!(" (+{} more)", k - 1),
-            };
-            let _ = writeln!(
-                out,
-                "  {:<40} {:>10} → {:<10} into {}{more}",
-                clip(&m.name, 40),
-                ms(m.before_ms),
-                ms(m.after_ms),
-                clip(&m.kernels[0], 80)
-            );
-        }
-    }
+    out += &crate::diff_text::compiled::fused(c, n);
     let _ = writeln!(out, "\nFramework ops that changed most (ms per iteration)");
     for o in c.ops.iter().take(n) {
         let name: String = o.name.chars().take(58).collect();

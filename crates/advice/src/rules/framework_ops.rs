@@ -66,8 +66,11 @@ fn totals(rows: &[&FrameworkOpRow], per: f64) -> Totals {
     let time = rows.iter().fold(0.0, |a, r| {
         a + r.time_ms * r.costed_calls as f64 / r.calls.max(1) as f64
     }) / per;
-    let roofed = rows.iter().all(|r| r.lost_ms.is_some()) && !rows.is_empty();
-    let lost = roofed.then(|| rows.iter().fold(0.0, |a, r| a + r.lost_ms.unwrap_or(0.0)) / per);
+    let roofed = rows.iter().all(|r| r.roofline_ms.is_some()) && !rows.is_empty();
+    // No time lost on suspect roofs (their `lost_ms` withheld), though the share of the bound
+    // is still given, marked.
+    let lost = (roofed && rows.iter().all(|r| r.lost_ms.is_some()))
+        .then(|| rows.iter().fold(0.0, |a, r| a + r.lost_ms.unwrap_or(0.0)) / per);
     let roof = rows
         .iter()
         .fold(0.0, |a, r| a + r.roofline_ms.unwrap_or(0.0))
@@ -106,6 +109,10 @@ fn evidence(ev: &Evidence, share: f64, s: &Totals, names: &[&str]) -> Map<String
 fn roof_text(t: &Totals) -> String {
     match (t.efficiency, t.lost) {
         (Some(e), Some(l)) => format!(", {} of their roofline, {l:.2} ms lost", pct(e)),
+        (Some(e), None) => format!(
+            ", {} of their roofline (⚠ the roofs are suspect: no time lost is given)",
+            pct(e)
+        ),
         _ => " (no machine profile: `profilednn peak` measures one, for their efficiency)".into(),
     }
 }

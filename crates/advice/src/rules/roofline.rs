@@ -11,13 +11,20 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
                 .into(),
         );
     };
+    if eff.lost_ms.is_none() {
+        // A time lost against a roof that is too low would be wrong: no gain is claimed.
+        return Err(format!(
+            "the roofs are suspect ({}): no time lost is claimed against them (not applicable)",
+            eff.suspect.first().map_or("", String::as_str)
+        ));
+    }
     let total = ev.summary.total_time_ms;
     let slow: Vec<_> = eff
         .primitives
         .iter()
         .filter(|r| r.efficiency < t.roofline_efficiency)
         .collect();
-    let lost: f64 = slow.iter().fold(0.0, |a, r| a + r.lost_ms);
+    let lost: f64 = slow.iter().fold(0.0, |a, r| a + r.lost_ms.unwrap_or(0.0));
     let share = if total > 0.0 { lost / total } else { 0.0 };
     if slow.is_empty() || share < t.roofline_lost_share {
         return Err(format!(

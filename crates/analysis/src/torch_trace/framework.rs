@@ -56,6 +56,9 @@ pub struct Roofs<'a> {
     pub machine: &'a str,
     pub peak_gflops: &'a BTreeMap<String, f64>,
     pub memory_gbps: f64,
+    /// Why these roofs are already known to be wrong (the primitives' roofline found them
+    /// too low: [`crate::efficiency::Efficiency::suspect`]).
+    pub suspect: &'a [String],
 }
 
 /// The costed framework ops against a machine's roofline.
@@ -67,9 +70,13 @@ pub struct FrameworkRoofline {
     pub roofline_ms: f64,
     /// `roofline_ms / measured_ms`: how close the costed framework ops run to their bound.
     pub efficiency: f64,
-    pub lost_ms: f64,
+    /// `None` when the roofs are suspect (`suspect`), as for each op's `lost_ms`.
+    pub lost_ms: Option<f64>,
     /// A precision the profile has no peak for, whose ops were set against the f32 peak.
     pub substituted: Vec<String>,
+    /// Why the roofs cannot be trusted: the primitives' suspicions, and compute-bound ops
+    /// above 100 % of their roof. Non-empty: no time lost is given.
+    pub suspect: Vec<String>,
 }
 
 /// The framework ops of a trace, costed.
@@ -127,6 +134,7 @@ impl FrameworkOps {
             machine: roofs.machine.to_string(),
             ..Default::default()
         };
+        let mut lost = 0.0;
         for r in self.rows.iter_mut().filter(|r| r.costed_calls > 0) {
             let precision = r.precision.clone().unwrap_or_else(|| "f32".into());
             let peak = match roofs.peak_gflops.get(&precision) {
@@ -159,14 +167,42 @@ impl FrameworkOps {
             r.efficiency = (measured > 0.0).then(|| roof / measured);
             total.measured_ms += measured;
             total.roofline_ms += roof;
-            total.lost_ms += (measured - roof).max(0.0);
+            lost += (measured - roof).max(0.0);
         }
         total.efficiency = if total.measured_ms > 0.0 {
             total.roofline_ms / total.measured_ms
         } else {
             0.0
         };
+        total.suspect = roofs.suspect.to_vec();
+        total.suspect.extend(self.suspicions());
+        if total.suspect.is_empty() {
+            total.lost_ms = Some(lost);
+        } else {
+            self.rows.iter_mut().for_each(|r| r.lost_ms = None);
+        }
         self.roofline = Some(total);
+    }
+
+    /// Compute-bound ops above 100 % of their roof: impossible against a true peak.
+    fn suspicions(&self) -> Option<String> {
+        let over: Vec<&FrameworkOpRow> = self
+            .rows
+            .iter()
+            .filter(|r| r.bound == Some("compute") && r.efficiency.is_some_and(|e| e > 1.0))
+            .collect();
+        let worst = over.iter().max_by(|a, b| {
+            a.efficiency
+                .unwrap_or(0.0)
+                .total_cmp(&b.efficiency.unwrap_or(0.0))
+        })?;
+        Some(format!(
+            "{} compute-bound framework op(s) above 100% of the roofline (up to {:.1}%: {}): \
+             the roof is too low",
+            over.len(),
+            worst.efficiency.unwrap_or(0.0) * 100.0,
+            worst.name
+        ))
     }
 }
 
@@ -301,7 +337,7 @@ pub fn framework_ops(
                         .or_insert_with(|| FrameworkOpRow {
                             name: op.name.clone(),
                             family: family.map(family_name),
-                            precision: Some(format!("{:?}", c.precision).to_lowercase()),
+                            precision: Some(c.precision.as_str().to_string()),
                             ..Default::default()
                         });
                     r.onednn_ms += dnn;
@@ -463,15 +499,39 @@ mod tests {
             machine: "m",
             peak_gflops: &peaks,
             memory_gbps: 10.0,
+            suspect: &[],
         });
         let row = &r.rows[0];
         let flops = (2 * 256 * 128 * 64 + 256 * 64) as f64;
         assert!((row.roofline_ms.unwrap() - flops / 100.0 / 1e6).abs() < 1e-12);
         assert_eq!(row.bound, Some("compute"));
         assert!((row.lost_ms.unwrap() - (1.0 - flops / 1e8)).abs() < 1e-12);
-        let t = r.roofline.unwrap();
+        let t = r.roofline.clone().unwrap();
         assert!((t.efficiency - flops / 1e8).abs() < 1e-12);
         assert!(t.substituted.is_empty());
+        assert!(t.suspect.is_empty());
+        assert!((t.lost_ms.unwrap() - (1.0 - flops / 1e8)).abs() < 1e-12);
+
+        // A roof of 1 GFLOP/s: 4.21 ms at the roof for 1 ms measured, 421.1 % of it, which no
+        // true peak allows. Flagged, and no time lost is given for the op nor in total.
+        let low = BTreeMap::from([("f32".to_string(), 1.0)]);
+        r.set_against(&Roofs {
+            machine: "m",
+            peak_gflops: &low,
+            memory_gbps: 10.0,
+            suspect: &[],
+        });
+        let t = r.roofline.as_ref().unwrap();
+        assert_eq!(t.suspect.len(), 1, "{:?}", t.suspect);
+        let want = format!("up to {:.1}%: aten::linear", flops / 1e6 * 100.0);
+        assert_eq!(want, "up to 421.1%: aten::linear");
+        assert!(
+            t.suspect[0].contains(&want),
+            "{} lacks {want}",
+            t.suspect[0]
+        );
+        assert_eq!((t.lost_ms, r.rows[0].lost_ms), (None, None));
+        assert!(r.rows[0].roofline_ms.is_some());
     }
 
     /// A compiled forward (region 0..100 µs with AOTAutograd's function inside, two calls of one

@@ -394,15 +394,16 @@ impl TorchJoin {
         primitives: Option<&crate::efficiency::Efficiency>,
         machine: Option<&profilednn_machine::MachineProfile>,
     ) {
-        let (name, peaks, memory) = match (primitives, machine) {
-            (Some(e), _) => (&e.machine, &e.peak_gflops, e.memory_gbps),
-            (None, Some(m)) => (&m.name, &m.peak_gflops, m.memory_gbps),
+        let (name, peaks, memory, suspect) = match (primitives, machine) {
+            (Some(e), _) => (&e.machine, &e.peak_gflops, e.memory_gbps, &e.suspect[..]),
+            (None, Some(m)) => (&m.name, &m.peak_gflops, m.memory_gbps, &[][..]),
             (None, None) => return,
         };
         self.framework.set_against(&framework::Roofs {
             machine: name,
             peak_gflops: peaks,
             memory_gbps: memory,
+            suspect,
         });
         self.whole_step = whole_step::whole_step(self, primitives);
     }

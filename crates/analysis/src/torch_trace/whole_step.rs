@@ -18,7 +18,8 @@ pub struct Part {
     pub measured_ms: f64,
     /// Its time at the roofs.
     pub roofline_ms: f64,
-    pub lost_ms: f64,
+    /// `None` when the roofs are suspect ([`WholeStep::suspect`]).
+    pub lost_ms: Option<f64>,
 }
 
 /// One entry of the combined ranking: a unique primitive or a framework op name.
@@ -47,36 +48,47 @@ pub struct WholeStep {
     pub rest_ms: f64,
     /// Both roofline times over `step_ms`.
     pub efficiency: f64,
-    /// Primitives and framework ops together, most time lost first (ten at most).
+    /// Primitives and framework ops together, most time lost first (ten at most); empty when
+    /// the roofs are suspect.
     pub lost: Vec<Lost>,
+    /// Why the roofs cannot be trusted: the primitives' and the framework ops' suspicions, and
+    /// a step whose time at the roofs exceeds its measured time. Non-empty: no time lost.
+    pub suspect: Vec<String>,
 }
 
 /// The whole step of `j` (framework ops already set against the roofs), with the primitives'
 /// roofline `primitives` of the same log. `None` without a roofline for either or without a
 /// step time.
 pub fn whole_step(j: &TorchJoin, primitives: Option<&Efficiency>) -> Option<WholeStep> {
-    j.framework.roofline.as_ref()?;
+    let framework = j.framework.roofline.as_ref()?;
     let per = j.iterations.unwrap_or(1).max(1) as f64;
     let per_log = j.log_iterations.unwrap_or(1).max(1) as f64;
     let step_ms = j.steady_step_ms().unwrap_or(j.framework.top_level_ms / per);
     if step_ms <= 0.0 {
         return None;
     }
+    let none_lost = Part {
+        lost_ms: Some(0.0),
+        ..Default::default()
+    };
     let mut w = WholeStep {
         step_ms,
+        onednn: none_lost.clone(),
+        framework: none_lost,
         ..Default::default()
     };
     for r in j.framework.rows.iter().filter(|r| r.runs_in != "oneDNN") {
-        let (Some(roofline), Some(lost)) = (r.roofline_ms, r.lost_ms) else {
+        let Some(roofline) = r.roofline_ms else {
             continue;
         };
+        let lost = r.lost_ms.unwrap_or(0.0);
         // Less the oneDNN time inside it (a flash-attention backward's reorders): that time is
         // the primitives' part.
         let share = r.costed_calls as f64 / r.calls.max(1) as f64;
         let measured = (r.time_ms - r.onednn_ms).max(0.0) * share;
         w.framework.measured_ms += measured / per;
         w.framework.roofline_ms += roofline / per;
-        w.framework.lost_ms += lost / per;
+        *w.framework.lost_ms.get_or_insert(0.0) += lost / per;
         w.lost.push(Lost {
             name: r.name.clone(),
             runs_in: r.runs_in.to_string(),
@@ -88,7 +100,7 @@ pub fn whole_step(j: &TorchJoin, primitives: Option<&Efficiency>) -> Option<Whol
         w.onednn = Part {
             measured_ms: e.measured_ms / per_log,
             roofline_ms: e.roofline_ms / per_log,
-            lost_ms: e.lost_ms / per_log,
+            lost_ms: e.lost_ms.map(|l| l / per_log),
         };
         for p in &e.primitives {
             w.lost.push(Lost {
@@ -98,13 +110,28 @@ pub fn whole_step(j: &TorchJoin, primitives: Option<&Efficiency>) -> Option<Whol
                     format!("{} {} {}", p.prim_kind, p.prop_kind, p.shapes)
                 },
                 runs_in: "oneDNN".into(),
-                lost_ms: p.lost_ms / per_log,
+                lost_ms: p.lost_ms.unwrap_or(0.0) / per_log,
                 efficiency: p.efficiency,
             });
         }
     }
     w.rest_ms = (step_ms - w.onednn.measured_ms - w.framework.measured_ms).max(0.0);
     w.efficiency = (w.onednn.roofline_ms + w.framework.roofline_ms) / step_ms;
+    w.suspect = framework.suspect.clone();
+    if w.efficiency > 1.0 {
+        w.suspect.push(format!(
+            "the step's time at the roofs ({:.3} ms) exceeds its measured time ({:.3} ms): the \
+             roofs are too low",
+            w.onednn.roofline_ms + w.framework.roofline_ms,
+            step_ms
+        ));
+    }
+    if !w.suspect.is_empty() {
+        w.onednn.lost_ms = None;
+        w.framework.lost_ms = None;
+        w.lost.clear();
+        return Some(w);
+    }
     w.lost
         .sort_by(|a, b| b.lost_ms.total_cmp(&a.lost_ms).then(a.name.cmp(&b.name)));
     w.lost.truncate(10);
@@ -172,5 +199,39 @@ mod tests {
         // Without a roofline there is nothing to set the step against.
         j.framework.roofline = None;
         assert!(whole_step(&j, None).is_none());
+    }
+
+    /// The same step with a GEMM whose roof says 30 ms of its 8 (a roof too low): 15 + 0.5 ms a
+    /// step at the roofs against an 11 ms step. Flagged, and no time lost anywhere; the
+    /// framework ops' own suspicion is carried too.
+    #[test]
+    fn roofs_above_the_step_withhold_the_time_lost() {
+        let mut j = TorchJoin {
+            iterations: Some(2),
+            ..Default::default()
+        };
+        j.per_iteration = [(1, 10.0), (2, 12.0)]
+            .map(|(index, time_ms)| IterationRow {
+                index,
+                time_ms,
+                ..Default::default()
+            })
+            .to_vec();
+        j.framework.rows = vec![
+            row("aten::mm", "BLAS", 8.0, 30.0),
+            row("aten::add", "ATen", 4.0, 1.0),
+        ];
+        j.framework.roofline = Some(FrameworkRoofline {
+            suspect: vec!["1 compute-bound framework op(s) above 100%".into()],
+            ..Default::default()
+        });
+        let w = whole_step(&j, None).unwrap();
+        assert!((w.efficiency - 15.5 / 11.0).abs() < 1e-12);
+        assert_eq!(w.suspect.len(), 2, "{:?}", w.suspect);
+        assert!(w.suspect[1].starts_with(
+            "the step's time at the roofs (15.500 ms) exceeds its measured time (11.000 ms)"
+        ));
+        assert_eq!((w.onednn.lost_ms, w.framework.lost_ms), (None, None));
+        assert!(w.lost.is_empty());
     }
 }

@@ -219,7 +219,28 @@
     return card("Unique primitives", search, count, el("div", { class: "tablewrap" }, t));
   }
 
-  // Roofline: achieved GFLOP/s against arithmetic intensity, log-log, with each precision's roof.
+  // The units a machine profile measures, as a reader knows them (issue 52): one roof each.
+  const UNIT = { amx: "AMX", avx512_bf16: "dot product", avx512_vnni: "dot product (VNNI)", avx512_fp16: "AVX512-FP16", avx512: "AVX-512", avx2: "AVX2", sse: "SSE" };
+  // One roof per precision and unit the profile has (`unit_gflops`), and the precision's own
+  // peak for a precision without units (a spec sheet).
+  function roofsOf(E) {
+    const out = [];
+    const units = E.unit_gflops || {};
+    for (const [prec, peak] of Object.entries(E.peak_gflops)) {
+      const u = Object.entries(units[prec] || {}).filter(([, g]) => g > 0);
+      if (!u.length) out.push({ label: prec, peak });
+      for (const [unit, g] of u) out.push({ label: `${prec} ${UNIT[unit] || unit}`, peak: g });
+    }
+    return out.sort((a, b) => b.peak - a.peak);
+  }
+  const WITHHELD = "no time lost is given: the roofs are suspect";
+  const lostText = (v) => v != null ? `, ${ms(v)} ms lost` : ` (${WITHHELD})`;
+  // Where roof-derived figures are shown: why the roofs cannot be trusted, or nothing.
+  const suspectBox = (list, id) => list && list.length ? el("div", { class: "suspect", id },
+    el("strong", { text: "⚠ The roofs are suspect: the shares of the bound below are not to be trusted, and no time lost is given." }),
+    el("ul", {}, list.map((s) => el("li", { text: s })))) : null;
+
+  // Roofline: achieved GFLOP/s against arithmetic intensity, log-log, with each unit's roof.
   function roofline() {
     const E = D.efficiency;
     if (!E) return card("Roofline", el("p", { class: "muted", text: "No machine profile: run `profilednn peak` (or pass --machine FILE) to see how far each primitive is from the hardware." }));
@@ -228,7 +249,8 @@
     const F = D.torch && D.torch.framework ? D.torch.framework.rows.filter((r) => r.gflops > 0 && r.bytes > 0 && r.runs_in !== "oneDNN") : [];
     const W = 620, H = 380, L = 56, B = 40;
     const xs = pts.map((r) => r.intensity).concat(F.map((r) => (r.flops + r.extra_flops) / r.bytes)), ys = pts.map((r) => r.gflops).concat(F.map((r) => r.gflops));
-    const peaks = Object.values(E.peak_gflops);
+    const roofs = roofsOf(E);
+    const peaks = roofs.map((r) => r.peak);
     const x0 = Math.log10(Math.min(0.01, ...xs)), x1 = Math.log10(Math.max(1000, ...xs) * 2);
     const y0 = Math.log10(Math.min(0.1, ...ys)), y1 = Math.log10(Math.max(...peaks, ...ys) * 2);
     const X = (v) => L + (Math.log10(v) - x0) / (x1 - x0) * (W - L - 10), Y = (v) => H - B - (Math.log10(v) - y0) / (y1 - y0) * (H - B - 10);
@@ -236,29 +258,30 @@
     for (let e = Math.ceil(x0); e <= x1; e++) svg.append(el("svg:line", { x1: X(10 ** e), x2: X(10 ** e), y1: 10, y2: H - B, stroke: "#eef1f4" }), el("svg:text", { x: X(10 ** e), y: H - B + 14, "text-anchor": "middle", text: "1e" + e }));
     for (let e = Math.ceil(y0); e <= y1; e++) svg.append(el("svg:line", { x1: L, x2: W - 10, y1: Y(10 ** e), y2: Y(10 ** e), stroke: "#eef1f4" }), el("svg:text", { x: L - 4, y: Y(10 ** e) + 4, "text-anchor": "end", text: "1e" + e }));
     svg.append(el("svg:text", { x: W / 2, y: H - 6, "text-anchor": "middle", text: "arithmetic intensity (flop/byte)" }), el("svg:text", { x: 12, y: H / 2, transform: `rotate(-90 12 ${H / 2})`, "text-anchor": "middle", text: "achieved GFLOP/s" }));
-    Object.entries(E.peak_gflops).forEach(([prec, peak], i) => {
+    roofs.forEach(({ label, peak }, i) => {
       const ridge = peak / E.memory_gbps;
       const a = 10 ** x0, b = 10 ** x1;
       const d = `M${X(a)},${Y(Math.max(a * E.memory_gbps, 10 ** y0))}L${X(Math.min(ridge, b))},${Y(Math.min(peak, b * E.memory_gbps))}L${X(b)},${Y(peak)}`;
-      svg.append(el("svg:path", { d, fill: "none", stroke: PALETTE[(i + 4) % PALETTE.length], "stroke-width": 2, class: "roof" }), el("svg:text", { x: W - 14, y: Y(peak) - 4, "text-anchor": "end", text: `${prec} ${num(peak)} GFLOP/s` }));
+      svg.append(el("svg:path", { d, fill: "none", stroke: PALETTE[(i + 4) % PALETTE.length], "stroke-width": 2, class: "roof" }), el("svg:text", { x: W - 14, y: Y(peak) - 4, "text-anchor": "end", class: "roof-label", text: `${label} ${num(peak)} GFLOP/s` }));
     });
     const tmax = Math.max(...pts.map((r) => r.time_ms), 1e-9);
     for (const r of pts) {
       const c = el("svg:circle", { cx: X(r.intensity), cy: Y(r.gflops), r: 3 + 9 * Math.sqrt(r.time_ms / tmax), fill: color(r.prim_kind), "fill-opacity": 0.65, stroke: "#fff", class: "point" });
-      svg.append(tooltip(c, `${r.prim_kind} ${r.prop_kind} ${r.precision} ${r.impl}\n${r.shapes}\n${num(r.gflops)} GFLOP/s, ${num(r.gbps)} GB/s, ${pct(r.efficiency)} of the roofline, ${ms(r.lost_ms)} ms lost`));
+      svg.append(tooltip(c, `${r.prim_kind} ${r.prop_kind} ${r.precision} ${r.impl}\n${r.shapes}\n${num(r.gflops)} GFLOP/s, ${num(r.gbps)} GB/s, ${pct(r.efficiency)} of the roofline` + lostText(r.lost_ms)));
     }
     svg.dataset.points = pts.length;
     const fmax = Math.max(...F.map((r) => r.time_ms), 1e-9);
     for (const r of F) {
       const x = X((r.flops + r.extra_flops) / r.bytes), y = Y(r.gflops), h = 3 + 8 * Math.sqrt(r.time_ms / fmax);
       const q = el("svg:rect", { x: x - h, y: y - h, width: 2 * h, height: 2 * h, fill: RUNS_IN[r.runs_in] || "#718096", "fill-opacity": 0.6, stroke: "#fff", class: "framework-point" });
-      svg.append(tooltip(q, `${r.name} (${r.runs_in}, ${r.precision})\n${num(r.gflops)} GFLOP/s, ${num(r.gbps)} GB/s` + (r.efficiency != null ? `, ${pct(r.efficiency)} of the roofline, ${ms(r.lost_ms)} ms lost` : "")));
+      svg.append(tooltip(q, `${r.name} (${r.runs_in}, ${r.precision})\n${num(r.gflops)} GFLOP/s, ${num(r.gbps)} GB/s` + (r.efficiency != null ? `, ${pct(r.efficiency)} of the roofline` + lostText(r.lost_ms) : "")));
     }
     svg.dataset.frameworkPoints = F.length;
     return card(`Roofline on ${E.machine}`,
       F.length ? el("div", { class: "legend" }, el("span", {}, "circles: oneDNN primitives; squares: framework ops in"),
         ...Object.entries(RUNS_IN).filter(([k]) => F.some((r) => r.runs_in === k)).map(([k, c]) => el("span", {}, el("i", { style: `background:${c}` }), k))) : null,
-      el("div", { class: "muted", text: `run level: ${pct(E.ratio)} of the bound reached (${ms(E.roofline_ms)} ms roofline / ${ms(E.measured_ms)} ms measured; ${pct(E.coverage)} of oneDNN time has a cost). Memory roof ${num(E.memory_gbps)} GB/s.` }),
+      suspectBox(E.suspect, "roofline-suspect"),
+      el("div", { class: "muted", text: `run level: ${pct(E.ratio)} of the bound reached (${ms(E.roofline_ms)} ms roofline / ${ms(E.measured_ms)} ms measured; ${pct(E.coverage)} of oneDNN time has a cost)` + (E.lost_ms != null ? `, ${ms(E.lost_ms)} ms lost against the roofline` : `; ${WITHHELD}`) + `. Memory roof ${num(E.memory_gbps)} GB/s.` }),
       svg, el("div", { class: "muted", text: E.caveat }));
   }
 
@@ -342,7 +365,8 @@
     const compiled = (T.compiling || []).length ? el("p", { class: "muted", id: "torch-compiling",
       text: `torch.compile: iteration ${T.compiling.map((c) => `${c.index} (${(c.compile_ms / 1e3).toFixed(1)} s)`).join(", ")} compiled; the figures are over the ${T.iterations} other (steady) iterations.` }) : null;
     const ws = T.whole_step;
-    const whole = ws ? el("p", { id: "torch-whole-step", text: `Whole step against the roofline: ${ms(ws.step_ms)} ms a step, ${ms(ws.onednn.roofline_ms + ws.framework.roofline_ms)} ms at the roofs (${pct(ws.efficiency)}): oneDNN primitives ${ms(ws.onednn.measured_ms)} ms (${ms(ws.onednn.lost_ms)} lost), framework ops ${ms(ws.framework.measured_ms)} ms (${ms(ws.framework.lost_ms)} lost), the rest ${ms(ws.rest_ms)} ms at no roof.` }) : null;
+    const partLost = (p) => p.lost_ms != null ? ` (${ms(p.lost_ms)} lost)` : "";
+    const whole = ws ? [suspectBox(ws.suspect, "torch-whole-step-suspect"), el("p", { id: "torch-whole-step", text: `Whole step against the roofline: ${ms(ws.step_ms)} ms a step, ${ms(ws.onednn.roofline_ms + ws.framework.roofline_ms)} ms at the roofs (${pct(ws.efficiency)}): oneDNN primitives ${ms(ws.onednn.measured_ms)} ms${partLost(ws.onednn)}, framework ops ${ms(ws.framework.measured_ms)} ms${partLost(ws.framework)}, the rest ${ms(ws.rest_ms)} ms at no roof.` + ((ws.suspect || []).length ? ` ${WITHHELD}.` : "") })] : null;
     const lostTable = ws && ws.lost.length ? el("div", { class: "tablewrap" }, el("table", { id: "torch-lost" },
       el("thead", {}, el("tr", {}, ["time lost ms", "runs in", "efficiency", "primitive or framework op"].map((h) => el("th", { text: h })))),
       el("tbody", {}, ws.lost.map((l) => el("tr", {}, el("td", { class: "n", text: ms(l.lost_ms) }), el("td", { text: l.runs_in }),

@@ -16,6 +16,16 @@ fn pct(v: f64) -> String {
     format!("{:.0}%", v * 100.0)
 }
 
+/// What stands where a time lost would, when the roofs are suspect.
+pub const WITHHELD: &str =
+    "no time lost is given: the roofs are suspect (⚠ above), and a time lost against a roof that is too low would be wrong";
+const SUSPECT_TABLE: &str =
+    " (⚠ the roofs are suspect: the shares of the bound are not to be trusted, and no time lost is given)";
+
+fn lost(v: Option<f64>) -> String {
+    v.map_or("—".into(), ms)
+}
+
 pub fn render(out: &mut String, e: &Efficiency, opts: &TerminalOptions) {
     let peaks: Vec<String> = e
         .peak_gflops
@@ -51,13 +61,22 @@ pub fn render(out: &mut String, e: &Efficiency, opts: &TerminalOptions) {
     }
     let _ = writeln!(
         out,
-        "  run-level: roofline time {} ms / measured {} ms = {} of the bound reached ({} of oneDNN time has a cost); {} ms lost against the roofline",
+        "  run-level: roofline time {} ms / measured {} ms = {} of the bound reached ({} of oneDNN time has a cost); {}",
         ms(e.roofline_ms),
         ms(e.measured_ms),
         pct(e.ratio),
         pct(e.coverage),
-        ms(e.lost_ms)
+        e.lost_ms.map_or(WITHHELD.to_string(), |l| format!(
+            "{} ms lost against the roofline",
+            ms(l)
+        ))
     );
+    // Said again where the tables are: each of their figures rests on these roofs.
+    let caveat = if e.suspect.is_empty() {
+        ""
+    } else {
+        SUSPECT_TABLE
+    };
     let mut t = new_table(opts);
     t.set_header(vec![
         "kind",
@@ -75,13 +94,16 @@ pub fn render(out: &mut String, e: &Efficiency, opts: &TerminalOptions) {
             text(&g.prop_kind),
             num(ms(g.time_ms)),
             num(ms(g.roofline_ms)),
-            num(ms(g.lost_ms)),
+            num(lost(g.lost_ms)),
             num(pct(g.efficiency)),
             num(rate(g.gflops)),
             num(rate(g.gbps)),
         ]);
     }
-    let _ = writeln!(out, "\nBy kind and propagation, most time lost first\n{t}");
+    let _ = writeln!(
+        out,
+        "\nBy kind and propagation, most time lost first{caveat}\n{t}"
+    );
     let mut t = new_table(opts);
     t.set_header(vec![
         "primitive",
@@ -102,9 +124,9 @@ pub fn render(out: &mut String, e: &Efficiency, opts: &TerminalOptions) {
             )),
             num(r.calls.to_string()),
             num(ms(r.time_ms)),
-            num(ms(r.lost_ms)),
+            num(lost(r.lost_ms)),
             num(pct(r.efficiency)),
-            text(format!("{:?}", r.bound).to_lowercase()),
+            text(r.bound.as_str()),
             num(rate(r.gflops)),
             num(rate(r.gbps)),
             num(format!("{:.1}", r.intensity)),
@@ -112,7 +134,7 @@ pub fn render(out: &mut String, e: &Efficiency, opts: &TerminalOptions) {
     }
     let _ = writeln!(
         out,
-        "\nWhere optimisation pays: unique primitives by time lost against the roofline ({} of {})\n{t}",
+        "\nWhere optimisation pays: unique primitives by time lost against the roofline ({} of {}){caveat}\n{t}",
         e.primitives.len(),
         e.total_primitives
     );
