@@ -7,7 +7,7 @@
 //! How it scales to a split is an **assumption**, not a finding: with the samples per thread,
 //! `(B/R) / T` against the logged rank's `b / t`, as if the framework's operators ran per sample
 //! on the rank's threads, like oneDNN's. This project's own measurements contradict it
-//! ([`EVIDENCE`], docs/projection.md): at these sizes the outside time is mostly per-iteration
+//! ([`EVIDENCE`], docs/projection-ranks.md): at these sizes the outside time is mostly per-iteration
 //! work (the optimizer over the parameters, Python, PyTorch's dispatch) that parallelises only in
 //! part over threads. So the scaling underestimates splits with fewer threads per rank than the
 //! log (for splits of all the cores the factor is 1 and the time is carried unchanged, while the
@@ -20,7 +20,7 @@
 use serde::Serialize;
 
 /// What this project measured of the outside time, against the samples-per-thread assumption
-/// (docs/projection.md, "How the outside time really scales"; single-process runs of
+/// (docs/projection-ranks.md, "How the outside time really scales"; single-process runs of
 /// `fixtures/whatif/train_resnet18.py`).
 pub const EVIDENCE: &str = "fixtures/whatif's ResNet-18 spends 32.2 ms per iteration outside oneDNN at batch 8 on 2 threads, 51.1 ms at batch 8 on 1 thread and 30.2 ms at batch 4 on 2 threads, where samples per thread predicts 64.4 and 16.1 ms: mostly per-iteration work, 1.59× slower on 1 thread than on 2";
 
@@ -125,7 +125,7 @@ mod tests {
     }
 
     /// Regression (the plan stated "the framework's operators run per sample" as fact): the
-    /// evidence it now states is docs/projection.md's, and the samples-per-thread scaling of the
+    /// evidence it now states is docs/projection-ranks.md's, and the samples-per-thread scaling of the
     /// batch 8 / 2 threads run misses the two other measured runs in the directions the
     /// assumption says (over for more samples per thread, under for fewer).
     #[test]
@@ -142,7 +142,7 @@ mod tests {
         assert!((one_thread - 64.4).abs() < 1e-9 && (half_batch - 16.1).abs() < 1e-9);
         assert!(one_thread > 51.1 && half_batch < 30.2);
         let doc = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/projection.md"),
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/projection-ranks.md"),
         )
         .unwrap();
         let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
