@@ -179,6 +179,10 @@ pub struct StepDiff {
     pub after: crate::ranks::SteadyStep,
     /// Before's wall time over after's.
     pub speedup: Option<f64>,
+    /// Where both steps come from: `log` (its iteration markers' timestamps) or `trace` (the
+    /// PyTorch traces' iteration ranges, when a log has no timestamped oneDNN line to give it:
+    /// a compiled or f32 model that never calls oneDNN).
+    pub from: &'static str,
 }
 
 impl Diff {
@@ -193,7 +197,26 @@ impl Diff {
                 before: b,
                 after: a,
                 speedup: (a.wall_ms > 0.0).then(|| b.wall_ms / a.wall_ms),
+                from: "log",
             });
+        }
+        self
+    }
+
+    /// With the runs' traces: when the logs gave no step for both, the traces' steady steps
+    /// ([`crate::compile_cost::trace_step`]) for both, so that the two are the same measure.
+    pub fn with_trace_steps(
+        mut self,
+        before: &crate::torch_trace::TorchJoin,
+        after: &crate::torch_trace::TorchJoin,
+    ) -> Diff {
+        if self.step.is_some() {
+            return self;
+        }
+        use crate::compile_cost::trace_step;
+        self = self.with_steps(trace_step(before), trace_step(after));
+        if let Some(s) = &mut self.step {
+            s.from = "trace";
         }
         self
     }

@@ -38,10 +38,12 @@
 #![forbid(unsafe_code)]
 
 pub mod breakdown;
+pub mod compile_cost;
 pub mod diff;
 pub mod durations;
 pub mod efficiency;
 pub mod events;
+pub mod fused_kernels;
 pub mod iterations;
 pub mod key_table;
 pub mod launch;

@@ -51,6 +51,12 @@ pub struct TorchComparison {
     pub ops: Vec<OpChange>,
     /// The first run's ops that the second run's Inductor kernels fused, most time first.
     pub moved: Vec<MovedOp>,
+    /// The same ops by the kernel that took them over, with the kernels' own time.
+    pub fused: crate::fused_kernels::FusedKernels,
+    /// The second run's compile warm-up, when it compiled.
+    pub warm_up: Option<crate::compile_cost::WarmUp>,
+    /// Its compile time against the steady saving over the first run.
+    pub payback: Option<crate::compile_cost::Payback>,
 }
 
 /// An op's name as a fused kernel's name spells it: `aten::native_layer_norm`, `aten::layer_norm`
@@ -168,10 +174,14 @@ pub fn compare(before: &TorchJoin, after: &TorchJoin) -> TorchComparison {
             .abs()
             .total_cmp(&(p.after_ms - p.before_ms).abs())
     });
+    let moved = moved(before, after, pb, pa);
     TorchComparison {
         phases,
         ops,
-        moved: moved(before, after, pb, pa),
+        fused: crate::fused_kernels::group(&moved, after, pa),
+        moved,
+        warm_up: crate::compile_cost::warm_up(after),
+        payback: crate::compile_cost::payback(before, after),
     }
 }
 

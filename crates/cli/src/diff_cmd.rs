@@ -92,6 +92,11 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         )),
         None => None,
     };
+    // A log without a timestamped oneDNN line gives no step: the traces' iteration ranges do.
+    let d = match &torch {
+        Some((b, a)) => d.with_trace_steps(b, a),
+        None => d,
+    };
     let text = match args.format {
         Format::Table => {
             let mut t = profilednn_report::diff_text::render(
@@ -112,8 +117,11 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         Format::Json => {
             let mut v = serde_json::to_value(&d)?;
             if let Some((b, a)) = &torch {
-                let moved = profilednn_analysis::torch_compare::compare(b, a).moved;
-                v["torch"] = serde_json::json!({"before": b, "after": a, "moved": moved});
+                let c = profilednn_analysis::torch_compare::compare(b, a);
+                v["torch"] = serde_json::json!({
+                    "before": b, "after": a, "moved": c.moved, "fused": c.fused,
+                    "warm_up": c.warm_up, "payback": c.payback,
+                });
             }
             serde_json::to_string_pretty(&v)? + "\n"
         }

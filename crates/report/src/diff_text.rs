@@ -5,6 +5,8 @@ use profilednn_analysis::diff::{Diff, PrimitiveDiff};
 use profilednn_analysis::scale::Scale;
 use std::fmt::Write;
 
+pub mod compiled;
+
 /// `before / after` as words: identical times are "no change", and a ratio that would print
 /// as 1.00x says how small the change is instead.
 pub fn speed(s: Option<f64>) -> String {
@@ -110,9 +112,14 @@ pub fn render(d: &Diff, opts: &TerminalOptions) -> String {
         // outside oneDNN beside it; oneDNN's time second.
         let _ = writeln!(
             out,
-            "\nTraining step (wall clock, median of {} vs {} steady iterations): {} ms → {} ms ({})",
+            "\nTraining step (wall clock, median of {} vs {} steady iterations{}): {} ms → {} ms ({})",
             st.before.iterations,
             st.after.iterations,
+            if st.from == "trace" {
+                " of the traces"
+            } else {
+                ""
+            },
             ms(st.before.wall_ms),
             ms(st.after.wall_ms),
             speed(st.speedup)
