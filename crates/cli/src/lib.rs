@@ -21,6 +21,7 @@ mod plan_step;
 mod polluted;
 mod progress;
 mod project_cmd;
+mod project_to;
 mod record_args;
 mod record_child;
 mod record_cmd;

@@ -1,4 +1,4 @@
-//! `profilednn project LOG --replay RESULTS.json | --machine PROFILE.json`.
+//! `profilednn project LOG --replay RESULTS.json | --machine PROFILE.json | --to TARGET.json`.
 
 use crate::output::outln;
 use crate::ExitCode;
@@ -17,7 +17,8 @@ pub struct ProjectArgs {
     replay: Option<PathBuf>,
     /// The PyTorch trace the replay's whole step was made from (`replay LOG --torch-trace
     /// TRACE`): checked against the replay file and the log (another run's is refused).
-    #[arg(long, value_name = "TRACE", requires = "replay")]
+    /// With --to: the trace recorded with the log (its framework ops are projected too).
+    #[arg(long, value_name = "TRACE")]
     torch_trace: Option<PathBuf>,
     /// Machine profile of the target, for problems without replay results (roofline).
     #[arg(long, value_name = "PROFILE.json")]
@@ -32,11 +33,40 @@ pub struct ProjectArgs {
     /// another log): the log's time is then carried over.
     #[arg(long)]
     allow_mismatch: bool,
+    /// Project onto a machine not at hand: its profile (`profilednn peak -o FILE` there, or a
+    /// spec sheet); repeat for several targets. See docs/machines.md.
+    #[arg(long, value_name = "TARGET.json", conflicts_with_all = ["replay", "machine"])]
+    to: Vec<PathBuf>,
+    /// With --to: the profile of the machine the log ran on (default: the saved profile, when
+    /// the log ran on this machine).
+    #[arg(long, value_name = "SOURCE.json", requires = "to")]
+    from: Option<PathBuf>,
+    /// With --to: threads per rank on the target (default: the log's).
+    #[arg(long, value_parser = crate::load::count_usize, requires = "to")]
+    threads: Option<usize>,
+    /// `terminal` or `json` (with --to: `profilednn.machine-projection.v1`, docs/machines.md).
+    #[arg(long, value_parser = ["terminal", "json"])]
+    format: Option<String>,
 }
 
 pub fn run(args: ProjectArgs) -> Result<ExitCode> {
+    let json = args.json || args.format.as_deref() == Some("json");
+    if !args.to.is_empty() {
+        return crate::project_to::run(crate::project_to::ToArgs {
+            log: &args.log,
+            trace: args.torch_trace.as_deref(),
+            to: &args.to,
+            from: args.from.as_deref(),
+            threads: args.threads,
+            iterations: args.iterations,
+            json,
+        });
+    }
+    if args.torch_trace.is_some() && args.replay.is_none() {
+        bail!("--torch-trace goes with --replay RESULTS.json or --to TARGET.json");
+    }
     if args.replay.is_none() && args.machine.is_none() {
-        bail!("give the target: --replay RESULTS.json (from `profilednn replay`) and/or --machine PROFILE.json");
+        bail!("give the target: --to TARGET.json (a machine profile: the step there), --replay RESULTS.json (from `profilednn replay`) and/or --machine PROFILE.json");
     }
     let replay: Option<Replay> = match &args.replay {
         Some(p) => Some(crate::replay_file::load(p)?),
@@ -63,7 +93,7 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
             crate::replay_file::Mismatch::RefuseNone
         },
     )?;
-    if args.json {
+    if json {
         outln!("{}", serde_json::to_string_pretty(&pr)?);
         return Ok(ExitCode::SUCCESS);
     }

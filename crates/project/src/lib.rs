@@ -7,3 +7,4 @@
 pub mod advice;
 pub mod plan;
 pub mod project;
+pub mod target;

@@ -26,6 +26,7 @@ pub mod diff_text;
 pub mod html;
 pub mod json;
 pub mod machine;
+pub mod machine_projection;
 pub mod plan_table;
 pub mod projection;
 pub mod ranks;

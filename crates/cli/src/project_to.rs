@@ -1,0 +1,125 @@
+//! `profilednn project LOG [--torch-trace TRACE] --to TARGET.json … [--from SOURCE.json]`: the
+//! step on machines not at hand. Reads the files and renders; the method is
+//! `profilednn_project::target`.
+
+use crate::output::outln;
+use crate::ExitCode;
+use anyhow::{bail, Context, Result};
+use profilednn_machine::MachineProfile;
+use profilednn_project::target::{self, MachineProjection, Options, Source, TargetProfile};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// What `project --to` was given.
+pub struct ToArgs<'a> {
+    pub log: &'a Path,
+    pub trace: Option<&'a Path>,
+    pub to: &'a [PathBuf],
+    pub from: Option<&'a Path>,
+    pub threads: Option<usize>,
+    pub iterations: Option<u64>,
+    pub json: bool,
+}
+
+pub fn run(a: ToArgs) -> Result<ExitCode> {
+    let profile = crate::load::profile_with(a.log, None, a.iterations, true, a.trace.is_some())?;
+    let targets: Vec<TargetProfile> = a.to.iter().map(|p| read_target(p)).collect::<Result<_>>()?;
+    let (source, source_file) = source_of(a.from, &profile)?;
+    let logged = profilednn_verbose::LogInput::open(a.log).ok().map(|input| {
+        let one = profilednn_analysis::rank_logs::is_one_process(a.log);
+        profilednn_replay::logged::logged_steady(input, one)
+    });
+    let join = match a.trace {
+        Some(t) => Some(crate::load::torch_join(t, a.log)?),
+        None => None,
+    };
+    let input = target::Input {
+        profile: &profile,
+        logged: logged.as_ref().filter(|l| !l.medians.is_empty()),
+        join: join.as_ref(),
+    };
+    let opts = Options { threads: a.threads };
+    let doc = MachineProjection {
+        schema: target::SCHEMA,
+        log: a.log.display().to_string(),
+        trace: a.trace.map(|t| t.display().to_string()),
+        source: Source {
+            name: source.name.clone(),
+            profile: source_file,
+        },
+        log_threads: profile.metadata.threads.map(|t| t as usize),
+        per_iteration: profile.iterations.as_ref().is_some_and(|i| i.count > 0),
+        targets: targets
+            .iter()
+            .map(|t| target::project_to(&input, &source, t, &opts))
+            .collect(),
+    };
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        crate::output::write(None, profilednn_report::machine_projection::render(&doc))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    let f = std::fs::File::open(path)
+        .with_context(|| format!("cannot read machine profile {}", path.display()))?;
+    let mut bytes = Vec::new();
+    profilednn_verbose::gzip::decompressed(f)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read machine profile {}", path.display()))?;
+    String::from_utf8(bytes).with_context(|| {
+        format!(
+            "{}: binary data, not a machine profile (JSON from `profilednn peak -o FILE`)",
+            path.display()
+        )
+    })
+}
+
+fn read_target(path: &Path) -> Result<TargetProfile> {
+    Ok(target::parse(
+        &read_text(path)?,
+        &path.display().to_string(),
+    )?)
+}
+
+/// `--from`, else the default machine profile when the log ran on this machine's units.
+fn source_of(
+    from: Option<&Path>,
+    profile: &profilednn_analysis::Profile,
+) -> Result<(MachineProfile, String)> {
+    if let Some(p) = from {
+        return Ok((read_target(p)?.profile, p.display().to_string()));
+    }
+    let here: Vec<String> = profilednn_machine::cpu::isas()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let isa = profile.metadata.isa.join("; ");
+    match profilednn_analysis::log_machine::same_units(&profile.metadata, &here) {
+        Some(true) => {}
+        Some(false) => bail!(
+            "the log ran on other units ({isa}) than this machine's ({}): pass --from \
+             SOURCE.json, the profile of the machine it ran on (machines/*/profile.json, or \
+             `profilednn peak -o SOURCE.json` there)",
+            here.join(", ")
+        ),
+        None => bail!(
+            "whether the log ran on this machine is unknown (its ISA line: {}): pass --from \
+             SOURCE.json, the profile of the machine it ran on",
+            if isa.is_empty() { "none" } else { &isa }
+        ),
+    }
+    let Some(path) = crate::machine_file::default_path().filter(|p| p.exists()) else {
+        bail!(
+            "the log ran on this machine, which has no saved profile: run `profilednn peak` \
+             (a few seconds), or pass --from SOURCE.json"
+        );
+    };
+    let m = read_target(&path)?.profile;
+    Ok((
+        m,
+        format!("the default machine profile ({})", path.display()),
+    ))
+}
