@@ -18,9 +18,20 @@ pub mod roofs;
 mod step;
 
 pub use profile_file::{parse, TargetProfile, TargetProfileError};
-pub use step::{project_to, Input};
+pub use step::project_to;
 
+use profilednn_analysis::torch_trace::TorchJoin;
+use profilednn_analysis::Profile;
+use profilednn_replay::logged::LoggedSteady;
 use serde::Serialize;
+
+/// What the projection reads: the log (and the steady medians a second pass gave), the trace
+/// joined with it.
+pub struct Input<'a> {
+    pub profile: &'a Profile,
+    pub logged: Option<&'a LoggedSteady>,
+    pub join: Option<&'a TorchJoin>,
+}
 
 /// The JSON document's schema (docs/machines.md).
 pub const SCHEMA: &str = "profilednn.machine-projection.v1";

@@ -4,7 +4,7 @@
 use super::framework::FrameworkPart;
 use super::onednn::OnednnPart;
 use super::roofs::Roofs;
-use super::step::Input;
+use super::Input;
 use super::TargetProfile;
 
 pub struct Notes {

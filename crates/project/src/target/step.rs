@@ -2,19 +2,11 @@
 //! rest, each moved by its own rule, then the phases, the band, the assumptions.
 
 use super::roofs::Roofs;
-use super::{band, framework, onednn, Family, Options, Part, TargetProfile, TargetProjection};
+use super::{
+    band, framework, onednn, Family, Input, Options, Part, TargetProfile, TargetProjection,
+};
 use profilednn_analysis::torch_trace::TorchJoin;
-use profilednn_analysis::Profile;
 use profilednn_machine::MachineProfile;
-use profilednn_replay::logged::LoggedSteady;
-
-/// What the projection reads: the log (and the steady medians a second pass gave), the trace
-/// joined with it.
-pub struct Input<'a> {
-    pub profile: &'a Profile,
-    pub logged: Option<&'a LoggedSteady>,
-    pub join: Option<&'a TorchJoin>,
-}
 
 /// Projects `input`, recorded on `source`, onto `target`.
 pub fn project_to(
