@@ -3,6 +3,7 @@
 //! (`docs/project-json.md`).
 
 use profilednn_analysis::scale::Scale;
+use profilednn_project::project::headline::HeadlineBasis;
 use profilednn_project::project::Projection;
 use std::fmt::Write;
 
@@ -39,7 +40,7 @@ pub fn render_withheld(pr: &Projection, polluted: Option<&str>) -> String {
         let _ = writeln!(out, "  allocation: {a}");
     }
     if let Some(st) = &pr.step {
-        out.push_str(&whole_step(st));
+        out.push_str(&whole_step(st, pr, polluted));
     }
     if let Some(w) = &pr.what_if {
         let _ = writeln!(out, "  what-if: {}", w.transform);
@@ -78,9 +79,13 @@ pub fn render_withheld(pr: &Projection, polluted: Option<&str>) -> String {
             (pr.projected_onednn_ms / pr.logged_onednn_ms.max(1e-12) - 1.0) * 100.0
         ),
     };
+    // With the whole step as the headline, the oneDNN figure is a part of it, and the step of
+    // oneDNN plus the rest carried over is not given: one step, not two that disagree.
+    let whole = pr.headline.basis == HeadlineBasis::WholeStep;
     let _ = writeln!(
         out,
-        "  oneDNN: {:.3} → {:.3} {unit} ({change}{})",
+        "  {}: {:.3} → {:.3} {unit} ({change}{})",
+        if whole { ONEDNN_PART } else { "oneDNN" },
         pr.logged_onednn_ms,
         pr.projected_onednn_ms,
         pr.replay_dispersion
@@ -92,8 +97,12 @@ pub fn render_withheld(pr: &Projection, polluted: Option<&str>) -> String {
         "  (logged oneDNN time with cold starts: {:.3} {unit})",
         pr.logged_onednn_raw_ms
     );
-    if let (Some(r), Some(l), Some(p)) = (pr.residual_ms, pr.logged_total_ms, pr.projected_total_ms)
-    {
+    if let (Some(r), Some(l), Some(p), false) = (
+        pr.residual_ms,
+        pr.logged_total_ms,
+        pr.projected_total_ms,
+        whole,
+    ) {
         let _ = writeln!(out, "  outside oneDNN (carried over): {r:.3} {unit}");
         let _ = writeln!(out, "  training step: {l:.3} → {p:.3} {unit}");
     }
@@ -127,8 +136,16 @@ pub fn render_withheld(pr: &Projection, polluted: Option<&str>) -> String {
     out
 }
 
-/// The whole step (a replay with `--torch-trace`): before and after, per phase and per family.
-fn whole_step(st: &profilednn_project::project::step::StepProjection) -> String {
+/// How the oneDNN-only figure is named under a whole-step headline.
+const ONEDNN_PART: &str = "of which oneDNN (the log's primitives replayed alone)";
+
+/// The whole step (a replay with `--torch-trace`): the headline, with the oneDNN-only figure as
+/// its part, then the step per phase and per family.
+fn whole_step(
+    st: &profilednn_project::project::step::StepProjection,
+    pr: &Projection,
+    polluted: Option<&str>,
+) -> String {
     let mut out = String::new();
     let pct = |l: f64, p: f64| {
         if l > 0.0 {
@@ -139,7 +156,7 @@ fn whole_step(st: &profilednn_project::project::step::StepProjection) -> String 
     };
     let _ = writeln!(
         out,
-        "\nWhole step (iteration {} of the trace; framework ops replayed through PyTorch {} at {} \
+        "\nWhole step, the headline (iteration {} of the trace; framework ops replayed through PyTorch {} at {} \
          thread(s){}): {:.3} → {:.3} ms ({})",
         st.iteration,
         st.torch,
@@ -152,6 +169,18 @@ fn whole_step(st: &profilednn_project::project::step::StepProjection) -> String 
         st.projected_step_ms,
         pct(st.logged_step_ms, st.projected_step_ms)
     );
+    if let Some(o) = &pr.headline.of_which_onednn {
+        let _ = writeln!(
+            out,
+            "  {ONEDNN_PART}: {:.3} → {:.3} ms ({})",
+            o.logged_ms,
+            o.projected_ms,
+            match polluted {
+                Some(why) => format!("change withheld: {why}"),
+                None => pct(o.logged_ms, o.projected_ms),
+            }
+        );
+    }
     let _ = writeln!(
         out,
         "  {:.0}% of the step replayed; {:.3} ms outside the ops and {:.3} ms of ops not \

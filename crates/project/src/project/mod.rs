@@ -2,6 +2,7 @@
 //! there (replayed, or the roofline's when only a machine profile is known), plus the time the
 //! source run spent outside oneDNN, carried over unchanged.
 
+pub mod headline;
 pub mod step;
 pub mod what_if;
 
@@ -113,6 +114,9 @@ pub struct Projection {
     /// How the whole step's projection is made up, per phase and per family.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<crate::project::step::StepProjection>,
+    /// The one figure to lead with: the whole step when `step` is there, else the training
+    /// step, else oneDNN; the oneDNN-only figure a part of it ([`headline::Headline::of`]).
+    pub headline: headline::Headline,
 }
 
 /// The replay's problems checked against the log's, by key: a replay of another log matches
@@ -154,6 +158,7 @@ pub fn project(
         p.projected_step_ms = Some(step.projected_step_ms);
         p.step = Some(step);
     }
+    p.headline = headline::Headline::of(&p);
     p
 }
 
@@ -279,6 +284,7 @@ fn project_logged(
         logged_step_ms: None,
         projected_step_ms: None,
         step: None,
+        headline: Default::default(),
     }
 }
 
