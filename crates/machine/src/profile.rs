@@ -255,6 +255,14 @@ impl MachineProfile {
         for v in m.peak_gflops.values_mut() {
             *v *= f;
         }
+        // The unit roofs too: a primitive is bounded by its unit's peak
+        // (`peak_choice_for`), which must be at the log's threads like the rest.
+        for v in m.unit_gflops.values_mut().flat_map(|u| u.values_mut()) {
+            *v *= f;
+        }
+        for c in &mut m.compute {
+            c.all_core_gflops *= f;
+        }
         let largest = self
             .bandwidth
             .iter()
@@ -339,6 +347,25 @@ mod tests {
             runs: 1,
         });
         p
+    }
+
+    #[test]
+    fn scaling_to_fewer_threads_scales_every_unit_roof() {
+        // A 4-thread profile with AMX against a 1-thread log: the AMX roof a `…_amx`
+        // primitive is set against must be a quarter too, like the precision's peak.
+        let mut p = measured(4, Some(4), 100.0, 400.0);
+        p.compute[0].isa = "amx".into();
+        p.unit_gflops
+            .entry("bf16".into())
+            .or_default()
+            .insert("avx512_bf16".into(), 200.0);
+        let (one, _) = p.scaled_to_threads(1).unwrap();
+        assert_eq!(one.unit_peak("bf16", "amx"), Some(100.0));
+        assert_eq!(one.unit_peak("bf16", "avx512_bf16"), Some(50.0));
+        let amx = one
+            .peak_choice_for("bf16", Some("brg_matmul:avx10_1_512_amx"))
+            .unwrap();
+        assert_eq!(amx.gflops, 100.0);
     }
 
     #[test]
