@@ -346,6 +346,7 @@ fn findings_are_ordered_by_gain_and_ids_are_stable() {
             "launch-config",
             "timings-polluted",
             "whole-step-bf16",
+            "compile-warm-up",
             "gemm-outside-onednn",
             "attention-share",
             "elementwise-unfused"
@@ -783,4 +784,25 @@ fn trace_gains_are_per_trace_iteration_and_one_share_of_the_step() {
             f.title
         );
     }
+}
+
+/// `compile-warm-up` on the compiled GPT fixture. By hand from its trace: iteration 0 (the
+/// compile) is 3204.613 ms; of iterations 0–3 the first two are warm-up and 0 compiled, so the
+/// steady step is the median of 17.983 and 17.928 = 17.956 ms; compiling cost 3204.613 −
+/// 17.956 = 3186.66 ms. An eager run has no such finding.
+#[test]
+fn compile_warm_up_on_the_compiled_gpt() {
+    let a = run_torch("gpt-compiled");
+    let f = a.finding("compile-warm-up").expect("the run compiled");
+    let e = |k: &str| f.evidence[k].as_f64().unwrap();
+    assert!(
+        (e("first_step_ms") - 3204.613).abs() < 1e-3,
+        "{:?}",
+        f.evidence
+    );
+    assert!((e("steady_step_ms") - 17.956).abs() < 1e-3);
+    assert!((e("compile_ms") - 3186.657).abs() < 1e-3);
+    assert!(f.title.starts_with("compiling costs 3.2 s"), "{}", f.title);
+    assert!(f.gain_ms.is_none());
+    assert!(!fires(&run_torch("gpt-f32"), "compile-warm-up"));
 }

@@ -175,3 +175,34 @@ fn eager_against_compiled_traces_headlines_the_step_and_the_compile() {
     // No fused op shown as if it became free.
     assert!(!text.contains("→ 0.000      into"), "{text}");
 }
+
+/// `report --torch-trace` of the compiled run alone gives its warm-up: by hand (above), the
+/// first step 3204.613 ms, compiling ≈ 3204.613 − 17.956 = 3186.66 ms.
+#[test]
+fn a_compiled_runs_report_gives_its_compile_warm_up() {
+    let log = root().join("fixtures/torch/gpt-compiled.log.gz");
+    let rel = "fixtures/torch/gpt-compiled.trace.json.gz";
+    let compiled = iterations(&trace_events(rel));
+    let steady = (compiled[2].1 + compiled[3].1) / 2.0;
+    let trace = root().join(rel);
+    let (l, t) = (log.to_str().unwrap(), trace.to_str().unwrap());
+    let j = json_of(&["report", l, "--torch-trace", t, "--format", "json"]);
+    let w = &j["torch"]["warm_up"];
+    assert!(close(
+        w["first_step_ms"].as_f64().unwrap(),
+        compiled[0].1,
+        1e-6
+    ));
+    assert!(close(w["steady_step_ms"].as_f64().unwrap(), steady, 1e-6));
+    assert!(close(
+        w["compile_ms"].as_f64().unwrap(),
+        compiled[0].1 - steady,
+        1e-6
+    ));
+    assert!(close(w["compile_ms"].as_f64().unwrap(), 3186.66, 1e-5));
+    let text = common::stdout_of(&["report", l, "--torch-trace", t]);
+    assert!(
+        text.contains("compile warm-up: first step 3.2 s, of which compiling ≈ 3.2 s"),
+        "{text}"
+    );
+}

@@ -78,6 +78,9 @@ pub fn json(doc: &ReportDoc) -> serde_json::Result<Value> {
     }
     if let Some(j) = doc.torch {
         v["torch"] = serde_json::to_value(j)?;
+        // The compile warm-up against the steady step (`null` when nothing compiled).
+        v["torch"]["warm_up"] =
+            serde_json::to_value(profilednn_analysis::compile_cost::warm_up(j))?;
     }
     if let Some(a) = doc.advice {
         v["advice"] = serde_json::to_value(a)?;

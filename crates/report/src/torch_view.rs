@@ -331,6 +331,13 @@ fn compilation(out: &mut String, j: &TorchJoin) {
         j.iterations.unwrap_or(0),
         if j.iterations == Some(1) { "" } else { "s" }
     );
+    if let Some(w) = profilednn_analysis::compile_cost::warm_up(j) {
+        let _ = writeln!(
+            out,
+            "  compile warm-up: {}",
+            crate::diff_text::compiled::warm_up_line(&w)
+        );
+    }
 }
 
 /// torch.compile's generated kernels, by name, with the ops each fused; or, when the trace has

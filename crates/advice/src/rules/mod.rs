@@ -4,6 +4,7 @@ mod backward_weights;
 mod bf16;
 mod bf16_emulated;
 mod cache;
+mod compile_cost;
 mod framework_ops;
 mod fusion;
 mod launch;
@@ -109,6 +110,10 @@ pub const ALL: &[Rule] = &[
     Rule {
         id: whole_step::ID,
         check: whole_step::check,
+    },
+    Rule {
+        id: compile_cost::ID,
+        check: compile_cost::check,
     },
     Rule {
         id: framework_ops::GEMM,
