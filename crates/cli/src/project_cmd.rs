@@ -44,6 +44,16 @@ pub struct ProjectArgs {
     /// With --to: threads per rank on the target (default: the log's).
     #[arg(long, value_parser = crate::load::count_usize, requires = "to")]
     threads: Option<usize>,
+    /// With --to: samples in one epoch, for the epoch's time on each target (needs --batch).
+    #[arg(long, value_parser = crate::load::count, requires = "to")]
+    samples_per_epoch: Option<u64>,
+    /// With --to: samples one step of the log trains on (the global batch).
+    #[arg(long, value_parser = crate::load::count, requires = "to")]
+    batch: Option<u64>,
+    /// With --to: the price per hour of each target, once per --to in the same order: the
+    /// cost per epoch, cheapest target first (needs --samples-per-epoch and --batch).
+    #[arg(long, value_name = "P", requires = "to")]
+    price_per_hour: Vec<f64>,
     /// `terminal` or `json` (with --to: `profilednn.machine-projection.v1`, docs/machines.md).
     #[arg(long, value_parser = ["terminal", "json"])]
     format: Option<String>,
@@ -60,6 +70,11 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
             threads: args.threads,
             iterations: args.iterations,
             json,
+            epoch: profilednn_project::target::epoch::EpochRequest {
+                samples_per_epoch: args.samples_per_epoch,
+                batch: args.batch,
+                prices_per_hour: args.price_per_hour,
+            },
         });
     }
     if args.torch_trace.is_some() && args.replay.is_none() {

@@ -19,9 +19,11 @@ pub struct ToArgs<'a> {
     pub threads: Option<usize>,
     pub iterations: Option<u64>,
     pub json: bool,
+    pub epoch: target::epoch::EpochRequest,
 }
 
 pub fn run(a: ToArgs) -> Result<ExitCode> {
+    a.epoch.check(a.to.len())?;
     let profile = crate::load::profile_with(a.log, None, a.iterations, true, a.trace.is_some())?;
     let targets: Vec<TargetProfile> = a.to.iter().map(|p| read_target(p)).collect::<Result<_>>()?;
     let (source, source_file) = source_of(a.from, &profile)?;
@@ -51,9 +53,16 @@ pub fn run(a: ToArgs) -> Result<ExitCode> {
         per_iteration: profile.iterations.as_ref().is_some_and(|i| i.count > 0),
         targets: targets
             .iter()
-            .map(|t| target::project_to(&input, &source, t, &opts))
+            .enumerate()
+            .map(|(i, t)| {
+                let mut p = target::project_to(&input, &source, t, &opts);
+                p.epoch = target::epoch::epoch(&p, &a.epoch, i);
+                p
+            })
             .collect(),
     };
+    let mut doc = doc;
+    target::epoch::order(&mut doc.targets);
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {

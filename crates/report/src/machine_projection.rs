@@ -52,6 +52,19 @@ fn target(s: &mut String, t: &TargetProjection) {
         t.threads
     );
     let _ = writeln!(s, "  band: {}", t.band.basis);
+    if let Some(e) = &t.epoch {
+        let cost = match (e.cost, e.cost_low, e.cost_high, e.price_per_hour) {
+            (Some(c), Some(lo), Some(hi), Some(p)) => {
+                format!("; cost {c:.2} per epoch ({lo:.2}–{hi:.2}) at {p} per hour")
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "  epoch: {:.0} steps, {:.1} s ({:.1}–{:.1} s){cost}",
+            e.steps, e.epoch_s, e.epoch_s_low, e.epoch_s_high
+        );
+    }
     table(s, "parts", &t.parts);
     let _ = writeln!(s, "  families:");
     for f in t.families.iter().filter(|f| f.logged_ms > 0.0).take(12) {

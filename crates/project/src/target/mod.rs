@@ -10,6 +10,7 @@
 //! speed, for which the one-core f32 peak is the proxy.
 
 pub mod band;
+pub mod epoch;
 mod framework;
 mod notes;
 mod onednn;
@@ -121,6 +122,9 @@ pub struct TargetProjection {
     pub emulated: Vec<String>,
     pub assumptions: Vec<String>,
     pub not_modelled: Vec<String>,
+    /// The epoch and its cost (`--samples-per-epoch`, `--batch`, `--price-per-hour`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<epoch::Epoch>,
 }
 
 /// The document `--format json` prints.

@@ -111,6 +111,7 @@ pub fn project_to(
         emulated: notes.emulated,
         assumptions: notes.assumptions,
         not_modelled: notes.not_modelled,
+        epoch: None,
     }
 }
 
