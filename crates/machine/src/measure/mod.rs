@@ -219,7 +219,9 @@ mod tests {
             note,
             "AMX is reported by CPUID but not measured: the kernel refused the AMX tile state (arch_prctl: EPERM)"
         );
-        assert!(amx_note_for(false, Ok(())).unwrap().contains("does not report AMX"));
+        assert!(amx_note_for(false, Ok(()))
+            .unwrap()
+            .contains("does not report AMX"));
         assert_eq!(amx_note_for(true, Ok(())), None);
     }
 }
