@@ -143,12 +143,24 @@ fn every_library_pair_projects_within_25_percent_where_it_is_a_target_pair() {
                 if targets.contains(&(a.clone(), b.clone())) && err.abs() > 0.25 {
                     failures.push(format!("{a} → {b} {name}: {:+.1} %", err * 100.0));
                 }
+                // Every pair, target or open: the truth lies inside the band the projection
+                // states.
+                let band = &p["band"];
+                let (lo, hi) = (
+                    band["low_ms"].as_f64().unwrap(),
+                    band["high_ms"].as_f64().unwrap(),
+                );
+                if !(lo..=hi).contains(&rs) {
+                    failures.push(format!(
+                        "{a} → {b} {name}: real {rs:.3} ms outside the stated band {lo:.3}–{hi:.3} ms"
+                    ));
+                }
             }
         }
     }
     assert!(
         failures.is_empty(),
-        "target pairs beyond 25 %: {failures:?}"
+        "target pairs beyond 25 %, or a truth outside its band: {failures:?}"
     );
 }
 

@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_MEASURED: f64 = 0.35;
 /// Default relative error for a spec-sheet target profile, until measured.
 pub const DEFAULT_SPEC_SHEET: f64 = 0.60;
+/// A spec sheet's band over the measured profiles', until spec sheets are measured themselves.
+pub const SPEC_SHEET_OVER_MEASURED: f64 = 0.25;
 /// Widening per default standing in for a missing figure.
 pub const PER_STAND_IN: f64 = 0.10;
 
@@ -52,7 +54,10 @@ pub fn band(projected_ms: f64, spec_sheet: bool, stand_ins: usize) -> Band {
     };
     let from_lib = lib.as_ref().and_then(|m| {
         let r = if spec_sheet {
-            m.spec_sheet
+            // Not measured on a spec sheet yet: wider than the measured profiles' error.
+            m.spec_sheet.or(m.measured_profile.map(|r| {
+                (r + SPEC_SHEET_OVER_MEASURED).max(DEFAULT_SPEC_SHEET)
+            }))
         } else {
             m.measured_profile
         };
