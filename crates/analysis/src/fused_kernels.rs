@@ -7,7 +7,7 @@
 //! in proportion to their time, so that the kernels' eager shares add up to the fused ops'
 //! eager time, and no time is counted twice.
 
-use crate::torch_compare::MovedOp;
+use crate::moved_op::MovedOp;
 use crate::torch_trace::TorchJoin;
 use serde::Serialize;
 
@@ -125,7 +125,14 @@ mod tests {
         let rows: Vec<(&str, f64, f64, usize)> = g
             .kernels
             .iter()
-            .map(|k| (k.kernel.as_str(), r(k.kernel_ms), r(k.eager_ms), k.ops.len()))
+            .map(|k| {
+                (
+                    k.kernel.as_str(),
+                    r(k.kernel_ms),
+                    r(k.eager_ms),
+                    k.ops.len(),
+                )
+            })
             .collect();
         assert_eq!(rows, [("A", 0.3, 7.0, 2), ("B", 0.1, 2.0, 1)]);
         assert_eq!((r(g.eager_ms), r(g.kernel_ms)), (9.0, 0.4));

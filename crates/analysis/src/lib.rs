@@ -50,6 +50,7 @@ pub mod launch;
 pub mod load;
 pub mod log_machine;
 pub mod metadata;
+pub mod moved_op;
 pub mod nodes;
 pub mod profile;
 pub mod rank_events;

@@ -2,6 +2,7 @@
 //! per iteration, before and after. Computed once here; the terminal and HTML renderers only
 //! lay it out.
 
+pub use crate::moved_op::MovedOp;
 use crate::torch_trace::{OpRow, Phase, TorchJoin};
 use serde::Serialize;
 
@@ -28,19 +29,6 @@ pub struct OpChange {
     pub name: String,
     pub before_ms: f64,
     pub after_ms: f64,
-}
-
-/// An op of the first run whose work the second run's Inductor kernels took over: eager
-/// against compiled, which ops were fused into which kernels.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct MovedOp {
-    pub name: String,
-    /// Its time per iteration in the first run, and in the second (what is left of it outside
-    /// the kernels).
-    pub before_ms: f64,
-    pub after_ms: f64,
-    /// The second run's kernels whose names list it, most time first.
-    pub kernels: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -256,12 +256,13 @@ impl MachineProfile {
             *v *= f;
         }
         // The unit roofs too: a primitive is bounded by its unit's peak
-        // (`peak_choice_for`), which must be at the log's threads like the rest.
+        // (`peak_choice_for`), which must be at the log's threads like the rest. They go into
+        // `unit_gflops` (read before `compute`); the measurements themselves stay as measured,
+        // or their all-core against one-core check (`suspicions`) would see a peak that "did
+        // not scale" in every profile scaled down.
+        m.unit_gflops = self.unit_table();
         for v in m.unit_gflops.values_mut().flat_map(|u| u.values_mut()) {
             *v *= f;
-        }
-        for c in &mut m.compute {
-            c.all_core_gflops *= f;
         }
         let largest = self
             .bandwidth
@@ -366,6 +367,10 @@ mod tests {
             .peak_choice_for("bf16", Some("brg_matmul:avx10_1_512_amx"))
             .unwrap();
         assert_eq!(amx.gflops, 100.0);
+        // The measurements are not rewritten: the scaled profile is no more suspect than the
+        // measured one (a clean 4x over one core).
+        assert!(p.suspicions().is_empty());
+        assert!(one.suspicions().is_empty(), "{:?}", one.suspicions());
     }
 
     #[test]

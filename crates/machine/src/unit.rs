@@ -5,6 +5,10 @@
 //! while `jit:avx512_core_bf16` runs on `vdpbf16ps`. Setting both against one "bf16 peak" put
 //! 173 AMX primitives of a DenseNet log above 100 % of the roof (up to 1,088 %). The unit names
 //! here are the `isa` names of the profile's compute measurements ([`crate::ComputePeak`]).
+//!
+//! Not read from the name: an f32 primitive that runs on `…_amx` under a bf16 fpmath mode is
+//! costed in bf16 by the cost model (its precision is the fpmath mode's), so it meets the AMX
+//! arm; one whose mode the log does not show is set against the FMA roof.
 
 /// The unit an implementation of `precision` (`f32`, `bf16`, `f16`, `int8`) ran on, and the
 /// precision that unit computes in: `("amx", "bf16")` for `brg_matmul:avx10_1_512_amx` in bf16,
@@ -23,7 +27,10 @@ pub fn of_implementation(
     let avx512 = avx10 || has("avx512");
     match precision {
         "bf16" | "f16" | "int8" if has("amx") => Some(("amx", static_precision(precision))),
-        "bf16" if avx10 || has("avx512_core_bf16") => Some(("avx512_bf16", "bf16")),
+        // avx512_core_fp16 (Sapphire Rapids without AMX) has the bf16 dot product too.
+        "bf16" if avx10 || has("avx512_core_bf16") || has("avx512_core_fp16") => {
+            Some(("avx512_bf16", "bf16"))
+        }
         "f16" if avx10 || has("avx512_core_fp16") => Some(("avx512_fp16", "f16")),
         "int8" if avx10 || (has("vnni") && avx512) || has("avx512_core_bf16") => {
             Some(("avx512_vnni", "int8"))

@@ -113,6 +113,8 @@ macro_rules! amx_body {
                     a = in(reg) data.as_ptr(),
                     s = in(reg) 64usize,
                     n = inout(reg) iters.max(1) => _,
+                    out("tmm0") _, out("tmm1") _, out("tmm2") _, out("tmm3") _,
+                    out("tmm4") _, out("tmm5") _, out("tmm6") _, out("tmm7") _,
                     options(nostack, readonly),
                 );
             }

@@ -115,8 +115,8 @@ pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile
                 ));
             } else if per_core > kernel.theoretical_per_core(g, kernel.units) {
                 notes.push(format!(
-                    "{} {} runs above the 2-unit theory at the reported {g:.2} GHz: the core turbos above that frequency",
-                    kernel.precision, kernel.isa
+                    "{} {} runs above the {}-unit theory at the reported {g:.2} GHz: the core turbos above that frequency",
+                    kernel.precision, kernel.isa, kernel.units
                 ));
             }
         }
@@ -128,8 +128,13 @@ pub fn measure(effort: Effort, progress: &mut dyn FnMut(&str)) -> MachineProfile
             all_core_gflops: all_core,
             theoretical_per_core_gflops: ghz.map(|g| kernel.theoretical_per_core(g, kernel.units)),
             method: format!(
-                "{} independent accumulator chains of {} ({} flops each), {} iterations per thread, best of {} runs; all-core = {} threads",
-                kernel.chains, kernel.instruction, kernel.flops_per_instruction,
+                "{} of {} ({} flops each) per loop iteration, {} iterations per thread, best of {} runs; all-core = {} threads",
+                if kernel.isa == "amx" {
+                    format!("{} tile products on 4 accumulator tiles", kernel.chains)
+                } else {
+                    format!("{} independent accumulator chains", kernel.chains)
+                },
+                kernel.instruction, kernel.flops_per_instruction,
                 effort.flop_iters, effort.runs, effort.threads
             ),
             runs: effort.runs,

@@ -55,9 +55,9 @@ pub fn band(projected_ms: f64, spec_sheet: bool, stand_ins: usize) -> Band {
     let from_lib = lib.as_ref().and_then(|m| {
         let r = if spec_sheet {
             // Not measured on a spec sheet yet: wider than the measured profiles' error.
-            m.spec_sheet.or(m.measured_profile.map(|r| {
-                (r + SPEC_SHEET_OVER_MEASURED).max(DEFAULT_SPEC_SHEET)
-            }))
+            m.spec_sheet.or(m
+                .measured_profile
+                .map(|r| (r + SPEC_SHEET_OVER_MEASURED).max(DEFAULT_SPEC_SHEET)))
         } else {
             m.measured_profile
         };

@@ -122,7 +122,9 @@ impl<'m> Roofs<'m> {
                 if let Some(g) = unit(precision, "amx") {
                     return Some(roof(g, "amx", false, None));
                 }
-                if has_isa("amx") {
+                // `amx` in the ISA list is AMX-BF16 (and INT8): f16 tiles (AMX-FP16) come with
+                // Granite Rapids, so a missing f16 AMX figure is no stand-in elsewhere.
+                if has_isa("amx") && precision == "bf16" {
                     if let Some(g) = unit(precision, dot) {
                         return Some(roof(
                             g,
@@ -141,7 +143,7 @@ impl<'m> Roofs<'m> {
                 }
                 if let Some(g) = given(precision) {
                     // A spec sheet's figure: the unit its ISA list names, if any.
-                    let u = if has_isa("amx") {
+                    let u = if has_isa("amx") && precision == "bf16" {
                         "amx"
                     } else if has_isa(dot) {
                         dot
@@ -161,6 +163,11 @@ impl<'m> Roofs<'m> {
                     ..f
                 })
             }
+            // int8: the tiles, else VNNI, as oneDNN picks them.
+            "int8" => ["amx", "avx512_vnni"]
+                .into_iter()
+                .find_map(|u| unit(precision, u).map(|g| roof(g, u, false, None)))
+                .or_else(|| given(precision).map(|g| roof(g, "best", false, None))),
             _ => {
                 for u in ["avx512", "avx2", "sse"] {
                     if let Some(g) = unit(precision, u) {
