@@ -111,6 +111,21 @@ class FocalLoss(unittest.TestCase):
                 tol = 1e-5 if dtype == torch.float32 else 2e-2
                 assert_close(self, xr.grad.float(), ref_grad, tol, f"grad {dtype} leaf={leaf}")
 
+    def test_a_retained_graph_after_the_handed_out_gradient_accumulates_right(self):
+        # The first backward (seeded with 1) hands the saved gradient out as the leaf's .grad
+        # with no copy; a retained graph's next backwards must not read it back (it is .grad
+        # now, accumulated into), nor be hurt by zero_grad in place.
+        x, t = self.inputs((64, 300), seed=13)
+        _, ref_grad = reference(x, t, 0.25, 2.0, "mean")
+        xr = x.clone().requires_grad_(True)
+        loss = sigmoid_focal_loss(xr, t, reduction="mean")
+        loss.backward(retain_graph=True)
+        loss.backward(retain_graph=True)
+        assert_close(self, xr.grad, 2.0 * ref_grad, 1e-5, "two backwards")
+        xr.grad.zero_()
+        loss.backward()
+        assert_close(self, xr.grad, ref_grad, 1e-5, "after zero_grad in place")
+
     def test_gradient_buffers_are_reused_only_when_free(self):
         # Large enough (>= 1 M elements) for the buffer pool.
         x1, t = self.inputs((1100, 1000), seed=5)

@@ -5,6 +5,9 @@ profiler start and stop: "USDT: … profiler_start", "STAGE: … Completed Stage
 without a GPU "ERROR: … gpuGetDeviceCount failed". `KINETO_LOG_LEVEL` does not reach the USDT
 lines, so descriptor 2 is sent to a temporary file for the duration, and what is not kineto's
 (Python warnings, the user's own prints to stderr) is written back afterwards, in order.
+
+Not covered: a process that dies inside the window (a crash in a kernel, `os._exit`) loses what
+it wrote to descriptor 2 there, the fatal message included; the window is the profiled step only.
 """
 
 import contextlib
@@ -36,7 +39,13 @@ def kineto_quiet():
     except (OSError, ValueError, AttributeError):
         yield
         return
-    with tempfile.TemporaryFile() as tmp:
+    try:
+        tmp = tempfile.TemporaryFile()
+    except OSError:
+        os.close(saved)
+        yield
+        return
+    with tmp:
         os.dup2(tmp.fileno(), 2)
         try:
             yield
@@ -47,7 +56,11 @@ def kineto_quiet():
                 pass
             os.dup2(saved, 2)
             os.close(saved)
-            tmp.seek(0)
-            kept = b"".join(line for line in tmp if not _kineto_noise(line))
-            while kept:
-                kept = kept[os.write(2, kept):]
+            # Writing back must not hide an exception raised inside: a failure here is dropped.
+            try:
+                tmp.seek(0)
+                kept = b"".join(line for line in tmp if not _kineto_noise(line))
+                while kept:
+                    kept = kept[os.write(2, kept):]
+            except OSError:
+                pass
