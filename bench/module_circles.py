@@ -75,13 +75,14 @@ def resolve(mods, here, parts):
     return best
 
 
+def sources(root, ext, name_of):
+    """{module name: path} of the files under `root` ending in `ext`."""
+    return {name_of(os.path.join(d, f)): os.path.join(d, f)
+            for d, _, files in os.walk(root) for f in files if f.endswith(ext)}
+
+
 def crate_graph(src):
-    mods = {}
-    for d, _, files in os.walk(src):
-        for f in files:
-            if f.endswith(".rs"):
-                p = os.path.join(d, f)
-                mods[module_of(src, p)] = p
+    mods = sources(src, ".rs", lambda p: module_of(src, p))
     edges = {m: set() for m in mods}
     for m, p in mods.items():
         text = test_free(strip_comments(open(p, encoding="utf-8").read()))
@@ -147,12 +148,7 @@ def py_module_of(path, pkg_root):
 
 def py_graph(pkg_root=PY_PACKAGE):
     """Module -> the package modules it imports (Python), ancestors left out."""
-    mods = {}
-    for d, _, files in os.walk(pkg_root):
-        for f in files:
-            if f.endswith(".py"):
-                p = os.path.join(d, f)
-                mods[py_module_of(p, pkg_root)] = p
+    mods = sources(pkg_root, ".py", lambda p: py_module_of(p, pkg_root))
     edges = {m: set() for m in mods}
     for m, p in mods.items():
         is_pkg = p.endswith("__init__.py")

@@ -50,6 +50,16 @@ pub fn load(explicit: Option<&Path>) -> Result<Option<MachineProfile>> {
 /// with the JSON reader's "stream did not contain valid UTF-8". The check is here, not in
 /// `MachineProfile::load`, since the machine crate sits below the one that knows file kinds.
 pub fn read(path: &Path) -> Result<MachineProfile> {
+    Ok(MachineProfile::from_json(
+        &read_text(path)?,
+        &path.display().to_string(),
+    )?)
+}
+
+/// The text of a machine profile file (gzip-compressed or not), files of another kind refused
+/// with what they are: for `--machine` and for `project --to`/`--from`, which validate it
+/// their own way.
+pub fn read_text(path: &Path) -> Result<String> {
     use profilednn_verbose::FileKind;
     use std::io::Read;
     let wanted = FileKind::MachineProfile;
@@ -72,10 +82,7 @@ pub fn read(path: &Path) -> Result<MachineProfile> {
             wanted.expected()
         );
     };
-    Ok(MachineProfile::from_json(
-        &text,
-        &path.display().to_string(),
-    )?)
+    Ok(text)
 }
 
 #[cfg(test)]

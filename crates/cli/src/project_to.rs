@@ -4,10 +4,9 @@
 
 use crate::output::outln;
 use crate::ExitCode;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use profilednn_machine::MachineProfile;
 use profilednn_project::target::{self, MachineProjection, Options, Source, TargetProfile};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// What `project --to` was given.
@@ -71,24 +70,9 @@ pub fn run(a: ToArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn read_text(path: &Path) -> Result<String> {
-    let f = std::fs::File::open(path)
-        .with_context(|| format!("cannot read machine profile {}", path.display()))?;
-    let mut bytes = Vec::new();
-    profilednn_verbose::gzip::decompressed(f)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read machine profile {}", path.display()))?;
-    String::from_utf8(bytes).with_context(|| {
-        format!(
-            "{}: binary data, not a machine profile (JSON from `profilednn peak -o FILE`)",
-            path.display()
-        )
-    })
-}
-
 fn read_target(path: &Path) -> Result<TargetProfile> {
     Ok(target::parse(
-        &read_text(path)?,
+        &crate::machine_file::read_text(path)?,
         &path.display().to_string(),
     )?)
 }

@@ -196,17 +196,8 @@ mod tests {
 
     fn op(name: &str, start: f64, end: f64, annotation: bool) -> Op {
         Op {
-            name: name.into(),
-            start,
-            end,
-            tid: 1,
             annotation,
-            python: false,
-            seq: None,
-            dims: Vec::new(),
-            types: Vec::new(),
-            lists: Vec::new(),
-            concrete: Vec::new(),
+            ..Op::cpu(name, start, end)
         }
     }
 
