@@ -50,12 +50,33 @@ def torchrun(tee=False):
 
 
 LABEL = re.compile(r"^\[default(\d+)\]:(.*)$")
+PIECE = re.compile(r"\[default(\d+)\]:")
+
+
+def joined_lines(text):
+    """The lines of torchrun's output with cut lines joined per rank: torchrun tails each
+    rank's file with readline(), which hands out a line's first part without its newline,
+    labelled, and the rest later under a label of its own (PYTHONUNBUFFERED makes `print`
+    write its text and its newline apart)."""
+    pending, out = {}, []
+    for line in text.splitlines():
+        pieces = [(m.group(1), m.start(), m.end()) for m in PIECE.finditer(line)]
+        if not pieces or pieces[0][1] != 0:
+            out.append(line)
+            continue
+        for i, (rank, _, end) in enumerate(pieces):
+            stop = pieces[i + 1][1] if i + 1 < len(pieces) else len(line)
+            pending[rank] = pending.get(rank, "") + line[end:stop]
+        rank = pieces[-1][0]
+        out.append(f"[default{rank}]:" + pending.pop(rank))
+    out += [f"[default{r}]:{t}" for r, t in pending.items()]
+    return out
 
 
 def per_rank_output(text):
     """Each rank's program output (verbose lines and markers left out), in order."""
     out = {}
-    for line in text.splitlines():
+    for line in joined_lines(text):
         m = LABEL.match(line)
         if not m or m.group(2).startswith(("onednn_verbose,", "profilednn,iteration")):
             continue

@@ -25,6 +25,7 @@ mod project_to;
 mod record_args;
 mod record_child;
 mod record_cmd;
+mod record_join;
 mod record_launch;
 mod record_ranks;
 mod replay_args;

@@ -100,21 +100,30 @@ pub(crate) fn pass_through(child_stdout: impl Read, log: &mut Log) -> Result<Pas
     let mut line = Vec::with_capacity(4096);
     let mut passed = Passed::default();
     let mut stdout_open = true;
-    loop {
-        line.clear();
-        let n = reader.read_until(b'\n', &mut line)?;
-        if n == 0 {
-            break;
+    let mut joiner = crate::record_join::Joiner::default();
+    let mut failed: Option<std::io::Error> = None;
+    let mut handle = |line: &[u8]| {
+        if failed.is_some() {
+            return;
         }
-        match crate::record_ranks::route(&line) {
+        match crate::record_ranks::route(line) {
             Some(r) => {
                 if !r.terminal.is_empty() && stdout_open {
                     stdout_open = out.write_all(r.terminal).and_then(|_| out.flush()).is_ok();
                 }
-                log.write_all(r.label)?;
-                log.write_all(r.verbose)?;
-                if !line.ends_with(b"\n") {
-                    log.write_all(b"\n")?;
+                let written = log
+                    .write_all(r.label)
+                    .and_then(|_| log.write_all(r.verbose));
+                let written = written.and_then(|_| {
+                    if line.ends_with(b"\n") {
+                        Ok(())
+                    } else {
+                        log.write_all(b"\n")
+                    }
+                });
+                if let Err(e) = written {
+                    failed = Some(e);
+                    return;
                 }
                 passed.ranks.see(&r);
                 passed.verbose_lines += 1;
@@ -122,10 +131,22 @@ pub(crate) fn pass_through(child_stdout: impl Read, log: &mut Log) -> Result<Pas
             None => {
                 passed.app_lines += 1;
                 if stdout_open {
-                    stdout_open = out.write_all(&line).and_then(|_| out.flush()).is_ok();
+                    stdout_open = out.write_all(line).and_then(|_| out.flush()).is_ok();
                 }
             }
         }
+    };
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line)?;
+        if n == 0 {
+            break;
+        }
+        joiner.push(&line, &mut handle);
+    }
+    joiner.finish(&mut handle);
+    if let Some(e) = failed {
+        return Err(e.into());
     }
     Ok(passed)
 }

@@ -233,6 +233,39 @@ fn record_passes_launcher_output_through_exactly() {
 }
 
 #[test]
+fn record_joins_torchruns_cut_lines_per_rank() {
+    // torchrun tails each rank's file with readline(), which at the file's end hands out a
+    // line without its newline; CI once saw rank 0's line cut so, rank 1's whole line after
+    // it, and rank 0's newline alone (`[default0]:` on the terminal, two lines glued in the log).
+    let dir = temp_dir();
+    let log = dir.join("cut.log");
+    let a = "onednn_verbose,v1,primitive,exec,cpu,inner_product,x,forward_training,src:f32,,mb2ic3oc4,0.5";
+    let b = "onednn_verbose,v1,primitive,exec,cpu,inner_product,x,forward_training,src:f32,,mb2ic3oc4,0.7";
+    let program = format!(
+        "printf '[default0]:{a}[default1]:{b}\\n[default0]:\\n[default1]:loss [default1]:0.3\\n'"
+    );
+    let rec = record_sh(&log, &program);
+    assert!(
+        rec.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rec.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(rec.stdout).unwrap(),
+        "[default1]:loss 0.3\n"
+    );
+    let written = std::fs::read_to_string(&log).unwrap();
+    let verbose: Vec<&str> = written
+        .lines()
+        .filter(|l| l.contains("onednn_verbose"))
+        .collect();
+    assert_eq!(
+        verbose,
+        [format!("[default1]:{b}"), format!("[default0]:{a}")]
+    );
+}
+
+#[test]
 fn record_says_when_ranks_cannot_be_told_apart() {
     // torchrun without --tee: both ranks write to the terminal unlabelled.
     let program = format!(
