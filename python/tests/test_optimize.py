@@ -141,6 +141,55 @@ class Optimize(unittest.TestCase):
         for a, b in zip(ours, reference):
             self.assertLess(abs(a - b), 1e-5 * abs(b), (ours, reference))
 
+    def test_each_comparison_pairs_steps_of_the_same_training_run(self):
+        # Issue 51: the candidate was a fresh copy, the side it was measured against had trained
+        # for a while; where a run's early steps differ in speed (the focal-loss head's logits go
+        # through denormal gradients at steps 3-5), pair i compared two points of training and a
+        # 2x faster loss measured 0.4x. Both sides of every comparison now start as given.
+        import profilednn._optimize as po
+
+        seen = []
+        compare = po._compare
+
+        def counting(a, b, steps, warmup):
+            seen.append((a.model.steps, b.model.steps))
+            return compare(a, b, steps, warmup)
+
+        class Counting(Net):
+            def __init__(self):
+                super().__init__()
+                self.steps = 0
+
+            def forward(self, x):
+                self.steps += 1
+                return super().forward(x)
+
+        torch.manual_seed(0)
+        model = Counting()
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        po._compare = counting
+        try:
+            profilednn.optimize(model, opt, example(), focal_loss_fn, margin=0.0,
+                                changes=("fused optimizer", "fused focal loss"), **FAST)
+        finally:
+            po._compare = compare
+        # Two changes, then the whole against the step as written.
+        self.assertEqual(seen, [(0, 0)] * 3)
+        self.assertEqual(model.steps, 0)
+
+    def test_a_loss_already_swapped_by_an_earlier_optimize_is_not_measured_again(self):
+        model, opt = self.fresh()
+        profilednn.optimize(model, opt, example(), focal_loss_fn, margin=0.0, changes=("fused focal loss",),
+                            **FAST)
+        self.assertIs(torchvision.ops.sigmoid_focal_loss, profilednn.ops.sigmoid_focal_loss)
+        model, opt = self.fresh()
+        _, _, report = profilednn.optimize(model, opt, example(), focal_loss_fn, changes=("fused focal loss",),
+                                           **FAST)
+        (c,) = report.changes
+        self.assertFalse(c.applied)
+        self.assertIsNone(c.measured_speedup)
+        self.assertIn("already ProfileDNN's", c.reason)
+
     def test_bindings_through_defaults_partials_attributes_and_odd_objects(self):
         import functools
 

@@ -32,6 +32,7 @@ pub mod bf16;
 pub mod dispatch;
 mod env;
 pub mod focal;
+pub mod fpmode;
 pub mod optim;
 pub mod pages;
 pub mod pool;

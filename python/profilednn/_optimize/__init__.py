@@ -237,10 +237,19 @@ def _decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, ste
             except Exception as e:  # noqa: BLE001 - a projection failure leaves measuring
                 say(f"projection failed ({type(e).__name__}: {e}); measuring only")
         base_ms = None
-        current, runner = base, baseline
+        current = base
+
+        def fresh(config):
+            # Every comparison starts both sides from the user's model and optimizer as given,
+            # so that pair i is step i of the same training run under two configurations. A
+            # side that had trained longer was at another point of it: the focal-loss head's
+            # steps 3-5 drive logits to where gradients are denormal, which slows its
+            # convolution's backward 2x, and a fresh candidate set against a runner already past
+            # them measured 0.4x (issue 51).
+            return Runner(config, model, optimizer, loss_fn, example, focal)
 
         def candidate(name, change, why_not=None):
-            nonlocal current, runner, base_ms
+            nonlocal current, base_ms
             if (name.endswith(" threads") and "threads" not in considered) or (
                     not name.endswith(" threads") and name not in considered):
                 return
@@ -261,17 +270,16 @@ def _decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, ste
                 return
             say(f"measuring {name} (~{cost:.0f} s)")
             try:
-                cand = Runner(current.with_(**change), model, optimizer, loss_fn, example, focal)
-                ta, tb = _compare(runner, cand, steps, warmup)
+                ta, tb = _compare(fresh(current), fresh(current.with_(**change)), steps, warmup)
             except Exception as e:  # noqa: BLE001 - a change that fails is not applied, with why
                 changes.append(Change(name, False, proj, None, f"failed: {type(e).__name__}: {e}"[:200]))
                 return
             cur_ms, cand_ms = statistics.median(ta), statistics.median(tb)
-            if base_ms is None and runner is baseline:
+            if base_ms is None and current == base:
                 base_ms = cur_ms
             speedup, keep = _verdict(ta, tb, margin)
             if keep:
-                current, runner = current.with_(**change), cand
+                current = current.with_(**change)
             changes.append(_measured(name, proj, ta, tb, margin))
 
         probe = Runner(base, model, optimizer, loss_fn, example, focal)
@@ -285,6 +293,8 @@ def _decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, ste
                 ("fold frozen batch-norm", {"fold_frozen_bn": True},
                  None if pairs else "no FrozenBatchNorm2d after a convolution"),
                 ("fused focal loss", {"fused_focal_loss": True},
+                 "already ProfileDNN's: torchvision.ops.sigmoid_focal_loss is ProfileDNN's fused loss (an earlier "
+                 "optimize() in this process swapped it)" if theirs is ours else
                  None if calls else "neither the model nor loss_fn calls torchvision's sigmoid_focal_loss"),
                 ("channels-last", {"channels_last": True}, None if has_conv else "the model has no 2-D convolution"),
                 ("bf16 autocast", {"bf16": True}, None)]
@@ -307,7 +317,7 @@ def _decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, ste
         # The whole against the step as written, alternated once more.
         if current != base:
             say("confirming the result against the step as written")
-            ta, tb = _compare(baseline, runner, steps, warmup)
+            ta, tb = _compare(fresh(base), fresh(current), steps, warmup)
             base_ms, final_ms = statistics.median(ta), statistics.median(tb)
             if not _verdict(ta, tb, margin)[1]:
                 for c in changes:

@@ -681,7 +681,25 @@ fn run(
             (sub(&x, er), t, gr, Out { loss: lo, grad: go })
         })
         .collect();
-    let work = move |(x, t, gr, mut o): (Tensor, Targets, Grad, Out)| -> Vec<f64> {
+    // Every job flushes denormals (crate::fpmode: they made the ops reading the gradient slow).
+    let work = move |job: (Tensor, Targets, Grad, Out)| -> Vec<f64> {
+        crate::fpmode::flushing_denormals(|| job_sums(isa, g, p, weighted, job))
+    };
+    let n = jobs.len();
+    let sums: Vec<Vec<f64>> = crate::pool::map(jobs, n, work);
+    // Block sums in index order: the same total for any split.
+    sums.iter().flatten().sum()
+}
+
+/// One job's block sums: the hand-written AVX-512 loop when it applies, else the generic ones.
+fn job_sums(
+    isa: Isa,
+    g: u8,
+    p: Params,
+    weighted: bool,
+    (x, t, gr, mut o): (Tensor, Targets, Grad, Out),
+) -> Vec<f64> {
+    {
         // Reduced passes (no per-element loss output, no per-element incoming gradient): the
         // hand-written AVX-512 loop when it applies.
         #[cfg(target_arch = "x86_64")]
@@ -703,11 +721,7 @@ fn run(
             return sums;
         }
         range_dispatch(isa, g, x, t, p, gr, o, weighted)
-    };
-    let n = jobs.len();
-    let sums: Vec<Vec<f64>> = crate::pool::map(jobs, n, work);
-    // Block sums in index order: the same total for any split.
-    sums.iter().flatten().sum()
+    }
 }
 
 /// Forward. `out` receives per-element losses for `Reduction::None` (required then); the
