@@ -189,6 +189,11 @@ class Optimize(unittest.TestCase):
         self.assertFalse(c.applied)
         self.assertIsNone(c.measured_speedup)
         self.assertIn("already ProfileDNN's", c.reason)
+        # A model that does not call it is told so, not that it is already swapped.
+        model, opt = self.fresh()
+        _, _, report = profilednn.optimize(model, opt, example(), lambda o, t: o.float().mean(),
+                                           changes=("fused focal loss",), **FAST)
+        self.assertIn("neither the model nor loss_fn calls", report.changes[0].reason)
 
     def test_bindings_through_defaults_partials_attributes_and_odd_objects(self):
         import functools

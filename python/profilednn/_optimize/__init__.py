@@ -293,9 +293,9 @@ def _decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, ste
                 ("fold frozen batch-norm", {"fold_frozen_bn": True},
                  None if pairs else "no FrozenBatchNorm2d after a convolution"),
                 ("fused focal loss", {"fused_focal_loss": True},
+                 "neither the model nor loss_fn calls torchvision's sigmoid_focal_loss" if not calls else
                  "already ProfileDNN's: torchvision.ops.sigmoid_focal_loss is ProfileDNN's fused loss (an earlier "
-                 "optimize() in this process swapped it)" if theirs is ours else
-                 None if calls else "neither the model nor loss_fn calls torchvision's sigmoid_focal_loss"),
+                 "optimize() in this process swapped it)" if theirs is ours else None),
                 ("channels-last", {"channels_last": True}, None if has_conv else "the model has no 2-D convolution"),
                 ("bf16 autocast", {"bf16": True}, None)]
         todo += [(f"{n} threads", {"threads": n}, None) for n in threads]
