@@ -67,6 +67,7 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let steps = match (&args.torch_trace, args.project) {
         (Some(t), true) => crate::torch_step::what_ifs(
             t,
+            args.logs.first().map(|l| l.as_path()),
             merged.metadata.threads.map(u64::from),
             merged.metadata.verbose_recording(),
         )?,

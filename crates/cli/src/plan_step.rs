@@ -18,6 +18,9 @@ pub struct Step {
     pub units: StepUnits,
     pub batch: u64,
     pub gradients: Gradients,
+    /// The interpreter the log was recorded with (its `recorded_python` line), for the
+    /// replays.
+    pub recorded_python: Option<PathBuf>,
 }
 
 /// Reads `trace`'s steady iteration, its batch and its gradients; a trace of another run than
@@ -44,6 +47,7 @@ pub fn read(trace: &Path, log: &Path) -> Result<Step> {
         units,
         batch,
         gradients,
+        recorded_python: profilednn_analysis::torch_trace::recorded_python::of_log(log),
     })
 }
 
@@ -76,7 +80,7 @@ pub fn replay_rows(
             &StepArgs {
                 trace: &step.trace,
                 python,
-                recorded_python: None,
+                recorded_python: step.recorded_python.as_deref(),
                 threads: Some(threads),
                 bf16: false,
                 channels_last: false,

@@ -96,19 +96,24 @@ pub fn replay_units(a: &StepArgs, units: &step_units::StepUnits) -> Result<Frame
 
 /// `advise --project --torch-trace`: the whole-step what-ifs the rules judge, each against the
 /// step replayed as recorded (like with like): bf16 autocast.
+///
+/// `log`: the recording, whose `recorded_python` line names the interpreter that ran it (the
+/// bare binary, without the venv on PATH, finds torch there).
 pub fn what_ifs(
     trace: &Path,
+    log: Option<&Path>,
     threads: Option<u64>,
     onednn_verbose: Option<bool>,
 ) -> Result<Vec<profilednn_advice::StepWhatIf>> {
     use profilednn_project::project::step::StepProjection;
     let units = units_of(trace, None)?;
+    let recorded = log.and_then(profilednn_analysis::torch_trace::recorded_python::of_log);
     let run = |bf16| {
         replay_units(
             &StepArgs {
                 trace,
                 python: None,
-                recorded_python: None,
+                recorded_python: recorded.as_deref(),
                 threads,
                 bf16,
                 channels_last: false,
