@@ -6,8 +6,8 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = profilednn_analysis::launch::parse_cpu_list(text);
-        let _ = profilednn_analysis::launch::parse_cpu_max(text);
+        let _ = profilednn_analysis::ranks::launch::parse_cpu_list(text);
+        let _ = profilednn_analysis::ranks::launch::parse_cpu_max(text);
     }
     let dir = std::env::temp_dir().join(format!("profilednn-fuzz-launch-{}", std::process::id()));
     if std::fs::create_dir_all(&dir).is_err() {
@@ -15,8 +15,8 @@ fuzz_target!(|data: &[u8]| {
     }
     let log = dir.join("run.log");
     if std::fs::write(dir.join("run.launch.json"), data).is_ok() {
-        if let Ok(Some(l)) = profilednn_analysis::launch::read(&log) {
-            let _ = profilednn_analysis::launch::costs(&l, Some(2));
+        if let Ok(Some(l)) = profilednn_analysis::ranks::launch::read(&log) {
+            let _ = profilednn_analysis::ranks::launch::costs(&l, Some(2));
         }
     }
 });

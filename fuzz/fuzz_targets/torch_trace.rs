@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use profilednn_analysis::torch_trace::{compiled, read_trace_from};
+use profilednn_torchtrace::{compiled, read_trace_from};
 use profilednn_cost::framework::{cost, OpCall};
 
 fuzz_target!(|data: &[u8]| {

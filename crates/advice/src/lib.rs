@@ -146,7 +146,7 @@ pub struct Evidence<'a> {
     /// never by hardware threads.
     pub physical_cores: Option<usize>,
     /// The PyTorch view of the same run, when a profiler trace was given.
-    pub torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
+    pub torch: Option<&'a profilednn_torchtrace::TorchJoin>,
     /// What-if projections of this log onto this machine (empty: the rules use their rules of
     /// thumb).
     pub projections: &'a [Projected],
@@ -158,7 +158,7 @@ pub struct Evidence<'a> {
     pub nodes: &'a [(String, String)],
     /// How the ranks were launched, when `record --ranks` wrote it beside the log
     /// (`launch-config`).
-    pub launch: Option<&'a profilednn_analysis::launch::Launch>,
+    pub launch: Option<&'a profilednn_analysis::ranks::launch::Launch>,
 }
 
 impl<'a> Evidence<'a> {
@@ -170,7 +170,7 @@ impl<'a> Evidence<'a> {
         merged: &'a Profile,
         summary: &'a Summary,
         cores: Option<usize>,
-        torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
+        torch: Option<&'a profilednn_torchtrace::TorchJoin>,
     ) -> Evidence<'a> {
         Evidence {
             profile: merged,
@@ -192,7 +192,7 @@ impl<'a> Evidence<'a> {
     /// The same evidence with how the ranks were launched.
     pub fn with_launch(
         self,
-        launch: Option<&'a profilednn_analysis::launch::Launch>,
+        launch: Option<&'a profilednn_analysis::ranks::launch::Launch>,
     ) -> Evidence<'a> {
         Evidence { launch, ..self }
     }

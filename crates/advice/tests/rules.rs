@@ -358,11 +358,10 @@ fn run_torch(variant: &str) -> Advice {
     let log = format!("torch/{variant}.log.gz");
     let p = profile(&log);
     let summary = summarize(std::slice::from_ref(&p), &SummaryOptions::default());
-    let trace = profilednn_analysis::torch_trace::read_trace(&fixture(&format!(
-        "torch/{variant}.trace.json.gz"
-    )))
-    .unwrap();
-    let j = profilednn_analysis::torch_trace::join(&trace, LogInput::open(&fixture(&log)).unwrap());
+    let trace =
+        profilednn_torchtrace::read_trace(&fixture(&format!("torch/{variant}.trace.json.gz")))
+            .unwrap();
+    let j = profilednn_analysis::torch_join::join(&trace, LogInput::open(&fixture(&log)).unwrap());
     advise(
         &Evidence {
             profile: &p,
@@ -741,7 +740,7 @@ fn polluted_timings_are_the_first_finding() {
 /// Before: data 50 ms "(8.3 ms per iteration)", 50 / 6, and a share of the log's span beside it.
 #[test]
 fn trace_gains_are_per_trace_iteration_and_one_share_of_the_step() {
-    use profilednn_analysis::torch_trace::{OpRow, Phase, TorchJoin};
+    use profilednn_torchtrace::{OpRow, Phase, TorchJoin};
     let p = profile("torch/reference.log.gz");
     let mut summary = summarize(std::slice::from_ref(&p), &SummaryOptions::default());
     summary

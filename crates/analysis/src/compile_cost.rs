@@ -10,7 +10,7 @@
 
 use crate::iterations::steady_median;
 use crate::ranks::SteadyStep;
-use crate::torch_trace::TorchJoin;
+use profilednn_torchtrace::TorchJoin;
 use serde::Serialize;
 
 /// The steady step of a trace's iteration ranges (`profilednn.iteration#N`): the medians over
@@ -18,7 +18,7 @@ use serde::Serialize;
 /// iterations that compiled never counted. `None` without an iteration range, or when every
 /// steady candidate compiled.
 pub fn trace_step(j: &TorchJoin) -> Option<SteadyStep> {
-    let steady = |f: &dyn Fn(&crate::torch_trace::IterationRow) -> f64| -> Vec<Option<f64>> {
+    let steady = |f: &dyn Fn(&profilednn_torchtrace::IterationRow) -> f64| -> Vec<Option<f64>> {
         j.per_iteration
             .iter()
             .map(|r| j.compiling.iter().all(|c| c.index != r.index).then(|| f(r)))
@@ -100,7 +100,7 @@ pub fn payback(eager: &TorchJoin, compiled: &TorchJoin) -> Option<Payback> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::torch_trace::{compiled::Compiling, IterationRow};
+    use profilednn_torchtrace::{compiled::Compiling, IterationRow};
 
     fn run(walls: &[f64], compiling: &[(u64, f64)]) -> TorchJoin {
         TorchJoin {

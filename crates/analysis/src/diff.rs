@@ -207,8 +207,8 @@ impl Diff {
     /// ([`crate::compile_cost::trace_step`]) for both, so that the two are the same measure.
     pub fn with_trace_steps(
         mut self,
-        before: &crate::torch_trace::TorchJoin,
-        after: &crate::torch_trace::TorchJoin,
+        before: &profilednn_torchtrace::TorchJoin,
+        after: &profilednn_torchtrace::TorchJoin,
     ) -> Diff {
         if self.step.is_some() {
             return self;

@@ -8,7 +8,7 @@
 //! eager time, and no time is counted twice.
 
 use crate::moved_op::MovedOp;
-use crate::torch_trace::TorchJoin;
+use profilednn_torchtrace::TorchJoin;
 use serde::Serialize;
 
 /// One compiled kernel and the eager ops it took over, per iteration.
@@ -87,7 +87,7 @@ pub fn group(moved: &[MovedOp], after: &TorchJoin, per: f64) -> FusedKernels {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::torch_trace::framework::KernelRow;
+    use profilednn_torchtrace::framework::KernelRow;
 
     fn moved(name: &str, before_ms: f64, kernels: &[&str]) -> MovedOp {
         MovedOp {

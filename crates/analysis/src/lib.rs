@@ -32,8 +32,9 @@
 //! primitive once into the typed model, and [`breakdown()`] groups it by any keys.
 //!
 //! Nothing here prints: renderers live in `profilednn-report`. Logs come in as opened
-//! [`profilednn_verbose::LogInput`]s; the one file opened by name here is the PyTorch trace
-//! ([`torch_trace::read_trace`]), because its reader decides how to stream it.
+//! [`profilednn_verbose::LogInput`]s. The PyTorch trace is read by `profilednn-torchtrace`
+//! (which opens it by name, because its reader decides how to stream it); [`torch_join`]
+//! joins it with a log.
 
 #![forbid(unsafe_code)]
 
@@ -46,17 +47,11 @@ pub mod events;
 pub mod fused_kernels;
 pub mod iterations;
 pub mod key_table;
-pub mod launch;
 pub mod load;
 pub mod log_machine;
 pub mod metadata;
 pub mod moved_op;
-pub mod nodes;
 pub mod profile;
-pub mod rank_events;
-pub mod rank_logs;
-pub mod rank_scan;
-pub mod rank_spread;
 pub mod ranks;
 pub mod scale;
 pub mod scan;
@@ -65,7 +60,7 @@ pub mod summary;
 pub mod tally;
 pub mod timeline;
 pub mod torch_compare;
-pub mod torch_trace;
+pub mod torch_join;
 
 pub use breakdown::{breakdown, Breakdown, BreakdownRow, GroupKey, UnknownGroupKey, Work};
 pub use efficiency::{efficiency, Efficiency};

@@ -4,7 +4,7 @@
 //! ([`ScanProgress`]): a terminal's bar is no concern of the library.
 
 use crate::profile::{Parsed, ProfileOptions};
-use crate::rank_logs::{self, RankLogError};
+use crate::ranks::logs::{self as rank_logs, RankLogError};
 use crate::ranks::{RankSet, RankView};
 use crate::{scan, Profile, ScanOptions};
 use profilednn_verbose::{LogInput, OpenError};
@@ -438,9 +438,9 @@ fn scan_labelled(
     launcher: profilednn_verbose::launcher::Launcher,
     threads: usize,
     progress: &dyn ScanProgress,
-) -> crate::rank_scan::RankScanOutput {
+) -> crate::ranks::scan::RankScanOutput {
     scanning(input, threads, progress, |input, opts| {
-        crate::rank_scan::scan_ranks(input, launcher, opts)
+        crate::ranks::scan::scan_ranks(input, launcher, opts)
     })
 }
 

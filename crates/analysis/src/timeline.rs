@@ -46,7 +46,7 @@ pub fn rank_time_bins(
     of: String,
 ) -> TimeBins {
     let mut b = Binner::new(first_ms, last_ms, nbins);
-    crate::rank_events::for_each_rank_event(input, launcher, |r, e| {
+    crate::ranks::events::for_each_rank_event(input, launcher, |r, e| {
         if r == rank {
             b.event(e)
         }
@@ -64,8 +64,8 @@ pub fn of_log(
     timestamps: Option<(f64, f64)>,
     ranks: &[crate::ranks::RankSet],
     nbins: usize,
-) -> Result<Option<TimeBins>, crate::rank_logs::RankLogError> {
-    use crate::rank_logs::{split_or_open, RankLogError, Source};
+) -> Result<Option<TimeBins>, crate::ranks::logs::RankLogError> {
+    use crate::ranks::logs::{split_or_open, RankLogError, Source};
     if log.as_os_str() == "-" {
         return Ok(None);
     }

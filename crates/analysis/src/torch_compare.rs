@@ -3,7 +3,7 @@
 //! lay it out.
 
 pub use crate::moved_op::MovedOp;
-use crate::torch_trace::{OpRow, Phase, TorchJoin};
+use profilednn_torchtrace::{OpRow, Phase, TorchJoin};
 use serde::Serialize;
 
 /// A phase's figures per iteration in both runs.
@@ -24,7 +24,7 @@ pub struct PhaseTimes {
 /// A top-level framework op's time per iteration in both runs (0 where it did not run).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct OpChange {
-    #[serde(serialize_with = "crate::torch_trace::phase_or_empty")]
+    #[serde(serialize_with = "profilednn_torchtrace::phase_or_empty")]
     pub phase: Option<Phase>,
     pub name: String,
     pub before_ms: f64,
@@ -176,7 +176,7 @@ pub fn compare(before: &TorchJoin, after: &TorchJoin) -> TorchComparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::torch_trace::framework::{FrameworkOpRow, KernelRow};
+    use profilednn_torchtrace::framework::{FrameworkOpRow, KernelRow};
 
     fn row(name: &str, time_ms: f64) -> FrameworkOpRow {
         FrameworkOpRow {

@@ -5,7 +5,7 @@
 //! ordinary single-log scan.
 
 use profilednn_analysis::profile::ProfileOptions;
-use profilednn_analysis::rank_scan::scan_ranks;
+use profilednn_analysis::ranks::scan::scan_ranks;
 use profilednn_analysis::ranks::{iteration_times, iteration_times_of_tally};
 use profilednn_analysis::{scan, Profile, ScanOptions, ScanOutput, Tally};
 use profilednn_verbose::launcher::Launcher;

@@ -1,7 +1,8 @@
 //! The PyTorch join on real runs (fixtures/torch: torch.profiler traces and oneDNN logs
 //! recorded together), checked against structure known independently of the join.
 
-use profilednn_analysis::torch_trace::{join, read_trace};
+use profilednn_analysis::torch_join::join;
+use profilednn_torchtrace::read_trace;
 use profilednn_verbose::LogInput;
 use std::io::Read;
 use std::path::PathBuf;
@@ -249,7 +250,7 @@ fn retinanet_runs_join_with_known_structure() {
 
 #[test]
 fn unreadable_traces_are_typed_errors_that_name_the_file() {
-    use profilednn_analysis::torch_trace::TraceError;
+    use profilednn_torchtrace::TraceError;
     let missing = fixture("no-such-run.trace.json");
     match read_trace(&missing) {
         Err(e @ TraceError::Open { .. }) => {
@@ -345,10 +346,7 @@ fn qualified_module_marks_name_the_modules() {
 /// A `profilednn.profile` trace of `n` loop iterations of 1 ms each (plus the empty range the
 /// profiler opens after the last step), whose iterations listed in `compile` hold a 500 ms
 /// `dynamo` event; and its log of markers only.
-fn compiled_run(
-    n: usize,
-    compile: &[usize],
-) -> (profilednn_analysis::torch_trace::TorchJoin, String) {
+fn compiled_run(n: usize, compile: &[usize]) -> (profilednn_torchtrace::TorchJoin, String) {
     let mut events = Vec::new();
     for i in 0..=n {
         let t0 = i as f64 * 10_000.0;
@@ -427,7 +425,7 @@ fn compiling_iterations_are_set_apart_unless_all_compile() {
 /// A negative duration (found by fuzzing) is read as an instant: no op ends before it starts.
 #[test]
 fn a_negative_duration_is_an_instant() {
-    let t = profilednn_analysis::torch_trace::read_trace_from(
+    let t = profilednn_torchtrace::read_trace_from(
         &br#"{"traceEvents": [{"ph":"X","cat":"cpu_op","name":"aten::add","ts":20,"dur":-100,"tid":1}]}"#[..],
         "t",
     )

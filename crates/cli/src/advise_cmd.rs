@@ -37,14 +37,14 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let mut torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
     if let Some(j) = torch.as_mut() {
         // The framework ops' rules rank time lost against the same roofs as the report's.
-        j.set_roofs(summary.efficiency.as_ref(), roofs.as_ref());
+        profilednn_analysis::torch_join::set_roofs(j, summary.efficiency.as_ref(), roofs.as_ref());
     }
     let thresholds = args.thresholds.thresholds();
     // How the ranks were launched, as `record --ranks` wrote it beside the log.
     let launch = args
         .logs
         .iter()
-        .find_map(|l| profilednn_analysis::launch::read(l).transpose())
+        .find_map(|l| profilednn_analysis::ranks::launch::read(l).transpose())
         .transpose()
         .map_err(anyhow::Error::msg)?;
     let evidence = log_machine

@@ -82,8 +82,8 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         },
     )
     .with_steps(
-        profilednn_analysis::rank_logs::steady_step(&args.before),
-        profilednn_analysis::rank_logs::steady_step(&args.after),
+        profilednn_analysis::ranks::logs::steady_step(&args.before),
+        profilednn_analysis::ranks::logs::steady_step(&args.after),
     );
     let torch = match &args.torch_trace {
         Some(t) => Some((

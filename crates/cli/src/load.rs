@@ -193,7 +193,7 @@ pub fn count_pair(s: &str) -> Result<(u64, u64), String> {
 pub fn torch_join_of_logs(
     trace: Option<&std::path::Path>,
     logs: &[PathBuf],
-) -> Result<Option<profilednn_analysis::torch_trace::TorchJoin>> {
+) -> Result<Option<profilednn_torchtrace::TorchJoin>> {
     let Some(trace) = trace else {
         return Ok(None);
     };
@@ -207,14 +207,14 @@ pub fn torch_join_of_logs(
 /// ([`TorchJoin::of_this_run`]); what makes the join doubtful (no timestamps, part of the
 /// iterations) is printed to stderr, naming both files.
 ///
-/// [`TorchJoin::of_this_run`]: profilednn_analysis::torch_trace::TorchJoin::of_this_run
+/// [`TorchJoin::of_this_run`]: profilednn_torchtrace::TorchJoin::of_this_run
 pub fn torch_join(
     trace: &std::path::Path,
     log: &std::path::Path,
-) -> anyhow::Result<profilednn_analysis::torch_trace::TorchJoin> {
-    let tr = profilednn_analysis::torch_trace::read_trace(trace)?;
+) -> anyhow::Result<profilednn_torchtrace::TorchJoin> {
+    let tr = profilednn_torchtrace::read_trace(trace)?;
     let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
-    let j = profilednn_analysis::torch_trace::join(&tr, input);
+    let j = profilednn_analysis::torch_join::join(&tr, input);
     j.of_this_run(&tr, trace, log)?;
     for w in &j.warnings {
         eprintln!(

@@ -5,10 +5,10 @@
 
 use crate::torch_step::{replay_units, units_of, StepArgs};
 use anyhow::{bail, Result};
-use profilednn_analysis::torch_trace::step_params::{gradients, Gradients};
-use profilednn_analysis::torch_trace::{step_batch::recorded_batch, step_units::StepUnits};
 use profilednn_project::plan::{Plan, WholeStep};
 use profilednn_project::project::step::StepProjection;
+use profilednn_torchtrace::step_params::{gradients, Gradients};
+use profilednn_torchtrace::{step_batch::recorded_batch, step_units::StepUnits};
 use std::path::{Path, PathBuf};
 
 /// The trace's steady iteration, read once for every split.
@@ -47,7 +47,7 @@ pub fn read(trace: &Path, log: &Path) -> Result<Step> {
         units,
         batch,
         gradients,
-        recorded_python: profilednn_analysis::torch_trace::recorded_python::of_log(log),
+        recorded_python: profilednn_torchtrace::recorded_python::of_log(log),
     })
 }
 

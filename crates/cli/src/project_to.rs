@@ -27,7 +27,7 @@ pub fn run(a: ToArgs) -> Result<ExitCode> {
     let targets: Vec<TargetProfile> = a.to.iter().map(|p| read_target(p)).collect::<Result<_>>()?;
     let (source, source_file) = source_of(a.from, &profile)?;
     let logged = profilednn_verbose::LogInput::open(a.log).ok().map(|input| {
-        let one = profilednn_analysis::rank_logs::is_one_process(a.log);
+        let one = profilednn_analysis::ranks::logs::is_one_process(a.log);
         profilednn_replay::logged::logged_steady(input, one)
     });
     let join = match a.trace {

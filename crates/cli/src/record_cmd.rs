@@ -45,7 +45,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         .then(|| profilednn_torchreplay::recorded(std::path::Path::new(program)))
         .flatten();
     if let Some(py) = python {
-        let line = profilednn_analysis::torch_trace::recorded_python::line(&py);
+        let line = profilednn_torchtrace::recorded_python::line(&py);
         log.write_all(line.as_bytes())?;
         log.write_all(b"\n")?;
     }

@@ -1,9 +1,11 @@
 //! `record --ranks`: how the ranks were launched, read from their own processes while they run
 //! (their environment and affinity masks under /proc) and from the launching environment (the
 //! cgroup's CPU limit, the host's CPUs), written beside the log for `advise` (`launch-config`).
-//! What the facts cost is decided in `profilednn_analysis::launch`; this file only gathers them.
+//! What the facts cost is decided in `profilednn_analysis::ranks::launch`; this file only gathers them.
 
-use profilednn_analysis::launch::{parse_cpu_list, parse_cpu_max, Launch, RankLaunch, SCHEMA};
+use profilednn_analysis::ranks::launch::{
+    parse_cpu_list, parse_cpu_max, Launch, RankLaunch, SCHEMA,
+};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -133,14 +135,14 @@ impl Sampler {
     }
 }
 
-/// Writes `launch` with the ranks seen beside `log` (`profilednn_analysis::launch::path_of`),
+/// Writes `launch` with the ranks seen beside `log` (`profilednn_analysis::ranks::launch::path_of`),
 /// and says where.
 pub fn write(log: &std::path::Path, launch: Launch, sampler: Sampler) -> anyhow::Result<()> {
     let launch = Launch {
         ranks: sampler.finish(),
         ..launch
     };
-    let path = profilednn_analysis::launch::path_of(log);
+    let path = profilednn_analysis::ranks::launch::path_of(log);
     std::fs::write(&path, serde_json::to_string_pretty(&launch)? + "\n")
         .map_err(|e| anyhow::anyhow!("{}: cannot write the launch: {e}", path.display()))?;
     eprintln!(

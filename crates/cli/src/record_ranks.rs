@@ -192,7 +192,7 @@ pub fn with_rank_labels(command: &[OsString]) -> Result<Vec<OsString>> {
     Ok(out)
 }
 
-pub use profilednn_analysis::rank_logs::NODE_LINE;
+pub use profilednn_analysis::ranks::logs::NODE_LINE;
 
 /// The node line for `command` run with the environment `env`, on host `host`; `None` when the
 /// launcher says nothing of nodes (one node's torchrun, srun or mpirun over every node, whose
@@ -265,7 +265,7 @@ pub fn inside_a_rank(command: &[OsString], env: impl Fn(&str) -> Option<String>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use profilednn_analysis::rank_logs::node_line_of as node_of;
+    use profilednn_analysis::ranks::logs::node_line_of as node_of;
 
     #[test]
     fn node_lines_from_the_launcher() {

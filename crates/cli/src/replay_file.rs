@@ -3,10 +3,10 @@
 //! `project` prints for the same files.
 
 use anyhow::{bail, Context, Result};
-use profilednn_analysis::torch_trace::step_units;
 use profilednn_analysis::Profile;
 use profilednn_project::project::{project, Projection, ReplayMatch};
 use profilednn_replay::Replay;
+use profilednn_torchtrace::step_units;
 use std::path::Path;
 
 /// A `profilednn replay` result; a file of another kind (a log, a trace) is refused naming
@@ -67,7 +67,7 @@ pub fn projection(
     let logged = if log.as_os_str() == "-" {
         None
     } else {
-        let one_process = profilednn_analysis::rank_logs::is_one_process(log);
+        let one_process = profilednn_analysis::ranks::logs::is_one_process(log);
         profilednn_verbose::LogInput::open(log)
             .ok()
             .map(|input| profilednn_replay::logged::logged_steady(input, one_process))

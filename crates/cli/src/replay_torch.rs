@@ -44,7 +44,7 @@ pub(crate) fn without_onednn(
 pub(crate) fn units(
     trace: &std::path::Path,
     log: &std::path::Path,
-) -> Result<profilednn_analysis::torch_trace::step_units::StepUnits> {
+) -> Result<profilednn_torchtrace::step_units::StepUnits> {
     crate::torch_step::units_of(trace, Some(log))
 }
 
@@ -52,7 +52,7 @@ pub(crate) fn units(
 pub(crate) fn framework(
     args: &ReplayArgs,
     trace: &std::path::Path,
-    units: &profilednn_analysis::torch_trace::step_units::StepUnits,
+    units: &profilednn_torchtrace::step_units::StepUnits,
     profile: &Profile,
 ) -> Result<profilednn_replay::framework::FrameworkReplay> {
     if args.layout == LayoutArg::Plain {
@@ -61,7 +61,7 @@ pub(crate) fn framework(
              replay in their recorded layout"
         );
     }
-    let recorded = profilednn_analysis::torch_trace::recorded_python::of_log(&args.log);
+    let recorded = profilednn_torchtrace::recorded_python::of_log(&args.log);
     let step = crate::torch_step::StepArgs {
         trace,
         recorded_python: recorded.as_deref(),

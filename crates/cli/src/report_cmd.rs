@@ -52,7 +52,11 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     );
     let mut torch = crate::load::torch_join_of_logs(args.torch_trace.as_deref(), &args.logs)?;
     if let Some(j) = torch.as_mut() {
-        j.set_roofs(summary.efficiency.as_ref(), machine.as_ref());
+        profilednn_analysis::torch_join::set_roofs(
+            j,
+            summary.efficiency.as_ref(),
+            machine.as_ref(),
+        );
     }
     let evidence = || log_machine.evidence(&profiles, &merged, &summary, torch.as_ref(), &nodes);
     let thresholds = Thresholds::default();
@@ -122,7 +126,7 @@ struct HtmlParts<'a> {
     summary: &'a profilednn_analysis::Summary,
     machine: Option<&'a profilednn_machine::MachineProfile>,
     advice: Option<&'a profilednn_advice::Advice>,
-    torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
+    torch: Option<&'a profilednn_torchtrace::TorchJoin>,
     ranks: &'a [profilednn_analysis::ranks::RankSet],
 }
 

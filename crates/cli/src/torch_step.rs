@@ -2,9 +2,9 @@
 //! PyTorch beside the oneDNN replay (the whole step).
 
 use anyhow::{Context, Result};
-use profilednn_analysis::torch_trace::{read_trace, same_run, step_units, TorchTrace};
 use profilednn_replay::framework::FrameworkReplay;
 use profilednn_torchreplay::{interpreter_of, Options};
+use profilednn_torchtrace::{read_trace, same_run, step_units, TorchTrace};
 use std::path::Path;
 
 /// What the framework replay runs with, from the command's flags.
@@ -48,7 +48,12 @@ pub fn trace_of_run(path: &Path, log: Option<&Path>) -> Result<TorchTrace> {
     let trace = read_trace(path)?;
     if let Some(log) = log.filter(|l| l.as_os_str() != "-") {
         let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
-        same_run::check(&trace, path, log, same_run::log_span_ms(input))?;
+        same_run::check(
+            &trace,
+            path,
+            log,
+            profilednn_analysis::torch_join::log_span_ms(input),
+        )?;
     }
     Ok(trace)
 }
@@ -107,7 +112,7 @@ pub fn what_ifs(
 ) -> Result<Vec<profilednn_advice::StepWhatIf>> {
     use profilednn_project::project::step::StepProjection;
     let units = units_of(trace, None)?;
-    let recorded = log.and_then(profilednn_analysis::torch_trace::recorded_python::of_log);
+    let recorded = log.and_then(profilednn_torchtrace::recorded_python::of_log);
     let run = |bf16| {
         replay_units(
             &StepArgs {

@@ -29,7 +29,7 @@ pub struct TraceArgs {
 }
 
 pub fn run(args: TraceArgs) -> Result<ExitCode> {
-    if let Some(e) = profilednn_analysis::rank_logs::multi_rank_error(&args.log)? {
+    if let Some(e) = profilednn_analysis::ranks::logs::multi_rank_error(&args.log)? {
         return Err(e.into());
     }
     let input = LogInput::open(&args.log).context("cannot read the log")?;

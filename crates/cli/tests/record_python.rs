@@ -3,7 +3,7 @@
 
 mod common;
 use common::{bin, temp_dir};
-use profilednn_analysis::torch_trace::recorded_python;
+use profilednn_torchtrace::recorded_python;
 
 #[test]
 fn the_recorded_interpreter_round_trips_through_the_log() {

@@ -24,8 +24,8 @@
 
 mod common;
 use common::{bin, dnnl_lib_or_skip, json_of, root, succeeded, temp_dir};
-use profilednn_analysis::torch_trace::read_trace;
-use profilednn_analysis::torch_trace::step_units::{steady_iteration, step_units};
+use profilednn_torchtrace::read_trace;
+use profilednn_torchtrace::step_units::{steady_iteration, step_units};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

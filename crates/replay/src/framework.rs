@@ -23,7 +23,7 @@ pub enum UnitMethod {
 pub struct FrameworkOpResult {
     pub name: String,
     /// forward, loss, backward, optimizer, zero_grad, data.
-    pub phase: profilednn_analysis::torch_trace::Phase,
+    pub phase: profilednn_torchtrace::Phase,
     /// The cost model's family (`gemm`, `attention`, `convolution`, `normalization`, `elementwise`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub family: Option<String>,

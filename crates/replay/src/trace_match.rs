@@ -4,7 +4,7 @@
 //! is another run's, and a projection from it would mix two runs.
 
 use crate::framework::FrameworkReplay;
-use profilednn_analysis::torch_trace::step_units::IterationRange;
+use profilednn_torchtrace::step_units::IterationRange;
 use std::path::{Path, PathBuf};
 
 /// The trace given is not the one the replay was made from (or the replay has no whole step).

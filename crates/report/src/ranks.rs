@@ -1,7 +1,7 @@
 //! The ranks of a multi-rank run side by side, per iteration, and the straggler.
 
 use crate::terminal::{ms, RankColumns};
-use profilednn_analysis::rank_spread::Spread;
+use profilednn_analysis::ranks::spread::Spread;
 use profilednn_analysis::ranks::{RankSet, RankView};
 use std::fmt::Write;
 
@@ -94,7 +94,7 @@ fn render_nodes(out: &mut String, set: &RankSet) {
             format!(
                 "{} (ranks {})",
                 n.node,
-                profilednn_analysis::nodes::rank_ranges(&n.ranks)
+                profilednn_analysis::ranks::nodes::rank_ranges(&n.ranks)
             )
         })
         .collect();

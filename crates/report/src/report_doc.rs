@@ -4,8 +4,8 @@
 use crate::terminal::{RankColumns, TerminalOptions};
 use profilednn_advice::Advice;
 use profilednn_analysis::ranks::RankSet;
-use profilednn_analysis::torch_trace::TorchJoin;
 use profilednn_analysis::Summary;
+use profilednn_torchtrace::TorchJoin;
 use serde_json::Value;
 
 /// What a report holds, computed once by the command.

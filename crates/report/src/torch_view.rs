@@ -2,7 +2,7 @@
 
 use crate::terminal::ms;
 use profilednn_analysis::torch_compare::{PhaseChange, TorchComparison};
-use profilednn_analysis::torch_trace::{OpRow, Phase, TorchJoin};
+use profilednn_torchtrace::{OpRow, Phase, TorchJoin};
 use std::fmt::Write;
 
 /// Calls per iteration: an integer when whole (18, not 18.0), else one decimal (17.5).
@@ -254,17 +254,16 @@ fn whole_step(out: &mut String, j: &TorchJoin) {
     for s in &w.suspect {
         let _ = writeln!(out, "  ⚠ suspect: {s}");
     }
-    let part =
-        |out: &mut String, what: &str, p: &profilednn_analysis::torch_trace::whole_step::Part| {
-            let _ = writeln!(
-                out,
-                "  {what:<44} {:>10} ms, {:>10} ms at the roofs{}",
-                ms(p.measured_ms),
-                ms(p.roofline_ms),
-                p.lost_ms
-                    .map_or(String::new(), |l| format!(", {:>10} ms lost", ms(l)))
-            );
-        };
+    let part = |out: &mut String, what: &str, p: &profilednn_torchtrace::whole_step::Part| {
+        let _ = writeln!(
+            out,
+            "  {what:<44} {:>10} ms, {:>10} ms at the roofs{}",
+            ms(p.measured_ms),
+            ms(p.roofline_ms),
+            p.lost_ms
+                .map_or(String::new(), |l| format!(", {:>10} ms lost", ms(l)))
+        );
+    };
     part(out, "oneDNN primitives (costed)", &w.onednn);
     part(out, "framework ops outside oneDNN (costed)", &w.framework);
     let _ = writeln!(

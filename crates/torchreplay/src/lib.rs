@@ -1,5 +1,5 @@
 //! The whole training step replayed through PyTorch: the units of one steady iteration of a
-//! torch.profiler trace ([`profilednn_analysis::torch_trace::step_units`]) sent to a helper
+//! torch.profiler trace ([`profilednn_torchtrace::step_units`]) sent to a helper
 //! (`python/profilednn/replay_ops.py`, built into this crate) run with an interpreter that has
 //! torch, and its timings gathered into the replay file's `framework` section
 //! ([`profilednn_replay::framework`]).

@@ -1,9 +1,9 @@
 //! Sends the units to the helper and gathers its timings.
 
 use crate::{Interpreter, TorchReplayError};
-use profilednn_analysis::torch_trace::step_units::{StepUnits, Unit};
-use profilednn_analysis::torch_trace::Phase;
 use profilednn_replay::framework::{FrameworkOpResult, FrameworkReplay, UnitMethod};
+use profilednn_torchtrace::step_units::{StepUnits, Unit};
+use profilednn_torchtrace::Phase;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -128,7 +128,7 @@ pub fn replay(
         return Err(TorchReplayError::NoUnits);
     }
     let request = Request {
-        parameters: profilednn_analysis::torch_trace::step_params::parameter_shapes(units),
+        parameters: profilednn_torchtrace::step_params::parameter_shapes(units),
         threads: opts.threads,
         what_if: WhatIf {
             precision: opts.precision.as_deref(),

@@ -7,8 +7,8 @@
 //! bound. Without a machine profile there is no roof, and no gain is claimed.
 
 use super::*;
-use profilednn_analysis::torch_trace::framework::FrameworkOpRow;
-use profilednn_analysis::torch_trace::TorchJoin;
+use profilednn_torchtrace::framework::FrameworkOpRow;
+use profilednn_torchtrace::TorchJoin;
 
 pub const GEMM: &str = "gemm-outside-onednn";
 pub const ATTENTION: &str = "attention-share";

@@ -1,6 +1,6 @@
 //! `launch-config`: what the launch of a multi-rank run cost, from the launch `record --ranks`
 //! wrote beside the log (the ranks' OMP_NUM_THREADS and who set it, the cgroup's CPU limit, the
-//! ranks' affinity masks). The decisions are `profilednn_analysis::launch::costs`; this rule
+//! ranks' affinity masks). The decisions are `profilednn_analysis::ranks::launch::costs`; this rule
 //! prices them on the log's oneDNN time.
 
 use super::*;
@@ -17,7 +17,7 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
                 .into(),
         );
     };
-    let costs = profilednn_analysis::launch::costs(launch, ev.profile.metadata.threads);
+    let costs = profilednn_analysis::ranks::launch::costs(launch, ev.profile.metadata.threads);
     if costs.is_empty() {
         return Err("the launch looks right: threads, CPU limit and pinning agree".into());
     }

@@ -86,7 +86,7 @@ pub fn check(ev: &Evidence, t: &Thresholds) -> Result<Finding, String> {
 /// The framework's work by where it runs (costed ops: GEMMs in the BLAS, attention,
 /// element-wise and normalization in ATen) and the data phase, largest first, in ms over the
 /// trace; empty when the trace gives nothing.
-fn outside_parts(j: &profilednn_analysis::torch_trace::TorchJoin) -> Vec<(&'static str, f64)> {
+fn outside_parts(j: &profilednn_torchtrace::TorchJoin) -> Vec<(&'static str, f64)> {
     let mut parts: Vec<(&'static str, f64)> = Vec::new();
     let mut add = |k: &'static str, ms: f64| {
         if ms > 0.0 {
@@ -110,7 +110,7 @@ fn outside_parts(j: &profilednn_analysis::torch_trace::TorchJoin) -> Vec<(&'stat
     for p in j
         .phases
         .iter()
-        .filter(|p| p.name == profilednn_analysis::torch_trace::Phase::Data.as_str())
+        .filter(|p| p.name == profilednn_torchtrace::Phase::Data.as_str())
     {
         add("data loading", p.outside_ms);
     }

@@ -5,7 +5,7 @@
 //! (not the fastest) rank is the reference: one fast rank is not what the others wait for.
 
 use super::*;
-use profilednn_analysis::nodes::SlowNode;
+use profilednn_analysis::ranks::nodes::SlowNode;
 use profilednn_analysis::summary::LogTotals;
 
 pub const ID: &str = "rank-imbalance";
@@ -109,7 +109,7 @@ fn node_verdict<'a>(
             .find(|(s, _)| s == source)
             .map(|(_, n)| n.as_str())
     };
-    let slow_node = profilednn_analysis::nodes::slow_node(
+    let slow_node = profilednn_analysis::ranks::nodes::slow_node(
         &logs
             .iter()
             .enumerate()

@@ -1,7 +1,7 @@
 //! Rules on the PyTorch view (`report --torch-trace`): what runs outside oneDNN.
 
 use super::*;
-use profilednn_analysis::torch_trace::{OpRow, Phase, TorchJoin};
+use profilednn_torchtrace::{OpRow, Phase, TorchJoin};
 
 pub const LOSS: &str = "loss-as-elementwise-ops";
 pub const NORM: &str = "normalization-as-elementwise-ops";

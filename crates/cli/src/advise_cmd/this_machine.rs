@@ -62,7 +62,7 @@ impl LogMachine {
         profiles: &[profilednn_analysis::Profile],
         merged: &'a profilednn_analysis::Profile,
         summary: &'a profilednn_analysis::Summary,
-        torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
+        torch: Option<&'a profilednn_torchtrace::TorchJoin>,
         nodes: &'a [(String, String)],
     ) -> Evidence<'a> {
         self.apply(Evidence::from_profiles(

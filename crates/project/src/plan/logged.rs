@@ -5,8 +5,8 @@
 
 use super::Outside;
 use profilednn_analysis::load::{self, LoadError, LoadOptions, Unwatched};
-use profilednn_analysis::rank_events::for_each_rank_event;
-use profilednn_analysis::rank_logs::{self, RankLogError, Source};
+use profilednn_analysis::ranks::events::for_each_rank_event;
+use profilednn_analysis::ranks::logs::{self as rank_logs, RankLogError, Source};
 use profilednn_analysis::ranks::{iteration_times, IterationTimes, RankSet};
 use profilednn_analysis::steady_calls::{iteration_count, steady_iteration, Steady, SteadyCalls};
 use profilednn_analysis::Profile;

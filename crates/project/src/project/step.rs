@@ -149,7 +149,7 @@ impl StepProjection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use profilednn_analysis::torch_trace::Phase;
+    use profilednn_torchtrace::Phase;
 
     fn op(
         name: &str,

@@ -4,7 +4,7 @@
 
 use super::roofs::Roofs;
 use super::Family;
-use profilednn_analysis::torch_trace::TorchJoin;
+use profilednn_torchtrace::TorchJoin;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Default)]

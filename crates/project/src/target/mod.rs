@@ -21,9 +21,9 @@ mod step;
 pub use profile_file::{parse, TargetProfile, TargetProfileError};
 pub use step::project_to;
 
-use profilednn_analysis::torch_trace::TorchJoin;
 use profilednn_analysis::Profile;
 use profilednn_replay::logged::LoggedSteady;
+use profilednn_torchtrace::TorchJoin;
 use serde::Serialize;
 
 /// What the projection reads: the log (and the steady medians a second pass gave), the trace

@@ -5,8 +5,8 @@ use super::roofs::Roofs;
 use super::{
     band, framework, onednn, Family, Input, Options, Part, TargetProfile, TargetProjection,
 };
-use profilednn_analysis::torch_trace::TorchJoin;
 use profilednn_machine::MachineProfile;
+use profilednn_torchtrace::TorchJoin;
 
 /// Projects `input`, recorded on `source`, onto `target`.
 pub fn project_to(

@@ -23,7 +23,7 @@ pub struct ReportPage<'a> {
     pub efficiency: Option<&'a Efficiency>,
     pub timeline: Option<&'a TimeBins>,
     /// The PyTorch view, when a profiler trace was given.
-    pub torch: Option<&'a profilednn_analysis::torch_trace::TorchJoin>,
+    pub torch: Option<&'a profilednn_torchtrace::TorchJoin>,
     /// The ranks of multi-rank logs (empty for single-process logs).
     pub ranks: &'a [profilednn_analysis::ranks::RankSet],
 }

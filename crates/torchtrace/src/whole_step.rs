@@ -7,8 +7,8 @@
 //! between ops) is shown as the rest, at no roof, so that the efficiency is never flattered by
 //! leaving time out.
 
+use super::framework::Roofs;
 use super::TorchJoin;
-use crate::efficiency::Efficiency;
 use serde::Serialize;
 
 /// One part of the step, per iteration.
@@ -30,6 +30,21 @@ pub struct Lost {
     pub runs_in: String,
     pub lost_ms: f64,
     pub efficiency: f64,
+}
+
+/// What the whole step takes of the primitives' roofline of the same log (built from
+/// `profilednn_analysis::Efficiency`, which reads the log: this crate sits below it).
+pub struct Primitives<'a> {
+    /// The roofs the primitives were set against (scaled to the log's threads): the framework
+    /// ops are set against the same.
+    pub roofs: Roofs<'a>,
+    /// The costed primitives' time over the whole log, and at the roofs.
+    pub measured_ms: f64,
+    pub roofline_ms: f64,
+    /// `None` when the roofs are suspect.
+    pub lost_ms: Option<f64>,
+    /// Each unique primitive with `runs_in` `oneDNN`, its time lost over the whole log.
+    pub lost: Vec<Lost>,
 }
 
 /// The step against the roofline, per iteration.
@@ -59,7 +74,7 @@ pub struct WholeStep {
 /// The whole step of `j` (framework ops already set against the roofs), with the primitives'
 /// roofline `primitives` of the same log. `None` without a roofline for either or without a
 /// step time.
-pub fn whole_step(j: &TorchJoin, primitives: Option<&Efficiency>) -> Option<WholeStep> {
+pub fn whole_step(j: &TorchJoin, primitives: Option<&Primitives>) -> Option<WholeStep> {
     let framework = j.framework.roofline.as_ref()?;
     let per = j.iterations.unwrap_or(1).max(1) as f64;
     let per_log = j.log_iterations.unwrap_or(1).max(1) as f64;
@@ -102,18 +117,10 @@ pub fn whole_step(j: &TorchJoin, primitives: Option<&Efficiency>) -> Option<Whol
             roofline_ms: e.roofline_ms / per_log,
             lost_ms: e.lost_ms.map(|l| l / per_log),
         };
-        for p in &e.primitives {
-            w.lost.push(Lost {
-                name: if p.prop_kind == "undef" || p.prop_kind.is_empty() {
-                    format!("{} {}", p.prim_kind, p.shapes)
-                } else {
-                    format!("{} {} {}", p.prim_kind, p.prop_kind, p.shapes)
-                },
-                runs_in: "oneDNN".into(),
-                lost_ms: p.lost_ms.unwrap_or(0.0) / per_log,
-                efficiency: p.efficiency,
-            });
-        }
+        w.lost.extend(e.lost.iter().map(|p| Lost {
+            lost_ms: p.lost_ms / per_log,
+            ..p.clone()
+        }));
     }
     w.rest_ms = (step_ms - w.onednn.measured_ms - w.framework.measured_ms).max(0.0);
     w.efficiency = (w.onednn.roofline_ms + w.framework.roofline_ms) / step_ms;

@@ -1,8 +1,8 @@
 //! The units a whole-step replay runs, on real traces (fixtures/torch), against counts derived
 //! by hand from the models of `fixtures/torch/train_transformer.py`.
 
-use profilednn_analysis::torch_trace::read_trace;
-use profilednn_analysis::torch_trace::step_units::{steady_iteration, step_units, StepUnits};
+use profilednn_torchtrace::read_trace;
+use profilednn_torchtrace::step_units::{steady_iteration, step_units, StepUnits};
 use std::path::PathBuf;
 
 fn fixture(rel: &str) -> PathBuf {
@@ -73,7 +73,7 @@ fn the_mlp_step_has_the_calls_of_its_model() {
 /// iteration to replay.
 #[test]
 fn no_iteration_ranges_no_steady_iteration() {
-    let t = profilednn_analysis::torch_trace::read_trace_from(
+    let t = profilednn_torchtrace::read_trace_from(
         &br#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2, "tid": 1}]}"#[..],
         "t",
     )
@@ -89,7 +89,7 @@ fn no_iteration_ranges_no_steady_iteration() {
 /// 512·128 + 128) + 128·128 + 128 = 279,936 in 10 tensors.
 #[test]
 fn gradients_are_the_models_parameters() {
-    use profilednn_analysis::torch_trace::step_params::gradients;
+    use profilednn_torchtrace::step_params::gradients;
     let per_block = 2 * 256 + 4 * (128 * 128 + 128) + (128 * 512 + 512) + (512 * 128 + 128);
     let gpt = 512 * 128 + 64 * 128 + 2 * per_block + 256 + 128 * 512;
     assert_eq!(gpt, 536_064);
@@ -109,7 +109,7 @@ fn gradients_are_the_models_parameters() {
 /// bias shapes.
 #[test]
 fn parameter_shapes_are_the_accumulated_gradients() {
-    use profilednn_analysis::torch_trace::step_params::{gradients, parameter_shapes};
+    use profilednn_torchtrace::step_params::{gradients, parameter_shapes};
     let bn = units("bn");
     let shapes = parameter_shapes(&bn);
     assert_eq!(shapes.len(), 15 + 15 + 4 + 2);
@@ -146,7 +146,7 @@ fn parameter_shapes_are_the_accumulated_gradients() {
 /// batch (4), the MLP's with its rows (batch 4 × seq 64).
 #[test]
 fn the_recorded_batch_is_the_commonest_outer_dimension() {
-    use profilednn_analysis::torch_trace::step_batch::recorded_batch;
+    use profilednn_torchtrace::step_batch::recorded_batch;
     assert_eq!(recorded_batch(&units("gpt-f32")), Some(4));
     assert_eq!(recorded_batch(&units("gpt-bf16")), Some(4));
     assert_eq!(recorded_batch(&units("mlp-f32")), Some(256));
@@ -158,9 +158,8 @@ fn the_recorded_batch_is_the_commonest_outer_dimension() {
 #[test]
 fn calls_that_cast_inside_are_marked_autocast() {
     let bf16 = units("gpt-bf16");
-    let f32_args = |u: &&&profilednn_analysis::torch_trace::step_units::Unit| {
-        u.types.iter().any(|t| t == "float")
-    };
+    let f32_args =
+        |u: &&&profilednn_torchtrace::step_units::Unit| u.types.iter().any(|t| t == "float");
     let linears: Vec<_> = bf16
         .units
         .iter()

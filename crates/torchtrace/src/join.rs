@@ -6,13 +6,33 @@ use super::{
     compiled, framework, module_names, phase_of, runs_in, IterationRow, Op, OpRow, Phase,
     TorchJoin, TorchTrace, ITERATION_RANGE,
 };
-use crate::events::{for_each_event, Event, PrimitiveEvent};
-use crate::EventKind;
-use profilednn_verbose::LogInput;
+use profilednn_model::PrimitiveKind;
 use std::collections::BTreeMap;
 
-/// Joins `trace` with the primitives of the log at `log`.
-pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
+/// What the join takes of a oneDNN log, in log order: its iteration markers and its
+/// executions. The caller reads the log (`profilednn_analysis::torch_join`), so that this crate
+/// needs no log scanner of its own.
+#[derive(Debug, Clone, Copy)]
+pub enum LogEvent<'a> {
+    /// A `profilednn,iteration,N` marker.
+    Iteration,
+    /// One primitive execution.
+    Exec(Exec<'a>),
+}
+
+/// One primitive execution of the log, as the join places it.
+#[derive(Debug, Clone, Copy)]
+pub struct Exec<'a> {
+    pub kind: &'a PrimitiveKind,
+    /// Start on the epoch clock (ms), when the log carries timestamps.
+    pub timestamp_ms: Option<f64>,
+    /// Its time (ps), when the line has one.
+    pub time_ps: Option<u64>,
+}
+
+/// Joins `trace` with the log whose events `log` walks: `log` is called once, with the sink
+/// each event of the log goes to, in log order.
+pub fn join(trace: &TorchTrace, log: impl FnOnce(&mut dyn FnMut(LogEvent<'_>))) -> TorchJoin {
     let ops = &trace.ops;
     let compiling = compiled::compiling_iterations(ops);
     let (top, parent_top) = top_level(ops);
@@ -50,10 +70,9 @@ pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
         steady: &steady,
     };
     let mut placed = Placed::default();
-    for_each_event(log, |e| match e {
-        Event::Iteration { .. } => placed.markers += 1,
-        Event::Primitive(p) if p.kind == EventKind::Exec => placed.exec(&places, &p),
-        _ => {}
+    log(&mut |e| match e {
+        LogEvent::Iteration => placed.markers += 1,
+        LogEvent::Exec(p) => placed.exec(&places, &p),
     });
     j.attributed_calls = placed.attributed_calls;
     j.attributed_ms = placed.attributed_ms;
@@ -232,7 +251,7 @@ struct Placed {
 impl Placed {
     /// Places one execution `p`: in every module around it, and in the innermost op around it
     /// (and that op's top-level op), or among the unattributed when no op is.
-    fn exec(&mut self, at: &Places, p: &PrimitiveEvent) {
+    fn exec(&mut self, at: &Places, p: &Exec<'_>) {
         let ops = at.ops;
         let ms = p.time_ps.unwrap_or(0) as f64 / 1e9;
         self.execs += 1;
@@ -285,7 +304,7 @@ impl Placed {
             r.primitives += 1;
             *self
                 .issued
-                .entry((p.primitive.kind.to_string(), ops[i].name.clone()))
+                .entry((p.kind.to_string(), ops[i].name.clone()))
                 .or_default() += 1;
         }
     }

@@ -6,6 +6,19 @@
 //! slowest one, so all ranks have about the same wall time per iteration; what differs is how
 //! much of it is oneDNN work. The straggler is the rank with the most oneDNN time per
 //! iteration, and the others' extra time outside oneDNN is mostly waiting for it.
+//!
+//! Everything of a multi-rank run lives in this folder: how the ranks are found on disk
+//! ([`logs`]: a launcher-labelled log or torchrun's `--log-dir` tree) and read as they stream
+//! ([`scan`]: one tally per rank; [`events`]: each rank's events in order), which machine each
+//! ran on ([`nodes`]), their spread at many ranks ([`spread`]), and how the run was launched
+//! ([`launch`]: what each launch setting costs).
+
+pub mod events;
+pub mod launch;
+pub mod logs;
+pub mod nodes;
+pub mod scan;
+pub mod spread;
 
 use crate::breakdown::{breakdown, GroupKey};
 use crate::profile::Profile;
@@ -206,9 +219,9 @@ pub struct Imbalance {
     pub slowest: Vec<SlowRank>,
     /// The straggler's node, when nodes are known.
     pub straggler_node: Option<String>,
-    /// A node whose every rank is slow ([`crate::nodes::slow_node`]): the machine, not the
+    /// A node whose every rank is slow ([`crate::ranks::nodes::slow_node`]): the machine, not the
     /// ranks' work. None on one node, or when no node is.
-    pub slow_node: Option<crate::nodes::SlowNode>,
+    pub slow_node: Option<crate::ranks::nodes::SlowNode>,
 }
 
 /// All ranks of one multi-rank log.
@@ -220,10 +233,10 @@ pub struct RankSet {
     pub launcher: String,
     pub ranks: Vec<RankView>,
     /// The nodes and their ranks (empty: nodes unknown, or one).
-    pub nodes: Vec<crate::nodes::NodeRanks>,
+    pub nodes: Vec<crate::ranks::nodes::NodeRanks>,
     pub imbalance: Option<Imbalance>,
     /// The ranks' figures per iteration as distributions (min, median, p95, max).
-    pub spread: crate::rank_spread::RankSpread,
+    pub spread: crate::ranks::spread::RankSpread,
     /// Verbose lines without a rank label (counted in no rank).
     pub unlabelled_lines: u64,
 }
@@ -278,7 +291,7 @@ impl RankSet {
         mark_stopped_early(&mut ranks);
         let imbalance = imbalance(&ranks);
         let ranks: Vec<RankView> = ranks.into_iter().map(|(r, _)| r).collect();
-        let nodes = crate::nodes::group(
+        let nodes = crate::ranks::nodes::group(
             &ranks
                 .iter()
                 .map(|r| (r.rank, r.node.as_deref()))
@@ -287,7 +300,7 @@ impl RankSet {
         RankSet {
             source,
             launcher,
-            spread: crate::rank_spread::RankSpread::of(
+            spread: crate::ranks::spread::RankSpread::of(
                 &ranks
                     .iter()
                     .map(|r| {
@@ -428,7 +441,7 @@ fn imbalance(ranks: &[(RankView, &Profile)]) -> Option<Imbalance> {
         },
         slowest,
         straggler_node: slow.0.node.clone(),
-        slow_node: crate::nodes::slow_node(
+        slow_node: crate::ranks::nodes::slow_node(
             &live
                 .iter()
                 .filter_map(|(r, _)| Some((r.rank, r.node.as_deref()?, load_of(r))))

@@ -75,22 +75,6 @@ pub struct AnotherRun {
     pub gap: ClockGap,
 }
 
-/// The span of the log's executions on the epoch clock (ms), when they carry timestamps: one
-/// pass over the log, for the commands that read the trace without joining it (replay, plan,
-/// project).
-pub fn log_span_ms(log: profilednn_verbose::LogInput) -> Option<(f64, f64)> {
-    let mut span: Option<(f64, f64)> = None;
-    crate::events::for_each_event(log, |e| {
-        if let crate::events::Event::Primitive(p) = e {
-            if let (crate::EventKind::Exec, Some(ts)) = (p.kind, p.timestamp_ms) {
-                let end = ts + p.time_ps.unwrap_or(0) as f64 / 1e9;
-                span = Some(span.map_or((ts, end), |(a, b)| (a.min(ts), b.max(end))));
-            }
-        }
-    });
-    span
-}
-
 /// [`clock_gap`] as an error naming both files.
 pub fn check(
     trace: &TorchTrace,
@@ -111,7 +95,7 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::torch_trace::Op;
+    use crate::Op;
 
     fn trace(base_ms: f64, ops_us: &[(f64, f64)]) -> TorchTrace {
         TorchTrace {

@@ -1,10 +1,19 @@
-//! PyTorch's profiler trace joined with oneDNN's verbose log: which framework op produced each
-//! primitive, and how much of each op's time is spent outside oneDNN.
+//! PyTorch's profiler trace, read, and its views: the framework ops by phase, module and
+//! iteration, their own roofline, the whole step, and the units a step replay runs; joined with
+//! oneDNN's verbose log, which framework op produced each primitive and how much of each op's
+//! time is spent outside oneDNN.
 //!
 //! The trace (Chrome JSON from `torch.profiler`, gzip or not) is read incrementally: one event
 //! object at a time, so a multi-GB trace is never parsed as a whole; only operator intervals
 //! are kept. Times are joined on the epoch clock: the trace's `baseTimeNanoseconds` plus each
 //! event's `ts` (µs), and oneDNN's timestamps (ms since the epoch, `ONEDNN_VERBOSE_TIMESTAMP=1`).
+//!
+//! A crate of its own, below `profilednn-analysis`: the trace is a second input beside the
+//! log, and reading it needs nothing of the log's profiles. The join takes the log's
+//! executions from its caller ([`join()`], [`LogEvent`]); `profilednn_analysis::torch_join`
+//! feeds it a log.
+
+#![forbid(unsafe_code)]
 
 pub mod compiled;
 pub mod framework;
@@ -391,20 +400,20 @@ impl TorchJoin {
     /// whole step against both ([`whole_step::whole_step`]). Without either, nothing is set.
     pub fn set_roofs(
         &mut self,
-        primitives: Option<&crate::efficiency::Efficiency>,
+        primitives: Option<&whole_step::Primitives>,
         machine: Option<&profilednn_machine::MachineProfile>,
     ) {
-        let (name, peaks, memory, suspect) = match (primitives, machine) {
-            (Some(e), _) => (&e.machine, &e.peak_gflops, e.memory_gbps, &e.suspect[..]),
-            (None, Some(m)) => (&m.name, &m.peak_gflops, m.memory_gbps, &[][..]),
+        let roofs = match (primitives, machine) {
+            (Some(p), _) => p.roofs,
+            (None, Some(m)) => framework::Roofs {
+                machine: &m.name,
+                peak_gflops: &m.peak_gflops,
+                memory_gbps: m.memory_gbps,
+                suspect: &[],
+            },
             (None, None) => return,
         };
-        self.framework.set_against(&framework::Roofs {
-            machine: name,
-            peak_gflops: peaks,
-            memory_gbps: memory,
-            suspect,
-        });
+        self.framework.set_against(&roofs);
         self.whole_step = whole_step::whole_step(self, primitives);
     }
 
@@ -489,10 +498,7 @@ impl std::fmt::Display for Phase {
 
 /// An op row's phase in JSON: its name, `""` for a row of no phase (a phase's own row, an
 /// issuing op), as the format has always had it.
-pub(crate) fn phase_or_empty<S: serde::Serializer>(
-    p: &Option<Phase>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
+pub fn phase_or_empty<S: serde::Serializer>(p: &Option<Phase>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(p.map_or("", Phase::as_str))
 }
 
@@ -522,4 +528,4 @@ fn phase_of(name: &str, annotations: &[&str]) -> Phase {
 mod join;
 mod module_names;
 
-pub use join::join;
+pub use join::{join, Exec, LogEvent};

@@ -52,12 +52,13 @@ pub struct FrameworkOpRow {
 
 /// The roofs of a machine: compute peaks by precision (`f32`, `bf16`, …) and memory bandwidth,
 /// scaled to the threads the run used where the caller knows them.
+#[derive(Clone, Copy)]
 pub struct Roofs<'a> {
     pub machine: &'a str,
     pub peak_gflops: &'a BTreeMap<String, f64>,
     pub memory_gbps: f64,
     /// Why these roofs are already known to be wrong (the primitives' roofline found them
-    /// too low: [`crate::efficiency::Efficiency::suspect`]).
+    /// too low: `profilednn_analysis::Efficiency::suspect`).
     pub suspect: &'a [String],
 }
 
