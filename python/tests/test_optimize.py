@@ -252,7 +252,8 @@ class Optimize(unittest.TestCase):
         self.assertIs(torchvision.ops.sigmoid_focal_loss, self.theirs)
         self.assertIn("would", str(report))
         d = report.to_dict()
-        self.assertEqual(set(d), {"baseline_step_ms", "optimized_step_ms", "changes"})
+        self.assertEqual(set(d), {"format", "baseline_step_ms", "optimized_step_ms", "changes"})
+        self.assertEqual(d["format"], "profilednn.optimize.v1")
         for c in d["changes"]:
             self.assertEqual(set(c), {"name", "applied", "projected_speedup", "measured_speedup", "reason", "forced"})
             self.assertTrue(c["reason"])

@@ -5,6 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The schema of `benchdnn --ingest`'s JSON (docs/benchdnn-results-json.md).
+pub const SCHEMA: &str = "profilednn.benchdnn-results.v1";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PerfResult {
     /// 1-based line in the results file.

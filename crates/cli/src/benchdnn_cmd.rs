@@ -4,7 +4,7 @@ use crate::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use profilednn_benchdnn::batch::{batch_file, batches};
-use profilednn_benchdnn::ingest::parse_perf;
+use profilednn_benchdnn::ingest::{parse_perf, SCHEMA};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -38,7 +38,7 @@ pub fn run(args: BenchdnnArgs) -> Result<ExitCode> {
             );
         }
         let json = serde_json::json!({
-            "schema": "profilednn.benchdnn-results.v1",
+            "schema": SCHEMA,
             "source": results.display().to_string(),
             "results": records,
         });

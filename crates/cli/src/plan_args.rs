@@ -47,7 +47,7 @@ pub struct PlanArgs {
     /// Machine profile (`profilednn peak`): its `sockets` when `--sockets` is not given.
     #[arg(long, value_name = "PROFILE.json")]
     pub(crate) machine: Option<PathBuf>,
-    /// `table` or `json` (`profilednn.plan.v2`, docs/projection.md).
+    /// `table` or `json` (`profilednn.plan.v2`, docs/plan-json.md).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub(crate) format: Format,
     /// Only the splits, their validity, outside, all-reduce and memory figures: no oneDNN

@@ -23,7 +23,7 @@ pub struct ProjectArgs {
     /// Machine profile of the target, for problems without replay results (roofline).
     #[arg(long, value_name = "PROFILE.json")]
     machine: Option<PathBuf>,
-    /// Print the projection as JSON (`profilednn.projection.v1`, see docs/projection.md).
+    /// Print the projection as JSON (`profilednn.projection.v1`, see docs/project-json.md).
     #[arg(long)]
     json: bool,
     /// Training iterations in the log, when not detected.

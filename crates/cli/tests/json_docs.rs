@@ -1,16 +1,22 @@
-//! The JSON outputs of `replay` and `project` documented key by key: `docs/replay-json.md` and
-//! `docs/project-json.md` list every key a real run emits, and no key it does not. The keys are
-//! read from the documents' tables and from the runs' JSON, independently of the code's structs.
+//! Every JSON document ProfileDNN writes, checked against its documentation.
+//!
+//! `docs/formats.md` lists each schema (`profilednn.NAME.vN`) with its page; every document a
+//! real run writes names its schema and its page lists each top-level field it has; every schema
+//! the sources name is in that list. The outputs of `replay` and `project` are also documented
+//! key by key: `docs/replay-json.md` and `docs/project-json.md` list every key a real run emits,
+//! and no key it does not. The keys are read from the documents' tables and from the runs' JSON,
+//! independently of the code's structs.
 //!
 //! Without oneDNN the replay side is the committed results file of a real replay
 //! (`fixtures/replay`), also read and written back by the current code so that fields added
 //! since it was made are checked too; the what-if keys need a what-if replay, so that test needs
-//! `PROFILEDNN_DNNL_LIB` (else SKIPPED, unless PROFILEDNN_REQUIRE_ONEDNN=1).
+//! `PROFILEDNN_DNNL_LIB` (else SKIPPED, unless PROFILEDNN_REQUIRE_ONEDNN=1). The PyTorch replay
+//! helper's answer needs a Python with PyTorch (else SKIPPED, unless PROFILEDNN_REQUIRE_TORCH=1).
 
 mod common;
 use common::{bin, dnnl_lib_or_skip, json_of, root, succeeded, temp_dir};
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Objects whose keys are data (problem keys), not fields.
 const MAPS: &[&str] = &["rewritten_from", "by_phase", "by_family", "by_runs_in"];
@@ -211,4 +217,261 @@ fn whole_step_keys_of_replay_and_project_are_the_documented_ones() {
         "{projected} vs {by_hand}"
     );
     assert_eq!(p["logged_step_ms"], f["logged_step_ms"]);
+}
+
+// Every document, not only replay's and project's: each names its schema, `docs/formats.md`
+// gives each schema its page, and the page lists every top-level field a real document has.
+
+/// `docs/formats.md`'s tables: schema → page (under docs/), the versions written now first and
+/// the older ones still read second.
+fn formats() -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    let text = std::fs::read_to_string(root().join("docs/formats.md")).unwrap();
+    let (mut now, mut older) = (BTreeMap::new(), BTreeMap::new());
+    let mut in_older = false;
+    for line in text.lines() {
+        in_older |= line.starts_with("Older versions");
+        let Some(row) = line.strip_prefix("| `profilednn.") else {
+            continue;
+        };
+        let schema = format!("profilednn.{}", row.split('`').next().unwrap());
+        let page = row.split("](").nth(1).and_then(|p| p.split(')').next());
+        let page = page.unwrap_or_else(|| panic!("formats.md: no page linked: {line}"));
+        let table = if in_older { &mut older } else { &mut now };
+        assert!(table.insert(schema, page.to_string()).is_none(), "{line}");
+    }
+    (now, older)
+}
+
+/// The field names a page lists: its tables' first column, and the keys (`"key":`) of the
+/// documents it shows.
+fn listed(page: &str) -> BTreeSet<String> {
+    let (a, b, c) = documented_sections(page);
+    let mut out = &(&a | &b) | &c;
+    let text = std::fs::read_to_string(root().join("docs").join(page)).unwrap();
+    for piece in text.split('"').collect::<Vec<_>>().windows(2) {
+        if piece[1].trim_start().starts_with(':') && !piece[0].contains(char::is_whitespace) {
+            out.insert(piece[0].to_string());
+        }
+    }
+    out
+}
+
+/// The schema a document names: `schema`, `format` (the Python package's), or the Chrome
+/// trace's `otherData.schema`.
+fn schema_of(v: &Value) -> String {
+    [&v["schema"], &v["format"], &v["otherData"]["schema"]]
+        .into_iter()
+        .find_map(Value::as_str)
+        .unwrap_or_else(|| panic!("a document without a schema: {}", keys(v).len()))
+        .to_string()
+}
+
+/// A Python with PyTorch (`PROFILEDNN_TORCH_PYTHON`, else the project's `target/pyenv`), or
+/// `None` with SKIPPED printed (a panic with PROFILEDNN_REQUIRE_TORCH=1).
+fn torch_python() -> Option<String> {
+    let py = std::env::var("PROFILEDNN_TORCH_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| root().join("target/pyenv/bin/python").display().to_string());
+    let ok = std::process::Command::new(&py)
+        .args(["-c", "import torch"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && std::env::var("PROFILEDNN_REQUIRE_TORCH").as_deref() == Ok("1") {
+        panic!("{py} cannot import torch (PROFILEDNN_REQUIRE_TORCH=1)");
+    }
+    if !ok {
+        eprintln!("SKIPPED: the torch-replay document needs a Python with PyTorch ({py})");
+    }
+    ok.then_some(py)
+}
+
+/// The JSON that `python -c CODE` prints, run from the package's sources (`python/`).
+fn python_json(py: &str, code: &str) -> Value {
+    let out = std::process::Command::new(py)
+        .args(["-c", code])
+        .current_dir(root().join("python"))
+        .output()
+        .unwrap();
+    serde_json::from_slice(&succeeded(out).stdout).unwrap()
+}
+
+/// One document of each schema written now, made by the code that writes it (files that need
+/// oneDNN or a measurement are committed ones read and written back, as replay's above).
+fn documents() -> Vec<Value> {
+    let log = root().join(LOG).display().to_string();
+    let replay = root().join(REPLAY).display().to_string();
+    let ranks = root().join("fixtures/multirank/torchrun_2ranks.log.gz");
+    let ranks = ranks.display().to_string();
+    let (from, to) = ("machines/epyc-zen4-25-17", "machines/xeon-6-167-amx");
+    let (from, to) = (root().join(from), root().join(to));
+    let machine = from.join("profile.json");
+    let dir = temp_dir();
+    let mut docs = vec![
+        json_of(&["report", &log, "--format", "json"]),
+        json_of(&["report", &ranks, "--format", "json"]),
+        json_of(&["advise", &log, "--format", "json"]),
+        json_of(&["project", &log, "--replay", &replay, "--json"]),
+        json_of(&[
+            "plan",
+            &log,
+            "--cores",
+            "2",
+            "--dry-run",
+            "--format",
+            "json",
+        ]),
+        json_of(&["diff", &log, &log, "--format", "json"]),
+    ];
+    // Read as the tools read it (a v1 file migrated), written as `replay` writes it.
+    let text = std::fs::read_to_string(root().join(REPLAY)).unwrap();
+    let r = profilednn_replay::Replay::from_json(&text).unwrap();
+    docs.push(serde_json::to_value(&r).unwrap());
+    // A profile `peak` measured (v2), read and written back.
+    let text = std::fs::read_to_string(&machine).unwrap();
+    let m: profilednn_machine::MachineProfile = serde_json::from_str(&text).unwrap();
+    docs.push(serde_json::to_value(&m).unwrap());
+    // `record --ranks` around a stand-in launcher named torchrun, which starts one rank.
+    let torchrun = dir.join("torchrun");
+    std::fs::write(&torchrun, "#!/bin/sh\nRANK=0 sleep 0.5\n").unwrap();
+    std::fs::set_permissions(
+        &torchrun,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let ranked = dir.join("r.log").display().to_string();
+    let record = ["record", "--ranks", "--no-report", "-o", &ranked, "--"];
+    succeeded(bin().args(record).arg(&torchrun).output().unwrap());
+    let launch = std::fs::read_to_string(dir.join("r.launch.json")).unwrap();
+    docs.push(serde_json::from_str(&launch).unwrap());
+    let results = dir.join("results.txt");
+    std::fs::write(&results, "perf,cpu,jit:avx512_core,,--mode=P --conv --dir=FWD_B mb2_ic64oc64_ih56oh56kh1sh1dh0ph0_iw56ow56kw1sw1dw0pw0,0.0513802,3.1,0.5,102.76,0.55,93.4\n").unwrap();
+    docs.push(json_of(&[
+        "benchdnn",
+        "--ingest",
+        results.to_str().unwrap(),
+    ]));
+    let trace = dir.join("t.json");
+    succeeded(
+        bin()
+            .args(["trace", &log, "-o", trace.to_str().unwrap()])
+            .output()
+            .unwrap(),
+    );
+    docs.push(serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap());
+    docs.push(json_of(&[
+        "project",
+        &log,
+        "--from",
+        &from.join("profile.json").display().to_string(),
+        "--to",
+        &to.join("profile.json").display().to_string(),
+        "--format",
+        "json",
+    ]));
+    // `optimize`'s report needs no PyTorch: its module is loaded alone.
+    docs.push(python_json(
+        "python3",
+        "import importlib.util as u, json; s = u.spec_from_file_location('r', 'profilednn/_optimize/report.py'); \
+         r = u.module_from_spec(s); s.loader.exec_module(r); \
+         print(json.dumps(r.Report(10.0, 9.0, [r.Change('channels-last', True, 1.1, 1.1, 'faster')]).to_dict()))",
+    ));
+    if let Some(py) = torch_python() {
+        docs.push(python_json(
+            &py,
+            "import json; from profilednn.replay_ops import run; \
+             print(json.dumps(run({'units': [], 'runs': 1, 'profiler': False})))",
+        ));
+        docs.push(python_json(
+            &py,
+            "import json; from profilednn.replay_ops import run; \
+             print(json.dumps(run({'units': [], 'what_if': {'batch': 3}})))",
+        ));
+    }
+    docs
+}
+
+#[test]
+fn every_document_names_its_schema_and_its_page_lists_its_fields() {
+    let (now, _) = formats();
+    let mut seen = BTreeSet::new();
+    for v in documents() {
+        let schema = schema_of(&v);
+        let page = now
+            .get(&schema)
+            .unwrap_or_else(|| panic!("{schema}: not in docs/formats.md"));
+        let listed = listed(page);
+        let mut fields: BTreeSet<String> = v.as_object().unwrap().keys().cloned().collect();
+        if let Some(other) = v["otherData"].as_object() {
+            fields.extend(other.keys().cloned());
+        }
+        assert!(
+            fields.is_subset(&listed),
+            "{page} does not list {:?} of {schema}",
+            &fields - &listed
+        );
+        seen.insert(schema);
+    }
+    let mut unseen: BTreeSet<&String> = now.keys().filter(|s| !seen.contains(*s)).collect();
+    if torch_python().is_none() {
+        unseen.remove(&"profilednn.torch-replay.v1".to_string());
+    }
+    assert!(unseen.is_empty(), "no document checked for {unseen:?}");
+}
+
+/// Every `profilednn.NAME.vN` the sources name outside their tests (schemas written, schemas
+/// read, and the doc comments pointing at them) is in docs/formats.md, and every page there
+/// exists, names its schema and stays under 300 lines.
+#[test]
+fn every_schema_the_sources_name_has_a_page() {
+    let (now, older) = formats();
+    let mut named = BTreeSet::new();
+    let mut dirs = vec![root().join("crates"), root().join("python/profilednn")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() && !matches!(name.as_str(), "tests" | "target" | "__pycache__") {
+                dirs.push(p);
+            } else if name.ends_with(".rs") || name.ends_with(".py") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let code = text.split("#[cfg(test)]").next().unwrap();
+                for piece in code.split("profilednn.").skip(1) {
+                    let n: String = piece
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
+                        .collect();
+                    let n = n.trim_end_matches('.');
+                    let version = n.rsplit_once(".v").map(|(_, v)| v);
+                    if version
+                        .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                    {
+                        named.insert((format!("profilednn.{n}"), p.display().to_string()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(named.len() > 10, "{named:?}");
+    for (schema, file) in &named {
+        assert!(
+            now.contains_key(schema) || older.contains_key(schema),
+            "{file} names {schema}, which docs/formats.md does not list"
+        );
+    }
+    for (schema, page) in now.iter().chain(&older) {
+        let text = std::fs::read_to_string(root().join("docs").join(page))
+            .unwrap_or_else(|e| panic!("{schema}: docs/{page}: {e}"));
+        assert!(
+            text.contains(schema.as_str()),
+            "docs/{page} does not name {schema}"
+        );
+    }
+    for e in std::fs::read_dir(root().join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            let lines = std::fs::read_to_string(&p).unwrap().lines().count();
+            assert!(lines <= 300, "{}: {lines} lines (at most 300)", p.display());
+        }
+    }
 }

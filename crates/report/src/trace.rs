@@ -8,6 +8,11 @@ use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::io::{self, Write};
 
+/// The trace's schema, in `otherData.schema` (the trace-event format's place for a writer's own
+/// fields: Perfetto and chrome://tracing ignore it), so a trace says which tool and version wrote
+/// it like every other ProfileDNN document (docs/trace-json.md).
+pub const SCHEMA: &str = "profilednn.trace.v1";
+
 /// Where events are placed on the time axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Timeline {
@@ -152,7 +157,7 @@ impl<W: Write> TraceWriter<W> {
         write!(
             self.out,
             "\n],\"otherData\":{}}}\n",
-            json!({"generator":"profilednn trace","timeline":timeline.describe(),"events":self.events,"notes":note})
+            json!({"schema":SCHEMA,"generator":"profilednn trace","timeline":timeline.describe(),"events":self.events,"notes":note})
         )?;
         self.out.flush()?;
         Ok(self.out)

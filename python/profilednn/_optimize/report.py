@@ -31,6 +31,10 @@ def _x(v, against=None):
     return "-" if v is None else f"{ratio(v, against)}x"
 
 
+# The schema of `Report.to_dict()` (docs/optimize-json.md), as every ProfileDNN document names its own.
+FORMAT = "profilednn.optimize.v1"
+
+
 @dataclasses.dataclass
 class Report:
     baseline_step_ms: float
@@ -42,7 +46,7 @@ class Report:
     plan_only: bool = False
 
     def to_dict(self):
-        return {"baseline_step_ms": self.baseline_step_ms, "optimized_step_ms": self.optimized_step_ms,
+        return {"format": FORMAT, "baseline_step_ms": self.baseline_step_ms, "optimized_step_ms": self.optimized_step_ms,
                 "changes": [dataclasses.asdict(c) for c in self.changes]}
 
     def __str__(self):

@@ -95,7 +95,7 @@ pub struct Row {
     pub notes: Vec<String>,
 }
 
-/// The plan (`profilednn.plan.v1`, documented in docs/projection.md).
+/// The plan (`profilednn.plan.v2`, documented in docs/plan-json.md).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
     pub schema: String,
