@@ -12,17 +12,26 @@ use profilednn_verbose::LogInput;
 
 /// Joins `trace` with the primitives of the log at `log` ([`profilednn_torchtrace::join`]).
 pub fn join(trace: &TorchTrace, log: LogInput) -> TorchJoin {
-    profilednn_torchtrace::join(trace, |place| {
-        for_each_event(log, |e| match e {
-            Event::Iteration { .. } => place(LogEvent::Iteration),
-            Event::Primitive(p) if p.kind == EventKind::Exec => place(LogEvent::Exec(Exec {
-                kind: &p.primitive.kind,
-                timestamp_ms: p.timestamp_ms,
-                time_ps: p.time_ps,
-            })),
-            _ => {}
-        });
-    })
+    profilednn_torchtrace::join(trace, |place| walk(log, place))
+}
+
+/// [`join`] with the first iteration left out as warm-up ([`profilednn_torchtrace::join_steady`]):
+/// the steady step a projection onto another machine moves.
+pub fn join_steady(trace: &TorchTrace, log: LogInput) -> TorchJoin {
+    profilednn_torchtrace::join_steady(trace, |place| walk(log, place))
+}
+
+/// The log's iteration markers and executions, in log order, into the join's sink.
+fn walk(log: LogInput, place: &mut dyn FnMut(LogEvent<'_>)) {
+    for_each_event(log, |e| match e {
+        Event::Iteration { .. } => place(LogEvent::Iteration),
+        Event::Primitive(p) if p.kind == EventKind::Exec => place(LogEvent::Exec(Exec {
+            kind: &p.primitive.kind,
+            timestamp_ms: p.timestamp_ms,
+            time_ps: p.time_ps,
+        })),
+        _ => {}
+    });
 }
 
 /// The span of the log's executions on the epoch clock (ms), when they carry timestamps: one

@@ -212,9 +212,28 @@ pub fn torch_join(
     trace: &std::path::Path,
     log: &std::path::Path,
 ) -> anyhow::Result<profilednn_torchtrace::TorchJoin> {
+    torch_join_with(trace, log, profilednn_analysis::torch_join::join)
+}
+
+/// [`torch_join`] with the first iteration left out as warm-up (`project --to`).
+pub fn torch_join_steady(
+    trace: &std::path::Path,
+    log: &std::path::Path,
+) -> anyhow::Result<profilednn_torchtrace::TorchJoin> {
+    torch_join_with(trace, log, profilednn_analysis::torch_join::join_steady)
+}
+
+fn torch_join_with(
+    trace: &std::path::Path,
+    log: &std::path::Path,
+    join: fn(
+        &profilednn_torchtrace::TorchTrace,
+        profilednn_verbose::LogInput,
+    ) -> profilednn_torchtrace::TorchJoin,
+) -> anyhow::Result<profilednn_torchtrace::TorchJoin> {
     let tr = profilednn_torchtrace::read_trace(trace)?;
     let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
-    let j = profilednn_analysis::torch_join::join(&tr, input);
+    let j = join(&tr, input);
     j.of_this_run(&tr, trace, log)?;
     for w in &j.warnings {
         eprintln!(

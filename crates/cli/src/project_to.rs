@@ -31,7 +31,8 @@ pub fn run(a: ToArgs) -> Result<ExitCode> {
         profilednn_replay::logged::logged_steady(input, one)
     });
     let join = match a.trace {
-        Some(t) => Some(crate::load::torch_join(t, a.log)?),
+        // The steady step: the warm-up iteration does not move with the roofs.
+        Some(t) => Some(crate::load::torch_join_steady(t, a.log)?),
         None => None,
     };
     let input = target::Input {

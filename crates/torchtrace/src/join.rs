@@ -33,15 +33,47 @@ pub struct Exec<'a> {
 /// Joins `trace` with the log whose events `log` walks: `log` is called once, with the sink
 /// each event of the log goes to, in log order.
 pub fn join(trace: &TorchTrace, log: impl FnOnce(&mut dyn FnMut(LogEvent<'_>))) -> TorchJoin {
+    join_leaving_out(trace, log, false)
+}
+
+/// [`join`] with the first iteration left out too, as a compiling one is (`warm_up` says
+/// which): it carries the run's one-time work (primitive creation and JIT, first-touch page
+/// faults, the dispatcher's caches), 1.6-2.9x a later iteration on the machine library's
+/// transformers, almost all of it in element-wise ops. A projection onto another machine
+/// (`project --to`) moves the steady step; the warm-up does not scale with the roofs. Only
+/// when at least two iterations remain.
+pub fn join_steady(
+    trace: &TorchTrace,
+    log: impl FnOnce(&mut dyn FnMut(LogEvent<'_>)),
+) -> TorchJoin {
+    join_leaving_out(trace, log, true)
+}
+
+fn join_leaving_out(
+    trace: &TorchTrace,
+    log: impl FnOnce(&mut dyn FnMut(LogEvent<'_>)),
+    warm_up: bool,
+) -> TorchJoin {
     let ops = &trace.ops;
     let compiling = compiled::compiling_iterations(ops);
     let (top, parent_top) = top_level(ops);
     let loop_iterations = loop_iterations(ops, &top);
-    let excluded: &[compiled::Compiling] = if compiling.len() < loop_iterations {
+    let compile_excluded: &[compiled::Compiling] = if compiling.len() < loop_iterations {
         &compiling
     } else {
         &[]
     };
+    let mut excluded = compile_excluded.to_vec();
+    let first = warm_up
+        .then(|| first_iteration(ops))
+        .flatten()
+        .filter(|f| excluded.iter().all(|c| c.index != f.index))
+        .filter(|_| loop_iterations >= excluded.len() + 3);
+    if let Some(f) = &first {
+        excluded.push(f.clone());
+        excluded.sort_by(|a, b| a.start.total_cmp(&b.start));
+    }
+    let excluded = &excluded[..];
     let steady = |t: f64| !compiled::within(excluded, t);
     let annotations: Vec<&Op> = ops.iter().filter(|o| o.annotation).collect();
     let around = |t: f64| -> Vec<&str> {
@@ -114,8 +146,15 @@ pub fn join(trace: &TorchTrace, log: impl FnOnce(&mut dyn FnMut(LogEvent<'_>))) 
             .collect(),
     );
     set_iterations(&mut j, placed.markers, excluded);
-    j.warnings
-        .extend(compile_warning(ops, &compiling, excluded, loop_iterations));
+    j.warm_up = first
+        .map(|f| f.index)
+        .filter(|i| j.compiling.iter().any(|c| c.index == *i));
+    j.warnings.extend(compile_warning(
+        ops,
+        &compiling,
+        compile_excluded,
+        loop_iterations,
+    ));
     j.warnings.extend(coverage_warning(&j));
     j.warnings.extend(truncation_warning(trace));
     j.log_span_ms = placed.log_span;
@@ -127,6 +166,23 @@ pub fn join(trace: &TorchTrace, log: impl FnOnce(&mut dyn FnMut(LogEvent<'_>))) 
     ));
     j.runs_in = runs_in::classes(&j);
     j
+}
+
+/// The first iteration range (`profilednn.iteration#N` with the lowest N), as a range to
+/// leave out (no compile time of its own).
+fn first_iteration(ops: &[Op]) -> Option<compiled::Compiling> {
+    ops.iter()
+        .filter(|o| o.annotation)
+        .filter_map(|o| {
+            let index = o.name.strip_prefix(ITERATION_RANGE)?.parse::<u64>().ok()?;
+            Some(compiled::Compiling {
+                index,
+                start: o.start,
+                end: o.end,
+                compile_ms: 0.0,
+            })
+        })
+        .min_by_key(|c| c.index)
 }
 
 /// The iterations the join's figures are of: the log's (its markers less the trailing one), the

@@ -378,6 +378,10 @@ pub struct TorchJoin {
     pub per_iteration: Vec<IterationRow>,
     /// The framework ops costed from their recorded shapes: the work outside oneDNN too.
     pub framework: framework::FrameworkOps,
+    /// The warm-up iteration [`join_steady`] left out of every per-iteration figure (it is in
+    /// `compiling` with no compile time, so that every reader leaves it out alike).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm_up: Option<u64>,
     /// Iterations that compiled (`torch.compile`'s first call, a recompilation), with their
     /// compile time: left out of every per-iteration figure of ops, phases, modules and
     /// framework ops (their rows stay in `per_iteration`), unless every iteration compiled.
@@ -528,4 +532,4 @@ fn phase_of(name: &str, annotations: &[&str]) -> Phase {
 mod join;
 mod module_names;
 
-pub use join::{join, Exec, LogEvent};
+pub use join::{join, join_steady, Exec, LogEvent};

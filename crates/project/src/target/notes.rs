@@ -42,6 +42,13 @@ impl Notes {
                     .into(),
             );
         }
+        if let Some(i) = input.join.and_then(|j| j.warm_up) {
+            assumptions.push(format!(
+                "the steady step: the trace's iteration {i} (the first: primitive creation, \
+                 first-touch page faults) is left out of every per-iteration figure, as \
+                 warm-up does not move with the roofs"
+            ));
+        }
         let mut stand_ins: Vec<String> = target.defaults.clone();
         for s in one
             .stand_ins
