@@ -8,8 +8,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use profilednn_torchtrace::{compiled, read_trace_from};
 use profilednn_cost::framework::{cost, OpCall};
+use profilednn_torchtrace::{compiled, read_trace_from};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(t) = read_trace_from(data, "fuzz") {
