@@ -1,5 +1,6 @@
 //! Whole-step projection against real runs (`#[ignore]`: timed, run by `bench/accuracy.sh` on a
-//! quiet machine; issue 38). A GPT-style transformer with AdamW and an MLP
+//! quiet machine; issue 38). A GPT-style transformer with AdamW, an MLP and a conv-stem
+//! transformer (`vit`: convolutions in oneDNN feeding an encoder, issue 52)
 //! (`fixtures/torch/train_transformer.py`) are recorded live with `record --torch` as f32 at 2
 //! threads, and as each what-if for real: bf16 autocast, 1 thread, half the batch. The f32 run
 //! is replayed with `--torch-trace` as itself, `--as bf16`, `--threads 1` and `--batch 4`, and
@@ -18,6 +19,8 @@
 //! step's op time (calls it could not rebuild), or a pair off by more than 40 % at every
 //! attempt (a regression bound, twice the noise: the f32 → bf16 projection of a transformer
 //! was −96 % before the whole step was replayed).
+//!
+//! `PROFILEDNN_ACCURACY_MODELS=vit,mlp` runs only those models (all by default).
 //!
 //! Needs `PROFILEDNN_TORCH_PYTHON` (a Python with torch and the `profilednn` package, as
 //! `.ci/run` installs) and oneDNN (`PROFILEDNN_DNNL_LIB`), else SKIPPED.
@@ -58,6 +61,21 @@ const MODELS: &[(&str, &[&str])] = &[
             "512",
             "--seq",
             "128",
+            "--batch",
+            "8",
+        ],
+    ),
+    (
+        "vit",
+        &[
+            "--variant",
+            "vit",
+            "--layers",
+            "4",
+            "--d-model",
+            "256",
+            "--image",
+            "64",
             "--batch",
             "8",
         ],
@@ -212,7 +230,11 @@ fn whole_step_projections_against_real_runs() {
     // Pairs off by more than the regression bound at every attempt: every pair is measured
     // and printed before the test fails on them.
     let mut regressed: Vec<String> = Vec::new();
-    for (model, args) in MODELS {
+    let only = std::env::var("PROFILEDNN_ACCURACY_MODELS").unwrap_or_default();
+    for (model, args) in MODELS
+        .iter()
+        .filter(|(m, _)| only.is_empty() || only.split(',').any(|o| o == *m))
+    {
         // The MLP's tensors lead with its rows (batch 4 × seq 128 = 512), the GPT's with the
         // batch; measured: the MLP replayed with `--batch 4` read its batch as 1024 rows.
         let half_batch = if *model == "mlp" { "512" } else { "4" };
