@@ -25,6 +25,8 @@ from profilednn._optimize import CHANGES, OptimizedModule
 from profilednn._optimize.config import focal_sites
 
 FAST = dict(budget_s=300, steps=3, progress=False)
+# Every change but torch.compile (compiling takes seconds; its own test compiles).
+NO_COMPILE = tuple(c for c in CHANGES if c != "torch.compile")
 
 
 def frozen_bn(c, seed):
@@ -100,7 +102,7 @@ class Optimize(unittest.TestCase):
             ref_model, ref_opt = copy.deepcopy((model, opt))
             reference = losses(ref_model, ref_opt, focal_loss_fn, ex)
             # bf16 with the fused optimizer stepping after backward; f32 with the step inside backward.
-            changes = [c for c in CHANGES if c != "threads" and c != ("step in backward" if bf16 else "bf16 autocast")]
+            changes = [c for c in NO_COMPILE if c != "threads" and c != ("step in backward" if bf16 else "bf16 autocast")]
             m2, o2, report = profilednn.optimize(model, opt, ex, focal_loss_fn, margin=0.0, changes=changes,
                                                  step_in_backward=not bf16, **FAST)
             applied = {c.name for c in report.changes if c.applied}
@@ -195,6 +197,56 @@ class Optimize(unittest.TestCase):
                                            changes=("fused focal loss",), **FAST)
         self.assertIn("neither the model nor loss_fn calls", report.changes[0].reason)
 
+    def test_torch_compile_is_measured_with_its_compile_time_and_trains_with_the_fused_kernels(self):
+        # Issue 55: optimize tries torch.compile on top of the changes it keeps; the compile
+        # time is reported and counted; the result trains as the model as written, with the
+        # fused optimizer and loss, and its checkpoints keep the model's keys.
+        ex = example()
+        model, opt = self.fresh()
+        ref_model, ref_opt = copy.deepcopy((model, opt))
+        reference = losses(ref_model, ref_opt, focal_loss_fn, ex)
+        keys = list(model.state_dict())
+        m2, o2, report = profilednn.optimize(model, opt, ex, focal_loss_fn, margin=0.0,
+                                             changes=("fused optimizer", "fused focal loss", "torch.compile"),
+                                             **FAST)
+        c = {c.name: c for c in report.changes}["torch.compile"]
+        self.assertTrue(c.applied, str(report))
+        self.assertGreater(c.compile_s, 0.0)
+        self.assertIn("compiled in", c.reason)
+        self.assertIn("compile_s", report.to_dict()["changes"][-1])
+        self.assertIsInstance(m2, OptimizedModule)
+        self.assertTrue(m2.compile)
+        self.assertIsInstance(o2, profilednn.optim.SGD)
+        self.assertEqual(list(m2.state_dict()), keys, "no _orig_mod. prefix")
+        self.assertEqual(len(list(m2.parameters())), len(list(model.parameters())))
+        ours = losses(m2, o2, focal_loss_fn, ex)
+        for a, b in zip(ours, reference):
+            self.assertLess(abs(a - b), 1e-4 * abs(b), (ours, reference))
+
+    def test_a_model_that_does_not_compile_is_reported_and_nothing_else_is_lost(self):
+        class NoCompile(Net):
+            def forward(self, x):
+                return super().forward(x)
+
+        def refuse(*_a, **_k):
+            raise RuntimeError("this model does not compile")
+
+        torch.manual_seed(0)
+        model = NoCompile()
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        compile_fn = torch.compile
+        torch.compile = refuse
+        try:
+            m2, o2, report = profilednn.optimize(model, opt, example(), focal_loss_fn, margin=0.0,
+                                                 changes=("fused optimizer", "torch.compile"), **FAST)
+        finally:
+            torch.compile = compile_fn
+        c = {c.name: c for c in report.changes}
+        self.assertFalse(c["torch.compile"].applied)
+        self.assertIn("this model does not compile", c["torch.compile"].reason)
+        self.assertTrue(c["fused optimizer"].applied, str(report))
+        self.assertIsInstance(o2, profilednn.optim.SGD)
+
     def test_bindings_through_defaults_partials_attributes_and_odd_objects(self):
         import functools
 
@@ -234,7 +286,8 @@ class Optimize(unittest.TestCase):
         opt_before = copy.deepcopy(opt.state_dict())
         torch.manual_seed(123)
         rng = torch.get_rng_state()
-        m2, o2, report = profilednn.optimize(model, opt, example(), focal_loss_fn, plan_only=True, margin=0.0, **FAST)
+        m2, o2, report = profilednn.optimize(model, opt, example(), focal_loss_fn, plan_only=True, margin=0.0,
+                                             changes=NO_COMPILE, **FAST)
         self.assertIs(m2, model)
         self.assertIs(o2, opt)
         self.assertTrue(torch.equal(torch.get_rng_state(), rng))
@@ -255,7 +308,8 @@ class Optimize(unittest.TestCase):
         self.assertEqual(set(d), {"format", "baseline_step_ms", "optimized_step_ms", "changes"})
         self.assertEqual(d["format"], "profilednn.optimize.v1")
         for c in d["changes"]:
-            self.assertEqual(set(c), {"name", "applied", "projected_speedup", "measured_speedup", "reason", "forced"})
+            self.assertEqual(set(c), {"name", "applied", "projected_speedup", "measured_speedup", "reason", "forced",
+                                      "compile_s"})
             self.assertTrue(c["reason"])
 
     def test_plan_only_leaves_a_loss_with_parameters_alone(self):
@@ -271,7 +325,7 @@ class Optimize(unittest.TestCase):
 
         loss = Weighted()
         opt = torch.optim.SGD(list(model.parameters()) + list(loss.parameters()), lr=0.05)
-        profilednn.optimize(model, opt, example(), loss, plan_only=True, margin=0.0, **FAST)
+        profilednn.optimize(model, opt, example(), loss, plan_only=True, margin=0.0, changes=NO_COMPILE, **FAST)
         self.assertIsNone(loss.log_var.grad)
         self.assertEqual(loss.log_var.item(), 0.0)
 

@@ -23,6 +23,7 @@ class Config:
     bf16: bool = False
     threads: int = 1
     step_in_backward: bool = False
+    compile: bool = False
 
     def with_(self, **changes):
         return dataclasses.replace(self, **changes)
@@ -149,8 +150,9 @@ class Runner:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the fold's notes, said once when applied
             optimizer = configure(config, model, optimizer)
-        if config.bf16 or config.channels_last:
-            model = OptimizedModule(model, bf16=config.bf16, channels_last=config.channels_last)
+        if config.bf16 or config.channels_last or config.compile:
+            model = OptimizedModule(model, bf16=config.bf16, channels_last=config.channels_last,
+                                    compile=config.compile)
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
         self.inputs, self.targets = example
         # `focal` is (sites, ours, theirs): the copies' own bindings added (a loss object's

@@ -14,6 +14,8 @@ class Change:
     reason: str
     # Kept only because `margin=0` keeps every change that runs: measured no faster.
     forced: bool = False
+    # torch.compile: the first step's seconds (the compilation), counted in the budget.
+    compile_s: Optional[float] = None
 
 
 def ratio(v, against=None):

@@ -1,5 +1,6 @@
 """The model `optimize` hands back when a change acts on the forward call (bf16 autocast,
-channels-last inputs): a thin wrapper that is, for the user's code, the model it wraps."""
+channels-last inputs, torch.compile): a thin wrapper that is, for the user's code, the model it
+wraps."""
 
 import torch
 from torch import nn
@@ -20,7 +21,7 @@ def _f32(x):
 
 class OptimizedModule(nn.Module):
     """Runs `module` under bf16 autocast (outputs returned in f32, so the loss is computed in
-    f32) and/or with 4-D floating inputs in channels-last.
+    f32) and/or with 4-D floating inputs in channels-last, and/or compiled (`torch.compile`).
 
     Its state dict is the wrapped module's, keys unchanged, so checkpoints load into the
     unoptimized model and back; attributes it does not have are the wrapped module's.
@@ -29,25 +30,41 @@ class OptimizedModule(nn.Module):
     autocast. `plain_eval = True` makes this wrapper do so in eval mode (`.eval()`): training
     steps keep bf16 and channels-last inputs, evaluation runs as the model was written (bf16's
     logits differ from f32's by its rounding). Default False: evaluation runs as training does.
+
+    With `compile`, the forward call runs `torch.compile(module)`, kept outside the module tree:
+    `torch.compile` wraps a module in one whose state dict prefixes every key with `_orig_mod.`,
+    which would leak into checkpoints; here the keys stay the model's.
     """
 
-    def __init__(self, module, bf16=False, channels_last=False, plain_eval=False):
+    def __init__(self, module, bf16=False, channels_last=False, plain_eval=False, compile=False):
         super().__init__()
         self.module = module
         self.bf16 = bf16
         self.channels_last = channels_last
         self.plain_eval = plain_eval
+        self.compile = compile
+        # Not an attribute nn.Module registers (a plain object attribute): no second copy of
+        # the parameters in `named_parameters`, no `_orig_mod.` keys in `state_dict`.
+        object.__setattr__(self, "_compiled", torch.compile(module) if compile else None)
 
     def forward(self, *args, **kwargs):
         if self.plain_eval and not self.training:
             return self.module(*args, **kwargs)
+        run = self._compiled if self._compiled is not None else self.module
         if self.channels_last:
             args, kwargs = tree_map(_channels_last, (args, kwargs))
         if not self.bf16:
-            return self.module(*args, **kwargs)
+            return run(*args, **kwargs)
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            out = self.module(*args, **kwargs)
+            out = run(*args, **kwargs)
         return tree_map(_f32, out)
+
+    def __deepcopy__(self, memo):
+        # A compiled function does not deep-copy: the copy compiles its own copy of the module.
+        import copy
+
+        return OptimizedModule(copy.deepcopy(self.module, memo), bf16=self.bf16, channels_last=self.channels_last,
+                               plain_eval=self.plain_eval, compile=self.compile)
 
     def state_dict(self, *args, **kwargs):
         return self.module.state_dict(*args, **kwargs)
@@ -62,4 +79,5 @@ class OptimizedModule(nn.Module):
             return getattr(self._modules["module"], name)
 
     def extra_repr(self):
-        return f"bf16={self.bf16}, channels_last={self.channels_last}, plain_eval={self.plain_eval}"
+        return (f"bf16={self.bf16}, channels_last={self.channels_last}, plain_eval={self.plain_eval}, "
+                f"compile={self.compile}")
