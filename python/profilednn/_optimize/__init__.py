@@ -157,7 +157,8 @@ def optimize(model, optimizer, example, loss_fn, *, plan_only=False, budget_s=60
     arguments), and `loss_fn(model(inputs), targets)` returns the scalar loss. Considered:
     ProfileDNN's fused optimizer of the same kind (state carried over), the frozen batch-norm
     fold, the fused focal loss (where the model or `loss_fn` calls torchvision's), channels-last,
-    bf16 autocast (outputs, hence the loss, in f32), and the thread count. A change is kept when
+    bf16 autocast (outputs, hence the loss, in f32), the thread count, and `torch.compile` (last, its
+    compile time counted in the budget and reported). A change is kept when
     real steps with it are `margin` times faster than without (the median of back-to-back pairs,
     and faster in two thirds of the pairs), measured alternately within `budget_s` seconds
     (`margin=0` keeps every change that runs); `plan_only=True` decides and reports without changing anything.
