@@ -338,7 +338,10 @@ def _decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, ste
 
         def expected(item):
             # Within the budget, the changes projected to pay most go first; those without a
-            # projection next; those projected slower last.
+            # projection next; those projected slower after them; torch.compile last of all
+            # (on top of every change kept: a comparison with it kept compiles both sides again).
+            if item[0] == "torch.compile":
+                return 0.0
             if item[0] not in projected:
                 return 1.0
             rec, what = projected[item[0]]
