@@ -40,13 +40,7 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
         profilednn_analysis::torch_join::set_roofs(j, summary.efficiency.as_ref(), roofs.as_ref());
     }
     let thresholds = args.thresholds.thresholds();
-    // How the ranks were launched, as `record --ranks` wrote it beside the log.
-    let launch = args
-        .logs
-        .iter()
-        .find_map(|l| profilednn_analysis::ranks::launch::read(l).transpose())
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
+    let launch = crate::load::launch_of(&args.logs)?;
     let evidence = log_machine
         .evidence(&profiles, &merged, &summary, torch.as_ref(), &nodes)
         .with_launch(launch.as_ref());

@@ -190,6 +190,15 @@ pub fn count_pair(s: &str) -> Result<(u64, u64), String> {
 
 /// `--torch-trace` of `report` and `advise`: the trace joined with the one log it was recorded
 /// with ([`torch_join`]), `None` without a trace.
+/// How the ranks were launched, as `record --ranks` wrote it beside a log (`STEM.launch.json`):
+/// `advise` and `report`'s advice read it alike; a file there that is not one is an error.
+pub fn launch_of(logs: &[PathBuf]) -> Result<Option<profilednn_analysis::ranks::launch::Launch>> {
+    logs.iter()
+        .find_map(|l| profilednn_analysis::ranks::launch::read(l).transpose())
+        .transpose()
+        .map_err(anyhow::Error::msg)
+}
+
 pub fn torch_join_of_logs(
     trace: Option<&std::path::Path>,
     logs: &[PathBuf],

@@ -58,7 +58,13 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             machine.as_ref(),
         );
     }
-    let evidence = || log_machine.evidence(&profiles, &merged, &summary, torch.as_ref(), &nodes);
+    // How the ranks were launched (`record --ranks`), for the advice as `advise` reads it.
+    let launch = crate::load::launch_of(&args.logs)?;
+    let evidence = || {
+        log_machine
+            .evidence(&profiles, &merged, &summary, torch.as_ref(), &nodes)
+            .with_launch(launch.as_ref())
+    };
     let thresholds = Thresholds::default();
     let projections = crate::advice_what_ifs::projections(
         &args.logs,

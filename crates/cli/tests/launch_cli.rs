@@ -73,6 +73,10 @@ fn advise_prices_torchruns_one_thread_on_unpinned_ranks() {
     assert!(title.contains("torchrun set it to 1 in each"), "{title}");
     assert!(title.contains("not pinned"), "{title}");
     assert!(f["action"].as_str().unwrap().contains("OMP_NUM_THREADS=4"));
+    // `report`'s advice reads the same file (issue 51 item 18: it did not).
+    let r = json_of(&["report", log.to_str().unwrap(), "--format", "json"]);
+    let rf = row_where(&r["advice"]["findings"], "id", "launch-config");
+    assert_eq!(rf["gain_ms"], f["gain_ms"]);
     // A launch file that is not one: an error naming it.
     std::fs::write(dir.join("run.launch.json"), "{").unwrap();
     let err = failed(
