@@ -222,6 +222,22 @@ class Optimize(unittest.TestCase):
         ours = losses(m2, o2, focal_loss_fn, ex)
         for a, b in zip(ours, reference):
             self.assertLess(abs(a - b), 1e-4 * abs(b), (ours, reference))
+        # A copy keeps the mode and compiles its own module; the whole model pickles.
+        m2.eval()
+        c2 = copy.deepcopy(m2)
+        self.assertFalse(c2.training)
+        self.assertIsNot(c2.module, m2.module)
+        self.assertIsNotNone(c2._compiled)
+        import io
+        import pickle
+
+        buf = io.BytesIO()
+        torch.save(m2, buf)
+        buf.seek(0)
+        loaded = torch.load(buf, weights_only=False)
+        self.assertEqual(list(loaded.state_dict()), keys)
+        self.assertTrue(torch.equal(loaded(ex[0]), m2(ex[0])))
+        self.assertIsNotNone(pickle.loads(pickle.dumps(m2))._compiled)
 
     def test_a_model_that_does_not_compile_is_reported_and_nothing_else_is_lost(self):
         class NoCompile(Net):

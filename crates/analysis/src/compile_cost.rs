@@ -52,7 +52,14 @@ pub struct WarmUp {
 
 /// The warm-up of `j`; `None` when no iteration compiled or the run has no steady step.
 pub fn warm_up(j: &TorchJoin) -> Option<WarmUp> {
-    let first = j.compiling.first()?;
+    // A steady join's warm-up iteration (`join_steady`) sits in `compiling` with no compile
+    // time: it is left out of the figures, but it did not compile.
+    let compiled: Vec<&profilednn_torchtrace::compiled::Compiling> = j
+        .compiling
+        .iter()
+        .filter(|c| Some(c.index) != j.warm_up)
+        .collect();
+    let first = *compiled.first()?;
     let steady = trace_step(j)?.wall_ms;
     let wall = |index: u64| {
         j.per_iteration
@@ -61,11 +68,10 @@ pub fn warm_up(j: &TorchJoin) -> Option<WarmUp> {
             .map(|r| r.time_ms)
     };
     Some(WarmUp {
-        iterations: j.compiling.iter().map(|c| c.index).collect(),
+        iterations: compiled.iter().map(|c| c.index).collect(),
         first_step_ms: wall(first.index)?,
         steady_step_ms: steady,
-        compile_ms: j
-            .compiling
+        compile_ms: compiled
             .iter()
             .filter_map(|c| wall(c.index))
             .map(|w| (w - steady).max(0.0))

@@ -453,6 +453,8 @@ fn the_steady_join_leaves_the_warm_up_iteration_out() {
     assert_eq!((all.iterations, steady.iterations), (Some(4), Some(3)));
     assert_eq!((all.warm_up, steady.warm_up), (None, Some(0)));
     assert_eq!(steady.per_iteration.len(), 4, "the rows stay");
+    // Left out, but not compiled: no torch.compile warm-up on an eager run.
+    assert!(profilednn_analysis::compile_cost::warm_up(&steady).is_none());
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let by_hand = mean(&[28.0, 28.8, 25.8]);
     let s = steady.steady_step_ms().unwrap();

@@ -102,37 +102,37 @@ pub(crate) fn pass_through(child_stdout: impl Read, log: &mut Log) -> Result<Pas
     let mut stdout_open = true;
     let mut joiner = crate::record_join::Joiner::default();
     let mut failed: Option<std::io::Error> = None;
-    let mut handle = |line: &[u8]| {
-        if failed.is_some() {
-            return;
-        }
-        match crate::record_ranks::route(line) {
-            Some(r) => {
-                if !r.terminal.is_empty() && stdout_open {
-                    stdout_open = out.write_all(r.terminal).and_then(|_| out.flush()).is_ok();
-                }
-                let written = log
-                    .write_all(r.label)
-                    .and_then(|_| log.write_all(r.verbose));
-                let written = written.and_then(|_| {
-                    if line.ends_with(b"\n") {
-                        Ok(())
-                    } else {
-                        log.write_all(b"\n")
-                    }
-                });
-                if let Err(e) = written {
-                    failed = Some(e);
-                    return;
-                }
-                passed.ranks.see(&r);
-                passed.verbose_lines += 1;
+    // After a failed log write the program's own output still reaches the terminal (the
+    // child keeps running, and a stalled pipe would stop it); the error is returned at the end.
+    let mut handle = |line: &[u8]| match crate::record_ranks::route(line) {
+        Some(r) => {
+            if !r.terminal.is_empty() && stdout_open {
+                stdout_open = out.write_all(r.terminal).and_then(|_| out.flush()).is_ok();
             }
-            None => {
-                passed.app_lines += 1;
-                if stdout_open {
-                    stdout_open = out.write_all(line).and_then(|_| out.flush()).is_ok();
+            if failed.is_some() {
+                return;
+            }
+            let written = log
+                .write_all(r.label)
+                .and_then(|_| log.write_all(r.verbose));
+            let written = written.and_then(|_| {
+                if line.ends_with(b"\n") {
+                    Ok(())
+                } else {
+                    log.write_all(b"\n")
                 }
+            });
+            if let Err(e) = written {
+                failed = Some(e);
+                return;
+            }
+            passed.ranks.see(&r);
+            passed.verbose_lines += 1;
+        }
+        None => {
+            passed.app_lines += 1;
+            if stdout_open {
+                stdout_open = out.write_all(line).and_then(|_| out.flush()).is_ok();
             }
         }
     };

@@ -10,8 +10,12 @@
 //! ```
 //!
 //! Read as lines, the first holds two ranks' verbose lines glued together and the second is a
-//! lone label, which went to the terminal (CI saw it once). Each labelled piece without its
-//! newline is held for its rank until the piece that ends it arrives.
+//! lone label, which went to the terminal (CI saw it once). A line is cut where another label
+//! of the same launcher starts a verbose line (or an iteration marker) inside it: each piece
+//! before it is held for its rank until the piece that ends it arrives. Program text is never
+//! cut on its own account: text that merely looks like a label (`print("[default1]:x")`,
+//! `[epoch1]:a [epoch2]:b`) passes as it came, and a program line cut by torchrun reaches the
+//! terminal exactly as torchrun printed it.
 
 use profilednn_verbose::launcher::{self, Launcher};
 use std::collections::BTreeMap;
@@ -94,14 +98,15 @@ impl Joiner {
         self.next_label(line, from, role).is_some()
     }
 
-    /// The next torchrun label of the same role in `line` at or after `from`: where it starts
-    /// and its length.
+    /// The next torchrun label of the same role in `line` at or after `from` that starts a
+    /// verbose line or an iteration marker: where it starts and its length.
     fn next_label(&self, line: &[u8], from: usize, role: &[u8]) -> Option<(usize, usize)> {
         let mut at = from;
         while let Some(i) = memchr::memchr(b'[', &line[at..]) {
             let s = at + i;
             if let Some((len, r)) = torchrun_label(&line[s..]) {
-                if r == role {
+                let text = &line[s + len..];
+                if r == role && profilednn_verbose::markers::log_part_start(text) == Some(0) {
                     return Some((s, len));
                 }
             }
@@ -145,27 +150,43 @@ mod tests {
     }
 
     #[test]
-    fn a_piece_continued_on_the_same_line_and_program_text_pass_unchanged() {
-        let out = join(&[
+    fn program_text_passes_as_it_came_even_when_it_looks_like_a_label() {
+        let lines = [
+            // A program line torchrun cut: shown as torchrun printed it.
             "[default0]:loss [default0]:0.3\n",
+            // Text that looks like labels (review): not cut, not held, not reordered.
+            "[default0]:print [default1]:x\n",
+            "[default0]:next\n",
+            "[epoch1]:a [epoch2]:b\n",
+            "[0]:a = b[1]:c\n",
             "[default1]:a[1]: b [rank]: c\n",
             "plain [default0]: text\n",
-            "[1,0]<stdout>:x[default0]:y\n",
+            "[1,0]<stdout>:x[default0]:onednn_verbose,exec\n",
+        ];
+        assert_eq!(join(&lines), lines);
+    }
+
+    #[test]
+    fn a_program_piece_cut_by_another_ranks_verbose_line_is_joined() {
+        let out = join(&[
+            "[default0]:loss [default1]:onednn_verbose,exec,b,0.7\n",
+            "[default0]:0.3\n",
         ]);
         assert_eq!(
             out,
             [
-                "[default0]:loss 0.3\n",
-                "[default1]:a[1]: b [rank]: c\n",
-                "plain [default0]: text\n",
-                "[1,0]<stdout>:x[default0]:y\n"
+                "[default1]:onednn_verbose,exec,b,0.7\n",
+                "[default0]:loss 0.3\n"
             ]
         );
     }
 
     #[test]
     fn a_piece_never_ended_is_kept_at_the_end() {
-        let out = join(&["[default0]:partial[default1]:whole\n"]);
-        assert_eq!(out, ["[default1]:whole\n", "[default0]:partial"]);
+        let out = join(&["[default0]:partial[default1]:profilednn,iteration,2\n"]);
+        assert_eq!(
+            out,
+            ["[default1]:profilednn,iteration,2\n", "[default0]:partial"]
+        );
     }
 }

@@ -250,9 +250,10 @@ fn record_joins_torchruns_cut_lines_per_rank() {
         "{}",
         String::from_utf8_lossy(&rec.stderr)
     );
+    // A program line torchrun cut reaches the terminal as torchrun printed it.
     assert_eq!(
         String::from_utf8(rec.stdout).unwrap(),
-        "[default1]:loss 0.3\n"
+        "[default1]:loss [default1]:0.3\n"
     );
     let written = std::fs::read_to_string(&log).unwrap();
     let verbose: Vec<&str> = written

@@ -309,7 +309,7 @@ def _decide(model, optimizer, example, loss_fn, plan_only, budget_s, margin, ste
             c = _measured(name, proj, ta, tb, margin)
             if compiles:
                 c.compile_s = compile_s
-                c.reason += (f"; compiled in {compile_s:.1f} s (in the budget)"
+                c.reason += (f"; compiled in {compile_s:.1f} s (in the budget; training compiles again at its first step)"
                              + (f", {breaks} graph break(s)" if breaks else ""))
             changes.append(c)
 

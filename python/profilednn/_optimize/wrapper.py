@@ -60,11 +60,25 @@ class OptimizedModule(nn.Module):
         return tree_map(_f32, out)
 
     def __deepcopy__(self, memo):
-        # A compiled function does not deep-copy: the copy compiles its own copy of the module.
+        # Everything copied as nn.Module copies it (mode, hooks, attributes) except the compiled
+        # function, which does not deep-copy: the copy compiles its own copy of the module.
         import copy
 
-        return OptimizedModule(copy.deepcopy(self.module, memo), bf16=self.bf16, channels_last=self.channels_last,
-                               plain_eval=self.plain_eval, compile=self.compile)
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        state = {k: v for k, v in self.__dict__.items() if k != "_compiled"}
+        new.__dict__.update(copy.deepcopy(state, memo))
+        object.__setattr__(new, "_compiled", torch.compile(new.module) if new.compile else None)
+        return new
+
+    def __getstate__(self):
+        # Pickling (torch.save of the whole model, spawn-based workers): the compiled function
+        # does not pickle; it is made again on load.
+        return {k: v for k, v in self.__dict__.items() if k != "_compiled"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        object.__setattr__(self, "_compiled", torch.compile(self.module) if self.compile else None)
 
     def state_dict(self, *args, **kwargs):
         return self.module.state_dict(*args, **kwargs)
