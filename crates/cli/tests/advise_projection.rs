@@ -400,67 +400,77 @@ fn advise_project_agrees_with_replay_and_project() {
     let a: Value = serde_json::from_slice(&out.stdout).unwrap();
     let (p, gain) = used(&a, "f32-on-bf16-hardware");
     assert_eq!(p["replay"], "advise --project");
-    let mut projected = Vec::new();
-    for (name, options) in [
-        (
-            "bf16-cl",
-            &["--as", "bf16", "--layout", "channels-last"][..],
-        ),
-        ("as-logged", &[][..]),
-    ] {
-        let r = dir.join(format!("{name}.json"));
-        // `--run another` for both, like `advise --project`'s replays: what a run of the script,
-        // changed or not, would take (the log's own heap accident left out of both).
-        let mut args = vec![
-            "replay",
-            log.as_str(),
-            "--threads",
-            "1",
-            "--run",
-            "another",
-            "--dnnl-lib",
-            &lib,
-        ];
-        args.extend(options);
-        args.extend(["--no-progress", "-o", r.to_str().unwrap()]);
-        succeeded(bin().args(&args).output().unwrap());
-        let replayed: Value = serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
-        if !common::onednn_has_bf16(&replayed) {
-            // An AVX2-only CPU: oneDNN has no bf16 convolution here, so no figure of bf16 can
-            // be compared; bf16 must be not recommended, saying why, with no gain.
-            assert!(gain.is_none(), "{p}");
-            assert!(
-                p["unavailable_here"].as_str().is_some_and(
-                    |u| u.contains("have no bf16 implementation in oneDNN on this CPU")
-                ),
-                "{p}"
-            );
-            assert!(a["not_recommended"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|n| n["id"] == "f32-on-bf16-hardware"));
-            println!(
+    // Timed replays on a shared machine: the same replay measured twice once differed by 47 %
+    // (CI, the test binary's other tests replaying beside it). A disagreement is measured
+    // again, up to 3 times, before it fails.
+    for attempt in 1..=3 {
+        let mut projected = Vec::new();
+        for (name, options) in [
+            (
+                "bf16-cl",
+                &["--as", "bf16", "--layout", "channels-last"][..],
+            ),
+            ("as-logged", &[][..]),
+        ] {
+            let r = dir.join(format!("{name}-{attempt}.json"));
+            // `--run another` for both, like `advise --project`'s replays: what a run of the script,
+            // changed or not, would take (the log's own heap accident left out of both).
+            let mut args = vec![
+                "replay",
+                log.as_str(),
+                "--threads",
+                "1",
+                "--run",
+                "another",
+                "--dnnl-lib",
+                &lib,
+            ];
+            args.extend(options);
+            args.extend(["--no-progress", "-o", r.to_str().unwrap()]);
+            succeeded(bin().args(&args).output().unwrap());
+            let replayed: Value =
+                serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
+            if !common::onednn_has_bf16(&replayed) {
+                // An AVX2-only CPU: oneDNN has no bf16 convolution here, so no figure of bf16 can
+                // be compared; bf16 must be not recommended, saying why, with no gain.
+                assert!(gain.is_none(), "{p}");
+                assert!(
+                    p["unavailable_here"].as_str().is_some_and(
+                        |u| u.contains("have no bf16 implementation in oneDNN on this CPU")
+                    ),
+                    "{p}"
+                );
+                assert!(a["not_recommended"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|n| n["id"] == "f32-on-bf16-hardware"));
+                println!(
                 "SKIPPED: the bf16 figures: oneDNN has no bf16 implementation at {} (not recommended, as it should be)",
                 replayed["onednn_isa"]
             );
-            return;
+                return;
+            }
+            let pr = json_of(&["project", &log, "--replay", r.to_str().unwrap(), "--json"]);
+            projected.push(pr["projected_onednn_ms"].as_f64().unwrap());
         }
-        let pr = json_of(&["project", &log, "--replay", r.to_str().unwrap(), "--json"]);
-        projected.push(pr["projected_onednn_ms"].as_f64().unwrap());
-    }
-    let ratio = projected[1] / projected[0];
-    println!(
+        let ratio = projected[1] / projected[0];
+        println!(
         "independent: bf16+cl {:.3}, as-logged {:.3} ms per iteration (speed-up {ratio:.2}); advise --project: {p}",
         projected[0], projected[1]
     );
-    if (0.8..1.25).contains(&ratio) {
-        println!("SKIPPED: bf16 within 20 % of the as-logged replay here, too close to call");
-        return;
+        if (0.8..1.25).contains(&ratio) {
+            println!("SKIPPED: bf16 within 20 % of the as-logged replay here, too close to call");
+            return;
+        }
+        let stated = p["speedup_vs_as_logged_replay"].as_f64().unwrap();
+        let agree = gain.is_some() == (ratio > 1.0) && (stated > 1.0) == (ratio > 1.0);
+        if agree {
+            return;
+        }
+        println!("attempt {attempt}: the independent replays disagree with advise --project's: measured again");
     }
-    assert_eq!(gain.is_some(), ratio > 1.0, "{p}");
-    let stated = p["speedup_vs_as_logged_replay"].as_f64().unwrap();
-    assert_eq!(stated > 1.0, ratio > 1.0, "{p}");
+    panic!("the independent replays disagreed with advise --project's at 3 attempts: {p}");
 }
 
 /// Regression (`advise --project` ignored its own replays when `OMP_NUM_THREADS` was set): with
