@@ -76,7 +76,7 @@ pub fn warm_up(j: &TorchJoin) -> Option<WarmUp> {
             .filter_map(|c| wall(c.index))
             .map(|w| (w - steady).max(0.0))
             .sum(),
-        compile_events_ms: j.compiling.iter().map(|c| c.compile_ms).sum(),
+        compile_events_ms: compiled.iter().map(|c| c.compile_ms).sum(),
     })
 }
 

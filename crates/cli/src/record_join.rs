@@ -50,7 +50,7 @@ impl Joiner {
         let Some((first_len, role)) = torchrun_label(line) else {
             return emit(line);
         };
-        if self.pending.is_empty() && !self.has_label_after(line, first_len, role) {
+        if self.pending.is_empty() && self.next_label(line, first_len, role).is_none() {
             // The common case: one whole line of one rank.
             return emit(line);
         }
@@ -92,10 +92,6 @@ impl Joiner {
             l.extend_from_slice(&text);
             emit(&l);
         }
-    }
-
-    fn has_label_after(&self, line: &[u8], from: usize, role: &[u8]) -> bool {
-        self.next_label(line, from, role).is_some()
     }
 
     /// The next torchrun label of the same role in `line` at or after `from` that starts a

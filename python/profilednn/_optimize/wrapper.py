@@ -43,9 +43,12 @@ class OptimizedModule(nn.Module):
         self.channels_last = channels_last
         self.plain_eval = plain_eval
         self.compile = compile
+        self._set_compiled()
+
+    def _set_compiled(self):
         # Not an attribute nn.Module registers (a plain object attribute): no second copy of
         # the parameters in `named_parameters`, no `_orig_mod.` keys in `state_dict`.
-        object.__setattr__(self, "_compiled", torch.compile(module) if compile else None)
+        object.__setattr__(self, "_compiled", torch.compile(self.module) if self.compile else None)
 
     def forward(self, *args, **kwargs):
         if self.plain_eval and not self.training:
@@ -68,7 +71,7 @@ class OptimizedModule(nn.Module):
         memo[id(self)] = new
         state = {k: v for k, v in self.__dict__.items() if k != "_compiled"}
         new.__dict__.update(copy.deepcopy(state, memo))
-        object.__setattr__(new, "_compiled", torch.compile(new.module) if new.compile else None)
+        new._set_compiled()
         return new
 
     def __getstate__(self):
@@ -78,7 +81,7 @@ class OptimizedModule(nn.Module):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        object.__setattr__(self, "_compiled", torch.compile(self.module) if self.compile else None)
+        self._set_compiled()
 
     def state_dict(self, *args, **kwargs):
         return self.module.state_dict(*args, **kwargs)
