@@ -6,7 +6,7 @@
 /// `false` when it reads `off`, else `default` (used where AMD's and Intel's cores were
 /// measured to want different code for the same result). The variables:
 /// `PROFILEDNN_PREFETCH=1|0` (the optimizers' software prefetches),
-/// `PROFILEDNN_FOCAL_PREFETCH_TARGETS=1|0` and `PROFILEDNN_FOCAL_LOOKUP=scalar|gather` (the
+/// `PROFILEDNN_FOCAL_PREFETCH_TARGETS=1|0`, `PROFILEDNN_FOCAL_PREFETCH_F32=1|0` and `PROFILEDNN_FOCAL_LOOKUP=scalar|gather` (the
 /// focal loss's AVX-512 loop).
 pub(crate) fn switch(var: &str, on: &str, off: &str, default: impl FnOnce() -> bool) -> bool {
     match std::env::var(var).as_deref().map(str::trim) {

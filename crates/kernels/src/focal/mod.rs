@@ -24,7 +24,7 @@ pub fn path(isa: crate::Isa, bf16: bool, gamma: f32) -> String {
                 avx512::bf16_rounding(proof)
             )
         } else {
-            "avx512 intrinsics".into()
+            format!("avx512 intrinsics, {}", avx512::f32_prefetch_form())
         };
     }
     let table = if table::t0_table_exists(elem::gamma_mode(gamma)) {
