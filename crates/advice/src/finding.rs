@@ -59,6 +59,11 @@ pub struct Advice {
     /// The what-if projections given (`--replay`, `--project`); absent without any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub projections: Vec<Projected>,
+    /// The whole-step what-ifs given (a replay file with the whole step, or `--project
+    /// --torch-trace`); absent without any. Where one exists it is the headline of its change,
+    /// and the oneDNN projection of the same change a part of it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub step_projections: Vec<crate::StepWhatIf>,
     /// Rules that stayed quiet because their change is projected slower on this machine.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_recommended: Vec<NotRecommended>,

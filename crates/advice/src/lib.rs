@@ -29,7 +29,7 @@ mod step_what_if;
 
 pub use finding::{Advice, Finding, RuleOutcome, SCHEMA};
 pub use projection::{Change, Layout, NotRecommended, Projected};
-pub use step_what_if::{StepWhatIf, TRUSTED_DRIFT};
+pub use step_what_if::{StepBaseline, StepWhatIf, TRUSTED_DRIFT};
 
 use profilednn_analysis::{Profile, Summary};
 use serde::Serialize;
@@ -387,6 +387,7 @@ pub fn advise(ev: &Evidence, t: &Thresholds) -> Advice {
         findings,
         rules: outcomes,
         projections: ev.projections.to_vec(),
+        step_projections: ev.step_what_ifs.to_vec(),
         not_recommended,
     }
 }

@@ -10,8 +10,10 @@ pub struct StepWhatIf {
     pub transform: String,
     /// The recorded steady step (wall time of the trace's replayed iteration).
     pub logged_step_ms: f64,
-    /// The same step replayed here unchanged: the like-for-like baseline of the change.
+    /// The same step replayed here unchanged: the like-for-like baseline of the change; the
+    /// recorded step itself when no as-recorded replay of it was made ([`StepBaseline`]).
     pub baseline_step_ms: f64,
+    pub baseline: StepBaseline,
     /// The step replayed here with the change.
     pub projected_step_ms: f64,
     /// Of the changed step, the GEMM family's and attention's time, before and after (where a
@@ -19,6 +21,27 @@ pub struct StepWhatIf {
     pub gemm_attention_ms: (f64, f64),
     /// What replayed it: PyTorch's version and the thread count.
     pub replayed_with: String,
+}
+
+/// What a whole-step what-if is measured against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepBaseline {
+    /// The step replayed here as recorded, with the same PyTorch and threads: like with like.
+    ReplayedAsRecorded,
+    /// The recorded step: no as-recorded replay of the whole step was given (`--replay` of one
+    /// what-if's file), so the replay's own error is in the ratio.
+    Recorded,
+}
+
+impl StepBaseline {
+    /// `the step replayed as recorded` / `the recorded step`, for sentences.
+    pub fn name(self) -> &'static str {
+        match self {
+            StepBaseline::ReplayedAsRecorded => "the step replayed as recorded",
+            StepBaseline::Recorded => "the recorded step",
+        }
+    }
 }
 
 /// The range of `baseline / logged` (the step replayed as recorded over the recorded step) in

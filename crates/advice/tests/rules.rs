@@ -631,6 +631,7 @@ fn step_what_if(logged: f64, base: f64, bf16: f64) -> profilednn_advice::StepWha
         transform: "--as bf16".into(),
         logged_step_ms: logged,
         baseline_step_ms: base,
+        baseline: profilednn_advice::StepBaseline::ReplayedAsRecorded,
         projected_step_ms: bf16,
         gemm_attention_ms: (100.0, 60.0),
         replayed_with: "PyTorch 2.15.0 at 2 thread(s)".into(),
@@ -669,6 +670,20 @@ fn whole_step_bf16_is_judged_by_the_projected_step() {
     // Without a whole-step projection the rule says what it needs.
     let a = run(&[]);
     assert!(!fires(&a, "whole-step-bf16"));
+    // A bf16 replay file without an as-recorded one is set against the recorded step, and
+    // says so (the replay's own error is then in the ratio): 200 → 160 ms, 1.25×, 40 ms.
+    let mut w = what_if(200.0, 200.0, 160.0);
+    w.baseline = profilednn_advice::StepBaseline::Recorded;
+    let a = run(&[w]);
+    let f = a.finding("whole-step-bf16").expect("1.25x pays");
+    assert!(f.title.contains("against the recorded step"), "{}", f.title);
+    assert!(!f.title.contains("replayed as recorded"), "{}", f.title);
+    assert!((f.gain_ms_per_iteration.unwrap() - 40.0).abs() < 1e-9);
+    assert_eq!(
+        a.step_projections.len(),
+        1,
+        "the advice lists the step projection"
+    );
 }
 
 /// `whole-step-bf16` whose as-recorded replay is not the recorded step (issue 51: 12.98× a

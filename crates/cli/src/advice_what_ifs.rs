@@ -7,24 +7,11 @@ use profilednn_analysis::Profile;
 use std::path::PathBuf;
 
 /// The what-if projections the advice rules take, for `advise` and `report` alike: those of the
-/// replay files (`--replay`), and with `project` (`--project`, its `--dnnl-lib`) the what-ifs
-/// the rules want on `evidence`, replayed here through oneDNN.
+/// replay files (`--replay`, first and in order), and with `project` (`--project`, its
+/// `--dnnl-lib`) the what-ifs the rules want on `evidence`, replayed here through oneDNN;
+/// `whole_step`: the caller replays the whole step through PyTorch after them (`--project
+/// --torch-trace`), which `--project` then says.
 pub(crate) fn projections(
-    logs: &[PathBuf],
-    profiles: &[Profile],
-    evidence: &Evidence,
-    thresholds: &Thresholds,
-    replay_files: &[PathBuf],
-    project: Option<Option<&std::path::Path>>,
-    no_progress: bool,
-) -> Result<Vec<profilednn_advice::Projected>> {
-    let p = (replay_files, project, no_progress);
-    projections_then_step(logs, profiles, evidence, thresholds, p, false)
-}
-
-/// [`projections`], for a caller that replays the whole step through PyTorch after them
-/// (`whole_step`: `advise --project --torch-trace`), which `--project` then says.
-pub(crate) fn projections_then_step(
     logs: &[PathBuf],
     profiles: &[Profile],
     evidence: &Evidence,
@@ -45,4 +32,32 @@ pub(crate) fn projections_then_step(
         )?);
     }
     Ok(projections)
+}
+
+/// The whole-step what-ifs the advice takes: with `project` and a trace (`--project
+/// --torch-trace`), bf16 replayed here through PyTorch against the step replayed as recorded;
+/// then those of the replay files that hold the whole step (`projections`: the files' own,
+/// first and in order, as [`projections`] returns them).
+pub(crate) fn step_what_ifs(
+    logs: &[PathBuf],
+    merged: &Profile,
+    torch_trace: Option<&std::path::Path>,
+    project: bool,
+    (replay_files, projections): (&[PathBuf], &[profilednn_advice::Projected]),
+) -> Result<Vec<profilednn_advice::StepWhatIf>> {
+    let mut steps = match (torch_trace, project) {
+        (Some(t), true) => crate::torch_step::what_ifs(
+            t,
+            logs.first().map(|l| l.as_path()),
+            merged.metadata.threads.map(u64::from),
+            merged.metadata.verbose_recording(),
+        )?,
+        _ => Vec::new(),
+    };
+    let files = &projections[..replay_files.len().min(projections.len())];
+    steps.extend(crate::advice_projections::steps_from_files(
+        replay_files,
+        files,
+    )?);
+    Ok(steps)
 }

@@ -44,7 +44,7 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let evidence = log_machine
         .evidence(&profiles, &merged, &summary, torch.as_ref(), &nodes)
         .with_launch(launch.as_ref());
-    let projections = crate::advice_what_ifs::projections_then_step(
+    let projections = crate::advice_what_ifs::projections(
         &args.logs,
         &profiles,
         &evidence,
@@ -58,15 +58,14 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     )?;
     // With the trace, --project judges the changes on the whole step too (framework ops
     // replayed through PyTorch), which is what a transformer's advice needs.
-    let steps = match (&args.torch_trace, args.project) {
-        (Some(t), true) => crate::torch_step::what_ifs(
-            t,
-            args.logs.first().map(|l| l.as_path()),
-            merged.metadata.threads.map(u64::from),
-            merged.metadata.verbose_recording(),
-        )?,
-        _ => Vec::new(),
-    };
+    // A replay file with the whole step gives its what-if too.
+    let steps = crate::advice_what_ifs::step_what_ifs(
+        &args.logs,
+        &merged,
+        args.torch_trace.as_deref(),
+        args.project,
+        (&args.replay, &projections),
+    )?;
     let advice = advise(
         &evidence
             .with_projections(&projections)

@@ -66,19 +66,39 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             .with_launch(launch.as_ref())
     };
     let thresholds = Thresholds::default();
+    let whole_step = args.torch_trace.is_some() && args.project && !args.no_advice;
     let projections = crate::advice_what_ifs::projections(
         &args.logs,
         &profiles,
         &evidence(),
         &thresholds,
-        &args.replay,
-        args.project.then_some(args.dnnl_lib.as_deref()),
-        args.no_progress,
+        (
+            &args.replay,
+            args.project.then_some(args.dnnl_lib.as_deref()),
+            args.no_progress,
+        ),
+        whole_step,
+    )?;
+    // As `advise`: with the trace, --project judges the changes on the whole step too, and a
+    // replay file with the whole step gives its what-if.
+    let steps = crate::advice_what_ifs::step_what_ifs(
+        &args.logs,
+        &merged,
+        args.torch_trace.as_deref(),
+        whole_step,
+        (&args.replay, &projections),
     )?;
     // Computed at most once, for the HTML page and the terminal or JSON output alike.
     let advice_once = std::cell::OnceCell::new();
     let advice = || {
-        advice_once.get_or_init(|| advise(&evidence().with_projections(&projections), &thresholds))
+        advice_once.get_or_init(|| {
+            advise(
+                &evidence()
+                    .with_projections(&projections)
+                    .with_step_what_ifs(&steps),
+                &thresholds,
+            )
+        })
     };
     if let Some(html) = &args.html {
         let advice = (!args.no_advice).then(advice);

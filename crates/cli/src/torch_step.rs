@@ -99,6 +99,15 @@ pub fn replay_units(a: &StepArgs, units: &step_units::StepUnits) -> Result<Frame
     Ok(r)
 }
 
+/// Of a step, the GEMM family's and attention's projected time (where a precision change acts).
+pub fn gemm_attention(s: &profilednn_project::project::step::StepProjection) -> f64 {
+    ["gemm", "attention"]
+        .iter()
+        .filter_map(|k| s.by_family.get(*k))
+        .map(|p| p.projected_ms)
+        .sum()
+}
+
 /// `advise --project --torch-trace`: the whole-step what-ifs the rules judge, each against the
 /// step replayed as recorded (like with like): bf16 autocast.
 ///
@@ -132,17 +141,11 @@ pub fn what_ifs(
     };
     let base = run(false)?;
     let bf16 = run(true)?;
-    let gemm_attention = |s: &StepProjection| -> f64 {
-        ["gemm", "attention"]
-            .iter()
-            .filter_map(|k| s.by_family.get(*k))
-            .map(|p| p.projected_ms)
-            .sum()
-    };
     Ok(vec![profilednn_advice::StepWhatIf {
         transform: "--as bf16".into(),
         logged_step_ms: base.logged_step_ms,
         baseline_step_ms: base.projected_step_ms,
+        baseline: profilednn_advice::StepBaseline::ReplayedAsRecorded,
         projected_step_ms: bf16.projected_step_ms,
         gemm_attention_ms: (gemm_attention(&base), gemm_attention(&bf16)),
         replayed_with: format!("PyTorch {} at {} thread(s)", bf16.torch, bf16.threads),

@@ -945,3 +945,43 @@ fn suspect_roofs_are_flagged_next_to_the_roofline_with_a_roof_per_unit() {
         assert!(card.contains(label), "no roof «{label}»");
     }
 }
+
+/// `report --replay R.json --html` of a replay with the whole step: the page's projection list
+/// leads with the whole step, as the terminal does (`project_headline.rs`), and gives the
+/// oneDNN-only figure as a labelled part under it, not as a what-if of its own.
+#[test]
+fn report_page_leads_with_the_whole_step() {
+    let Some(b) = browser() else { return };
+    let page = temp_dir().join("whole-step.html");
+    let log = root().join("fixtures/torch/mlp-f32.log.gz");
+    let replay = root().join("fixtures/replay/mlp-f32.torch.replay.json");
+    let (log, replay) = (log.to_str().unwrap(), replay.to_str().unwrap());
+    let text = common::stdout_of(&["report", log, "--replay", replay]);
+    report_html(&page, &[log.as_ref(), "--replay".as_ref(), replay.as_ref()]);
+    let list = unescape(part(
+        &load_ok(&b, &page),
+        "id=\"advice-projections\"",
+        &["</section>"],
+    ));
+    let line = |start: &str| {
+        text.lines()
+            .map(str::trim)
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no «{start}» line in\n{text}"))
+            .to_string()
+    };
+    // The terminal's two lines, word for word, the first as the list's headline item.
+    let (headline, onednn) = (line("Whole step `"), line("of which oneDNN"));
+    let item = part(
+        &list,
+        "class=\"step-projection headline\"",
+        &["</li></ul></li>"],
+    );
+    assert!(
+        item.contains(&format!("<strong>{headline}</strong>")),
+        "{headline}\n{item}"
+    );
+    let sub = part(item, "class=\"projection onednn-part\"", &["</li>"]);
+    assert!(sub.contains(&onednn), "{onednn}\n{sub}");
+    assert_eq!(list.matches("class=\"projection\"").count(), 0, "{list}");
+}

@@ -98,3 +98,61 @@ fn without_the_whole_step_the_training_step_leads() {
     );
     assert!(!text.contains("Whole step"), "{text}");
 }
+
+/// The advice leads with the whole step too (`advise`/`report --replay R.json` of a replay with
+/// the whole step): one headline per what-if, the whole step `project` heads with, and the
+/// oneDNN-only figure a labelled part under it — before, the advice's list gave the oneDNN
+/// figure alone (1.68× faster) as the what-if's, where the step moved 4 %.
+#[test]
+fn the_advice_leads_with_the_whole_step_of_a_replay_file() {
+    let log = fixture("torch/mlp-f32.log.gz");
+    let replay = fixture("replay/mlp-f32.torch.replay.json");
+    let p = json_of(&["project", &log, "--replay", &replay, "--json"]);
+    let (h, part) = (&p["headline"], &p["headline"]["of_which_onednn"]);
+    let a = json_of(&["advise", &log, "--replay", &replay, "--format", "json"]);
+    let steps = a["step_projections"].as_array().expect("step_projections");
+    assert_eq!(steps.len(), 1, "{a}");
+    let w = &steps[0];
+    // One file, as recorded: set against the recorded step, as `project`'s headline is.
+    assert_eq!(w["baseline"], "recorded");
+    assert_eq!(f(&w["baseline_step_ms"]), f(&h["logged_ms"]));
+    assert_eq!(f(&w["projected_step_ms"]), f(&h["projected_ms"]));
+    assert_eq!(w["transform"], a["projections"][0]["transform"]);
+
+    for text in [
+        stdout_of(&["advise", &log, "--replay", &replay]),
+        stdout_of(&["report", &log, "--replay", &replay]),
+    ] {
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| {
+                l.trim_start()
+                    .starts_with("Whole step `none (as logged)`, the headline")
+            })
+            .unwrap_or_else(|| panic!("no whole-step headline in\n{text}"));
+        let (logged, projected) = (f(&h["logged_ms"]), f(&h["projected_ms"]));
+        let headline = format!(
+            "{logged:.3} → {projected:.3} ms per iteration ({:.2}× faster, against the recorded step)",
+            logged / projected
+        );
+        assert!(
+            lines[at].ends_with(&headline),
+            "{} lacks {headline}",
+            lines[at]
+        );
+        let onednn = format!(
+            "{:.3} → {:.3} ms per iteration",
+            f(&part["logged_ms"]),
+            f(&part["projected_ms"])
+        );
+        assert!(
+            lines[at + 1].trim_start().starts_with("of which oneDNN")
+                && lines[at + 1].contains(&onednn),
+            "{}",
+            lines[at + 1]
+        );
+        // No second line for the same what-if.
+        assert_eq!(text.matches("`none (as logged)`").count(), 1, "{text}");
+    }
+}

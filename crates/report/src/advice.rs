@@ -21,27 +21,85 @@ fn evidence_line(k: &str, v: &Value) -> Option<String> {
     }
 }
 
+/// One what-if's oneDNN-only figures (`0.711 → 0.425 ms per iteration (1.68× faster),
+/// replayed with …`).
+fn onednn_figures(p: &profilednn_advice::Projected) -> String {
+    format!(
+        "{:.3} → {:.3} {} ({}), replayed with {}",
+        p.logged_onednn_ms,
+        p.projected_onednn_ms,
+        p.unit(),
+        p.headline(),
+        p.replayed_with
+    )
+}
+
+/// The what-ifs, one headline each (issue 52 item 6): where the whole step was projected, it
+/// leads, and the oneDNN-only projection of the same change is a labelled part under it ("of
+/// which oneDNN"); a change projected on oneDNN alone is listed as before.
+fn projection_lines(a: &Advice) -> String {
+    let mut out = String::new();
+    for w in &a.step_projections {
+        let recorded = match w.baseline {
+            profilednn_advice::StepBaseline::ReplayedAsRecorded => {
+                format!("; recorded {:.3} ms", w.logged_step_ms)
+            }
+            profilednn_advice::StepBaseline::Recorded => String::new(),
+        };
+        let drift = if w.trusted() {
+            String::new()
+        } else {
+            format!(
+                "; the step replayed as recorded took {:.2}× the recorded one: no gain is taken from it",
+                w.drift()
+            )
+        };
+        let _ = writeln!(
+            out,
+            "  Whole step `{}`, the headline ({}): {:.3} → {:.3} ms per iteration ({}, against {}{recorded}){drift}",
+            w.transform,
+            w.replayed_with,
+            w.baseline_step_ms,
+            w.projected_step_ms,
+            profilednn_advice::Projected::factor(w.speedup()),
+            w.baseline.name(),
+        );
+        for p in a.projections.iter().filter(|p| p.transform == w.transform) {
+            let _ = writeln!(
+                out,
+                "    of which oneDNN (the log's primitives replayed alone; {}): {}",
+                p.replay,
+                onednn_figures(p)
+            );
+        }
+    }
+    for p in &a.projections {
+        if !a
+            .step_projections
+            .iter()
+            .any(|w| w.transform == p.transform)
+        {
+            let _ = writeln!(
+                out,
+                "  `{}` ({}): oneDNN {}",
+                p.transform,
+                p.replay,
+                onednn_figures(p)
+            );
+        }
+    }
+    out
+}
+
 /// `short`: titles, gains and actions only (the section at the end of `report`).
 pub fn render(a: &Advice, short: bool) -> String {
     let mut out = String::new();
-    if !a.projections.is_empty() {
+    if !a.projections.is_empty() || !a.step_projections.is_empty() {
         let _ = writeln!(
             out,
             "\nWhat-if projections on this machine (the gains below use them):"
         );
-        for p in &a.projections {
-            let _ = writeln!(
-                out,
-                "  `{}` ({}): oneDNN {:.3} → {:.3} {} ({}), replayed with {}",
-                p.transform,
-                p.replay,
-                p.logged_onednn_ms,
-                p.projected_onednn_ms,
-                p.unit(),
-                p.headline(),
-                p.replayed_with
-            );
-        }
+        out += &projection_lines(a);
     }
     if a.findings.is_empty() {
         let _ = writeln!(out, "\nAdvice: no rule fired ({} checked).", a.rules.len());
@@ -170,6 +228,7 @@ mod tests {
             findings: vec![f],
             rules: vec![],
             projections: vec![],
+            step_projections: vec![],
             not_recommended: vec![],
         };
         let stated = render(

@@ -5,6 +5,7 @@
 //! faster in bf16 while its flash-attention backward ran 4× slower, and the step barely moved.
 
 use super::*;
+use crate::StepBaseline;
 
 pub const ID: &str = "whole-step-bf16";
 
@@ -18,15 +19,24 @@ const DRIFT: f64 = 1.25;
 pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
     let Some(w) = ev.step_what_ifs.iter().find(|w| w.transform == "--as bf16") else {
         return Err(
-            "no whole-step bf16 projection (give --torch-trace with --project)".to_string(),
+            "no whole-step bf16 projection (give --torch-trace with --project, or the file of `replay --torch-trace … --as bf16`)".to_string(),
         );
     };
     let s = w.speedup();
     let (g0, g1) = w.gemm_attention_ms;
     let sentence = format!(
-        "the whole step replayed through {}: {:.1} ms as recorded, {:.1} ms in bf16 ({:.2}×; \
+        "the whole step replayed through {}: {:.1} ms as recorded{}, {:.1} ms in bf16 ({:.2}×; \
          GEMMs and attention {:.1} → {:.1} ms)",
-        w.replayed_with, w.baseline_step_ms, w.projected_step_ms, s, g0, g1
+        w.replayed_with,
+        w.baseline_step_ms,
+        match w.baseline {
+            StepBaseline::ReplayedAsRecorded => "",
+            StepBaseline::Recorded => " (the recording: no as-recorded replay given)",
+        },
+        w.projected_step_ms,
+        s,
+        g0,
+        g1
     );
     // The as-recorded replay far from the recorded step: the machine was busy during one of
     // them, or the replay misses what the step does. Slightly off, the ratio may still hold and
@@ -54,8 +64,11 @@ pub fn check(ev: &Evidence, _t: &Thresholds) -> Result<Finding, String> {
         ID,
         format!(
             "bf16 autocast projected on the whole step: {:.1} → {:.1} ms per iteration ({:.2}× \
-             against the step replayed as recorded){caution}",
-            w.baseline_step_ms, w.projected_step_ms, s
+             against {}){caution}",
+            w.baseline_step_ms,
+            w.projected_step_ms,
+            s,
+            w.baseline.name()
         ),
         map(vec![
             ("logged_step_ms", json!(w.logged_step_ms)),

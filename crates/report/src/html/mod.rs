@@ -150,9 +150,9 @@ pub fn report_page(r: &ReportPage) -> String {
         data["rank_logs"] = logs;
         data["rank_groups"] = rank_groups(s, r.ranks);
     }
-    let projected = r
-        .advice
-        .is_some_and(|a| !a.projections.is_empty() || !a.not_recommended.is_empty());
+    let projected = r.advice.is_some_and(|a| {
+        !a.projections.is_empty() || !a.step_projections.is_empty() || !a.not_recommended.is_empty()
+    });
     page(
         &format!("ProfileDNN: {}", s.sources.join(", ")),
         &data,

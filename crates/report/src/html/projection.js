@@ -4,7 +4,8 @@
 // that every other page stays as it was. An error here reaches report.js's error handler.
 (function () {
   const A = JSON.parse(document.getElementById("data").textContent).advice;
-  if (!A || !((A.projections || []).length || (A.not_recommended || []).length)) return;
+  const steps = A ? A.step_projections || [] : [];
+  if (!A || !((A.projections || []).length || steps.length || (A.not_recommended || []).length)) return;
   const section = [...document.querySelectorAll("#app > section.card")]
     .find((s) => s.querySelector("h2")?.textContent?.startsWith("Advice"));
   if (!section) throw new Error("no advice section to add the projections to");
@@ -46,10 +47,33 @@
         el("div", { text: n.why }),
         n.projection ? projected(n.projection) : null))));
   }
-  if ((A.projections || []).length) {
+  // One headline per what-if, as the terminal lists them (crates/report/src/advice.rs,
+  // `projection_lines`): the whole step where it was projected, the oneDNN-only figure of the
+  // same change a labelled part under it.
+  const onednn = (p) => `${f3(p.logged_onednn_ms)} → ${f3(p.projected_onednn_ms)} ${unit(p)} (${headline(p)}), replayed with ${p.replayed_with}`;
+  const baselineName = (w) => w.baseline === "replayed_as_recorded" ? "the step replayed as recorded" : "the recorded step";
+  const [lo, hi] = [0.5, 2.0]; // TRUSTED_DRIFT
+  const stepLine = (w) => {
+    const drift = w.baseline_step_ms / Math.max(w.logged_step_ms, 1e-9);
+    const speedup = w.projected_step_ms > 0 ? w.baseline_step_ms / w.projected_step_ms : 1;
+    let t = `Whole step \`${w.transform}\`, the headline (${w.replayed_with}): ${f3(w.baseline_step_ms)} → ${f3(w.projected_step_ms)} ms per iteration (${factor(speedup)}, against ${baselineName(w)}`;
+    if (w.baseline === "replayed_as_recorded") t += `; recorded ${f3(w.logged_step_ms)} ms`;
+    t += ")";
+    if (!(w.logged_step_ms > 0 && drift >= lo && drift <= hi))
+      t += `; the step replayed as recorded took ${drift.toFixed(2)}× the recorded one: no gain is taken from it`;
+    return t;
+  };
+  const projections = A.projections || [];
+  if (projections.length || steps.length) {
     section.append(el("div", { id: "advice-projections" },
       el("h3", { text: "What-if projections on this machine (the gains above use them)" }),
-      el("ul", {}, A.projections.map((p) => el("li", { class: "projection" },
-        `\`${p.transform}\` (${p.replay}): oneDNN ${f3(p.logged_onednn_ms)} → ${f3(p.projected_onednn_ms)} ${unit(p)} (${headline(p)}), replayed with ${p.replayed_with}`)))));
+      el("ul", {},
+        steps.map((w) => el("li", { class: "step-projection headline", "data-transform": w.transform },
+          el("strong", { text: stepLine(w) }),
+          el("ul", {}, projections.filter((p) => p.transform === w.transform).map((p) =>
+            el("li", { class: "projection onednn-part" },
+              `of which oneDNN (the log's primitives replayed alone; ${p.replay}): ${onednn(p)}`))))),
+        projections.filter((p) => !steps.some((w) => w.transform === p.transform)).map((p) =>
+          el("li", { class: "projection" }, `\`${p.transform}\` (${p.replay}): oneDNN ${onednn(p)}`)))));
   }
 })();
