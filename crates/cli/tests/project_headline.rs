@@ -156,3 +156,37 @@ fn the_advice_leads_with_the_whole_step_of_a_replay_file() {
         assert_eq!(text.matches("`none (as logged)`").count(), 1, "{text}");
     }
 }
+
+/// The projection names the log's oneDNN and the replay's, and the gap it assumed where their
+/// versions differ (issue 52 item 3): the fixture's log is PyTorch's 3.13.3, its replay pip's
+/// 3.2.0; the same replay said to come from 3.13.2 has no gap.
+#[test]
+fn the_projection_states_the_onednn_version_gap_it_assumed() {
+    let log = fixture("torch/mlp-f32.log.gz");
+    let replay = fixture("replay/mlp-f32.torch.replay.json");
+    let p = json_of(&["project", &log, "--replay", &replay, "--json"]);
+    let g = &p["version_gap"];
+    assert_eq!(
+        (g["recorded_onednn"].as_str(), g["replayed_onednn"].as_str()),
+        (Some("3.13"), Some("3.2")),
+        "{g}"
+    );
+    assert_eq!(f(&g["assumed_change"]), 0.0);
+    let text = stdout_of(&["project", &log, "--replay", &replay]);
+    assert!(
+        text.contains("oneDNN versions differ (recorded 3.13, replayed 3.2): gap assumed +0 %"),
+        "{text}"
+    );
+    let mut r: Value = serde_json::from_str(&std::fs::read_to_string(&replay).unwrap()).unwrap();
+    r["onednn"] = "3.13.2 (c852e73ef73b861f95d3b96fbe7518b330bc24d5)".into();
+    let same = temp_dir().join("same-version.replay.json");
+    std::fs::write(&same, r.to_string()).unwrap();
+    let p = json_of(&[
+        "project",
+        &log,
+        "--replay",
+        same.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(p.get("version_gap").is_none(), "{}", p["version_gap"]);
+}

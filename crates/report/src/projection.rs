@@ -36,6 +36,16 @@ pub fn render_withheld(pr: &Projection, polluted: Option<&str>) -> String {
             if changed > 0 { " (per group below)" } else { "" }
         );
     }
+    if let Some(g) = &pr.version_gap {
+        let _ = writeln!(
+            out,
+            "  oneDNN versions differ (recorded {}, replayed {}): gap assumed {:+.0} %, {}",
+            g.recorded_onednn,
+            g.replayed_onednn,
+            g.assumed_change * 100.0,
+            g.why
+        );
+    }
     if let Some(a) = &pr.replay_allocation {
         let _ = writeln!(out, "  allocation: {a}");
     }

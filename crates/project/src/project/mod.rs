@@ -4,6 +4,7 @@
 
 pub mod headline;
 pub mod step;
+pub mod version_gap;
 pub mod what_if;
 
 use profilednn_analysis::scale::Scale;
@@ -89,6 +90,9 @@ pub struct Projection {
     pub log_onednn: Vec<String>,
     /// oneDNN the replay ran with, and how (`sequence` or `isolated`).
     pub replay_onednn: Option<String>,
+    /// The log's and the replay's oneDNN when their versions differ, and the gap assumed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_gap: Option<version_gap::VersionGap>,
     pub replay_mode: Option<profilednn_replay::Mode>,
     /// How a sequence replay allocated each call's memory (`once`, `per-call`, with the heap
     /// whose pages it took), and why.
@@ -266,6 +270,10 @@ fn project_logged(
         method,
         log_onednn: profile.metadata.versions.clone(),
         replay_onednn: replay.map(|r| r.onednn.clone()),
+        version_gap: version_gap::of(
+            &profile.metadata.versions,
+            replay.map(|r| r.onednn.as_str()),
+        ),
         replay_mode: replay.map(|r| r.mode),
         replay_allocation: replay.and_then(allocation_of),
         replay_match: replay.map(|r| ReplayMatch {

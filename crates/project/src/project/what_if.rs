@@ -136,6 +136,7 @@ pub fn project(
         w.transform
     );
     base.replay_onednn = Some(r.onednn.clone());
+    base.version_gap = crate::project::version_gap::of(&base.log_onednn, Some(&r.onednn));
     base.replay_mode = Some(r.mode);
     base.replay_allocation = crate::project::allocation_of(r);
     base.coverage = BTreeMap::from([(Method::Replayed, 1.0)]);
