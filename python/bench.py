@@ -264,11 +264,16 @@ def focal(rows, classes, dtype, runs, compile_too):
         "reused": Bound(2 * n * es + rows * 8, 2 * n * es + rows * 8, threads,
                         "fused: read logits + int64 labels, write gradient"),
     }
+    # torchvision's fwd+bwd and the drop-in's, called in turn: their ratio ("x eager") is of
+    # one machine state (a VM's memory bandwidth drifting 30 % within a minute was seen).
+    tv()
+    ours_autograd()
+    eager, autograd = interleaved([tv, ours_autograd], max(3, runs // 2 + 1))
     res = {
-        "eager": med(tv, max(1, runs // 2)),
+        "eager": eager,
         "eager fwd": med(tv_fwd, max(1, runs // 2)),
         "fwd": med(ours_fwd, runs),
-        "autograd": med(ours_autograd, runs),
+        "autograd": autograd,
         "fused": med(lambda: sigmoid_focal_loss_and_grad(x, labels, reduction="mean"), runs),
         # The same loss and targets as the autograd drop-in, by the fused call: the drop-in must
         # cost no more (issue 51: it took 3.5x, a zero gradient and a clone per backward).
@@ -482,7 +487,8 @@ def main():
             continue
         print("focal loss, mean, alpha 0.25, gamma 2. fwd: forward only (no_grad); fwd+bwd: the autograd drop-in,\n"
               "forward then backward (dense targets); fused: sigmoid_focal_loss_and_grad with class labels, a fresh\n"
-              "gradient each call / a reused one (grad=); x eager and x compile compare fwd+bwd;\n"
+              "gradient each call / a reused one (grad=); x eager and x compile compare fwd+bwd (x eager: the\n"
+              "two called in turn);\n"
               "x fused: fwd+bwd / the fused call on the same dense targets (target <= 1.15x);\n"
               "x bound: time / bound of fwd+bwd and of reused (bytes and bandwidth listed under each shape)")
         print(f"{'shape':<24} {'dtype':>8} {'fwd ms':>8} {'eager':>8} {'fwd+bwd':>8} {'eager':>8} {'fused':>8} "
