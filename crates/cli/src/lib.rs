@@ -27,7 +27,6 @@ mod record_child;
 mod record_cmd;
 mod record_join;
 mod record_launch;
-mod record_ranks;
 mod replay_args;
 mod replay_cmd;
 mod replay_file;

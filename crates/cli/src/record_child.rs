@@ -87,7 +87,7 @@ pub(crate) struct Passed {
     pub verbose_lines: u64,
     pub app_lines: u64,
     /// The ranks whose lines were seen, for the note on a launcher that labelled nothing.
-    pub ranks: crate::record_ranks::RankWatch,
+    pub ranks: profilednn_analysis::ranks::launcher::RankWatch,
 }
 
 /// Reads the child's stdout to its end: oneDNN verbose lines (with their rank label) into
@@ -104,7 +104,7 @@ pub(crate) fn pass_through(child_stdout: impl Read, log: &mut Log) -> Result<Pas
     let mut failed: Option<std::io::Error> = None;
     // After a failed log write the program's own output still reaches the terminal (the
     // child keeps running, and a stalled pipe would stop it); the error is returned at the end.
-    let mut handle = |line: &[u8]| match crate::record_ranks::route(line) {
+    let mut handle = |line: &[u8]| match profilednn_analysis::ranks::launcher::route(line) {
         Some(r) => {
             if !r.terminal.is_empty() && stdout_open {
                 stdout_open = out.write_all(r.terminal).and_then(|_| out.flush()).is_ok();

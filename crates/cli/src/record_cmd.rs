@@ -7,6 +7,7 @@ use crate::record_child::{
 };
 use crate::ExitCode;
 use anyhow::{bail, Context, Result};
+use profilednn_analysis::ranks::launcher;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
@@ -20,15 +21,15 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let mut log = Log::create(&path)?;
     let env = |k: &str| std::env::var(k).ok();
     // Run as one rank by the launcher, `record` labels nothing: its log is that rank's.
-    let command = if args.ranks && !crate::record_ranks::inside_a_rank(&args.command, env) {
-        crate::record_ranks::with_rank_labels(&args.command)?
+    let command = if args.ranks && !launcher::inside_a_rank(&args.command, env) {
+        launcher::with_rank_labels(&args.command)?
     } else {
         args.command.clone()
     };
     // The node's line first: the logs of several nodes are read together by it.
     if let Some(l) = args
         .ranks
-        .then(|| crate::record_ranks::node_line(&command, env, &host_name()))
+        .then(|| launcher::node_line(&command, env, &host_name()))
         .flatten()
     {
         log.write_all(l.as_bytes())?;

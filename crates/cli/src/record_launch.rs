@@ -14,7 +14,7 @@ use std::time::Duration;
 
 /// What the launching environment and the command say, before any rank runs.
 pub fn launching(command: &[OsString], env: impl Fn(&str) -> Option<String>) -> Launch {
-    let (launcher, per_node) = launcher_of(command);
+    let (launcher, per_node) = profilednn_analysis::ranks::launcher::launcher_of(command);
     Launch {
         schema: SCHEMA.into(),
         launcher,
@@ -24,45 +24,6 @@ pub fn launching(command: &[OsString], env: impl Fn(&str) -> Option<String>) -> 
         cpu_quota: cgroup_quota(),
         ranks: Vec::new(),
     }
-}
-
-/// The launcher and, for torchrun, its processes per node (`--nproc-per-node N`).
-fn launcher_of(command: &[OsString]) -> (Option<String>, Option<u64>) {
-    let Some((program, rest)) = command.split_first() else {
-        return (None, None);
-    };
-    let args: Vec<String> = rest
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let name = std::path::Path::new(program)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let torchrun = name == "torchrun"
-        || args
-            .windows(2)
-            .any(|w| w[0] == "-m" && w[1] == "torch.distributed.run");
-    if !torchrun {
-        let known = ["mpirun", "mpiexec", "srun"].contains(&name.as_str());
-        return (known.then_some(name), None);
-    }
-    let own = args
-        .iter()
-        .position(|a| a.ends_with(".py"))
-        .unwrap_or(args.len());
-    let per_node = args[..own].iter().enumerate().find_map(|(i, a)| {
-        ["--nproc-per-node", "--nproc_per_node"]
-            .iter()
-            .find_map(|n| {
-                if a == n {
-                    args.get(i + 1)?.parse().ok()
-                } else {
-                    a.strip_prefix(&format!("{n}="))?.parse().ok()
-                }
-            })
-    });
-    (Some("torchrun".into()), per_node)
 }
 
 fn host_cpus() -> Option<u64> {
@@ -236,31 +197,6 @@ fn rank_process(pid: u32) -> Option<(u32, RankLaunch)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cmd(s: &str) -> Vec<OsString> {
-        s.split_whitespace().map(OsString::from).collect()
-    }
-
-    #[test]
-    fn torchruns_processes_per_node_are_read_before_the_script() {
-        assert_eq!(
-            launcher_of(&cmd(
-                "torchrun --nproc-per-node 2 train.py --nproc-per-node 9"
-            )),
-            (Some("torchrun".into()), Some(2))
-        );
-        assert_eq!(
-            launcher_of(&cmd(
-                "python -m torch.distributed.run --nproc_per_node=4 t.py"
-            )),
-            (Some("torchrun".into()), Some(4))
-        );
-        assert_eq!(
-            launcher_of(&cmd("srun -n 2 python t.py")),
-            (Some("srun".into()), None)
-        );
-        assert_eq!(launcher_of(&cmd("python t.py")), (None, None));
-    }
 
     #[test]
     fn a_rank_started_here_is_sampled_with_its_environment_and_affinity() {

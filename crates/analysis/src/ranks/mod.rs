@@ -11,10 +11,11 @@
 //! ([`logs`]: a launcher-labelled log or torchrun's `--log-dir` tree) and read as they stream
 //! ([`scan`]: one tally per rank; [`events`]: each rank's events in order), which machine each
 //! ran on ([`nodes`]), their spread at many ranks ([`spread`]), and how the run was launched
-//! ([`launch`]: what each launch setting costs).
+//! ([`launcher`]: the launcher's command line; [`launch`]: what each launch setting costs).
 
 pub mod events;
 pub mod launch;
+pub mod launcher;
 pub mod logs;
 pub mod nodes;
 pub mod scan;

@@ -1,11 +1,34 @@
-//! `record` of multi-process runs: lines labelled by a launcher keep their label in the log (it
-//! is the only thing that says which rank printed them), the terminal gets the program's output
-//! exactly as the launcher printed it, and a run whose ranks cannot be told apart is named.
+//! The command line of a multi-process run, as `record --ranks` reads it: which launcher starts
+//! the ranks, the launcher's own flag that labels each line with its rank, the node line that
+//! lets the logs of several nodes be read together, and whether `record` is itself one rank.
+//! Also where each part of a recorded line goes (terminal or log) and what the lines said about
+//! the ranks. Plain functions of the command and the environment, so that they are tested here;
+//! `record` only spawns and pipes.
 
-use anyhow::{bail, Result};
+use crate::ranks::logs::NODE_LINE;
 use profilednn_verbose::launcher::{self, Launcher};
 use std::collections::BTreeMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+
+/// Why `--ranks` cannot add the launcher's label flag; each says what to do instead.
+#[derive(Debug, thiserror::Error)]
+pub enum RankLabelError {
+    #[error("--ranks: cannot run `{program} --version`: {cause}")]
+    VersionNotRun {
+        program: String,
+        cause: std::io::Error,
+    },
+    #[error(
+        "--ranks: `{0} --version` names neither Open MPI nor MPICH/Intel MPI; add the \
+         launcher's line-label flag yourself (--tag-output, -prepend-rank)"
+    )]
+    UnknownMpi(String),
+    #[error(
+        "--ranks adds the rank-label flag of torchrun, mpirun/mpiexec or srun, but the \
+         command starts with `{0}`; label the lines with your launcher's own option"
+    )]
+    NotALauncher(String),
+}
 
 /// Where the parts of one line go.
 #[derive(Debug, PartialEq, Eq)]
@@ -60,7 +83,7 @@ impl RankWatch {
     }
 
     /// The note printed after recording: the ranks found, or why there are none to find.
-    pub fn note(&self, program: &std::ffi::OsStr) -> Option<String> {
+    pub fn note(&self, program: &OsStr) -> Option<String> {
         if !self.ranks.is_empty() {
             let list: Vec<String> = self
                 .ranks
@@ -100,7 +123,7 @@ pub enum LauncherKind {
     Srun,
 }
 
-fn launcher_kind(program: &std::ffi::OsStr) -> Option<LauncherKind> {
+fn launcher_kind(program: &OsStr) -> Option<LauncherKind> {
     let name = std::path::Path::new(program).file_name()?.to_str()?;
     match name {
         "torchrun" => Some(LauncherKind::Torchrun),
@@ -114,36 +137,40 @@ fn launcher_kind(program: &std::ffi::OsStr) -> Option<LauncherKind> {
 
 /// Which MPI `mpirun` is: Open MPI labels with `--tag-output`, MPICH and Intel MPI (Hydra)
 /// with `-prepend-rank`. Asked of the program itself, as its `--version` says.
-fn mpi_label_flag(program: &std::ffi::OsStr) -> Result<&'static str> {
-    let out = std::process::Command::new(program)
+fn mpi_label_flag(program: &OsStr) -> Result<&'static str, RankLabelError> {
+    let name = || program.to_string_lossy().into_owned();
+    let text = match std::process::Command::new(program)
         .arg("--version")
-        .output();
-    let text = match out {
+        .output()
+    {
         Ok(o) => {
             String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
         }
-        Err(e) => bail!(
-            "--ranks: cannot run `{} --version`: {e}",
-            program.to_string_lossy()
-        ),
+        Err(cause) => {
+            return Err(RankLabelError::VersionNotRun {
+                program: name(),
+                cause,
+            })
+        }
     };
+    mpi_label_flag_of(&text).ok_or_else(|| RankLabelError::UnknownMpi(name()))
+}
+
+/// The label flag of the MPI whose `--version` printed `text`.
+fn mpi_label_flag_of(text: &str) -> Option<&'static str> {
     if text.contains("Open MPI") || text.contains("OpenRTE") || text.contains("PRRTE") {
-        Ok("--tag-output")
+        Some("--tag-output")
     } else if text.contains("HYDRA") || text.contains("Intel") || text.contains("MPICH") {
-        Ok("-prepend-rank")
+        Some("-prepend-rank")
     } else {
-        bail!(
-            "--ranks: `{} --version` names neither Open MPI nor MPICH/Intel MPI; add the \
-             launcher's line-label flag yourself (--tag-output, -prepend-rank)",
-            program.to_string_lossy()
-        )
+        None
     }
 }
 
 /// The command with the launcher's own flag that labels each line with its rank, unless the
 /// command has it already: `torchrun --tee 3`, `mpirun --tag-output` (Open MPI) or
 /// `-prepend-rank` (MPICH, Intel MPI), `srun --label`.
-pub fn with_rank_labels(command: &[OsString]) -> Result<Vec<OsString>> {
+pub fn with_rank_labels(command: &[OsString]) -> Result<Vec<OsString>, RankLabelError> {
     let (program, rest) = command.split_first().expect("required");
     // The launcher's own options come before the program it launches (a `.py` script): the
     // script's `-r 5` is not torchrun's `-r`.
@@ -180,19 +207,17 @@ pub fn with_rank_labels(command: &[OsString]) -> Result<Vec<OsString>> {
         Some(LauncherKind::Mpirun) => vec![mpi_label_flag(program)?],
         Some(LauncherKind::Srun) if has(&["--label", "-l"]) => vec![],
         Some(LauncherKind::Srun) => vec!["--label"],
-        None => bail!(
-            "--ranks adds the rank-label flag of torchrun, mpirun/mpiexec or srun, but the \
-             command starts with `{}`; label the lines with your launcher's own option",
-            program.to_string_lossy()
-        ),
+        None => {
+            return Err(RankLabelError::NotALauncher(
+                program.to_string_lossy().into_owned(),
+            ))
+        }
     };
     let mut out = vec![program.clone()];
     out.extend(added.into_iter().map(OsString::from));
     out.extend(rest.iter().cloned());
     Ok(out)
 }
-
-pub use profilednn_analysis::ranks::logs::NODE_LINE;
 
 /// The node line for `command` run with the environment `env`, on host `host`; `None` when the
 /// launcher says nothing of nodes (one node's torchrun, srun or mpirun over every node, whose
@@ -262,10 +287,49 @@ pub fn inside_a_rank(command: &[OsString], env: impl Fn(&str) -> Option<String>)
             .any(|k| env(k).is_some())
 }
 
+/// The launcher and, for torchrun, its processes per node (`--nproc-per-node N`).
+pub fn launcher_of(command: &[OsString]) -> (Option<String>, Option<u64>) {
+    let Some((program, rest)) = command.split_first() else {
+        return (None, None);
+    };
+    let args: Vec<String> = rest
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let name = std::path::Path::new(program)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let torchrun = name == "torchrun"
+        || args
+            .windows(2)
+            .any(|w| w[0] == "-m" && w[1] == "torch.distributed.run");
+    if !torchrun {
+        let known = ["mpirun", "mpiexec", "srun"].contains(&name.as_str());
+        return (known.then_some(name), None);
+    }
+    let own = args
+        .iter()
+        .position(|a| a.ends_with(".py"))
+        .unwrap_or(args.len());
+    let per_node = args[..own].iter().enumerate().find_map(|(i, a)| {
+        ["--nproc-per-node", "--nproc_per_node"]
+            .iter()
+            .find_map(|n| {
+                if a == n {
+                    args.get(i + 1)?.parse().ok()
+                } else {
+                    a.strip_prefix(&format!("{n}="))?.parse().ok()
+                }
+            })
+    });
+    (Some("torchrun".into()), per_node)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use profilednn_analysis::ranks::logs::node_line_of as node_of;
+    use crate::ranks::logs::node_line_of as node_of;
 
     #[test]
     fn node_lines_from_the_launcher() {
@@ -389,5 +453,43 @@ mod tests {
         );
         let e = with_rank_labels(&os(&["python", "t.py"])).unwrap_err();
         assert!(e.to_string().contains("`python`"), "{e}");
+    }
+
+    fn cmd(s: &str) -> Vec<OsString> {
+        s.split_whitespace().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn torchruns_processes_per_node_are_read_before_the_script() {
+        assert_eq!(
+            launcher_of(&cmd(
+                "torchrun --nproc-per-node 2 train.py --nproc-per-node 9"
+            )),
+            (Some("torchrun".into()), Some(2))
+        );
+        assert_eq!(
+            launcher_of(&cmd(
+                "python -m torch.distributed.run --nproc_per_node=4 t.py"
+            )),
+            (Some("torchrun".into()), Some(4))
+        );
+        assert_eq!(
+            launcher_of(&cmd("srun -n 2 python t.py")),
+            (Some("srun".into()), None)
+        );
+        assert_eq!(launcher_of(&cmd("python t.py")), (None, None));
+    }
+
+    #[test]
+    fn the_mpi_is_told_by_its_version_text() {
+        assert_eq!(
+            mpi_label_flag_of("mpirun (Open MPI) 4.1.5"),
+            Some("--tag-output")
+        );
+        assert_eq!(
+            mpi_label_flag_of("HYDRA build details:"),
+            Some("-prepend-rank")
+        );
+        assert_eq!(mpi_label_flag_of("mystery launcher 1.0"), None);
     }
 }
