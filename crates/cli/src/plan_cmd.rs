@@ -8,8 +8,7 @@ pub use crate::plan_args::{Format, PlanArgs};
 use crate::plan_step;
 use crate::ExitCode;
 use anyhow::{bail, Context, Result};
-use profilednn_project::plan::logged::Logged;
-use profilednn_project::plan::{self, measured, Outside, Target};
+use profilednn_project::plan::{self, measured};
 
 pub fn run(args: PlanArgs) -> Result<ExitCode> {
     if args.log.as_os_str() == "-" {
@@ -63,12 +62,17 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     // sharing them.
     let default_threads = (args.cores / logged.rank_batches.len() as u64).max(1);
     let outside = logged.outside(default_threads);
-    let target = target(
-        &args,
+    let given = measured::Given {
+        cores: args.cores,
         sockets,
-        (&logged, outside.as_ref()),
-        footprint.gradient_bytes,
-    )?;
+        nodes: args.nodes,
+        allreduce_gbps: args.allreduce_gbps,
+        allreduce_log: args.allreduce_log.as_deref(),
+        network_gbps: args.network_gbps,
+        network_log: &args.network_log,
+    };
+    let this_log = (args.log.as_path(), &logged, outside.as_ref());
+    let target = measured::target(&given, this_log, footprint.gradient_bytes)?;
     let mut plan = plan::skeleton(
         &args.log.display().to_string(),
         &target,
@@ -105,57 +109,4 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         Format::Table => crate::output::write(None, profilednn_report::plan_table::render(&plan))?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The machine planned for and its all-reduce rates (given, measured from the logs the flags
-/// name, or the defaults), each with where it came from.
-fn target(
-    args: &PlanArgs,
-    sockets: u64,
-    (logged, outside): (&Logged, Option<&Outside>),
-    gradient_bytes: u64,
-) -> Result<Target> {
-    let this_log = (args.log.as_path(), logged, outside);
-    let intra = measured::allreduce_rate(
-        args.allreduce_gbps,
-        args.allreduce_log.as_deref(),
-        this_log,
-        args.cores,
-        gradient_bytes,
-    )?;
-    let (allreduce_gbps, allreduce_source) = (intra.value, intra.source);
-    let network = measured::network_rate(
-        &args.network_log,
-        this_log,
-        args.cores,
-        gradient_bytes,
-        allreduce_gbps,
-    )?
-    .map(|r| (r.value, r.source));
-    let network_gbps = args.network_gbps.or(network.as_ref().map(|m| m.0));
-    let network_gbit = match (args.nodes, network_gbps) {
-        (_, Some(g)) if !(g.is_finite() && g > 0.0) => {
-            bail!("--network-gbps {g}: give a positive rate in Gbit/s")
-        }
-        (1, _) => None,
-        (n, None) => bail!(
-            "--nodes {n}: the all-reduce crosses the network between the nodes; give its rate, \
-             --network-gbps GBIT (Gbit/s each way: 10 for 10GbE; `bench/gloo_allreduce.py` run \
-             on the nodes measures what Gloo gets)"
-        ),
-        (_, g) => g,
-    };
-    Ok(Target {
-        cores: args.cores,
-        sockets,
-        allreduce_gbps,
-        allreduce_source,
-        nodes: args.nodes,
-        network_gbit,
-        network_source: network_gbit.map(|_| {
-            network
-                .map(|m| m.1)
-                .unwrap_or_else(|| "--network-gbps".to_string())
-        }),
-    })
 }

@@ -4,7 +4,7 @@
 //! multi-node run (`--network-log`).
 
 use super::logged::{read, Logged, LoggedError};
-use super::{allreduce, rate, Outside};
+use super::{allreduce, rate, Outside, Target};
 use std::path::{Path, PathBuf};
 
 /// A rate and where it came from.
@@ -57,6 +57,79 @@ pub enum MeasuredError {
     },
     #[error("--network-log")]
     Network(#[source] rate::NetworkRateError),
+    #[error("--network-gbps {0}: give a positive rate in Gbit/s")]
+    NetworkNotPositive(f64),
+    #[error(
+        "--nodes {0}: the all-reduce crosses the network between the nodes; give its rate, \
+         --network-gbps GBIT (Gbit/s each way: 10 for 10GbE; `bench/gloo_allreduce.py` run \
+         on the nodes measures what Gloo gets)"
+    )]
+    NoNetworkRate(u64),
+}
+
+/// The machine planned for and its all-reduce rates, as the flags give them.
+pub struct Given<'a> {
+    pub cores: u64,
+    pub sockets: u64,
+    /// Nodes of `cores` cores each.
+    pub nodes: u64,
+    /// `--allreduce-gbps`, `--allreduce-log`.
+    pub allreduce_gbps: Option<f64>,
+    pub allreduce_log: Option<&'a Path>,
+    /// `--network-gbps`, `--network-log`.
+    pub network_gbps: Option<f64>,
+    pub network_log: &'a [PathBuf],
+}
+
+/// The machine planned for and its all-reduce rates (given, measured from the logs `given`
+/// names, or the defaults), each with where it came from. `this_log`: the planned log, its
+/// reading and its time outside oneDNN. More than one node needs a network rate: a plan across
+/// nodes without one would price the all-reduce as if it stayed inside a node.
+pub fn target(
+    given: &Given<'_>,
+    this_log: (&Path, &Logged, Option<&Outside>),
+    gradient_bytes: u64,
+) -> Result<Target, MeasuredError> {
+    let intra = allreduce_rate(
+        given.allreduce_gbps,
+        given.allreduce_log,
+        this_log,
+        given.cores,
+        gradient_bytes,
+    )?;
+    let network = network_rate(
+        given.network_log,
+        this_log,
+        given.cores,
+        gradient_bytes,
+        intra.value,
+    )?;
+    let network_gbps = given.network_gbps.or(network.as_ref().map(|m| m.value));
+    let network_gbit = network_gbit(given.nodes, network_gbps)?;
+    Ok(Target {
+        cores: given.cores,
+        sockets: given.sockets,
+        allreduce_gbps: intra.value,
+        allreduce_source: intra.source,
+        nodes: given.nodes,
+        network_gbit,
+        network_source: network_gbit.map(|_| {
+            network
+                .map(|m| m.source)
+                .unwrap_or_else(|| "--network-gbps".to_string())
+        }),
+    })
+}
+
+/// The network rate a plan of `nodes` nodes uses: none on one node, a positive one (given or
+/// measured) across nodes.
+fn network_gbit(nodes: u64, gbps: Option<f64>) -> Result<Option<f64>, MeasuredError> {
+    match (nodes, gbps) {
+        (_, Some(g)) if !(g.is_finite() && g > 0.0) => Err(MeasuredError::NetworkNotPositive(g)),
+        (1, _) => Ok(None),
+        (n, None) => Err(MeasuredError::NoNetworkRate(n)),
+        (_, g) => Ok(g),
+    }
 }
 
 /// The all-reduce rate inside a node, GB/s per rank: `given`, else measured from `multi_log`
@@ -186,4 +259,24 @@ pub fn network_rate(
             m.multi_outside_ms, m.single_outside_ms, m.exposed_ms
         ),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_across_nodes_needs_a_positive_network_rate() {
+        assert_eq!(network_gbit(1, None).unwrap(), None);
+        assert_eq!(network_gbit(2, Some(10.0)).unwrap(), Some(10.0));
+        let e = network_gbit(2, None).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--nodes 2: the all-reduce crosses the network"),
+            "{e}"
+        );
+        // A bad rate is refused even on one node, where it would go unused.
+        let e = network_gbit(1, Some(0.0)).unwrap_err().to_string();
+        assert_eq!(e, "--network-gbps 0: give a positive rate in Gbit/s");
+        assert!(network_gbit(2, Some(f64::NAN)).is_err());
+    }
 }
