@@ -4,7 +4,9 @@
 
 use anyhow::{bail, Context, Result};
 use profilednn_analysis::Profile;
-use profilednn_project::project::{project, Projection, ReplayMatch};
+use profilednn_project::project::mismatch;
+pub use profilednn_project::project::mismatch::Mismatch;
+use profilednn_project::project::Projection;
 use profilednn_replay::Replay;
 use profilednn_torchtrace::step_units;
 use std::path::Path;
@@ -42,21 +44,9 @@ pub fn check_trace(trace: &Path, log: &Path, replay: &Replay, replay_path: &Path
     Ok(())
 }
 
-/// What to do with replay results that may be of another log.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Mismatch {
-    /// `project`: an error when no problem matches, a warning when few do.
-    RefuseNone,
-    /// `project --allow-mismatch`: a warning when few match.
-    Allow,
-    /// Advice: an error when few match (a projection mostly of another log's problems would
-    /// state a gain that is not this log's).
-    RefuseFew,
-}
-
-/// Projects `log` (read into `profile`) with `replay` and `machine`, as `project` does: logged
-/// times are the medians of a second pass over the log (not for stdin). A replay of another
-/// log is handled as `mismatch` says.
+/// Projects `log` (read into `profile`) with `replay` and `machine`, as `project` does; a
+/// replay of another log is handled as `mismatch` says, its warning printed here
+/// (`profilednn_project::project::mismatch`).
 pub fn projection(
     log: &Path,
     profile: &Profile,
@@ -64,58 +54,9 @@ pub fn projection(
     machine: Option<&profilednn_machine::MachineProfile>,
     mismatch: Mismatch,
 ) -> Result<Projection> {
-    let logged = if log.as_os_str() == "-" {
-        None
-    } else {
-        let one_process = profilednn_analysis::ranks::logs::is_one_process(log);
-        profilednn_verbose::LogInput::open(log)
-            .ok()
-            .map(|input| profilednn_replay::logged::logged_steady(input, one_process))
-            // A launcher-labelled log reads as no events here: no medians, not empty ones.
-            .filter(|l| !l.medians.is_empty())
-    };
-    let pr = project(profile, replay, machine, logged.as_ref());
-    // A whole-step replay made without oneDNN holds no primitive to match: its framework ops
-    // are the trace's, and the log's oneDNN figures are carried over.
-    let framework_only = replay.is_some_and(|r| r.results.is_empty() && r.framework.is_some());
-    if let (Some(m), false) = (&pr.replay_match, framework_only) {
-        let what = format!(
-            "{} of the log's {} problems ({:.1}% of its oneDNN time) have a result in the replay \
-             ({} problems); log: {}; replay made from: {}",
-            m.matched_problems,
-            m.log_problems,
-            m.matched_time_share * 100.0,
-            m.replay_problems,
-            pr.source,
-            m.replay_source
-        );
-        let refuse = match mismatch {
-            Mismatch::RefuseNone => m.matched_problems == 0,
-            Mismatch::Allow => false,
-            Mismatch::RefuseFew => m.matched_time_share < ReplayMatch::FEW,
-        };
-        if refuse {
-            bail!(
-                "the replay results are not of this log: {what}. Replay this log \
-                 (`profilednn replay LOG`){}",
-                if mismatch == Mismatch::RefuseNone {
-                    ", or pass --allow-mismatch to project anyway"
-                } else {
-                    ""
-                }
-            );
-        }
-        if m.matched_time_share < ReplayMatch::FEW {
-            eprintln!(
-                "profilednn: WARNING: the replay results may be of another log: {what}; \
-                 the rest is {}",
-                if machine.is_some() {
-                    "projected with the machine profile's roofline"
-                } else {
-                    "carried over unchanged"
-                }
-            );
-        }
+    let (pr, warning) = mismatch::projection(log, profile, replay, machine, mismatch)?;
+    if let Some(w) = warning {
+        eprintln!("profilednn: WARNING: {w}");
     }
     Ok(pr)
 }

@@ -3,6 +3,7 @@
 //! source run spent outside oneDNN, carried over unchanged.
 
 pub mod headline;
+pub mod mismatch;
 pub mod step;
 pub mod version_gap;
 pub mod what_if;
