@@ -1,16 +1,8 @@
 //! End-to-end: `profilednn diff` on real logs, on a log against itself, and across batch sizes.
 
 mod common;
-use common::{json_of, root, temp_dir};
+use common::{gunzip, json_of, root, temp_dir};
 use std::io::{Read, Write};
-
-fn gunzip(rel: &str) -> String {
-    let mut s = String::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(root().join(rel)).unwrap())
-        .read_to_string(&mut s)
-        .unwrap();
-    s
-}
 
 #[test]
 fn a_log_against_itself_changes_nothing() {
@@ -67,7 +59,7 @@ fn fp32_against_bf16_totals_match_each_report() {
 #[test]
 fn a_changed_batch_size_matches_only_when_asked() {
     // The same log at minibatch 16 instead of 8: desc-style `mb8` and dims-style leading 8.
-    let text = gunzip("fixtures/corpus/pytorch/resnet50_bf16_cl.log.gz");
+    let text = gunzip(&root().join("fixtures/corpus/pytorch/resnet50_bf16_cl.log.gz"));
     let rebatched: String = text
         .lines()
         .map(|l| {

@@ -4,20 +4,12 @@
 //! figures are counted from the fixtures' own lines here, not taken from the tool.
 
 mod common;
-use common::{bin, json_of, root, succeeded, temp_dir};
+use common::{bin, gunzip, json_of, root, succeeded, temp_dir};
 use serde_json::Value;
 use std::io::Read;
 
 fn fixture(name: &str) -> std::path::PathBuf {
     root().join("fixtures/multirank").join(name)
-}
-
-fn gunzip(path: &std::path::Path) -> String {
-    let mut s = String::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_string(&mut s)
-        .unwrap();
-    s
 }
 
 /// The rank's own text of a line labelled `label`, if it has that label.

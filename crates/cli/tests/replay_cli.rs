@@ -94,40 +94,18 @@ fn replay_top_coverage_is_of_the_whole_log_with_onednn() {
     };
     let log = root().join("fixtures/corpus/onednn/v3_2_pypi/train_f32.level1.log");
     let out_json = temp_dir().join("replay.json");
-    let out = bin()
-        .args([
-            "replay",
-            log.to_str().unwrap(),
-            "--top",
-            "1",
-            "--warmup",
-            "0",
-        ])
-        .args([
-            "--min-runs",
-            "1",
-            "--max-runs",
-            "1",
-            "--min-time-ms",
-            "0",
-            "--mode",
-            "isolated",
-        ])
-        .arg("--dnnl-lib")
-        .arg(&lib)
-        .arg("-o")
-        .arg(&out_json)
-        .args(["--no-progress", "--threads", "1"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (replay, out) = common::replay_to(
+        &[],
+        &lib,
+        &log,
+        &out_json,
+        &[
+            &common::ONE_ISOLATED_RUN[..],
+            &["--top", "1", "--threads", "1"],
+        ]
+        .concat(),
     );
-    let replay: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&out_json).unwrap()).unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
     let results = replay["results"].as_array().unwrap();
     assert_eq!(results.len(), 1);
     let replayed = results[0]["log_time_ms"].as_f64().unwrap();

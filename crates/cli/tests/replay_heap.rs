@@ -9,7 +9,7 @@
 //! this test's own.
 
 mod common;
-use common::{bin, dnnl_lib_or_skip, json_of, root, succeeded, temp_dir};
+use common::{dnnl_lib_or_skip, json_of, replay_to, root, temp_dir};
 
 /// Minor page faults of the children waited for so far.
 fn children_faults() -> i64 {
@@ -26,27 +26,12 @@ fn children_faults() -> i64 {
 fn replay(lib: &str, out: &std::path::Path, heap: Option<&str>) -> (serde_json::Value, i64) {
     let log = root().join("fixtures/whatif/f32-nchw.log.gz");
     let before = children_faults();
-    let mut cmd = bin();
-    cmd.arg("replay")
-        .arg(&log)
-        .args([
-            "--dnnl-lib",
-            lib,
-            "--no-progress",
-            "--top",
-            "12",
-            "--threads",
-            "2",
-        ])
-        .arg("-o")
-        .arg(out);
+    let mut args = vec!["--top", "12", "--threads", "2"];
     if let Some(h) = heap {
-        cmd.args(["--heap", h]);
+        args.extend(["--heap", h]);
     }
-    succeeded(cmd.output().unwrap());
+    let (j, _) = replay_to(&[], lib, &log, out, &args);
     let faults = children_faults() - before;
-    let j: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
     (j, faults)
 }
 

@@ -11,7 +11,7 @@
 //! unless PROFILEDNN_REQUIRE_ONEDNN=1.
 
 mod common;
-use common::{bin, dnnl_lib_or_skip, root, succeeded, temp_dir};
+use common::{dnnl_lib_or_skip, replay_to, root, temp_dir};
 use std::io::Read;
 use std::path::Path;
 
@@ -45,19 +45,9 @@ fn slowed_copies(to: &Path, factor: f64) -> usize {
 
 /// The replay's heap, its problems on new pages that are reorders, and why.
 fn replay(lib: &str, log: &Path, out: &Path, args: &[&str]) -> (String, Vec<String>, String) {
-    succeeded(
-        bin()
-            .arg("replay")
-            .arg(log)
-            .args(["--dnnl-lib", lib, "--no-progress", "--top", "12"])
-            .args(args)
-            .arg("-o")
-            .arg(out)
-            .output()
-            .unwrap(),
-    );
-    let j: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    let mut all = vec!["--top", "12"];
+    all.extend(args);
+    let (j, _) = replay_to(&[], lib, log, out, &all);
     let q = &j["sequence"];
     let reorders = q["cold_problems"]
         .as_array()

@@ -10,7 +10,7 @@
 //! masks, and the same post-ops.
 
 mod common;
-use common::{bin, dnnl_lib_or_skip, root, succeeded, temp_dir};
+use common::{dnnl_lib_or_skip, replay_to, root, temp_dir};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -56,24 +56,13 @@ fn subset(log: &Path, keep: impl Fn(&str) -> bool) -> PathBuf {
 /// oneDNN printed.
 fn replay(lib: &str, log: &Path) -> (Value, String) {
     let json = temp_dir().join("replay.json");
-    let out = succeeded(
-        bin()
-            .env("ONEDNN_VERBOSE", "1")
-            .args(["replay", log.to_str().unwrap(), "--dnnl-lib", lib])
-            .args(["--mode", "isolated", "--warmup", "0", "--min-runs", "1"])
-            .args([
-                "--max-runs",
-                "1",
-                "--min-time-ms",
-                "0",
-                "--no-progress",
-                "-o",
-            ])
-            .arg(&json)
-            .output()
-            .unwrap(),
+    let (results, out) = replay_to(
+        &[("ONEDNN_VERBOSE", "1")],
+        lib,
+        log,
+        &json,
+        &common::ONE_ISOLATED_RUN,
     );
-    let results = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     (results, String::from_utf8_lossy(&out.stdout).into_owned())
 }
 

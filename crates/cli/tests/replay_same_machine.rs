@@ -16,7 +16,7 @@
 //! competes for the cores while it records and replays.
 
 mod common;
-use common::{bin, json_of, root, temp_dir};
+use common::{json_of, replay_to, root, temp_dir};
 use profilednn_replay::stability::{verdict, Verdict};
 use std::path::PathBuf;
 use std::process::Command;
@@ -85,30 +85,15 @@ fn fresh_log(lib: &std::path::Path, iters: u32, threads: usize) -> PathBuf {
 /// Replays `log` in `mode` and returns the replay results file.
 fn replay(lib: &std::path::Path, log: &std::path::Path, threads: usize, mode: &str) -> PathBuf {
     let results = log.with_extension(format!("{mode}.replay.json"));
-    let out = bin()
-        // The program allocates and zero-fills every gradient buffer before its backward call
-        // (`new_mem`); the replay does the same when told (`native::fresh`: measured, it is
-        // what made batch-norm backward −50 % here).
-        .env("PROFILEDNN_REPLAY_ZERO_FILL", "1")
-        .args([
-            "replay",
-            log.to_str().unwrap(),
-            "-o",
-            results.to_str().unwrap(),
-            "--dnnl-lib",
-            lib.to_str().unwrap(),
-            "--threads",
-            &threads.to_string(),
-            "--mode",
-            mode,
-            "--no-progress",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    // The program allocates and zero-fills every gradient buffer before its backward call
+    // (`new_mem`); the replay does the same when told (`native::fresh`: measured, it is what
+    // made batch-norm backward −50 % here).
+    replay_to(
+        &[("PROFILEDNN_REPLAY_ZERO_FILL", "1")],
+        lib.to_str().unwrap(),
+        log,
+        &results,
+        &["--threads", &threads.to_string(), "--mode", mode],
     );
     results
 }

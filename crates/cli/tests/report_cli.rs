@@ -3,18 +3,10 @@
 use predicates::prelude::*;
 use serde_json::Value;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 mod common;
-use common::{bin, json_of, root};
-
-fn gunzip(path: &Path) -> String {
-    let mut s = String::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_string(&mut s)
-        .unwrap();
-    s
-}
+use common::{bin, gunzip, json_of, root};
 
 /// Sum of the last field of `exec` lines, computed naively (independently of the parser).
 fn naive_exec_total(text: &str) -> (u64, f64) {

@@ -1,19 +1,8 @@
 //! Several logs at once: per-iteration figures are per log, and the merged view says what it
 //! divides by. Long iteration lists are summarised. References are computed from the log text.
 
-use std::io::Read;
-use std::path::Path;
-
 mod common;
-use common::{bin, root, temp_dir};
-
-fn gunzip(path: &Path) -> String {
-    let mut s = String::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_string(&mut s)
-        .unwrap();
-    s
-}
+use common::{bin, gunzip, root, temp_dir};
 
 /// oneDNN time of each iteration, between consecutive `profilednn,iteration,N` markers.
 fn naive_iterations(text: &str) -> Vec<f64> {

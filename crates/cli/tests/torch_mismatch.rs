@@ -6,15 +6,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{bin, root, temp_dir};
-
-fn gunzip(path: &Path) -> String {
-    let mut s = String::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_string(&mut s)
-        .unwrap();
-    s
-}
+use common::{bin, gunzip, root, temp_dir};
 
 fn run(log: &Path, trace: &Path) -> (String, String) {
     let out = bin()

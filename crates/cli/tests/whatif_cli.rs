@@ -10,7 +10,7 @@
 //! unless PROFILEDNN_REQUIRE_ONEDNN=1.
 
 mod common;
-use common::{bin, dnnl_lib_or_skip as dnnl_lib, failed, json_of, root, succeeded, temp_dir};
+use common::{bin, dnnl_lib_or_skip as dnnl_lib, failed, json_of, replay_to, root, temp_dir};
 use std::io::Read;
 
 fn fixture(name: &str) -> String {
@@ -45,23 +45,9 @@ fn exec_lines_of_last_iteration_but(name: &str, except: &str) -> usize {
 }
 
 fn replay(lib: &str, log: &str, out: &std::path::Path, what_if: &[&str]) {
-    let o = succeeded(
-        bin()
-            .args([
-                "replay",
-                log,
-                "--dnnl-lib",
-                lib,
-                "--threads",
-                "1",
-                "--no-progress",
-            ])
-            .args(["--min-time-ms", "50", "-o"])
-            .arg(out)
-            .args(what_if)
-            .output()
-            .unwrap(),
-    );
+    let mut args = vec!["--threads", "1", "--min-time-ms", "50"];
+    args.extend(what_if);
+    let (_, o) = replay_to(&[], lib, std::path::Path::new(log), out, &args);
     println!("{}", String::from_utf8_lossy(&o.stdout));
 }
 

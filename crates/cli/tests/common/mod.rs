@@ -98,6 +98,55 @@ pub fn onednn_has_bf16(replay: &serde_json::Value) -> bool {
     isa.starts_with("avx512_core") || isa == "avx2_vnni_2"
 }
 
+/// The text of a gzip file (several members, as `record` appends them, read as one).
+pub fn gunzip(path: &Path) -> String {
+    use std::io::Read;
+    let mut s = String::new();
+    flate2::read::MultiGzDecoder::new(
+        std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .read_to_string(&mut s)
+    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    s
+}
+
+/// `replay` options that time each problem once, isolated, without warm-up: the fastest replay,
+/// for tests of what runs rather than how fast.
+pub const ONE_ISOLATED_RUN: [&str; 10] = [
+    "--mode",
+    "isolated",
+    "--warmup",
+    "0",
+    "--min-runs",
+    "1",
+    "--max-runs",
+    "1",
+    "--min-time-ms",
+    "0",
+];
+
+/// `profilednn replay LOG --dnnl-lib LIB --no-progress -o OUT ARGS…` with the environment
+/// `env` added, which must succeed (else the test fails with its output): the results file
+/// read back, and the command's output.
+pub fn replay_to(
+    env: &[(&str, &str)],
+    lib: &str,
+    log: &Path,
+    out: &Path,
+    args: &[&str],
+) -> (Value, std::process::Output) {
+    let mut c = bin();
+    c.envs(env.iter().copied())
+        .arg("replay")
+        .arg(log)
+        .args(["--dnnl-lib", lib, "--no-progress", "-o"])
+        .arg(out)
+        .args(args);
+    let o = succeeded(c.output().unwrap());
+    let text = std::fs::read_to_string(out).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    (serde_json::from_str(&text).unwrap(), o)
+}
+
 /// `out` of a command that must have succeeded (else the test fails with its stderr).
 pub fn succeeded(out: std::process::Output) -> std::process::Output {
     assert!(
