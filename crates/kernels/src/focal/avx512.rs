@@ -66,14 +66,9 @@ fn target_prefetch() -> bool {
 }
 
 /// How far ahead (in bytes) the f32 loop prefetches its logits and dense targets, a line of
-/// each per chunk: 4 KB. One thread's stream of f32 logits was limited neither by arithmetic nor
-/// by bandwidth but by the two taken in turn: on an Intel Xeon guest with AMX (family 6 model
-/// 207, 2 vCPUs; RetinaNet head 240 174×264 f32, with and without alternated call by call in one
-/// process, medians of 10), without it the forward took 69.9 ms where reading its two arrays
-/// takes ~45 ms and its arithmetic alone (bf16's table-free chunks) less than 28 ms. The time
-/// with it, against without: dense fwd+bwd 0.75× at 1 thread, 0.81× at 2; class labels (reused
-/// gradient) 0.73–0.79× at 1, 0.83× at 2; forward alone 0.68–0.74×. 1 KB ahead gave 0.77×,
-/// 2 KB 0.76×, 8 KB no better than 4 KB.
+/// each per chunk: 4 KB. One thread's stream of f32 logits took the arithmetic and the memory
+/// in turn, not side by side; started early, the loads overlap the arithmetic (0.75× the time
+/// at one thread on an Intel Xeon: docs/measurements-kernels.md).
 const F32_PREFETCH_BYTES: usize = 4096;
 
 /// Whether the f32 loop prefetches ([`F32_PREFETCH_BYTES`]): `PROFILEDNN_FOCAL_PREFETCH_F32=1|0`

@@ -3,13 +3,9 @@
 //! build — pip's 3.2, or the 3.13 DPC++ build — and a difference between versions is in every
 //! replayed figure. The projection names both and the gap it assumed, measured:
 //!
-//! On an Intel Xeon with AMX (family 6 model 207, 2 vCPUs), a ResNet-50 f32 training log of
-//! PyTorch 2.15 (oneDNN 3.13.3, batch 8, 112²) replayed in sequence with 3.2.0 landed −16.4 % and
-//! −7.3 % of its logged oneDNN time, with 3.13.2 −1.0 % and −11.4 %; a ResNet-18 f32 log +9.4 %
-//! and +14.7 % with 3.2, +17.7 % and +18.9 % with 3.13. Per kind the versions differed most in
-//! the reorders (3.2 runs 12 of them with another implementation). The two versions differ by
-//! less than the same version's run-to-run spread (±4–13 % per replay, the projection's
-//! `dispersion`), so no correction is assumed (docs/projection-onednn-versions.md).
+//! Measured on an Intel Xeon (docs/projection-onednn-versions.md), pip's 3.2 and the 3.13
+//! build replaying the same ResNet logs differed by less than one version's run-to-run spread,
+//! so no correction is assumed.
 
 use serde::Serialize;
 
