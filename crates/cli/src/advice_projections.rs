@@ -58,7 +58,7 @@ pub fn steps_from_files(files: &[PathBuf], projections: &[Projected]) -> Result<
             };
             // As recorded: the baseline replay's GEMMs and attention, or the trace's.
             let base_gemm = match as_recorded {
-                Some((_, b)) => crate::torch_step::gemm_attention(b),
+                Some((_, b)) => profilednn_project::project::step_what_if::gemm_attention(b),
                 None => ["gemm", "attention"]
                     .iter()
                     .filter_map(|k| s.by_family.get(*k))
@@ -71,7 +71,10 @@ pub fn steps_from_files(files: &[PathBuf], projections: &[Projected]) -> Result<
                 baseline_step_ms,
                 baseline,
                 projected_step_ms: s.projected_step_ms,
-                gemm_attention_ms: (base_gemm, crate::torch_step::gemm_attention(s)),
+                gemm_attention_ms: (
+                    base_gemm,
+                    profilednn_project::project::step_what_if::gemm_attention(s),
+                ),
                 replayed_with: format!("PyTorch {} at {} thread(s)", s.torch, s.threads),
             }
         })

@@ -46,7 +46,7 @@ pub(crate) fn step_what_ifs(
     (replay_files, projections): (&[PathBuf], &[profilednn_advice::Projected]),
 ) -> Result<Vec<profilednn_advice::StepWhatIf>> {
     let mut steps = match (torch_trace, project) {
-        (Some(t), true) => crate::torch_step::what_ifs(
+        (Some(t), true) => profilednn_project::project::step_what_if::what_ifs(
             t,
             logs.first().map(|l| l.as_path()),
             merged.metadata.threads.map(u64::from),

@@ -34,7 +34,6 @@ mod replay_output;
 mod replay_torch;
 mod report_args;
 mod report_cmd;
-mod torch_step;
 mod trace_cmd;
 mod whatif_run;
 

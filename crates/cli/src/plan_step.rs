@@ -3,10 +3,10 @@
 //! parameters autograd accumulated); each valid split's rank replays the trace's steady
 //! iteration through PyTorch at its threads and mini-batch.
 
-use crate::torch_step::{replay_units, units_of, StepArgs};
 use anyhow::{bail, Result};
 use profilednn_project::plan::{Plan, WholeStep};
 use profilednn_project::project::step::StepProjection;
+use profilednn_torchreplay::step::{replay_units, units_of, StepArgs};
 use profilednn_torchtrace::step_params::{gradients, Gradients};
 use profilednn_torchtrace::{step_batch::recorded_batch, step_units::StepUnits};
 use std::path::{Path, PathBuf};

@@ -31,7 +31,7 @@ pub fn load(path: &Path) -> Result<Replay> {
 /// `project --torch-trace`: the trace must be of the log's run and the one `replay` (read from
 /// `replay_path`) was made from (`profilednn_replay::trace_match`).
 pub fn check_trace(trace: &Path, log: &Path, replay: &Replay, replay_path: &Path) -> Result<()> {
-    let t = crate::torch_step::trace_of_run(trace, Some(log))?;
+    let t = profilednn_torchreplay::step::trace_of_run(trace, Some(log))?;
     let steady = step_units::steady_iteration(&t).with_context(|| {
         format!(
             "{}: the trace marks no iteration (`profilednn.iteration#N` ranges), so it cannot be \

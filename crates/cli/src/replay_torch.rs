@@ -45,7 +45,7 @@ pub(crate) fn units(
     trace: &std::path::Path,
     log: &std::path::Path,
 ) -> Result<profilednn_torchtrace::step_units::StepUnits> {
-    crate::torch_step::units_of(trace, Some(log))
+    Ok(profilednn_torchreplay::step::units_of(trace, Some(log))?)
 }
 
 /// The whole step's framework ops, replayed through PyTorch from the profiler trace's `units`.
@@ -62,7 +62,7 @@ pub(crate) fn framework(
         );
     }
     let recorded = profilednn_torchtrace::recorded_python::of_log(&args.log);
-    let step = crate::torch_step::StepArgs {
+    let step = profilednn_torchreplay::step::StepArgs {
         trace,
         recorded_python: recorded.as_deref(),
         python: args.python.as_deref(),
@@ -76,5 +76,5 @@ pub(crate) fn framework(
         warmup: args.warmup,
         onednn_verbose: profile.metadata.verbose_recording(),
     };
-    crate::torch_step::replay_units(&step, units)
+    Ok(profilednn_torchreplay::step::replay_units(&step, units)?)
 }

@@ -13,6 +13,7 @@
 mod error;
 mod python;
 mod run;
+pub mod step;
 
 pub use error::TorchReplayError;
 pub use python::{interpreter, interpreter_of, recorded, Interpreter};

@@ -5,6 +5,7 @@
 pub mod headline;
 pub mod mismatch;
 pub mod step;
+pub mod step_what_if;
 pub mod version_gap;
 pub mod what_if;
 
