@@ -17,7 +17,6 @@ mod peak_cmd;
 mod plan_args;
 mod plan_cmd;
 mod plan_replay;
-mod plan_step;
 mod polluted;
 mod progress;
 mod project_cmd;

@@ -5,10 +5,9 @@
 
 use crate::output::outln;
 pub use crate::plan_args::{Format, PlanArgs};
-use crate::plan_step;
 use crate::ExitCode;
 use anyhow::{bail, Context, Result};
-use profilednn_project::plan::{self, measured};
+use profilednn_project::plan::{self, measured, torch_step};
 
 pub fn run(args: PlanArgs) -> Result<ExitCode> {
     if args.log.as_os_str() == "-" {
@@ -32,7 +31,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     let step = args
         .torch_trace
         .as_deref()
-        .map(|t| plan_step::read(t, &args.log))
+        .map(|t| torch_step::read(t, &args.log))
         .transpose()?;
     let logged = profilednn_project::plan::logged::read(
         &args.log,
@@ -85,7 +84,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         eprintln!("profilednn plan: warning: {w}");
     }
     if let Some(s) = &step {
-        plan.as_whole_step(plan_step::whole_step(s));
+        plan.as_whole_step(torch_step::whole_step(s));
     }
     plan.assumptions.insert(
         0,
@@ -98,7 +97,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     match (&step, args.dry_run) {
         (_, true) => {}
         (Some(s), false) => {
-            plan_step::replay_rows(&mut plan, args.python.as_deref(), s, logged.verbose)?
+            torch_step::replay_rows(&mut plan, args.python.as_deref(), s, logged.verbose)
         }
         (None, false) => {
             crate::plan_replay::replay_rows(&args, &mut plan, &logged.steady, logged.threads)?

@@ -16,6 +16,7 @@ pub mod measured;
 pub mod outside;
 pub mod rate;
 pub mod splits;
+pub mod torch_step;
 pub mod whole_step;
 
 pub use footprint::Footprint;

@@ -3,13 +3,32 @@
 //! parameters autograd accumulated); each valid split's rank replays the trace's steady
 //! iteration through PyTorch at its threads and mini-batch.
 
-use anyhow::{bail, Result};
-use profilednn_project::plan::{Plan, WholeStep};
-use profilednn_project::project::step::StepProjection;
-use profilednn_torchreplay::step::{replay_units, units_of, StepArgs};
+use super::{Plan, WholeStep};
+use crate::project::step::StepProjection;
+use profilednn_torchreplay::step::{replay_units, units_of, StepArgs, StepError};
 use profilednn_torchtrace::step_params::{gradients, Gradients};
 use profilednn_torchtrace::{step_batch::recorded_batch, step_units::StepUnits};
 use std::path::{Path, PathBuf};
+
+/// Why the trace cannot be planned from; each says how to record one that can.
+#[derive(Debug, thiserror::Error)]
+pub enum StepReadError {
+    #[error(transparent)]
+    Step(#[from] StepError),
+    #[error(
+        "{}: the batch cannot be read from the steady iteration's tensors (no forward op with \
+         an activation, or a batch of 1): record the trace with shapes (`profilednn record \
+         --torch`) at a batch of 2 or more",
+        .0.display()
+    )]
+    NoBatch(PathBuf),
+    #[error(
+        "{}: the steady iteration accumulates no gradient (no `AccumulateGrad` with a recorded \
+         shape): plan needs a training step recorded with shapes (`profilednn record --torch`)",
+        .0.display()
+    )]
+    NoGradients(PathBuf),
+}
 
 /// The trace's steady iteration, read once for every split.
 pub struct Step {
@@ -25,23 +44,10 @@ pub struct Step {
 
 /// Reads `trace`'s steady iteration, its batch and its gradients; a trace of another run than
 /// `log`'s is refused.
-pub fn read(trace: &Path, log: &Path) -> Result<Step> {
+pub fn read(trace: &Path, log: &Path) -> Result<Step, StepReadError> {
     let units = units_of(trace, Some(log))?;
-    let Some(batch) = recorded_batch(&units) else {
-        bail!(
-            "{}: the batch cannot be read from the steady iteration's tensors (no forward op with \
-             an activation, or a batch of 1): record the trace with shapes (`profilednn record \
-             --torch`) at a batch of 2 or more",
-            trace.display()
-        );
-    };
-    let Some(gradients) = gradients(&units) else {
-        bail!(
-            "{}: the steady iteration accumulates no gradient (no `AccumulateGrad` with a recorded \
-             shape): plan needs a training step recorded with shapes (`profilednn record --torch`)",
-            trace.display()
-        );
-    };
+    let batch = recorded_batch(&units).ok_or_else(|| StepReadError::NoBatch(trace.into()))?;
+    let gradients = gradients(&units).ok_or_else(|| StepReadError::NoGradients(trace.into()))?;
     Ok(Step {
         trace: trace.to_path_buf(),
         units,
@@ -70,7 +76,7 @@ pub fn replay_rows(
     python: Option<&Path>,
     step: &Step,
     onednn_verbose: Option<bool>,
-) -> Result<()> {
+) {
     let todo = plan.to_replay();
     for (split, threads, batch) in todo {
         eprintln!(
@@ -116,5 +122,4 @@ pub fn replay_rows(
             ws.torch = Some(format!("{} (PyTorch {})", f.python, f.torch));
         }
     }
-    Ok(())
 }
