@@ -6,8 +6,8 @@
 use crate::output::outln;
 pub use crate::plan_args::{Format, PlanArgs};
 use crate::ExitCode;
-use anyhow::{bail, Context, Result};
-use profilednn_project::plan::{self, measured, torch_step};
+use anyhow::{bail, Result};
+use profilednn_project::plan::{build, measured, torch_step};
 
 pub fn run(args: PlanArgs) -> Result<ExitCode> {
     if args.log.as_os_str() == "-" {
@@ -28,72 +28,28 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
             args.cores
         );
     }
-    let step = args
-        .torch_trace
-        .as_deref()
-        .map(|t| torch_step::read(t, &args.log))
-        .transpose()?;
-    let logged = profilednn_project::plan::logged::read(
-        &args.log,
-        args.log_ranks,
-        step.as_ref().map(|s| s.batch),
-    )?;
-    if step.is_some() && logged.rank_batches.len() > 1 {
-        bail!(
-            "--torch-trace plans from one process's run: {} holds {} ranks, whose trace times \
-             hold their all-reduce; record the training as a single process (`profilednn record \
-             --torch`)",
-            args.log.display(),
-            logged.rank_batches.len()
-        );
-    }
-    let mut footprint = plan::footprint::of_iteration(&logged.steady.calls).with_context(|| {
-        format!(
-            "{}: steady-state iteration ({})",
-            args.log.display(),
-            logged.steady.from
-        )
-    })?;
-    if let Some(s) = &step {
-        footprint.gradient_bytes = s.gradients.bytes;
-    }
-    // A log without a thread count in its header ran on the planned cores (of one node), ranks
-    // sharing them.
-    let default_threads = (args.cores / logged.rank_batches.len() as u64).max(1);
-    let outside = logged.outside(default_threads);
-    let given = measured::Given {
-        cores: args.cores,
-        sockets,
-        nodes: args.nodes,
-        allreduce_gbps: args.allreduce_gbps,
-        allreduce_log: args.allreduce_log.as_deref(),
-        network_gbps: args.network_gbps,
-        network_log: &args.network_log,
+    let req = build::Request {
+        log: &args.log,
+        log_ranks: args.log_ranks,
+        torch_trace: args.torch_trace.as_deref(),
+        given: measured::Given {
+            cores: args.cores,
+            sockets,
+            nodes: args.nodes,
+            allreduce_gbps: args.allreduce_gbps,
+            allreduce_log: args.allreduce_log.as_deref(),
+            network_gbps: args.network_gbps,
+            network_log: &args.network_log,
+        },
     };
-    let this_log = (args.log.as_path(), &logged, outside.as_ref());
-    let target = measured::target(&given, this_log, footprint.gradient_bytes)?;
-    let mut plan = plan::skeleton(
-        &args.log.display().to_string(),
-        &target,
-        &logged.rank_batches,
-        footprint,
-        if step.is_some() { None } else { outside },
-    )
-    .map_err(anyhow::Error::msg)?;
+    let build::Planned {
+        mut plan,
+        logged,
+        step,
+    } = build::plan(&req)?;
     for w in &plan.warnings {
         eprintln!("profilednn plan: warning: {w}");
     }
-    if let Some(s) = &step {
-        plan.as_whole_step(torch_step::whole_step(s));
-    }
-    plan.assumptions.insert(
-        0,
-        format!(
-            "the iteration: {}, {} calls",
-            logged.steady.from,
-            logged.steady.calls.len()
-        ),
-    );
     match (&step, args.dry_run) {
         (_, true) => {}
         (Some(s), false) => {

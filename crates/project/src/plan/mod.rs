@@ -10,6 +10,7 @@
 //! splits, their validity and the outside, all-reduce and memory figures.
 
 pub mod allreduce;
+pub mod build;
 pub mod footprint;
 pub mod logged;
 pub mod measured;
