@@ -24,7 +24,6 @@ mod project_to;
 mod record_args;
 mod record_child;
 mod record_cmd;
-mod record_join;
 mod record_launch;
 mod replay_args;
 mod replay_cmd;

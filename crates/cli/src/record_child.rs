@@ -100,7 +100,7 @@ pub(crate) fn pass_through(child_stdout: impl Read, log: &mut Log) -> Result<Pas
     let mut line = Vec::with_capacity(4096);
     let mut passed = Passed::default();
     let mut stdout_open = true;
-    let mut joiner = crate::record_join::Joiner::default();
+    let mut joiner = profilednn_verbose::launcher_join::Joiner::default();
     let mut failed: Option<std::io::Error> = None;
     // After a failed log write the program's own output still reaches the terminal (the
     // child keeps running, and a stalled pipe would stop it); the error is returned at the end.

@@ -34,6 +34,7 @@ pub mod gzip;
 pub mod header;
 pub mod input;
 pub mod launcher;
+pub mod launcher_join;
 pub mod line;
 pub mod markers;
 pub mod memory;

@@ -17,7 +17,7 @@
 //! `[epoch1]:a [epoch2]:b`) passes as it came, and a program line cut by torchrun reaches the
 //! terminal exactly as torchrun printed it.
 
-use profilednn_verbose::launcher::{self, Launcher};
+use crate::launcher::{self, Launcher};
 use std::collections::BTreeMap;
 
 /// Rank pieces held until their line's end arrives, by label.
@@ -102,7 +102,7 @@ impl Joiner {
             let s = at + i;
             if let Some((len, r)) = torchrun_label(&line[s..]) {
                 let text = &line[s + len..];
-                if r == role && profilednn_verbose::markers::log_part_start(text) == Some(0) {
+                if r == role && crate::markers::log_part_start(text) == Some(0) {
                     return Some((s, len));
                 }
             }
