@@ -11,13 +11,15 @@
 //! ([`logs`]: a launcher-labelled log or torchrun's `--log-dir` tree) and read as they stream
 //! ([`scan`]: one tally per rank; [`events`]: each rank's events in order), which machine each
 //! ran on ([`nodes`]), their spread at many ranks ([`spread`]), and how the run was launched
-//! ([`launcher`]: the launcher's command line; [`launch`]: what each launch setting costs).
+//! ([`launcher`]: the launcher's command line; [`sample`]: the ranks' processes as they run;
+//! [`launch`]: what each launch setting costs).
 
 pub mod events;
 pub mod launch;
 pub mod launcher;
 pub mod logs;
 pub mod nodes;
+pub mod sample;
 pub mod scan;
 pub mod spread;
 
