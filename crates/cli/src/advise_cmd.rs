@@ -20,7 +20,7 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     )?;
     let nodes = profilednn_analysis::load::nodes_of(&loaded.ranks);
     let profiles = loaded.profiles;
-    let machine = crate::machine_file::load(args.machine.as_deref())?;
+    let machine = profilednn_project::machine_file::load(args.machine.as_deref())?;
     let roofs = machine.clone();
     let merged = Profile::merged(&profiles);
     // --cores first; else the machine profile's (given or saved); else this machine's, when

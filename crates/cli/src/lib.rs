@@ -11,7 +11,6 @@ mod advise_cmd;
 mod benchdnn_cmd;
 mod diff_cmd;
 mod load;
-mod machine_file;
 mod output;
 mod peak_cmd;
 mod plan_args;

@@ -95,7 +95,7 @@ pub fn run(args: PeakArgs) -> Result<ExitCode> {
         crate::output::write(None, profilednn_report::machine::render(&profile))?;
     }
     let default = || {
-        crate::machine_file::default_path()
+        profilednn_project::machine_file::default_path()
             .context("no HOME or XDG_CONFIG_HOME to save the profile in; pass -o FILE")
     };
     let path = match destination(args.output, default, &profile.suspicions(), args.force)? {

@@ -16,7 +16,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     let machine = args
         .machine
         .as_deref()
-        .map(crate::machine_file::read)
+        .map(profilednn_project::machine_file::read)
         .transpose()?;
     let sockets = args
         .sockets

@@ -91,7 +91,7 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         crate::replay_file::check_trace(t, &args.log, r, p)?;
     }
     let machine = match &args.machine {
-        Some(p) => Some(crate::machine_file::read(p)?),
+        Some(p) => Some(profilednn_project::machine_file::read(p)?),
         None => None,
     };
     // A replay with the whole step (`framework`) projects a log without a oneDNN line too.

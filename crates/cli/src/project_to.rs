@@ -73,7 +73,7 @@ pub fn run(a: ToArgs) -> Result<ExitCode> {
 
 fn read_target(path: &Path) -> Result<TargetProfile> {
     Ok(target::parse(
-        &crate::machine_file::read_text(path)?,
+        &profilednn_project::machine_file::read_text(path)?,
         &path.display().to_string(),
     )?)
 }
@@ -105,7 +105,7 @@ fn source_of(
             if isa.is_empty() { "none" } else { &isa }
         ),
     }
-    let Some(path) = crate::machine_file::default_path().filter(|p| p.exists()) else {
+    let Some(path) = profilednn_project::machine_file::default_path().filter(|p| p.exists()) else {
         bail!(
             "the log ran on this machine, which has no saved profile: run `profilednn peak` \
              (a few seconds), or pass --from SOURCE.json"

@@ -34,7 +34,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let machine = if args.no_roofline {
         None
     } else {
-        crate::machine_file::load(args.machine.as_deref())?
+        profilednn_project::machine_file::load(args.machine.as_deref())?
     };
     // Merged once: the summary, the advice and the HTML page are all of this view.
     let merged = Profile::merged(&profiles);

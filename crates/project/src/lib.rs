@@ -5,6 +5,7 @@
 //! results; the replay itself runs in `profilednn-dnnl`.
 
 pub mod advice;
+pub mod machine_file;
 pub mod plan;
 pub mod project;
 pub mod target;

@@ -1,8 +1,27 @@
-//! Where machine profiles live: `--machine FILE`, else the one `profilednn peak` saved.
+//! Where machine profiles live: `--machine FILE`, else the one `profilednn peak` saved; and
+//! reading one, files of another kind refused with what they are.
 
-use anyhow::{bail, Context, Result};
-use profilednn_machine::MachineProfile;
+use profilednn_machine::{MachineProfile, ProfileError};
+use profilednn_verbose::FileKind;
 use std::path::{Path, PathBuf};
+
+/// Why a machine profile could not be read; each says what the file is or what went wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum MachineFileError {
+    #[error("cannot read machine profile {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    /// A file of another kind (a log, a trace, replay results).
+    #[error("{0}")]
+    OtherKind(String),
+    #[error("{}: this is binary data, not text: expected {}", path.display(), wanted.expected())]
+    Binary { path: PathBuf, wanted: FileKind },
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+}
 
 /// `$PROFILEDNN_MACHINE`, else `$XDG_CONFIG_HOME/profilednn/machine.json`
 /// (`~/.config/profilednn/machine.json`).
@@ -34,7 +53,7 @@ fn path_from(
 }
 
 /// The explicit profile (an error if unreadable), else the default one when it exists.
-pub fn load(explicit: Option<&Path>) -> Result<Option<MachineProfile>> {
+pub fn load(explicit: Option<&Path>) -> Result<Option<MachineProfile>, MachineFileError> {
     if let Some(p) = explicit {
         return Ok(Some(read(p)?));
     }
@@ -49,7 +68,7 @@ pub fn load(explicit: Option<&Path>) -> Result<Option<MachineProfile>> {
 /// and the command that writes a profile: given as `--machine`, a `.json.gz` trace once failed
 /// with the JSON reader's "stream did not contain valid UTF-8". The check is here, not in
 /// `MachineProfile::load`, since the machine crate sits below the one that knows file kinds.
-pub fn read(path: &Path) -> Result<MachineProfile> {
+pub fn read(path: &Path) -> Result<MachineProfile, MachineFileError> {
     Ok(MachineProfile::from_json(
         &read_text(path)?,
         &path.display().to_string(),
@@ -59,30 +78,25 @@ pub fn read(path: &Path) -> Result<MachineProfile> {
 /// The text of a machine profile file (gzip-compressed or not), files of another kind refused
 /// with what they are: for `--machine` and for `project --to`/`--from`, which validate it
 /// their own way.
-pub fn read_text(path: &Path) -> Result<String> {
-    use profilednn_verbose::FileKind;
+pub fn read_text(path: &Path) -> Result<String, MachineFileError> {
     use std::io::Read;
     let wanted = FileKind::MachineProfile;
-    let open = || {
-        std::fs::File::open(path)
-            .with_context(|| format!("cannot read machine profile {}", path.display()))
+    let unreadable = |error| MachineFileError::Read {
+        path: path.into(),
+        error,
     };
     let kind = FileKind::of_file(path).ok();
     if let Some(m) = kind.and_then(|k| k.refusal(path, wanted)) {
-        bail!("{m}");
+        return Err(MachineFileError::OtherKind(m));
     }
     let mut bytes = Vec::new();
-    profilednn_verbose::gzip::decompressed(open()?)
+    profilednn_verbose::gzip::decompressed(std::fs::File::open(path).map_err(unreadable)?)
         .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read machine profile {}", path.display()))?;
-    let Ok(text) = String::from_utf8(bytes) else {
-        bail!(
-            "{}: this is binary data, not text: expected {}",
-            path.display(),
-            wanted.expected()
-        );
-    };
-    Ok(text)
+        .map_err(unreadable)?;
+    String::from_utf8(bytes).map_err(|_| MachineFileError::Binary {
+        path: path.into(),
+        wanted,
+    })
 }
 
 #[cfg(test)]
