@@ -85,11 +85,32 @@ def _scalar(text):
         return text
 
 
-# Tensors made so far, by (argument index, shape, strides, dtype): units with the same
+# Tensors made so far, by ((argument index, generation), shape, strides, dtype): units with the same
 # signature share their inputs (a step's ops repeat their shapes layer after layer, so a step of
 # thousands of units takes the memory of a few dozen tensors), but the arguments of one call never
 # alias each other (a `copy_` of a tensor onto itself does nothing).
 _MADE = {}
+
+
+def _optimizer_generations(units):
+    """For each unit, the generation of tensors it takes (`_tensor`'s key): 0, but in the
+    optimizer phase a new one each time a call repeats one made since the last new generation
+    (same op, shapes and scalars: the next parameter's turn in a for-loop optimizer). Shared
+    across parameters of one shape, the optimizer's tensors stayed in the caches where the real
+    step streams through every parameter, gradient and state once: a ResNet-50's optimizer phase
+    replayed 38 % under its recorded time (33.0 → 20.3 ms; a GPT's 45 %). One parameter's own
+    calls (momentum, then the update with it) still share their tensors, as the real ones do."""
+    gens, gen, seen = [], 0, set()
+    for u in units:
+        if u.get("phase") != "optimizer":
+            gens.append(0)
+            continue
+        sig = (u["name"], repr(u.get("dims")), repr(u.get("strides")), repr(u.get("concrete")))
+        if sig in seen:
+            gen, seen = gen + 1, set()
+        seen.add(sig)
+        gens.append(gen)
+    return gens
 
 
 def _channels_last(dims, strides):
@@ -143,7 +164,8 @@ def _arg(i, unit, dtype_of, layout=None):
     concrete = unit["concrete"][i] if i < len(unit.get("concrete", [])) else ""
     strides = unit["strides"][i] if i < len(unit.get("strides", [])) else None
     if typ in _DTYPES:
-        return _tensor(dims, strides, dtype_of(_DTYPES[typ]), i, layout)
+        # Keyed by argument index and the unit's generation (`_optimizer_generations`).
+        return _tensor(dims, strides, dtype_of(_DTYPES[typ]), (i, unit.get("_generation", 0)), layout)
     if typ == "TensorList":
         dtype = dtype_of(torch.float32)
         return [_tensor(d, None, dtype) for d in (dims or [])]
@@ -633,7 +655,8 @@ def run(request):
     except ValueError as e:
         return {"format": "profilednn.torch-replay.v1", "error": str(e)}
     calls = []
-    for k, u in enumerate(units):
+    for k, (u, gen) in enumerate(zip(units, _optimizer_generations(units))):
+        u = dict(u, _generation=gen) if gen else u
         flow_args = flow.args.get(k, frozenset()) if flow is not None else frozenset()
         try:
             if plan is not None:
