@@ -20,7 +20,7 @@ pub fn from_files(
     files
         .iter()
         .map(|f| {
-            let replay = crate::replay_file::load(f)?;
+            let replay = profilednn_replay::file::load(f)?;
             of(log, profile, &replay, &f.display().to_string())
         })
         .collect()
@@ -36,7 +36,7 @@ pub fn steps_from_files(files: &[PathBuf], projections: &[Projected]) -> Result<
     use profilednn_project::project::step::StepProjection;
     let mut steps = Vec::new();
     for (f, p) in files.iter().zip(projections) {
-        if let Some(fw) = crate::replay_file::load(f)?.framework {
+        if let Some(fw) = profilednn_replay::file::load(f)?.framework {
             steps.push((p, StepProjection::of(&fw)));
         }
     }

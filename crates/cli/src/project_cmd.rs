@@ -84,11 +84,11 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         bail!("give the target: --to TARGET.json (a machine profile: the step there), --replay RESULTS.json (from `profilednn replay`) and/or --machine PROFILE.json");
     }
     let replay: Option<Replay> = match &args.replay {
-        Some(p) => Some(crate::replay_file::load(p)?),
+        Some(p) => Some(profilednn_replay::file::load(p)?),
         None => None,
     };
     if let (Some(t), Some(r), Some(p)) = (&args.torch_trace, &replay, &args.replay) {
-        crate::replay_file::check_trace(t, &args.log, r, p)?;
+        profilednn_torchreplay::step::check_trace(t, &args.log, r, p)?;
     }
     let machine = match &args.machine {
         Some(p) => Some(profilednn_project::machine_file::read(p)?),

@@ -5,6 +5,7 @@
 //! its replay are read alike.
 
 pub mod allocation;
+pub mod file;
 pub mod framework;
 pub mod logged;
 pub mod results;

@@ -22,6 +22,15 @@ pub enum StepError {
         .0.display()
     )]
     NoIteration(PathBuf),
+    #[error(
+        "{}: the trace marks no iteration (`profilednn.iteration#N` ranges), so it cannot be \
+         matched with {}'s whole step",
+        trace.display(),
+        replay.display()
+    )]
+    NoIterationToMatch { trace: PathBuf, replay: PathBuf },
+    #[error(transparent)]
+    TraceMismatch(#[from] profilednn_replay::trace_match::TraceMismatch),
 }
 
 /// What the framework replay runs with, from the command's flags.
@@ -114,4 +123,21 @@ pub fn replay_units(
         started.elapsed().as_secs_f64()
     );
     Ok(r)
+}
+
+/// `project --torch-trace`: the trace must be of the log's run and the one the replay `replay`
+/// (read from `replay_path`) was made from (`profilednn_replay::trace_match`).
+pub fn check_trace(
+    trace: &Path,
+    log: &Path,
+    replay: &profilednn_replay::Replay,
+    replay_path: &Path,
+) -> Result<(), StepError> {
+    let t = trace_of_run(trace, Some(log))?;
+    let steady = step_units::steady_iteration(&t).ok_or_else(|| StepError::NoIterationToMatch {
+        trace: trace.into(),
+        replay: replay_path.into(),
+    })?;
+    profilednn_replay::trace_match::check(replay.framework.as_ref(), replay_path, trace, &steady)?;
+    Ok(())
 }
