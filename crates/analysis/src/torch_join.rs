@@ -21,6 +21,37 @@ pub fn join_steady(trace: &TorchTrace, log: LogInput) -> TorchJoin {
     profilednn_torchtrace::join_steady(trace, |place| walk(log, place))
 }
 
+/// Why a trace could not be joined with its log file.
+#[derive(Debug, thiserror::Error)]
+pub enum JoinFilesError {
+    #[error(transparent)]
+    Trace(#[from] profilednn_torchtrace::TraceError),
+    #[error("cannot read the log")]
+    Log(#[source] profilednn_verbose::OpenError),
+    /// The trace is of another run than the log's.
+    #[error(transparent)]
+    AnotherRun(#[from] profilednn_torchtrace::same_run::AnotherRun),
+}
+
+/// The trace at `trace` joined with the log at `log` ([`join`], or with `steady` [`join_steady`]):
+/// a trace of another run is refused ([`TorchJoin::of_this_run`]); what makes the join doubtful
+/// (no timestamps, part of the iterations) is in its `warnings`, for the caller to print.
+pub fn of_files(
+    trace: &std::path::Path,
+    log: &std::path::Path,
+    steady: bool,
+) -> Result<TorchJoin, JoinFilesError> {
+    let tr = profilednn_torchtrace::read_trace(trace)?;
+    let input = LogInput::open(log).map_err(JoinFilesError::Log)?;
+    let j = if steady {
+        join_steady(&tr, input)
+    } else {
+        join(&tr, input)
+    };
+    j.of_this_run(&tr, trace, log)?;
+    Ok(j)
+}
+
 /// The log's iteration markers and executions, in log order, into the join's sink.
 fn walk(log: LogInput, place: &mut dyn FnMut(LogEvent<'_>)) {
     for_each_event(log, |e| match e {

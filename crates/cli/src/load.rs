@@ -1,7 +1,7 @@
 //! Reading logs into profiles (`profilednn_analysis::load`) with a progress bar on terminals,
 //! the value parsers of the commands' flags, and the one-line error text.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use profilednn_analysis::load::{self, LoadOptions, ScanProgress};
 use profilednn_analysis::Profile;
@@ -212,16 +212,14 @@ pub fn torch_join_of_logs(
     torch_join(trace, log).map(Some)
 }
 
-/// Joins a PyTorch profiler trace with its log: a trace of another run is refused
-/// ([`TorchJoin::of_this_run`]); what makes the join doubtful (no timestamps, part of the
+/// Joins a PyTorch profiler trace with its log (`profilednn_analysis::torch_join::of_files`):
+/// a trace of another run is refused; what makes the join doubtful (no timestamps, part of the
 /// iterations) is printed to stderr, naming both files.
-///
-/// [`TorchJoin::of_this_run`]: profilednn_torchtrace::TorchJoin::of_this_run
 pub fn torch_join(
     trace: &std::path::Path,
     log: &std::path::Path,
 ) -> anyhow::Result<profilednn_torchtrace::TorchJoin> {
-    torch_join_with(trace, log, profilednn_analysis::torch_join::join)
+    torch_join_with(trace, log, false)
 }
 
 /// [`torch_join`] with the first iteration left out as warm-up (`project --to`).
@@ -229,21 +227,15 @@ pub fn torch_join_steady(
     trace: &std::path::Path,
     log: &std::path::Path,
 ) -> anyhow::Result<profilednn_torchtrace::TorchJoin> {
-    torch_join_with(trace, log, profilednn_analysis::torch_join::join_steady)
+    torch_join_with(trace, log, true)
 }
 
 fn torch_join_with(
     trace: &std::path::Path,
     log: &std::path::Path,
-    join: fn(
-        &profilednn_torchtrace::TorchTrace,
-        profilednn_verbose::LogInput,
-    ) -> profilednn_torchtrace::TorchJoin,
+    steady: bool,
 ) -> anyhow::Result<profilednn_torchtrace::TorchJoin> {
-    let tr = profilednn_torchtrace::read_trace(trace)?;
-    let input = profilednn_verbose::LogInput::open(log).context("cannot read the log")?;
-    let j = join(&tr, input);
-    j.of_this_run(&tr, trace, log)?;
+    let j = profilednn_analysis::torch_join::of_files(trace, log, steady)?;
     for w in &j.warnings {
         eprintln!(
             "profilednn: WARNING: {} with {}: {w}",
