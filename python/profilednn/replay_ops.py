@@ -265,7 +265,11 @@ def _bf16_activation(unit, i, params):
 def _build(unit, what_if, flow_args=frozenset()):
     """The call of `unit` under `what_if`; `flow_args`: the arguments the bf16 what-if's dtype
     flow (`AutocastFlow`) makes bf16 activations."""
-    bf16 = what_if.get("precision") == "bf16" and unit["name"] in _LOWER
+    # Autocast covers forward and loss (backward follows their dtypes); the optimizer's step
+    # and the data loading run outside it, in the precision they were recorded in, whatever
+    # ops they call (a GEMM in a second-order optimizer stays f32).
+    bf16 = (what_if.get("precision") == "bf16" and unit["name"] in _LOWER
+            and unit.get("phase", "forward") in ("forward", "loss", "backward"))
     autocast = bf16 and unit["name"] in _WITH_PARAMETERS and unit.get("phase") in ("forward", "loss")
     lower = bf16 and not autocast
     # A call that ran under autocast as recorded (its f32 arguments cast inside: the trace's

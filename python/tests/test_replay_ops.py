@@ -94,6 +94,15 @@ class Helper(unittest.TestCase):
         # Two arguments, one tensor each: shared by the two units, distinct within a call.
         self.assertEqual(len(replay_ops._MADE), 2)
 
+    def test_the_bf16_what_if_leaves_the_optimizer_in_f32(self):
+        # Autocast does not reach optimizer.step(): a GEMM there (a second-order optimizer's
+        # preconditioner) stays f32 under the bf16 what-if, while the same GEMM in forward runs
+        # in bf16.
+        mm = unit("aten::mm", [[32, 32], [32, 32]], ["float", "float"])
+        bf16 = {"precision": "bf16"}
+        self.assertEqual(replay_ops._build(dict(mm, phase="forward"), bf16)().dtype, torch.bfloat16)
+        self.assertEqual(replay_ops._build(dict(mm, phase="optimizer"), bf16)().dtype, torch.float32)
+
     def test_the_optimizers_parameters_of_one_shape_get_tensors_of_their_own(self):
         # A for-loop SGD with momentum over three parameters of shapes A, B, A: per parameter
         # buf.mul_(0.9), buf.add_(grad), param.add_(buf, alpha=-lr). Shared by shape, the third
