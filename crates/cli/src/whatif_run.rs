@@ -3,37 +3,12 @@
 
 use crate::progress::Bar;
 use anyhow::{bail, Context, Result};
-use profilednn_advice::{Change, Projected, WantedWhatIf};
+use profilednn_advice::{Projected, WantedWhatIf};
 use profilednn_analysis::Profile;
 use profilednn_dnnl::sequence::SequenceTiming;
 use profilednn_dnnl::{Prefixed, Replayer, Session};
-use profilednn_whatif::{Precision, WhatIf};
+use profilednn_project::wanted_replays;
 use std::path::{Path, PathBuf};
-
-/// The replay options of an advice what-if.
-fn what_if(c: &Change) -> WhatIf {
-    WhatIf {
-        precision: c.bf16.then_some(Precision::Bf16),
-        layout: c.layout,
-        batch: None,
-    }
-}
-
-/// What `--project` says when no oneDNN what-if is wanted. With a trace the whole step is still
-/// replayed through PyTorch afterwards (`whole-step-bf16`), which takes minutes: the message
-/// must not say that nothing is replayed (it did, then spent 127 s replaying).
-fn nothing_to_replay(whole_step: bool) -> String {
-    let none = "--project: no oneDNN-level rule needs a what-if replay on this log (none of the \
-                projection-aware rules is over its threshold)";
-    if whole_step {
-        format!(
-            "{none}; the whole step is replayed through PyTorch (--torch-trace), as recorded and \
-             in bf16, for whole-step-bf16"
-        )
-    } else {
-        format!("{none}: nothing is replayed")
-    }
-}
 
 /// Runs each distinct what-if of `wanted` on the one log and projects it; says on stderr which
 /// replays ran, for which rule, and how long they took. `whole_step`: the caller replays the
@@ -50,15 +25,12 @@ pub fn project(
     if log.as_os_str() == "-" {
         bail!("--project replays the log's steady-state iteration, which reads the log again: save the log to a file");
     }
-    let mut todo: Vec<(Change, Vec<&str>)> = Vec::new();
-    for w in wanted {
-        match todo.iter_mut().find(|(c, _)| *c == w.change) {
-            Some((_, rules)) => rules.push(w.rule),
-            None => todo.push((w.change, vec![w.rule])),
-        }
-    }
+    let todo = wanted_replays::distinct(wanted);
     if todo.is_empty() {
-        eprintln!("profilednn: {}", nothing_to_replay(whole_step));
+        eprintln!(
+            "profilednn: {}",
+            wanted_replays::nothing_to_replay(whole_step)
+        );
         return Ok(Vec::new());
     }
     let session = Session::open(dnnl_lib).map_err(|e| {
@@ -100,7 +72,7 @@ pub fn project(
     let (heap, _) = heap.another_run(&steady);
     let mut out = Vec::new();
     for (change, rules) in todo {
-        let w = what_if(&change);
+        let w = wanted_replays::what_if(&change);
         let bar = Bar::new(no_progress);
         let started = std::time::Instant::now();
         let phase = Prefixed {
@@ -135,20 +107,4 @@ pub fn project(
         out.push(p);
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::nothing_to_replay;
-
-    #[test]
-    fn the_message_says_what_is_still_replayed() {
-        let with_trace = nothing_to_replay(true);
-        assert!(with_trace.contains("no oneDNN-level rule needs a what-if replay"));
-        assert!(with_trace.contains("the whole step is replayed through PyTorch"));
-        assert!(!with_trace.contains("nothing is replayed"));
-        let without = nothing_to_replay(false);
-        assert!(without.ends_with("nothing is replayed"), "{without}");
-        assert!(!without.contains("PyTorch"));
-    }
 }

@@ -9,3 +9,4 @@ pub mod machine_file;
 pub mod plan;
 pub mod project;
 pub mod target;
+pub mod wanted_replays;
