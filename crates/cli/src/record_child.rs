@@ -151,25 +151,6 @@ pub(crate) fn pass_through(child_stdout: impl Read, log: &mut Log) -> Result<Pas
     Ok(passed)
 }
 
-/// Environment that turns verbose mode on for every generation of the library.
-pub(crate) fn verbose_env(level: u8, timestamps: bool) -> Vec<(&'static str, String)> {
-    use profilednn_verbose::env::{LEVEL, TIMESTAMP};
-    let mut v: Vec<(&'static str, String)> = LEVEL.map(|n| (n, level.to_string())).into();
-    if timestamps {
-        v.extend(TIMESTAMP.map(|n| (n, "1".to_string())));
-    }
-    v
-}
-
-/// This machine's name (`uname -n`): the node, when the launcher gives no number for it.
-pub(crate) fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty() && !h.contains(','))
-        .unwrap_or_else(|| "unknown-host".into())
-}
-
 /// The child's exit status as ours (a signal becomes 128 + its number, as shells do).
 pub(crate) fn exit_code(status: std::process::ExitStatus) -> ExitCode {
     if let Some(c) = status.code() {

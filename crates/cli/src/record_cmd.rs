@@ -2,9 +2,7 @@
 //! program's own output on the terminal, and write only the verbose lines to the log.
 
 pub use crate::record_args::RecordArgs;
-use crate::record_child::{
-    child_ended, exit_code, forward_signals, host_name, pass_through, verbose_env, Log,
-};
+use crate::record_child::{child_ended, exit_code, forward_signals, pass_through, Log};
 use crate::ExitCode;
 use anyhow::{bail, Context, Result};
 use profilednn_analysis::ranks::launcher;
@@ -29,7 +27,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     // The node's line first: the logs of several nodes are read together by it.
     if let Some(l) = args
         .ranks
-        .then(|| launcher::node_line(&command, env, &host_name()))
+        .then(|| launcher::node_line(&command, env, &launcher::host_name()))
         .flatten()
     {
         log.write_all(l.as_bytes())?;
@@ -52,7 +50,10 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     }
     let mut cmd = Command::new(program);
     cmd.args(rest)
-        .envs(verbose_env(args.level, !args.no_timestamps))
+        .envs(profilednn_verbose::env::of_recording(
+            args.level,
+            !args.no_timestamps,
+        ))
         .stdout(Stdio::piped());
     if args.torch {
         cmd.env("PROFILEDNN_TORCH_TRACE", trace_path(&path));

@@ -326,6 +326,15 @@ pub fn launcher_of(command: &[OsString]) -> (Option<String>, Option<u64>) {
     (Some("torchrun".into()), per_node)
 }
 
+/// This machine's name (`uname -n`): the node, when the launcher gives no number for it.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty() && !h.contains(','))
+        .unwrap_or_else(|| "unknown-host".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
