@@ -2,7 +2,7 @@
 //! file's projection, turned into the advice's figures by `profilednn_project::advice`.
 
 use anyhow::{bail, Result};
-use profilednn_advice::{Projected, StepBaseline, StepWhatIf};
+use profilednn_advice::{Projected, StepWhatIf};
 use profilednn_analysis::Profile;
 use profilednn_replay::Replay;
 use std::path::{Path, PathBuf};
@@ -27,11 +27,9 @@ pub fn from_files(
 }
 
 /// The whole-step what-ifs of the replay files that replayed the whole step (`replay
-/// --torch-trace`), named as their projections (`projections`, one per file in order): each
-/// against a file among them that replayed the whole step as recorded with the same PyTorch
-/// and threads (like with like), else (and the as-recorded file itself) against the recorded
-/// step. A file without the whole step
-/// gives none.
+/// --torch-trace`), named as their projections (`projections`, one per file in order), set
+/// against their baselines by `step_what_if::of_replays`. A file without the whole step gives
+/// none.
 pub fn steps_from_files(files: &[PathBuf], projections: &[Projected]) -> Result<Vec<StepWhatIf>> {
     use profilednn_project::project::step::StepProjection;
     let mut steps = Vec::new();
@@ -40,45 +38,9 @@ pub fn steps_from_files(files: &[PathBuf], projections: &[Projected]) -> Result<
             steps.push((p, StepProjection::of(&fw)));
         }
     }
-    Ok(steps
-        .iter()
-        .enumerate()
-        .map(|(i, (p, s))| {
-            // Another file: the as-recorded replay itself is set against the recorded step.
-            let as_recorded = steps.iter().enumerate().find_map(|(j, (b, bs))| {
-                (j != i
-                    && b.change == Default::default()
-                    && bs.precision.is_none()
-                    && (&bs.torch, bs.threads) == (&s.torch, s.threads))
-                    .then_some((b, bs))
-            });
-            let (baseline_step_ms, baseline) = match as_recorded {
-                Some((_, b)) => (b.projected_step_ms, StepBaseline::ReplayedAsRecorded),
-                None => (s.logged_step_ms, StepBaseline::Recorded),
-            };
-            // As recorded: the baseline replay's GEMMs and attention, or the trace's.
-            let base_gemm = match as_recorded {
-                Some((_, b)) => profilednn_project::project::step_what_if::gemm_attention(b),
-                None => ["gemm", "attention"]
-                    .iter()
-                    .filter_map(|k| s.by_family.get(*k))
-                    .map(|p| p.logged_ms)
-                    .sum(),
-            };
-            StepWhatIf {
-                transform: p.transform.clone(),
-                logged_step_ms: s.logged_step_ms,
-                baseline_step_ms,
-                baseline,
-                projected_step_ms: s.projected_step_ms,
-                gemm_attention_ms: (
-                    base_gemm,
-                    profilednn_project::project::step_what_if::gemm_attention(s),
-                ),
-                replayed_with: format!("PyTorch {} at {} thread(s)", s.torch, s.threads),
-            }
-        })
-        .collect())
+    Ok(profilednn_project::project::step_what_if::of_replays(
+        &steps,
+    ))
 }
 
 /// The one log a projection is of: what-if replays rewrite one process's iteration.

@@ -2,7 +2,7 @@
 //! through PyTorch against the step replayed as recorded (like with like).
 
 use super::step::StepProjection;
-use profilednn_advice::{StepBaseline, StepWhatIf};
+use profilednn_advice::{Projected, StepBaseline, StepWhatIf};
 use profilednn_torchreplay::step::{replay_units, units_of, StepArgs, StepError};
 use profilednn_torchreplay::TorchReplayError;
 use std::path::Path;
@@ -66,4 +66,47 @@ pub fn what_ifs(
         gemm_attention_ms: (gemm_attention(&base), gemm_attention(&bf16)),
         replayed_with: format!("PyTorch {} at {} thread(s)", bf16.torch, bf16.threads),
     }])
+}
+
+/// The whole-step what-ifs of the replay files that replayed the whole step, each with its
+/// projection (in file order): each against a file among them that replayed the whole step as
+/// recorded with the same PyTorch and threads (like with like), else (and the as-recorded file
+/// itself) against the recorded step.
+pub fn of_replays(steps: &[(&Projected, StepProjection)]) -> Vec<StepWhatIf> {
+    steps
+        .iter()
+        .enumerate()
+        .map(|(i, (p, s))| {
+            // Another file: the as-recorded replay itself is set against the recorded step.
+            let as_recorded = steps.iter().enumerate().find_map(|(j, (b, bs))| {
+                (j != i
+                    && b.change == Default::default()
+                    && bs.precision.is_none()
+                    && (&bs.torch, bs.threads) == (&s.torch, s.threads))
+                    .then_some((b, bs))
+            });
+            let (baseline_step_ms, baseline) = match as_recorded {
+                Some((_, b)) => (b.projected_step_ms, StepBaseline::ReplayedAsRecorded),
+                None => (s.logged_step_ms, StepBaseline::Recorded),
+            };
+            // As recorded: the baseline replay's GEMMs and attention, or the trace's.
+            let base_gemm = match as_recorded {
+                Some((_, b)) => gemm_attention(b),
+                None => ["gemm", "attention"]
+                    .iter()
+                    .filter_map(|k| s.by_family.get(*k))
+                    .map(|p| p.logged_ms)
+                    .sum(),
+            };
+            StepWhatIf {
+                transform: p.transform.clone(),
+                logged_step_ms: s.logged_step_ms,
+                baseline_step_ms,
+                baseline,
+                projected_step_ms: s.projected_step_ms,
+                gemm_attention_ms: (base_gemm, gemm_attention(s)),
+                replayed_with: format!("PyTorch {} at {} thread(s)", s.torch, s.threads),
+            }
+        })
+        .collect()
 }
