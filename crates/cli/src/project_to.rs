@@ -4,9 +4,8 @@
 
 use crate::output::outln;
 use crate::ExitCode;
-use anyhow::{bail, Result};
-use profilednn_machine::MachineProfile;
-use profilednn_project::target::{self, MachineProjection, Options, Source, TargetProfile};
+use anyhow::Result;
+use profilednn_project::target::{self, source, MachineProjection, Options, Source, TargetProfile};
 use std::path::{Path, PathBuf};
 
 /// What `project --to` was given.
@@ -24,8 +23,11 @@ pub struct ToArgs<'a> {
 pub fn run(a: ToArgs) -> Result<ExitCode> {
     a.epoch.check(a.to.len())?;
     let profile = crate::load::profile_with(a.log, None, a.iterations, true, a.trace.is_some())?;
-    let targets: Vec<TargetProfile> = a.to.iter().map(|p| read_target(p)).collect::<Result<_>>()?;
-    let (source, source_file) = source_of(a.from, &profile)?;
+    let targets: Vec<TargetProfile> =
+        a.to.iter()
+            .map(|p| Ok(source::read_target(p)?))
+            .collect::<Result<_>>()?;
+    let (source, source_file) = source::source_of(a.from, &profile)?;
     let logged = profilednn_verbose::LogInput::open(a.log).ok().map(|input| {
         let one = profilednn_analysis::ranks::logs::is_one_process(a.log);
         profilednn_replay::logged::logged_steady(input, one)
@@ -69,51 +71,4 @@ pub fn run(a: ToArgs) -> Result<ExitCode> {
         crate::output::write(None, profilednn_report::machine_projection::render(&doc))?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn read_target(path: &Path) -> Result<TargetProfile> {
-    Ok(target::parse(
-        &profilednn_project::machine_file::read_text(path)?,
-        &path.display().to_string(),
-    )?)
-}
-
-/// `--from`, else the default machine profile when the log ran on this machine's units.
-fn source_of(
-    from: Option<&Path>,
-    profile: &profilednn_analysis::Profile,
-) -> Result<(MachineProfile, String)> {
-    if let Some(p) = from {
-        return Ok((read_target(p)?.profile, p.display().to_string()));
-    }
-    let here: Vec<String> = profilednn_machine::cpu::isas()
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let isa = profile.metadata.isa.join("; ");
-    match profilednn_analysis::log_machine::same_units(&profile.metadata, &here) {
-        Some(true) => {}
-        Some(false) => bail!(
-            "the log ran on other units ({isa}) than this machine's ({}): pass --from \
-             SOURCE.json, the profile of the machine it ran on (machines/*/profile.json, or \
-             `profilednn peak -o SOURCE.json` there)",
-            here.join(", ")
-        ),
-        None => bail!(
-            "whether the log ran on this machine is unknown (its ISA line: {}): pass --from \
-             SOURCE.json, the profile of the machine it ran on",
-            if isa.is_empty() { "none" } else { &isa }
-        ),
-    }
-    let Some(path) = profilednn_project::machine_file::default_path().filter(|p| p.exists()) else {
-        bail!(
-            "the log ran on this machine, which has no saved profile: run `profilednn peak` \
-             (a few seconds), or pass --from SOURCE.json"
-        );
-    };
-    let m = read_target(&path)?.profile;
-    Ok((
-        m,
-        format!("the default machine profile ({})", path.display()),
-    ))
 }

@@ -16,6 +16,7 @@ mod notes;
 mod onednn;
 pub mod profile_file;
 pub mod roofs;
+pub mod source;
 mod step;
 
 pub use profile_file::{parse, TargetProfile, TargetProfileError};
