@@ -1,7 +1,7 @@
 //! `advise --replay` and `--project`: the one log a what-if projection is of, and each replay
 //! file's projection, turned into the advice's figures by `profilednn_project::advice`.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use profilednn_advice::{Projected, StepWhatIf};
 use profilednn_analysis::Profile;
 use profilednn_replay::Replay;
@@ -16,7 +16,7 @@ pub fn from_files(
     if files.is_empty() {
         return Ok(Vec::new());
     }
-    let (log, profile) = one_log(logs, profiles, "--replay")?;
+    let (log, profile) = profilednn_project::advice::one_log(logs, profiles, "--replay")?;
     files
         .iter()
         .map(|f| {
@@ -41,22 +41,6 @@ pub fn steps_from_files(files: &[PathBuf], projections: &[Projected]) -> Result<
     Ok(profilednn_project::project::step_what_if::of_replays(
         &steps,
     ))
-}
-
-/// The one log a projection is of: what-if replays rewrite one process's iteration.
-pub fn one_log<'a>(
-    logs: &'a [PathBuf],
-    profiles: &'a [Profile],
-    option: &str,
-) -> Result<(&'a Path, &'a Profile)> {
-    match (logs, profiles) {
-        ([log], [profile]) => Ok((log, profile)),
-        _ => bail!(
-            "{option} projects one process's log: give one LOG (one rank's log of a multi-rank \
-             run), not {} logs or ranks",
-            profiles.len().max(logs.len())
-        ),
-    }
 }
 
 /// The projection of `log` with `replay` (named `name` in the advice), as `project` computes it.

@@ -21,7 +21,7 @@ pub fn project(
     no_progress: bool,
     whole_step: bool,
 ) -> Result<Vec<Projected>> {
-    let (log, profile) = crate::advice_projections::one_log(logs, profiles, "--project")?;
+    let (log, profile) = profilednn_project::advice::one_log(logs, profiles, "--project")?;
     if log.as_os_str() == "-" {
         bail!("--project replays the log's steady-state iteration, which reads the log again: save the log to a file");
     }

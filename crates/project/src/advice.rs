@@ -9,6 +9,34 @@ use profilednn_analysis::Profile;
 use profilednn_model::PrimitiveKind;
 use profilednn_replay::Replay;
 use profilednn_whatif::{Precision, AS_LOGGED};
+use std::path::{Path, PathBuf};
+
+/// More than one log (or rank) given to a what-if projection.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{option} projects one process's log: give one LOG (one rank's log of a multi-rank run), \
+     not {count} logs or ranks"
+)]
+pub struct NotOneLog {
+    option: String,
+    count: usize,
+}
+
+/// The one log a projection is of (`option` names the flag asking): what-if replays rewrite
+/// one process's iteration.
+pub fn one_log<'a>(
+    logs: &'a [PathBuf],
+    profiles: &'a [Profile],
+    option: &str,
+) -> Result<(&'a Path, &'a Profile), NotOneLog> {
+    match (logs, profiles) {
+        ([log], [profile]) => Ok((log, profile)),
+        _ => Err(NotOneLog {
+            option: option.into(),
+            count: profiles.len().max(logs.len()),
+        }),
+    }
+}
 
 /// The advice's figures of `pr`, the projection of `profile`'s log with `replay` (named
 /// `name` in the advice).
