@@ -28,10 +28,7 @@ pub fn run(a: ToArgs) -> Result<ExitCode> {
             .map(|p| Ok(source::read_target(p)?))
             .collect::<Result<_>>()?;
     let (source, source_file) = source::source_of(a.from, &profile)?;
-    let logged = profilednn_verbose::LogInput::open(a.log).ok().map(|input| {
-        let one = profilednn_analysis::ranks::logs::is_one_process(a.log);
-        profilednn_replay::logged::logged_steady(input, one)
-    });
+    let logged = profilednn_project::project::mismatch::logged_of(a.log);
     let join = match a.trace {
         // The steady step: the warm-up iteration does not move with the roofs.
         Some(t) => Some(crate::load::torch_join_steady(t, a.log)?),
@@ -39,7 +36,7 @@ pub fn run(a: ToArgs) -> Result<ExitCode> {
     };
     let input = target::Input {
         profile: &profile,
-        logged: logged.as_ref().filter(|l| !l.medians.is_empty()),
+        logged: logged.as_ref(),
         join: join.as_ref(),
     };
     let opts = Options { threads: a.threads };

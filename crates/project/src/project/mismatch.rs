@@ -6,6 +6,7 @@
 use super::{project, Projection, ReplayMatch};
 use profilednn_analysis::Profile;
 use profilednn_machine::MachineProfile;
+use profilednn_replay::logged::LoggedSteady;
 use profilednn_replay::Replay;
 use std::path::Path;
 
@@ -44,6 +45,19 @@ impl Mismatch {
     }
 }
 
+/// The logged times of `log`: the medians of a second pass over it (none from stdin, which is
+/// read once, nor from a launcher-labelled log, which reads as no events here).
+pub fn logged_of(log: &Path) -> Option<LoggedSteady> {
+    if log.as_os_str() == "-" {
+        return None;
+    }
+    let one_process = profilednn_analysis::ranks::logs::is_one_process(log);
+    profilednn_verbose::LogInput::open(log)
+        .ok()
+        .map(|input| profilednn_replay::logged::logged_steady(input, one_process))
+        .filter(|l| !l.medians.is_empty())
+}
+
 /// Projects `log` (read into `profile`) with `replay` and `machine`, as `project` does: logged
 /// times are the medians of a second pass over the log (not for stdin). A replay of another
 /// log is handled as `mismatch` says: refused, or projected with the warning returned beside
@@ -55,17 +69,7 @@ pub fn projection(
     machine: Option<&MachineProfile>,
     mismatch: Mismatch,
 ) -> Result<(Projection, Option<String>), MismatchError> {
-    let logged = if log.as_os_str() == "-" {
-        None
-    } else {
-        let one_process = profilednn_analysis::ranks::logs::is_one_process(log);
-        profilednn_verbose::LogInput::open(log)
-            .ok()
-            .map(|input| profilednn_replay::logged::logged_steady(input, one_process))
-            // A launcher-labelled log reads as no events here: no medians, not empty ones.
-            .filter(|l| !l.medians.is_empty())
-    };
-    let pr = project(profile, replay, machine, logged.as_ref());
+    let pr = project(profile, replay, machine, logged_of(log).as_ref());
     // A whole-step replay made without oneDNN holds no primitive to match: its framework ops
     // are the trace's, and the log's oneDNN figures are carried over.
     let framework_only = replay.is_some_and(|r| r.results.is_empty() && r.framework.is_some());
