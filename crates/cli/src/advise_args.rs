@@ -1,14 +1,9 @@
 //! The flags of `profilednn advise`, the rules' thresholds among them.
 
-use clap::{Args, ValueEnum};
+pub use crate::format::Format;
+use clap::Args;
 use profilednn_advice::Thresholds;
 use std::path::PathBuf;
-
-#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Table,
-    Json,
-}
 
 #[derive(Args)]
 pub struct AdviseArgs {
@@ -16,7 +11,7 @@ pub struct AdviseArgs {
     #[arg(required = true, value_name = "LOG")]
     pub(crate) logs: Vec<PathBuf>,
     /// Output format: `table` (terminal) or `json` (stable rule ids, see docs/).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, default_value = "table", value_parser = Format::only(&[Format::Table, Format::Json]))]
     pub(crate) format: Format,
     /// Training iterations in the log (otherwise detected), for per-iteration gains.
     #[arg(long, value_parser = crate::load::count)]

@@ -73,8 +73,8 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
         &thresholds,
     );
     let text = match args.format {
-        Format::Table => profilednn_report::advice::render(&advice, false),
         Format::Json => serde_json::to_string_pretty(&advice)? + "\n",
+        _ => profilednn_report::advice::render(&advice, false),
     };
     crate::output::write(args.output.as_deref(), text)?;
     Ok(crate::output::read_errors_status(

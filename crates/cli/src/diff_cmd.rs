@@ -1,19 +1,13 @@
 //! `profilednn diff BEFORE AFTER`.
 
+use crate::format::Format;
 use crate::ExitCode;
 use anyhow::Result;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use profilednn_analysis::diff::{diff, DiffOptions};
 use profilednn_report::terminal::TerminalOptions;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-
-#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Table,
-    Json,
-    Html,
-}
 
 #[derive(Args)]
 pub struct DiffArgs {
@@ -24,7 +18,7 @@ pub struct DiffArgs {
     #[arg(value_name = "AFTER")]
     after: PathBuf,
     /// Output format: `table` (terminal), `json`, or `html` (one self-contained page).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, default_value = "table", value_parser = Format::only(&[Format::Table, Format::Json, Format::Html]))]
     format: Format,
     /// Match primitives across different minibatch sizes.
     #[arg(long)]
@@ -98,7 +92,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         None => d,
     };
     let text = match args.format {
-        Format::Table => {
+        Format::Table | Format::Csv => {
             let mut t = profilednn_report::diff_text::render(
                 &d,
                 &TerminalOptions {

@@ -10,6 +10,7 @@ mod advise_args;
 mod advise_cmd;
 mod benchdnn_cmd;
 mod diff_cmd;
+mod format;
 mod load;
 mod output;
 mod peak_cmd;

@@ -1,5 +1,6 @@
 //! `profilednn peak`: measure this machine's compute peaks and memory bandwidth.
 
+use crate::format::Format;
 use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -23,7 +24,10 @@ pub struct PeakArgs {
     /// Threads for the all-core figures (default: all hardware threads).
     #[arg(long, short = 'j')]
     threads: Option<usize>,
-    /// Print the profile as JSON instead of tables.
+    /// `table` (the terminal) or `json` (the profile, `profilednn.machine.v2`).
+    #[arg(long, default_value = "table", value_parser = Format::only(&[Format::Table, Format::Json]))]
+    format: Format,
+    /// Print the profile as JSON instead of tables: as `--format json`.
     #[arg(long)]
     json: bool,
     /// Save the profile as the default one even when the measurement looks contaminated (an
@@ -89,7 +93,7 @@ pub fn run(args: PeakArgs) -> Result<ExitCode> {
         b.finish_and_clear();
     }
     let json = serde_json::to_string_pretty(&profile)? + "\n";
-    if args.json {
+    if args.format.or_json(args.json) == Format::Json {
         crate::output::write(None, json.clone())?;
     } else {
         crate::output::write(None, profilednn_report::machine::render(&profile))?;

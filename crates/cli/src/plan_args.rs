@@ -1,5 +1,6 @@
 //! The flags of `profilednn plan`.
 
+pub use crate::format::Format;
 use clap::Args;
 use profilednn_dnnl::sequence::SequenceTiming;
 use std::path::PathBuf;
@@ -48,7 +49,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "PROFILE.json")]
     pub(crate) machine: Option<PathBuf>,
     /// `table` or `json` (`profilednn.plan.v2`, docs/plan-json.md).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, default_value = "table", value_parser = Format::only(&[Format::Table, Format::Json]))]
     pub(crate) format: Format,
     /// Only the splits, their validity, outside, all-reduce and memory figures: no oneDNN
     /// replay.
@@ -70,10 +71,4 @@ pub struct PlanArgs {
     /// Untimed iterations before each split's timed ones.
     #[arg(long, default_value_t = SequenceTiming::default().warmup)]
     pub(crate) warmup: u32,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Table,
-    Json,
 }

@@ -61,7 +61,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     }
     match args.format {
         Format::Json => outln!("{}", serde_json::to_string_pretty(&plan)?),
-        Format::Table => crate::output::write(None, profilednn_report::plan_table::render(&plan))?,
+        _ => crate::output::write(None, profilednn_report::plan_table::render(&plan))?,
     }
     Ok(ExitCode::SUCCESS)
 }

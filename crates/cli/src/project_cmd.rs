@@ -1,5 +1,6 @@
 //! `profilednn project LOG --replay RESULTS.json | --machine PROFILE.json | --to TARGET.json`.
 
+use crate::format::Format;
 use crate::output::outln;
 use crate::ExitCode;
 use anyhow::{bail, Result};
@@ -23,7 +24,8 @@ pub struct ProjectArgs {
     /// Machine profile of the target, for problems without replay results (roofline).
     #[arg(long, value_name = "PROFILE.json")]
     machine: Option<PathBuf>,
-    /// Print the projection as JSON (`profilednn.projection.v1`, see docs/project-json.md).
+    /// Print the projection as JSON (`profilednn.projection.v1`, see docs/project-json.md): as
+    /// `--format json`.
     #[arg(long)]
     json: bool,
     /// Training iterations in the log, when not detected.
@@ -54,13 +56,14 @@ pub struct ProjectArgs {
     /// cost per epoch, cheapest target first (needs --samples-per-epoch and --batch).
     #[arg(long, value_name = "P", requires = "to")]
     price_per_hour: Vec<f64>,
-    /// `terminal` or `json` (with --to: `profilednn.machine-projection.v1`, docs/machines.md).
-    #[arg(long, value_parser = ["terminal", "json"])]
-    format: Option<String>,
+    /// `table` (the terminal; also `terminal`) or `json` (with --to:
+    /// `profilednn.machine-projection.v1`, docs/machines.md).
+    #[arg(long, default_value = "table", value_parser = Format::only(&[Format::Table, Format::Json]))]
+    format: Format,
 }
 
 pub fn run(args: ProjectArgs) -> Result<ExitCode> {
-    let json = args.json || args.format.as_deref() == Some("json");
+    let json = args.format.or_json(args.json) == Format::Json;
     if !args.to.is_empty() {
         return crate::project_to::run(crate::project_to::ToArgs {
             log: &args.log,

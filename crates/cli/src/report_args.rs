@@ -1,15 +1,9 @@
 //! The flags of `profilednn report`.
 
-use clap::{Args, ValueEnum};
+pub use crate::format::Format;
+use clap::Args;
 use profilednn_report::terminal::RankColumns;
 use std::path::PathBuf;
-
-#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Table,
-    Json,
-    Csv,
-}
 
 #[derive(Args)]
 pub struct ReportArgs {
@@ -23,7 +17,7 @@ pub struct ReportArgs {
     #[arg(long, value_delimiter = ',', value_name = "KEY[,KEY…]")]
     pub(crate) by: Option<Vec<String>>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, default_value = "table", value_parser = Format::only(&[Format::Table, Format::Json, Format::Csv]))]
     pub(crate) format: Format,
     /// Rows of the top-primitives table (and of each terminal table).
     #[arg(long, default_value_t = 15, value_parser = crate::load::count_usize)]

@@ -133,6 +133,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         ),
         Format::Json => serde_json::to_string_pretty(&report_doc::json(&doc)?)? + "\n",
         Format::Csv => profilednn_report::csv_out::render(&summary)?,
+        Format::Html => unreachable!("report takes --html FILE, not --format html"),
     };
     if args.to_stderr {
         eprint!("{text}");
