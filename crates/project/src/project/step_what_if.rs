@@ -16,13 +16,15 @@ pub enum StepWhatIfError {
     Replay(#[from] TorchReplayError),
 }
 
-/// Of a step, the GEMM family's and attention's projected time (where a precision change acts).
-pub fn gemm_attention(s: &StepProjection) -> f64 {
+/// Of a step, the GEMM family's and attention's time (where a precision change acts), as
+/// logged and as projected.
+pub fn gemm_attention(s: &StepProjection) -> (f64, f64) {
     ["gemm", "attention"]
         .iter()
         .filter_map(|k| s.by_family.get(*k))
-        .map(|p| p.projected_ms)
-        .sum()
+        .fold((0.0, 0.0), |(l, p), part| {
+            (l + part.logged_ms, p + part.projected_ms)
+        })
 }
 
 /// `advise --project --torch-trace`: the whole-step what-ifs the rules judge, each against the
@@ -63,7 +65,7 @@ pub fn what_ifs(
         baseline_step_ms: base.projected_step_ms,
         baseline: StepBaseline::ReplayedAsRecorded,
         projected_step_ms: bf16.projected_step_ms,
-        gemm_attention_ms: (gemm_attention(&base), gemm_attention(&bf16)),
+        gemm_attention_ms: (gemm_attention(&base).1, gemm_attention(&bf16).1),
         replayed_with: format!("PyTorch {} at {} thread(s)", bf16.torch, bf16.threads),
     }])
 }
@@ -85,18 +87,18 @@ pub fn of_replays(steps: &[(&Projected, StepProjection)]) -> Vec<StepWhatIf> {
                     && (&bs.torch, bs.threads) == (&s.torch, s.threads))
                     .then_some((b, bs))
             });
-            let (baseline_step_ms, baseline) = match as_recorded {
-                Some((_, b)) => (b.projected_step_ms, StepBaseline::ReplayedAsRecorded),
-                None => (s.logged_step_ms, StepBaseline::Recorded),
-            };
-            // As recorded: the baseline replay's GEMMs and attention, or the trace's.
-            let base_gemm = match as_recorded {
-                Some((_, b)) => gemm_attention(b),
-                None => ["gemm", "attention"]
-                    .iter()
-                    .filter_map(|k| s.by_family.get(*k))
-                    .map(|p| p.logged_ms)
-                    .sum(),
+            // As recorded: the baseline replay's step and GEMMs and attention, or the trace's.
+            let (baseline_step_ms, baseline, base_gemm) = match as_recorded {
+                Some((_, b)) => (
+                    b.projected_step_ms,
+                    StepBaseline::ReplayedAsRecorded,
+                    gemm_attention(b).1,
+                ),
+                None => (
+                    s.logged_step_ms,
+                    StepBaseline::Recorded,
+                    gemm_attention(s).0,
+                ),
             };
             StepWhatIf {
                 transform: p.transform.clone(),
@@ -104,7 +106,7 @@ pub fn of_replays(steps: &[(&Projected, StepProjection)]) -> Vec<StepWhatIf> {
                 baseline_step_ms,
                 baseline,
                 projected_step_ms: s.projected_step_ms,
-                gemm_attention_ms: (base_gemm, gemm_attention(s)),
+                gemm_attention_ms: (base_gemm, gemm_attention(s).1),
                 replayed_with: format!("PyTorch {} at {} thread(s)", s.torch, s.threads),
             }
         })
