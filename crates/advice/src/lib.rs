@@ -23,11 +23,13 @@
 #![forbid(unsafe_code)]
 
 mod finding;
+mod log_machine;
 mod projection;
 mod rules;
 mod step_what_if;
 
 pub use finding::{Advice, Finding, RuleOutcome, SCHEMA};
+pub use log_machine::LogMachine;
 pub use projection::{Change, Layout, NotRecommended, Projected};
 pub use step_what_if::{StepBaseline, StepWhatIf, TRUSTED_DRIFT};
 

@@ -5,9 +5,9 @@
 //! `profilednn` console script (`pip install ./python` installs kernels and command at once).
 
 mod advice_projections;
-mod advice_what_ifs;
 mod advise_args;
 mod advise_cmd;
+mod advised;
 mod benchdnn_cmd;
 mod diff_cmd;
 mod format;

@@ -1,4 +1,5 @@
-//! The core count of the machine the log ran on, when that is this machine.
+//! The core count of the machine the log ran on, when that is this machine: the rules'
+//! knowledge of that machine, which `advise` and `report` both give them.
 //!
 //! `thread-oversubscription` needs the cores of the log's machine. A newcomer who recorded and
 //! advised on the same machine was asked for `--cores`, which the tool can read itself there.
@@ -11,7 +12,7 @@
 //! recorded elsewhere, once made "56 threads on 2 cores: oversubscribed"). A profile written by
 //! hand (no measured ISA) is the user's word for the machine.
 
-use profilednn_advice::Evidence;
+use crate::Evidence;
 use profilednn_analysis::log_machine::same_units;
 use profilednn_analysis::RunMetadata;
 use profilednn_machine::{cpu, MachineProfile};
