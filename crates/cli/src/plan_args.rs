@@ -10,9 +10,18 @@ pub struct PlanArgs {
     /// The oneDNN verbose log of the training run (plain or gzip; a file: it is read twice).
     #[arg(value_name = "LOG")]
     pub(crate) log: PathBuf,
-    /// Cores to split into ranks × threads (on each node, with `--nodes`).
-    #[arg(long, value_parser = crate::load::count)]
-    pub(crate) cores: u64,
+    /// Cores to split into ranks × threads (on each node, with `--nodes`). With `--to`, default:
+    /// the target profile's `threads`.
+    #[arg(long, value_parser = crate::load::count, required_unless_present = "to")]
+    pub(crate) cores: Option<u64>,
+    /// Plan for a machine not at hand: each split's rank is the log's step projected onto this
+    /// profile (`profilednn peak -o` there, or a spec sheet; docs/machines.md) at the rank's
+    /// threads, instead of replayed here.
+    #[arg(long, value_name = "TARGET.json", conflicts_with_all = ["dry_run", "python", "dnnl_lib"])]
+    pub(crate) to: Option<PathBuf>,
+    /// With `--to`: the profile of the machine the log ran on (as for `project --to`).
+    #[arg(long, value_name = "SOURCE.json", requires = "to")]
+    pub(crate) from: Option<PathBuf>,
     /// Nodes of `--cores` cores each, every one running the split: the global batch is divided
     /// among nodes × ranks, and the all-reduce crosses the network (`--network-gbps`).
     #[arg(long, value_parser = crate::load::count, default_value_t = 1)]

@@ -41,7 +41,7 @@ pub fn replay_rows(
     let logged_batch = plan.logged_batch;
     // A log without a thread count ran on the planned cores, its ranks sharing them (as the
     // plan's time outside oneDNN assumes).
-    let threads_without_nthr = (args.cores / plan.logged_ranks.max(1)).max(1);
+    let threads_without_nthr = (plan.cores / plan.logged_ranks.max(1)).max(1);
     let todo = plan.to_replay();
     for (split, threads, batch) in todo {
         eprintln!("profilednn: replaying split {split}: {threads} thread(s), mini-batch {batch}");

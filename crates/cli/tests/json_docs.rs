@@ -347,6 +347,24 @@ fn documents() -> Vec<Value> {
             "json",
         ]),
         json_of(&["diff", &log, &log, "--format", "json"]),
+        json_of(&[
+            "plan",
+            &root()
+                .join("fixtures/torch/gpt-f32.log.gz")
+                .display()
+                .to_string(),
+            "--torch-trace",
+            &root()
+                .join("fixtures/torch/gpt-f32.trace.json.gz")
+                .display()
+                .to_string(),
+            "--from",
+            &machine.display().to_string(),
+            "--to",
+            &to.join("profile.json").display().to_string(),
+            "--format",
+            "json",
+        ]),
     ];
     // Read as the tools read it (a v1 file migrated), written as `replay` writes it.
     let text = std::fs::read_to_string(root().join(REPLAY)).unwrap();

@@ -1,7 +1,7 @@
 //! `profilednn plan`'s table: the splits of the cores into ranks × threads, each with its
 //! projected iteration, and what the projection assumed.
 
-use profilednn_project::plan::Plan;
+use profilednn_project::plan::{to_target::PlanTarget, Plan};
 use std::fmt::Write;
 
 /// `writeln!` into a `String`, which cannot fail.
@@ -23,7 +23,10 @@ fn ms(x: Option<f64>) -> String {
 pub fn render(p: &Plan) -> String {
     let mut out = String::new();
     write_target(&mut out, p);
-    write_outside(&mut out, p);
+    match &p.to {
+        Some(t) => write_to(&mut out, t),
+        None => write_outside(&mut out, p),
+    }
     if let (Some(net), true) = (p.network_gbps, p.nodes > 1) {
         outln!(
             out,
@@ -34,7 +37,7 @@ pub fn render(p: &Plan) -> String {
             p.nodes
         );
     }
-    if !p.replayed {
+    if !p.replayed && p.to.is_none() {
         outln!(
             out,
             "  compute not replayed (--dry-run, or no split could be replayed)"
@@ -72,6 +75,23 @@ fn write_target(out: &mut String, p: &Plan) {
         p.allreduce_gbps,
         p.allreduce_source
     );
+}
+
+/// `--to`: the machine every split was projected onto, and the band of its figures.
+fn write_to(out: &mut String, t: &PlanTarget) {
+    outln!(
+        out,
+        "  projected onto {} ({}, {} profile; the log's machine: {}): each split's rank is the log's steady step projected there at its threads (`project --to`), not replayed; compute and outside ±{:.0} % ({})",
+        t.name,
+        t.profile,
+        t.profile_kind.replace('_', " "),
+        t.source,
+        t.band_relative * 100.0,
+        t.band_basis
+    );
+    for e in &t.emulated {
+        outln!(out, "  emulated there: {e}");
+    }
 }
 
 /// What the time outside oneDNN is taken from (the whole step of a trace, the logged run's

@@ -17,6 +17,7 @@ pub mod measured;
 pub mod outside;
 pub mod rate;
 pub mod splits;
+pub mod to_target;
 pub mod torch_step;
 pub mod whole_step;
 
@@ -129,6 +130,9 @@ pub struct Plan {
     /// With `--torch-trace`: the whole step each split replays through PyTorch (none: oneDNN's
     /// primitives replayed, the time outside them scaled).
     pub whole_step: Option<WholeStep>,
+    /// With `--to`: the machine the splits were projected onto instead of replayed here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<to_target::PlanTarget>,
     pub rows: Vec<Row>,
     pub assumptions: Vec<String>,
     /// What the plan could not model as the flags asked, and what it did instead (an all-reduce
@@ -238,6 +242,7 @@ pub fn skeleton(
         allreduce_source: target.allreduce_source.clone(),
         replayed: false,
         whole_step: None,
+        to: None,
         rows,
         assumptions: assumptions(&footprint, target, outside.as_ref(), logged_ranks),
         outside,

@@ -43,6 +43,15 @@ impl TargetProfile {
     pub fn is_spec_sheet(&self) -> bool {
         self.profile.compute.is_empty()
     }
+
+    /// `measured` or `spec_sheet`, as the JSON documents name the kind.
+    pub fn kind(&self) -> &'static str {
+        if self.is_spec_sheet() {
+            "spec_sheet"
+        } else {
+            "measured"
+        }
+    }
 }
 
 /// Reads a target profile from its JSON `text` (`path` names it in errors).

@@ -82,11 +82,7 @@ pub fn project_to(
     TargetProjection {
         target: target.profile.name.clone(),
         profile: target.path.clone(),
-        profile_kind: if target.is_spec_sheet() {
-            "spec_sheet"
-        } else {
-            "measured"
-        },
+        profile_kind: target.kind(),
         threads,
         logged_step_ms: logged_step,
         projected_step_ms: projected,
