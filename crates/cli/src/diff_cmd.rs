@@ -5,6 +5,8 @@ use crate::ExitCode;
 use anyhow::Result;
 use clap::Args;
 use profilednn_analysis::diff::{diff, DiffOptions};
+use profilednn_analysis::Profile;
+use profilednn_report::diff_doc::DiffDoc;
 use profilednn_report::terminal::TerminalOptions;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -48,24 +50,7 @@ pub struct DiffArgs {
 }
 
 pub fn run(args: DiffArgs) -> Result<ExitCode> {
-    let it = args.iterations;
-    // With traces, a log without a oneDNN line still has a step (an f32 transformer, a
-    // compiled model: eager against compiled is what `--torch-trace` shows).
-    let empty_ok = args.torch_trace.is_some();
-    let before = crate::load::profile_with(
-        &args.before,
-        args.threads,
-        it.map(|(b, _)| b),
-        args.no_progress,
-        empty_ok,
-    )?;
-    let after = crate::load::profile_with(
-        &args.after,
-        args.threads,
-        it.map(|(_, a)| a),
-        args.no_progress,
-        empty_ok,
-    )?;
+    let (before, after) = load(&args)?;
     let d = diff(
         &before,
         &after,
@@ -91,44 +76,36 @@ pub fn run(args: DiffArgs) -> Result<ExitCode> {
         Some((b, a)) => d.with_trace_steps(b, a),
         None => d,
     };
+    let doc = DiffDoc {
+        diff: &d,
+        torch: torch.as_ref().map(|(b, a)| (b, a)),
+    };
     let text = match args.format {
-        Format::Table | Format::Csv => {
-            let mut t = profilednn_report::diff_text::render(
-                &d,
-                &TerminalOptions {
-                    rows: args.top,
-                    width: (!std::io::stdout().is_terminal() || args.output.is_some())
-                        .then_some(160),
-                    columns: Default::default(),
-                },
-            );
-            if let Some((b, a)) = &torch {
-                let c = profilednn_analysis::torch_compare::compare(b, a);
-                t += &profilednn_report::torch_view::render_diff(&c, args.top);
-            }
-            t
-        }
-        Format::Json => {
-            let mut v = serde_json::to_value(&d)?;
-            if let Some((b, a)) = &torch {
-                let c = profilednn_analysis::torch_compare::compare(b, a);
-                v["torch"] = serde_json::json!({
-                    "before": b, "after": a, "moved": c.moved, "fused": c.fused,
-                    "warm_up": c.warm_up, "payback": c.payback,
-                });
-            }
-            serde_json::to_string_pretty(&v)? + "\n"
-        }
-        Format::Html => {
-            let c = torch
-                .as_ref()
-                .map(|(b, a)| profilednn_analysis::torch_compare::compare(b, a));
-            profilednn_report::html::diff_page(&d, c.as_ref())
-        }
+        Format::Table | Format::Csv => doc.text(&TerminalOptions {
+            rows: args.top,
+            width: (!std::io::stdout().is_terminal() || args.output.is_some()).then_some(160),
+            columns: Default::default(),
+        }),
+        Format::Json => serde_json::to_string_pretty(&doc.json()?)? + "\n",
+        Format::Html => doc.html(),
     };
     crate::output::write(args.output.as_deref(), text)?;
     Ok(crate::output::read_errors_status(
         before.read_error.iter().chain(after.read_error.iter()),
         "the diff",
+    ))
+}
+
+/// The profiles of BEFORE and AFTER. With traces, a log without a oneDNN line still has a step
+/// (an f32 transformer, a compiled model: eager against compiled is what `--torch-trace` shows).
+fn load(args: &DiffArgs) -> Result<(Profile, Profile)> {
+    let empty_ok = args.torch_trace.is_some();
+    let read = |log: &PathBuf, iterations: Option<u64>| {
+        crate::load::profile_with(log, args.threads, iterations, args.no_progress, empty_ok)
+    };
+    let it = args.iterations;
+    Ok((
+        read(&args.before, it.map(|(b, _)| b))?,
+        read(&args.after, it.map(|(_, a)| a))?,
     ))
 }

@@ -22,6 +22,7 @@
 
 pub mod advice;
 pub mod csv_out;
+pub mod diff_doc;
 pub mod diff_text;
 pub mod html;
 pub mod json;
