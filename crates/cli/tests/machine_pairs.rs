@@ -164,6 +164,57 @@ fn every_library_pair_projects_within_25_percent_where_it_is_a_target_pair() {
     );
 }
 
+/// A spec sheet in the library (`machines/B/spec.json`: the socket's datasheet, no `peak`
+/// run) as the target of every pair with recordings: the truth lies inside the wider band a
+/// spec sheet is given (docs/machines.md, "Error band"). Prints the spec-sheet matrix.
+#[test]
+fn a_spec_sheet_projection_band_holds_the_truth_of_every_library_pair() {
+    let all = machines();
+    let mut failures = Vec::new();
+    let mut pairs = 0;
+    for b in &all {
+        let spec = format!("machines/{b}/spec.json");
+        if !root().join(&spec).exists() {
+            println!("SKIPPED: {b}: no spec sheet in the library");
+            continue;
+        }
+        let pb = format!("machines/{b}/profile.json");
+        for a in all.iter().filter(|a| *a != b) {
+            let (ra, rb) = (recordings(a), recordings(b));
+            let pa = format!("machines/{a}/profile.json");
+            for name in ra.keys().filter(|k| rb.contains_key(*k)) {
+                let (la, ta) = &ra[name];
+                let (lb, tb) = &rb[name];
+                let p = projected(la, ta.as_deref(), &pa, &spec);
+                assert_eq!(p["profile_kind"], "spec_sheet", "{spec}");
+                let rs = projected(lb, tb.as_deref(), &pb, &pb)["logged_step_ms"]
+                    .as_f64()
+                    .unwrap();
+                let ps = p["projected_step_ms"].as_f64().unwrap();
+                let band = &p["band"];
+                let (lo, hi) = (
+                    band["low_ms"].as_f64().unwrap(),
+                    band["high_ms"].as_f64().unwrap(),
+                );
+                println!(
+                    "spec sheet: {a:<18} {b:<18} {name:<24} {ps:>9.3} {rs:>9.3} {:>+6.1}% band {lo:.1}–{hi:.1}",
+                    (ps / rs - 1.0) * 100.0
+                );
+                pairs += 1;
+                if !(lo..=hi).contains(&rs) {
+                    failures.push(format!(
+                        "{a} → {spec} {name}: real {rs:.3} outside {lo:.3}–{hi:.3}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:?}");
+    if pairs == 0 {
+        println!("SKIPPED: no spec sheet with recordings on both sides");
+    }
+}
+
 const ZEN4: &str = "machines/epyc-zen4-25-17/profile.json";
 const GPT_BF16: &str = "fixtures/torch/gpt-bf16.log.gz";
 const GPT_BF16_TRACE: &str = "fixtures/torch/gpt-bf16.trace.json.gz";

@@ -16,6 +16,9 @@ pub const DEFAULT_MEASURED: f64 = 0.35;
 pub const DEFAULT_SPEC_SHEET: f64 = 0.60;
 /// A spec sheet's band over the measured profiles', until spec sheets are measured themselves.
 pub const SPEC_SHEET_OVER_MEASURED: f64 = 0.25;
+/// How much wider than a measured profile's a measured spec-sheet band is at least: one step of
+/// the 5-point rounding of `machines/band.json`.
+pub const SPEC_SHEET_STEP: f64 = 0.05;
 /// Widening per default standing in for a missing figure.
 pub const PER_STAND_IN: f64 = 0.10;
 
@@ -53,26 +56,34 @@ pub fn band(projected_ms: f64, spec_sheet: bool, stand_ins: usize) -> Band {
         ("measured", DEFAULT_MEASURED)
     };
     let from_lib = lib.as_ref().and_then(|m| {
-        let r = if spec_sheet {
+        let n = m.pairs;
+        let measured_here = format!(
+            "the largest whole-step error measured on the machine library's {n} pair(s) with \
+             a {kind} target profile"
+        );
+        match (spec_sheet, m.spec_sheet, m.measured_profile) {
+            (false, _, Some(r)) => Some((r, true, measured_here)),
+            // A spec sheet knows less than a measured profile: its band is wider by at least
+            // one rounding step, whatever the few pairs measured.
+            (true, Some(s), measured) => Some((
+                s.max(measured.map_or(0.0, |m| m + SPEC_SHEET_STEP)),
+                true,
+                measured_here,
+            )),
             // Not measured on a spec sheet yet: wider than the measured profiles' error.
-            m.spec_sheet.or(m
-                .measured_profile
-                .map(|r| (r + SPEC_SHEET_OVER_MEASURED).max(DEFAULT_SPEC_SHEET)))
-        } else {
-            m.measured_profile
-        };
-        r.map(|r| (r, m.pairs))
+            (true, None, Some(r)) => Some((
+                (r + SPEC_SHEET_OVER_MEASURED).max(DEFAULT_SPEC_SHEET),
+                false,
+                format!(
+                    "the error measured on the machine library's {n} pair(s) with measured \
+                     target profiles plus 25 points: not yet measured with a spec sheet"
+                ),
+            )),
+            _ => None,
+        }
     });
     let (base, measured, mut basis) = match from_lib {
-        Some((r, n)) => (
-            r,
-            true,
-            format!(
-                "±{:.0} %: the largest whole-step error measured on the machine library's {n} \
-                 target pair(s) with a {kind} target profile",
-                r * 100.0
-            ),
-        ),
+        Some((r, measured, why)) => (r, measured, format!("±{:.0} %: {why}", r * 100.0)),
         None => (
             default,
             false,

@@ -34,6 +34,20 @@ pub struct Roofs<'m> {
     pub memory_stand_in: bool,
 }
 
+/// What one server core draws from memory when a profile has no bandwidth at the rank's
+/// threads: the middle of the 10-20 GB/s measured on the CPUs this project met
+/// (../shared/docs/other-machines.md; the 2-vCPU guests of the library drew 35-46 GB/s on 2).
+pub const PER_CORE_DRAW_GBPS: f64 = 15.0;
+
+/// The memory roof of `threads` threads of a machine whose all-thread bandwidth is `all_gbps`
+/// and of which they are `share`: that share, but at least [`PER_CORE_DRAW_GBPS`] per thread,
+/// and never above the whole machine's.
+pub fn stand_in_memory_gbps(all_gbps: f64, share: f64, threads: usize) -> f64 {
+    (all_gbps * share)
+        .max(threads as f64 * PER_CORE_DRAW_GBPS)
+        .min(all_gbps)
+}
+
 impl<'m> Roofs<'m> {
     /// `machine`'s roofs for a rank of `threads` threads (`scaled_to_threads` for memory; the
     /// unit peaks scaled by the same share of the threads).
@@ -43,17 +57,19 @@ impl<'m> Roofs<'m> {
                 let share = threads as f64 / machine.threads.unwrap_or(threads) as f64;
                 let swept = machine.bandwidth.iter().any(|b| b.threads == threads);
                 // Without a bandwidth at these threads, the all-core figure is far above what
-                // a few cores draw (one server core: 10-20 GB/s of a socket's 200-300): the
-                // share of the threads stands in.
+                // a few cores draw, and the share of the threads far below it on a big socket
+                // (2 of 56 cores' share of 358 GB/s is 12.8, where a 2-vCPU guest of that CPU
+                // measured 35): the share, but never below what that many cores draw.
                 let (memory_gbps, note) = if swept {
                     (scaled.memory_gbps, note)
                 } else {
+                    let gbps = stand_in_memory_gbps(machine.memory_gbps, share, threads);
                     (
-                        machine.memory_gbps * share,
+                        gbps,
                         format!(
-                            "{note}; memory roof scaled by the same share instead: {:.1} GB/s \
-                             (a stand-in for a bandwidth measured at {threads} threads)",
-                            machine.memory_gbps * share
+                            "{note}; memory roof {gbps:.1} GB/s instead: the share of the \
+                             threads, at least {PER_CORE_DRAW_GBPS:.0} GB/s a core (a stand-in \
+                             for a bandwidth measured at {threads} threads)"
                         ),
                     )
                 };
@@ -174,7 +190,10 @@ impl<'m> Roofs<'m> {
                         return Some(roof(g, u, false, None));
                     }
                 }
-                given(precision).map(|g| roof(g, "best", false, None))
+                // A spec sheet's figure: the widest FMA its ISA list names, if any (else an
+                // `avx512` log would read as a change of unit where there is none).
+                let named = ["avx512", "avx2", "sse"].into_iter().find(|u| has_isa(u));
+                given(precision).map(|g| roof(g, named.unwrap_or("best"), false, None))
             }
         }
     }
@@ -284,5 +303,21 @@ mod tests {
             1_000_000_000,
         );
         assert!((ms - 20.0).abs() < 1e-9 && memory);
+    }
+
+    /// Two threads of a 56-core socket's 358.4 GB/s: its share is 12.8 GB/s, below two cores'
+    /// draw (2 × 15 = 30); two of a 2-thread guest's 35 GB/s keep them all; one of its threads
+    /// gets its share, 17.5 (above 15).
+    #[test]
+    fn a_few_threads_of_a_big_socket_draw_what_cores_draw() {
+        let socket = machine(
+            r#"{"name":"emr","peak_gflops":{"f32":7526.4},"memory_gbps":358.4,"threads":56}"#,
+        );
+        let r = Roofs::at(&socket, 2);
+        assert!((r.memory_gbps - 30.0).abs() < 1e-9, "{}", r.memory_gbps);
+        assert!(r.memory_stand_in);
+        assert!((stand_in_memory_gbps(35.0, 1.0, 2) - 35.0).abs() < 1e-9);
+        assert!((stand_in_memory_gbps(35.0, 0.5, 1) - 17.5).abs() < 1e-9);
+        assert!((stand_in_memory_gbps(20.0, 0.5, 4) - 20.0).abs() < 1e-9);
     }
 }
