@@ -60,6 +60,21 @@ pub fn batches(p: &Profile) -> Batches {
     }
 }
 
+/// The `run.sh` beside the batch files of `drivers`: runs each with benchdnn in performance
+/// mode (`BENCHDNN=path/to/benchdnn`) and keeps its output under `results/`, which
+/// `profilednn benchdnn --ingest` reads back.
+pub fn run_script<'a>(drivers: impl IntoIterator<Item = &'a str>) -> String {
+    let mut run = String::from(
+        "#!/bin/sh\n# Runs every batch file with benchdnn (BENCHDNN=path/to/benchdnn) and keeps the results.\nset -e\ncd \"$(dirname \"$0\")\"\nBENCHDNN=${BENCHDNN:-benchdnn}\nmkdir -p results\n",
+    );
+    for driver in drivers {
+        run.push_str(&format!(
+            "\"$BENCHDNN\" --mode=P --{driver} --batch={driver}.batch | tee results/{driver}.txt\n"
+        ));
+    }
+    run
+}
+
 /// One batch file's text: a header saying how to run it, then each problem preceded by a
 /// comment with its weight in the log (benchdnn ignores `#` lines).
 pub fn batch_file(driver: &str, source: &str, lines: &[BatchLine]) -> String {

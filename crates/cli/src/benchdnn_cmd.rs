@@ -3,9 +3,9 @@
 use crate::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use profilednn_benchdnn::batch::{batch_file, batches};
+use profilednn_benchdnn::batch::{batch_file, batches, run_script};
 use profilednn_benchdnn::ingest::{parse_perf, SCHEMA};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct BenchdnnArgs {
@@ -24,47 +24,53 @@ pub struct BenchdnnArgs {
 }
 
 pub fn run(args: BenchdnnArgs) -> Result<ExitCode> {
-    if let Some(results) = &args.ingest {
-        let text = std::fs::read_to_string(results)
-            .with_context(|| format!("{}: cannot read", results.display()))?;
-        let (records, errors) = parse_perf(&text);
-        for e in &errors {
-            eprintln!("profilednn: {}: {e} (line skipped)", results.display());
+    match (&args.ingest, args.log) {
+        (Some(results), _) => ingest(results, args.output.as_deref()),
+        (None, log) => {
+            let log = log.expect("required");
+            let dir = args.output.context("pass -o DIR for the batch files")?;
+            export(&log, &dir, args.no_progress)
         }
-        if records.is_empty() {
-            bail!(
-                "{}: no `perf,` lines found: run benchdnn with --mode=P (performance mode)",
-                results.display()
-            );
-        }
-        let json = serde_json::json!({
-            "schema": SCHEMA,
-            "source": results.display().to_string(),
-            "results": records,
-        });
-        let text = serde_json::to_string_pretty(&json)? + "\n";
-        crate::output::write(args.output.as_deref(), text)?;
-        return Ok(if errors.is_empty() {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(2)
-        });
     }
-    let log = args.log.expect("required");
-    let dir = args.output.context("pass -o DIR for the batch files")?;
-    let profile = crate::load::profile(&log, None, None, args.no_progress)?;
+}
+
+/// benchdnn's results file as JSON, to `output` or stdout; exit code 2 when lines were skipped.
+fn ingest(results: &Path, output: Option<&Path>) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(results)
+        .with_context(|| format!("{}: cannot read", results.display()))?;
+    let (records, errors) = parse_perf(&text);
+    for e in &errors {
+        eprintln!("profilednn: {}: {e} (line skipped)", results.display());
+    }
+    if records.is_empty() {
+        bail!(
+            "{}: no `perf,` lines found: run benchdnn with --mode=P (performance mode)",
+            results.display()
+        );
+    }
+    let json = serde_json::json!({
+        "schema": SCHEMA,
+        "source": results.display().to_string(),
+        "results": records,
+    });
+    let text = serde_json::to_string_pretty(&json)? + "\n";
+    crate::output::write(output, text)?;
+    Ok(if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+/// The log's batch files and their `run.sh` in `dir`, each driver's weight said on stderr.
+fn export(log: &Path, dir: &Path, no_progress: bool) -> Result<ExitCode> {
+    let profile = crate::load::profile(log, None, None, no_progress)?;
     let b = batches(&profile);
-    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let source = log.display().to_string();
-    let mut run = String::from(
-        "#!/bin/sh\n# Runs every batch file with benchdnn (BENCHDNN=path/to/benchdnn) and keeps the results.\nset -e\ncd \"$(dirname \"$0\")\"\nBENCHDNN=${BENCHDNN:-benchdnn}\nmkdir -p results\n",
-    );
     for (driver, lines) in &b.drivers {
         let path = dir.join(format!("{driver}.batch"));
         crate::output::write_file(&path, batch_file(driver, &source, lines))?;
-        run.push_str(&format!(
-            "\"$BENCHDNN\" --mode=P --{driver} --batch={driver}.batch | tee results/{driver}.txt\n"
-        ));
         eprintln!(
             "{:>12}  {:>4} problems  {:>8} calls  {:>10.1} ms",
             format!("{driver}.batch"),
@@ -73,6 +79,7 @@ pub fn run(args: BenchdnnArgs) -> Result<ExitCode> {
             lines.iter().map(|l| l.time_ms).sum::<f64>()
         );
     }
+    let run = run_script(b.drivers.keys().map(String::as_str));
     crate::output::write_file(&dir.join("run.sh"), run)?;
     for (kind, calls) in &b.skipped {
         eprintln!("  skipped {calls} executions of {kind}: benchdnn has no driver for it");

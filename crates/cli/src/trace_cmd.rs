@@ -4,10 +4,11 @@ use crate::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use profilednn_analysis::events::for_each_event;
+use profilednn_analysis::events::{for_each_event, StreamStats};
 use profilednn_report::trace::TraceWriter;
+use profilednn_verbose::input::StreamError;
 use profilednn_verbose::LogInput;
-use std::io::{BufWriter, IsTerminal};
+use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -38,30 +39,7 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
         BufWriter::with_capacity(1 << 20, sink),
         &args.log.display().to_string(),
     )?;
-    let bar = (!args.no_progress && std::io::stderr().is_terminal()).then(|| {
-        let b = ProgressBar::new_spinner();
-        b.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("template"));
-        b
-    });
-    let mut io_error = None;
-    let (stats, read_error) = for_each_event(input, |e| {
-        if io_error.is_none() {
-            if let Err(err) = w.event(&e) {
-                io_error = Some(err);
-            }
-            if let Some(b) = &bar {
-                if w.events % 100_000 == 0 {
-                    b.set_message(format!("{} events written", w.events));
-                }
-            }
-        }
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    if let Some(e) = io_error {
-        return Err(e).context("cannot write the trace");
-    }
+    let (stats, read_error) = write_events(&mut w, input, args.no_progress)?;
     if stats.events == 0 && stats.malformed == 0 {
         drop(w);
         if args.output.as_os_str() != "-" {
@@ -95,4 +73,38 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
         );
     }
     Ok(crate::output::read_errors_status(read_error, "the trace"))
+}
+
+/// Every event of `input` into `w`, with a spinner on terminals. The log is read to its end
+/// even after a write error, which is returned then: the read's own error is the caller's.
+fn write_events<W: Write>(
+    w: &mut TraceWriter<W>,
+    input: LogInput,
+    no_progress: bool,
+) -> Result<(StreamStats, Option<StreamError>)> {
+    let bar = (!no_progress && std::io::stderr().is_terminal()).then(|| {
+        let b = ProgressBar::new_spinner();
+        b.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("template"));
+        b
+    });
+    let mut io_error = None;
+    let read = for_each_event(input, |e| {
+        if io_error.is_none() {
+            if let Err(err) = w.event(&e) {
+                io_error = Some(err);
+            }
+            if let Some(b) = &bar {
+                if w.events.is_multiple_of(100_000) {
+                    b.set_message(format!("{} events written", w.events));
+                }
+            }
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match io_error {
+        Some(e) => Err(e).context("cannot write the trace"),
+        None => Ok(read),
+    }
 }
