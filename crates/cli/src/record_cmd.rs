@@ -4,18 +4,14 @@
 pub use crate::record_args::RecordArgs;
 use crate::record_child::{child_ended, exit_code, forward_signals, pass_through, Log};
 use crate::ExitCode;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use profilednn_analysis::ranks::launcher;
-use std::path::PathBuf;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 pub fn run(args: RecordArgs) -> Result<ExitCode> {
-    let path = args.output.clone().unwrap_or_else(|| {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        PathBuf::from(format!("profilednn-{secs}.log"))
-    });
+    let path = args.output.clone().unwrap_or_else(default_log_path);
     let mut log = Log::create(&path)?;
     let env = |k: &str| std::env::var(k).ok();
     // Run as one rank by the launcher, `record` labels nothing: its log is that rank's.
@@ -24,64 +20,14 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     } else {
         args.command.clone()
     };
-    // The node's line first: the logs of several nodes are read together by it.
-    if let Some(l) = args
-        .ranks
-        .then(|| launcher::node_line(&command, env, &launcher::host_name()))
-        .flatten()
-    {
-        log.write_all(l.as_bytes())?;
-        log.write_all(b"\n")?;
-    }
+    write_header(&mut log, &args, &command)?;
     let launch = args
         .ranks
         .then(|| crate::record_launch::launching(&command, env));
-    let (program, rest) = command.split_first().expect("required");
-    // The interpreter of a PyTorch run, kept for the whole-step replay (`replay --torch-trace`
-    // runs PyTorch through it when the venv is not on the PATH).
-    let python = args
-        .torch
-        .then(|| profilednn_torchreplay::recorded(std::path::Path::new(program)))
-        .flatten();
-    if let Some(py) = python {
-        let line = profilednn_torchtrace::recorded_python::line(&py);
-        log.write_all(line.as_bytes())?;
-        log.write_all(b"\n")?;
-    }
-    let mut cmd = Command::new(program);
-    cmd.args(rest)
-        .envs(profilednn_verbose::env::of_recording(
-            args.level,
-            !args.no_timestamps,
-        ))
-        .stdout(Stdio::piped());
-    if args.torch {
-        cmd.env("PROFILEDNN_TORCH_TRACE", trace_path(&path));
-        // torch.compile's generated kernels appear in the trace by name (each call wrapped in
-        // a record function) only with this set when Inductor generates them; unless the user
-        // chose otherwise.
-        const KERNELS: &str = "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE";
-        if std::env::var_os(KERNELS).is_none() {
-            cmd.env(KERNELS, "1");
-        }
-    }
-    // The child gets its own process group so that a Ctrl-C reaches it exactly once: through
-    // us (`forward_signals`), after which we still finish the log and the report.
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = match cmd.spawn() {
+    let program = &command[0];
+    let mut child = match child_command(&args, &command, &path).spawn() {
         Ok(c) => c,
-        Err(e) => {
-            // Nothing ran, so no log: an empty file left behind would read as a run without a
-            // verbose line.
-            drop(log);
-            let _ = std::fs::remove_file(&path);
-            bail!(
-                "cannot run {}: {e} (no log written to {})",
-                program.to_string_lossy(),
-                path.display()
-            )
-        }
+        Err(e) => return Err(nothing_ran(log, &path, program, e)),
     };
     forward_signals(child.id());
     let sampler = launch
@@ -107,6 +53,75 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     }
     end_of_run(&path, args.torch, args.no_report, passed.verbose_lines);
     Ok(exit_code(status))
+}
+
+/// `profilednn-SECONDS.log`: each run without `-o` gets a log of its own.
+fn default_log_path() -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    PathBuf::from(format!("profilednn-{secs}.log"))
+}
+
+/// The log's first lines: the node's (`--ranks`: the logs of several nodes are read together
+/// by it), then the interpreter of a PyTorch run (`--torch`: kept for the whole-step replay,
+/// which runs PyTorch through it when the venv is not on the PATH).
+fn write_header(log: &mut Log, args: &RecordArgs, command: &[OsString]) -> Result<()> {
+    let env = |k: &str| std::env::var(k).ok();
+    let node = args
+        .ranks
+        .then(|| launcher::node_line(command, env, &launcher::host_name()))
+        .flatten();
+    let python = args
+        .torch
+        .then(|| profilednn_torchreplay::recorded(Path::new(&command[0])))
+        .flatten()
+        .map(|py| profilednn_torchtrace::recorded_python::line(&py));
+    for line in node.into_iter().chain(python) {
+        log.write_all(line.as_bytes())?;
+        log.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// The program as `record` runs it: oneDNN's verbose mode on, its output piped through us, and
+/// with `--torch` the trace asked for. The child gets its own process group so that a Ctrl-C
+/// reaches it exactly once: through us (`forward_signals`), after which we still finish the log
+/// and the report.
+fn child_command(args: &RecordArgs, command: &[OsString], path: &Path) -> Command {
+    let (program, rest) = command.split_first().expect("required");
+    let mut cmd = Command::new(program);
+    cmd.args(rest)
+        .envs(profilednn_verbose::env::of_recording(
+            args.level,
+            !args.no_timestamps,
+        ))
+        .stdout(Stdio::piped());
+    if args.torch {
+        cmd.env("PROFILEDNN_TORCH_TRACE", trace_path(path));
+        // torch.compile's generated kernels appear in the trace by name (each call wrapped in
+        // a record function) only with this set when Inductor generates them; unless the user
+        // chose otherwise.
+        const KERNELS: &str = "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE";
+        if std::env::var_os(KERNELS).is_none() {
+            cmd.env(KERNELS, "1");
+        }
+    }
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    cmd
+}
+
+/// `program` could not be started. Nothing ran, so no log: an empty file left behind would read
+/// as a run without a verbose line.
+fn nothing_ran(log: Log, path: &Path, program: &OsStr, e: std::io::Error) -> anyhow::Error {
+    drop(log);
+    let _ = std::fs::remove_file(path);
+    anyhow::anyhow!(
+        "cannot run {}: {e} (no log written to {})",
+        program.to_string_lossy(),
+        path.display()
+    )
 }
 
 /// What `record` says once the program ended: a missing PyTorch trace (with the lines to add),
