@@ -56,14 +56,18 @@ pub struct ProjectArgs {
     /// cost per epoch, cheapest target first (needs --samples-per-epoch and --batch).
     #[arg(long, value_name = "P", requires = "to")]
     price_per_hour: Vec<f64>,
-    /// `table` (the terminal; also `terminal`) or `json` (with --to:
-    /// `profilednn.machine-projection.v1`, docs/machines.md).
-    #[arg(long, default_value = "table", value_parser = Format::only(&[Format::Table, Format::Json]))]
+    /// `table` (the terminal; also `terminal`), `json` (with --to:
+    /// `profilednn.machine-projection.v1`, docs/machines.md) or, with --to, `html` (a
+    /// self-contained page: the targets side by side with their bands).
+    #[arg(long, default_value = "table", value_parser = Format::only(&[Format::Table, Format::Json, Format::Html]))]
     format: Format,
 }
 
 pub fn run(args: ProjectArgs) -> Result<ExitCode> {
     let json = args.format.or_json(args.json) == Format::Json;
+    if args.format == Format::Html && args.to.is_empty() {
+        bail!("--format html draws the projection onto other machines: give --to TARGET.json (for a what-if's page: `profilednn report LOG --replay R.json --format html`)");
+    }
     if !args.to.is_empty() {
         return crate::project_to::run(crate::project_to::ToArgs {
             log: &args.log,
@@ -72,7 +76,7 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
             from: args.from.as_deref(),
             threads: args.threads,
             iterations: args.iterations,
-            json,
+            format: if json { Format::Json } else { args.format },
             epoch: profilednn_project::target::epoch::EpochRequest {
                 samples_per_epoch: args.samples_per_epoch,
                 batch: args.batch,

@@ -16,7 +16,7 @@ pub struct ToArgs<'a> {
     pub from: Option<&'a Path>,
     pub threads: Option<usize>,
     pub iterations: Option<u64>,
-    pub json: bool,
+    pub format: crate::format::Format,
     pub epoch: target::epoch::EpochRequest,
 }
 
@@ -62,10 +62,11 @@ pub fn run(a: ToArgs) -> Result<ExitCode> {
     };
     let mut doc = doc;
     target::epoch::order(&mut doc.targets);
-    if a.json {
-        outln!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        crate::output::write(None, profilednn_report::machine_projection::render(&doc))?;
+    use crate::format::Format;
+    match a.format {
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&doc)?),
+        Format::Html => outln!("{}", profilednn_report::html::machines_page(&doc)),
+        _ => crate::output::write(None, profilednn_report::machine_projection::render(&doc))?,
     }
     Ok(ExitCode::SUCCESS)
 }

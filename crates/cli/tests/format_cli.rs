@@ -66,7 +66,7 @@ fn a_format_a_command_cannot_write_is_refused_with_those_it_can() {
         (
             vec!["project", &log],
             "csv",
-            "[possible values: table, json]",
+            "[possible values: table, json, html]",
         ),
         (vec!["peak"], "csv", "[possible values: table, json]"),
     ] {

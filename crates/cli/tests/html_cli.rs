@@ -5,7 +5,7 @@
 //! (set by `.ci/run`, which installs chromium) makes a missing browser a failure.
 
 mod common;
-use common::{bin, root, temp_dir};
+use common::{bin, failed, json_of, root, stdout_of, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -984,4 +984,71 @@ fn report_page_leads_with_the_whole_step() {
     let sub = part(item, "class=\"projection onednn-part\"", &["</li>"]);
     assert!(sub.contains(&onednn), "{onednn}\n{sub}");
     assert_eq!(list.matches("class=\"projection\"").count(), 0, "{list}");
+}
+
+/// `project --to … --format html`: each target's row carries `--format json`'s figures (the
+/// projected step, its band), its bar is split into the JSON's parts with the band as a
+/// whisker, and the page draws without errors. HTML without `--to` is refused, saying why.
+#[test]
+fn machines_page_shows_each_target_with_its_band() {
+    let p = |rel: &str| root().join(rel).display().to_string();
+    let (log, trace) = (
+        p("fixtures/torch/gpt-bf16.log.gz"),
+        p("fixtures/torch/gpt-bf16.trace.json.gz"),
+    );
+    let (from, to, spec) = (
+        p("machines/epyc-zen4-25-17/profile.json"),
+        p("machines/xeon-6-207-amx/profile.json"),
+        p("machines/xeon-6-207-amx/spec.json"),
+    );
+    let args = |format: &'static str| {
+        vec![
+            "project",
+            &log,
+            "--torch-trace",
+            &trace,
+            "--from",
+            &from,
+            "--to",
+            &to,
+            "--to",
+            &spec,
+            "--format",
+            format,
+        ]
+    };
+    let err = failed(
+        bin()
+            .args(["project", &log, "--format", "html"])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("--to"), "{err}");
+    let Some(b) = browser() else { return };
+    let json = json_of(&args("json"));
+    let dir = temp_dir();
+    let page = dir.join("machines.html");
+    std::fs::write(&page, stdout_of(&args("html"))).unwrap();
+    let dom = load_ok(&b, &page);
+    let targets = json["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    let mut parts = 0;
+    for t in targets {
+        let name = t["target"].as_str().unwrap();
+        let f = |k: &str| t[k].as_f64().unwrap();
+        let (lo, hi) = (
+            t["band"]["low_ms"].as_f64().unwrap(),
+            t["band"]["high_ms"].as_f64().unwrap(),
+        );
+        let row = part(&dom, &format!("data-target=\"{name}\""), &["</tr>"]);
+        assert!(
+            row.contains(&format!("{:.3}", f("projected_step_ms"))),
+            "{row}"
+        );
+        assert!(row.contains(&format!("{lo:.3}–{hi:.3} ms")), "{row}");
+        parts += t["parts"].as_array().unwrap().len();
+    }
+    assert_eq!(dom.matches("class=\"part\"").count(), parts);
+    assert_eq!(dom.matches("class=\"band\"").count(), targets.len());
+    screenshot_is_not_blank(&b, &page, &dir.join("machines.png"));
 }

@@ -12,6 +12,8 @@ const JS: &str = include_str!("report.js");
 /// The advice's what-if projections, embedded only when the advice has some (pages without
 /// projections stay byte for byte as before).
 const PROJECTION_JS: &str = include_str!("projection.js");
+/// The page of `project --to`: drawn by its own script, report.js leaves it alone.
+const MACHINES_JS: &str = include_str!("machines.js");
 
 /// What the report page shows besides the summary.
 pub struct ReportPage<'a> {
@@ -170,5 +172,15 @@ pub fn diff_page(
         &format!("ProfileDNN diff: {} vs {}", d.before, d.after),
         &data,
         None,
+    )
+}
+
+/// `project --to --format html`: the step on each target, side by side, with its band.
+pub fn machines_page(d: &profilednn_project::target::MachineProjection) -> String {
+    let data = json!({ "page": "machines", "projection": d });
+    page(
+        &format!("ProfileDNN: {} on other machines", d.log),
+        &data,
+        Some(MACHINES_JS),
     )
 }

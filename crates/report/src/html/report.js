@@ -547,6 +547,7 @@
   try {
     app.replaceChildren();
     if (D.page === "diff") diffPage();
+    else if (D.page === "machines") return; // machines.js draws it, and says when it is done
     else app.append(...[header(), advice(), el("div", { class: "row" }, sunburst(), el("div", { style: "flex:1 1 420px;display:flex;flex-direction:column;gap:14px" }, split(), roofline())), timeline(), ranks(), torchView(), table(), lines()].flat().filter(Boolean));
     if (!document.body.dataset.status.startsWith("error")) status("ok");
   } catch (e) {
