@@ -1,7 +1,7 @@
 //! `profilednn advise`: rules that turn a profile into actions.
 
 pub use crate::advise_args::{AdviseArgs, Format};
-use crate::advised::{Judged, Request, WhatIfRequest};
+use crate::advised::{Judged, Request};
 use crate::ExitCode;
 use anyhow::Result;
 use profilednn_analysis::SummaryOptions;
@@ -9,9 +9,7 @@ use profilednn_analysis::SummaryOptions;
 pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     let judged = Judged::load(Request {
         logs: &args.logs,
-        threads: args.threads,
-        iterations: args.iterations,
-        no_progress: args.no_progress,
+        read: (args.threads, args.iterations, args.no_progress),
         torch_trace: args.torch_trace.as_deref(),
         machine: Some(args.machine.as_deref()),
         cores: args.cores,
@@ -22,15 +20,9 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
     // With the trace, --project judges the changes on the whole step too (framework ops
     // replayed through PyTorch), which is what a transformer's advice needs.
     let what_ifs = judged.what_ifs(
-        &args.logs,
         &thresholds,
-        WhatIfRequest {
-            replay: &args.replay,
-            project: args.project.then_some(args.dnnl_lib.as_deref()),
-            no_progress: args.no_progress,
-            torch_trace: args.torch_trace.as_deref(),
-            whole_step: args.torch_trace.is_some() && args.project,
-        },
+        &args.replay,
+        args.project.then_some(args.dnnl_lib.as_deref()),
     )?;
     let advice = judged.advice(&thresholds, &what_ifs);
     let text = match args.format {

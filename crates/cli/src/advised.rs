@@ -14,9 +14,8 @@ use std::path::{Path, PathBuf};
 /// The flags `advise` and `report` read their inputs with.
 pub(crate) struct Request<'a> {
     pub logs: &'a [PathBuf],
-    pub threads: Option<usize>,
-    pub iterations: Option<u64>,
-    pub no_progress: bool,
+    /// `--threads`, `--iterations` and `--no-progress`: how the logs are read.
+    pub read: (Option<usize>, Option<u64>, bool),
     pub torch_trace: Option<&'a Path>,
     /// `--machine`; `None`: no machine profile is read (`report --no-roofline`).
     pub machine: Option<Option<&'a Path>>,
@@ -27,18 +26,6 @@ pub(crate) struct Request<'a> {
     pub summary: SummaryOptions,
 }
 
-/// The flags of the what-ifs the advice takes.
-pub(crate) struct WhatIfRequest<'a> {
-    /// `--replay`: replay files of the one log.
-    pub replay: &'a [PathBuf],
-    /// `--project` and its `--dnnl-lib`: the what-ifs the rules want, replayed here.
-    pub project: Option<Option<&'a Path>>,
-    pub no_progress: bool,
-    pub torch_trace: Option<&'a Path>,
-    /// `--project` with `torch_trace`: the whole step replayed through PyTorch too.
-    pub whole_step: bool,
-}
-
 /// The what-ifs the advice takes: the oneDNN primitives' and the whole step's.
 pub(crate) struct WhatIfs {
     pub projections: Vec<Projected>,
@@ -47,6 +34,9 @@ pub(crate) struct WhatIfs {
 
 /// The inputs read by [`Judged::load`], which the advice and the report's sections are of.
 pub(crate) struct Judged {
+    logs: Vec<PathBuf>,
+    torch_trace: Option<PathBuf>,
+    no_progress: bool,
     pub profiles: Vec<Profile>,
     pub ranks: Vec<RankSet>,
     nodes: Vec<(String, String)>,
@@ -62,13 +52,10 @@ pub(crate) struct Judged {
 impl Judged {
     pub fn load(r: Request) -> Result<Judged> {
         // With a PyTorch trace, a log without a oneDNN line still has a step to judge.
-        let loaded = crate::load::logs_and_ranks_with(
-            r.logs,
-            r.threads,
-            r.iterations,
-            r.no_progress,
-            r.torch_trace.is_some(),
-        )?;
+        let (threads, iterations, no_progress) = r.read;
+        let empty_ok = r.torch_trace.is_some();
+        let loaded =
+            crate::load::logs_and_ranks_with(r.logs, threads, iterations, no_progress, empty_ok)?;
         let nodes = profilednn_analysis::load::nodes_of(&loaded.ranks);
         let machine = match r.machine {
             Some(path) => profilednn_project::machine_file::load(path)?,
@@ -96,6 +83,9 @@ impl Judged {
             Cow::Borrowed(_) => None,
         };
         Ok(Judged {
+            logs: r.logs.to_vec(),
+            torch_trace: r.torch_trace.map(Path::to_path_buf),
+            no_progress,
             profiles: loaded.profiles,
             ranks: loaded.ranks,
             nodes,
@@ -120,25 +110,26 @@ impl Judged {
             .with_launch(self.launch.as_ref())
     }
 
-    /// The what-ifs of the replay files given (first and in order), then with `--project`
-    /// those the rules want on this evidence, replayed here through oneDNN; then the whole
-    /// step's: bf16 replayed here through PyTorch (`whole_step`), and those of the replay files
-    /// that hold the whole step.
+    /// The what-ifs of the `replay` files (first and in order), then with `project`
+    /// (`--project`, its `--dnnl-lib`) those the rules want on this evidence, replayed here
+    /// through oneDNN; then the whole step's: with `--project` and the trace, bf16 replayed here
+    /// through PyTorch, and those of the replay files that hold the whole step.
     pub fn what_ifs(
         &self,
-        logs: &[PathBuf],
         thresholds: &Thresholds,
-        w: WhatIfRequest,
+        replay: &[PathBuf],
+        project: Option<Option<&Path>>,
     ) -> Result<WhatIfs> {
-        let mut projections =
-            crate::advice_projections::from_files(logs, &self.profiles, w.replay)?;
-        if let Some(dnnl_lib) = w.project {
+        let logs = &self.logs[..];
+        let whole_step = self.torch_trace.is_some() && project.is_some();
+        let mut projections = crate::advice_projections::from_files(logs, &self.profiles, replay)?;
+        if let Some(dnnl_lib) = project {
             let wanted = profilednn_advice::wanted_what_ifs(&self.evidence(), thresholds);
             let of = (logs, &self.profiles[..]);
-            let run = (dnnl_lib, w.no_progress, w.whole_step);
+            let run = (dnnl_lib, self.no_progress, whole_step);
             projections.extend(crate::whatif_run::project(of, &wanted, run)?);
         }
-        let mut steps = match (w.torch_trace, w.whole_step) {
+        let mut steps = match (&self.torch_trace, whole_step) {
             (Some(t), true) => profilednn_project::project::step_what_if::what_ifs(
                 t,
                 logs.first().map(|l| l.as_path()),
@@ -147,10 +138,8 @@ impl Judged {
             )?,
             _ => Vec::new(),
         };
-        let files = &projections[..w.replay.len().min(projections.len())];
-        steps.extend(crate::advice_projections::steps_from_files(
-            w.replay, files,
-        )?);
+        let files = &projections[..replay.len().min(projections.len())];
+        steps.extend(crate::advice_projections::steps_from_files(replay, files)?);
         Ok(WhatIfs { projections, steps })
     }
 

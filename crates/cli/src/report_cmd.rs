@@ -1,7 +1,7 @@
 //! `profilednn report`: loads the logs (and a trace), summarises, advises, and writes the
 //! document in the form asked for.
 
-use crate::advised::{Judged, Request, WhatIfRequest};
+use crate::advised::{Judged, Request};
 pub use crate::report_args::{Format, ReportArgs};
 use crate::ExitCode;
 use anyhow::{Context, Result};
@@ -14,9 +14,7 @@ use std::path::PathBuf;
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let judged = Judged::load(Request {
         logs: &args.logs,
-        threads: args.threads,
-        iterations: args.iterations,
-        no_progress: args.no_progress,
+        read: (args.threads, args.iterations, args.no_progress),
         torch_trace: args.torch_trace.as_deref(),
         // Loaded once: the summary's efficiency section and the HTML page's roofline use it.
         machine: (!args.no_roofline).then_some(args.machine.as_deref()),
@@ -33,15 +31,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     // As `advise`: with the trace, --project judges the changes on the whole step too, and a
     // replay file with the whole step gives its what-if.
     let what_ifs = judged.what_ifs(
-        &args.logs,
         &thresholds,
-        WhatIfRequest {
-            replay: &args.replay,
-            project: args.project.then_some(args.dnnl_lib.as_deref()),
-            no_progress: args.no_progress,
-            torch_trace: args.torch_trace.as_deref(),
-            whole_step: args.torch_trace.is_some() && args.project && !args.no_advice,
-        },
+        &args.replay,
+        args.project.then_some(args.dnnl_lib.as_deref()),
     )?;
     // Computed at most once, for the HTML page and the terminal or JSON output alike.
     let advice_once = std::cell::OnceCell::new();
