@@ -188,8 +188,6 @@ pub fn count_pair(s: &str) -> Result<(u64, u64), String> {
     Ok((part(b, "BEFORE")?, part(a, "AFTER")?))
 }
 
-/// `--torch-trace` of `report` and `advise`: the trace joined with the one log it was recorded
-/// with ([`torch_join`]), `None` without a trace.
 /// How the ranks were launched, as `record --ranks` wrote it beside a log (`STEM.launch.json`):
 /// `advise` and `report`'s advice read it alike; a file there that is not one is an error.
 pub fn launch_of(logs: &[PathBuf]) -> Result<Option<profilednn_analysis::ranks::launch::Launch>> {
@@ -199,6 +197,8 @@ pub fn launch_of(logs: &[PathBuf]) -> Result<Option<profilednn_analysis::ranks::
         .map_err(anyhow::Error::msg)
 }
 
+/// `--torch-trace` of `report` and `advise`: the trace joined with the one log it was recorded
+/// with ([`torch_join`]), `None` without a trace.
 pub fn torch_join_of_logs(
     trace: Option<&std::path::Path>,
     logs: &[PathBuf],

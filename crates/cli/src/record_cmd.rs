@@ -6,6 +6,7 @@ use crate::record_child::{child_ended, exit_code, forward_signals, pass_through,
 use crate::ExitCode;
 use anyhow::{Context, Result};
 use profilednn_analysis::ranks::launcher;
+use profilednn_torchtrace::recording;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -98,14 +99,7 @@ fn child_command(args: &RecordArgs, command: &[OsString], path: &Path) -> Comman
         ))
         .stdout(Stdio::piped());
     if args.torch {
-        cmd.env("PROFILEDNN_TORCH_TRACE", trace_path(path));
-        // torch.compile's generated kernels appear in the trace by name (each call wrapped in
-        // a record function) only with this set when Inductor generates them; unless the user
-        // chose otherwise.
-        const KERNELS: &str = "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE";
-        if std::env::var_os(KERNELS).is_none() {
-            cmd.env(KERNELS, "1");
-        }
+        cmd.envs(recording::env(path, |k| std::env::var_os(k)));
     }
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
@@ -130,7 +124,7 @@ fn nothing_ran(log: Log, path: &Path, program: &OsStr, e: std::io::Error) -> any
 /// report that fails (an unreadable machine profile, say) is told, and the program's exit
 /// status stays the command's.
 fn end_of_run(path: &std::path::Path, torch: bool, no_report: bool, verbose_lines: u64) {
-    let trace = torch.then(|| trace_path(path));
+    let trace = torch.then(|| recording::trace_path(path));
     if let Some(t) = trace.as_ref().filter(|t| !t.exists()) {
         eprintln!(
             "profilednn: no PyTorch trace was written ({}): the script never entered \
@@ -158,20 +152,4 @@ fn end_of_run(path: &std::path::Path, torch: bool, no_report: bool, verbose_line
             );
         }
     }
-}
-
-/// `run.log` / `run.log.gz` → `run.trace.json.gz` (written compressed: traces of compiled
-/// models run to hundreds of MB).
-pub fn trace_path(log: &std::path::Path) -> PathBuf {
-    let name = log
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stem = name
-        .strip_suffix(".gz")
-        .unwrap_or(&name)
-        .strip_suffix(".log")
-        .unwrap_or(name.strip_suffix(".gz").unwrap_or(&name))
-        .to_string();
-    log.with_file_name(format!("{stem}.trace.json.gz"))
 }

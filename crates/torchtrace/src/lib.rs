@@ -18,6 +18,7 @@
 pub mod compiled;
 pub mod framework;
 pub mod recorded_python;
+pub mod recording;
 pub mod runs_in;
 pub mod same_run;
 mod scan;
