@@ -148,6 +148,67 @@ def _compiled_frames(model):
     return ";".join(f"{clean(k)}={clean(v)}" for k, v in frames.items())
 
 
+# Inductor's output code is kept beside the trace up to this size: the kernels' buffers and
+# source ops are what `profilednn report --torch-trace` costs them from; the generated C++ of a
+# big model runs to megabytes, the rest of the module is small.
+_MAX_CODE_MB = 64
+
+
+def code_path(trace):
+    """Where the output code of `trace`'s compiled graphs goes: `run.trace.json.gz` ->
+    `run.inductor.py.gz` (`profilednn report` looks there)."""
+    for suffix in (".trace.json.gz", ".trace.json", ".json.gz", ".json"):
+        if trace.endswith(suffix):
+            return trace[: -len(suffix)] + ".inductor.py.gz"
+    return trace + ".inductor.py.gz"
+
+
+def _output_code():
+    """The output code of every graph Inductor compiled or loaded in this process, as
+    `(path, source)`: the modules PyCodeCache loaded whose source defines `call` (the graph's
+    wrapper), which names each kernel, its buffers with their sizes and its source ops. A torch
+    without that private cache gives none (the kernels then stay uncosted, and say why)."""
+    if "torch._inductor" not in sys.modules:
+        return []
+    try:
+        from torch._inductor.codecache import PyCodeCache
+        modules = list(PyCodeCache.modules)
+    except Exception:  # an older or newer torch: no output code, said by the report
+        return []
+    out = []
+    for m in modules:
+        path = getattr(m, "__file__", None)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, TypeError):
+            continue
+        if "def call(" in text and "async_compile" in text:
+            out.append((path, text))
+    return out
+
+
+def _write_code(trace):
+    """Writes the output code beside `trace` (gzip), each module after a `# profilednn: output
+    code PATH` line; nothing when nothing was compiled. Too large: said, and cut whole modules
+    off at the limit (the report names the kernels left without code)."""
+    modules = _output_code()
+    if not modules:
+        return None
+    import gzip
+    path, total, kept = code_path(trace), 0, 0
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for src, text in modules:
+            total += len(text)
+            if total > _MAX_CODE_MB * 1e6:
+                print(f"profilednn.profile: Inductor's output code passed {_MAX_CODE_MB} MB: "
+                      f"{len(modules) - kept} of {len(modules)} graphs left out of {path}", file=sys.stderr)
+                break
+            f.write(f"# profilednn: output code {src}\n{text}\n")
+            kept += 1
+    return path
+
+
 class profile:
     def __init__(self, trace=None, record_shapes=True, modules=None, skip=None, active=None,
                  model=None, max_trace_mb=256):
@@ -239,4 +300,9 @@ class profile:
             self._export()
         except RuntimeError as e:
             print(f"profilednn.profile: no trace written to {self.trace}: {e}", file=sys.stderr)
+            return False
+        try:
+            _write_code(self.trace)
+        except OSError as e:
+            print(f"profilednn.profile: Inductor's output code not written: {e}", file=sys.stderr)
         return False

@@ -3,6 +3,7 @@
 compiled region runs (`profilednn_compiled_frames`). The references are the module's own code
 object (`inspect`) and the ops the model runs."""
 
+import gzip
 import inspect
 import json
 import os
@@ -47,9 +48,18 @@ class CompiledTrace(unittest.TestCase):
                 raise
             with open(path) as f:
                 trace = json.load(f)
+            code_file = os.path.join(d, "t.inductor.py.gz")
+            self.assertEqual(profilednn.capture.code_path(path), code_file)
+            with gzip.open(code_file, "rt") as f:
+                code = f.read()
         names = {e["name"] for e in trace["traceEvents"] if e.get("ph") == "X"}
         kernels = [n for n in names if n.startswith("graph_") and "_cpp_fused_" in n]
         self.assertTrue(kernels, sorted(names)[:50])
+        # Inductor's output code is kept beside the trace: a forward and a backward graph, each
+        # kernel the trace names defined there (its profiling scope carries the trace's name).
+        self.assertEqual(code.count("# profilednn: output code "), 2, code[:300])
+        for k in kernels:
+            self.assertIn(f'"{k}"', code)
         # The forward's GELU and layer norm fuse into one kernel named after both.
         self.assertTrue(any("gelu" in k and "native_layer_norm" in k for k in kernels), kernels)
         code = Block.forward.__code__

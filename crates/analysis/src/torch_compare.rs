@@ -214,6 +214,7 @@ mod tests {
             time_ms,
             calls: 1,
             graph: Some(0),
+            ..Default::default()
         };
         compiled.framework.inductor_kernels = vec![
             kernel(

@@ -365,23 +365,52 @@ fn inductor_kernels(out: &mut String, j: &TorchJoin, n: usize, per: f64) {
         f.inductor_kernels.len(),
         ms(f.compiled_region_ms / per)
     );
+    let costed = f.inductor_kernels.iter().filter(|k| k.cost.is_some()).count();
+    if costed > 0 {
+        let _ = writeln!(
+            out,
+            "  {costed} of them costed, {}: bytes of their buffers, the fused ops' operations \
+             over their elements",
+            profilednn_torchtrace::framework::KERNEL_COST
+        );
+    } else if let Some(why) = f.inductor_kernels.iter().find_map(|k| k.uncosted.as_deref()) {
+        let _ = writeln!(out, "  not costed: {why}");
+    }
     // A kernel's name lists the ops it fused: printed last, at full length up to 110 characters.
     let _ = writeln!(
         out,
-        "  {:>9} {:>10}  kernel (named after the ops it fused)",
-        "calls", "ms"
+        "  {:>9} {:>10} {:>8} {:>8} {:>6} {:>8}  kernel (named after the ops it fused)",
+        "calls", "ms", "GFLOP/s", "GB/s", "bound", "% roof"
     );
+    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
     for k in f.inductor_kernels.iter().take(n) {
         let _ = writeln!(
             out,
-            "  {:>9} {:>10}  {}",
+            "  {:>9} {:>10} {:>8} {:>8} {:>6} {:>8}  {}",
             calls(k.calls as f64 / per),
             ms(k.time_ms / per),
+            opt(k.gflops, &|g| format!("{g:.1}")),
+            opt(k.gbps, &|g| format!("{g:.1}")),
+            k.bound.unwrap_or("-"),
+            opt(k.efficiency, &|e| format!("{:.1}", e * 100.0)),
             clip(&k.name, 110)
         );
     }
     if f.inductor_kernels.len() > n {
         let _ = writeln!(out, "  … {} more kernels", f.inductor_kernels.len() - n);
+    }
+    let uncosted = f.inductor_kernels.len() - costed;
+    if costed > 0 && uncosted > 0 {
+        let _ = writeln!(
+            out,
+            "  {uncosted} kernel(s) not costed: {}",
+            f.inductor_kernels
+                .iter()
+                .filter_map(|k| Some(format!("{} ({})", k.name, k.uncosted.as_deref()?)))
+                .take(5)
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
     }
 }
 

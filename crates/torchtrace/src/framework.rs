@@ -116,6 +116,98 @@ pub struct KernelRow {
     pub fused: Vec<String>,
     pub calls: u64,
     pub time_ms: f64,
+    /// With the output code beside the trace ([`crate::inductor_code`]), summed over the calls:
+    /// its buffers' bytes and the fused ops' operations over its elements. `cost` says where
+    /// they come from ("estimated from Inductor's code"); absent: `uncosted` says why.
+    pub flops: u64,
+    pub bytes: u64,
+    pub precision: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uncosted: Option<String>,
+    pub gflops: Option<f64>,
+    pub gbps: Option<f64>,
+    /// Against a machine's roofs, as a framework op's ([`FrameworkOps::set_against`]).
+    pub roofline_ms: Option<f64>,
+    pub bound: Option<&'static str>,
+    pub lost_ms: Option<f64>,
+    pub efficiency: Option<f64>,
+}
+
+/// Where a costed kernel's figures come from.
+pub const KERNEL_COST: &str = "estimated from Inductor's code";
+
+impl KernelRow {
+    /// Costs the kernel from `code`: each call at the mean of its graph's calls in the code
+    /// (the trace's calls are the graph's launches over the iterations).
+    fn cost_from(&mut self, code: Option<&crate::inductor_code::OutputCode>) {
+        let Some(code) = code else {
+            self.uncosted = Some(
+                "no output code beside the trace (`profilednn.profile` keeps it as \
+                 RUN.inductor.py.gz: record again with this version)"
+                    .into(),
+            );
+            return;
+        };
+        let Some(calls) = code.kernels.get(&self.name).filter(|c| !c.is_empty()) else {
+            self.uncosted = Some(code.uncosted.get(&self.name).cloned().unwrap_or_else(|| {
+                "not in the output code beside the trace (another run's, or cut short)".into()
+            }));
+            return;
+        };
+        let n = calls.len() as f64;
+        let bytes = calls.iter().map(|c| c.bytes as f64).sum::<f64>() / n;
+        let elements = calls.iter().map(|c| c.elements as f64).sum::<f64>() / n;
+        let per: u64 = self
+            .fused
+            .iter()
+            .map(|o| framework::fused_per_element(o))
+            .sum();
+        self.bytes = (bytes * self.calls as f64) as u64;
+        self.flops = (elements * per as f64 * self.calls as f64) as u64;
+        self.precision = Some(calls[0].precision.clone());
+        self.cost = Some(KERNEL_COST);
+        if self.time_ms > 0.0 {
+            self.gflops = Some(self.flops as f64 / self.time_ms / 1e6);
+            self.gbps = Some(self.bytes as f64 / self.time_ms / 1e6);
+        }
+    }
+}
+
+/// The time at the roof of `flops` at `precision` (f32 when unknown; a precision the profile has
+/// no peak for is set against f32 and added to `substituted`) and of `bytes` at the bandwidth,
+/// and which binds; none without a usable peak.
+fn roof_of(
+    flops: u64,
+    bytes: u64,
+    precision: Option<&str>,
+    roofs: &Roofs,
+    substituted: &mut Vec<String>,
+) -> Option<(f64, &'static str)> {
+    let precision = precision.unwrap_or("f32");
+    let peak = match roofs.peak_gflops.get(precision) {
+        Some(&p) => Some(p),
+        None => {
+            if !substituted.iter().any(|s| s == precision) {
+                substituted.push(precision.to_string());
+            }
+            roofs.peak_gflops.get("f32").copied()
+        }
+    };
+    let peak = peak.filter(|p| *p > 0.0)?;
+    let compute_ms = flops as f64 / peak / 1e6;
+    let memory_ms = if roofs.memory_gbps > 0.0 {
+        bytes as f64 / roofs.memory_gbps / 1e6
+    } else {
+        0.0
+    };
+    let bound = if compute_ms >= memory_ms {
+        "compute"
+    } else {
+        "memory"
+    };
+    Some((compute_ms.max(memory_ms), bound))
 }
 
 /// The outermost events of compiled code: Dynamo's region around a compiled frame's call, and
@@ -137,38 +229,45 @@ impl FrameworkOps {
         };
         let mut lost = 0.0;
         for r in self.rows.iter_mut().filter(|r| r.costed_calls > 0) {
-            let precision = r.precision.clone().unwrap_or_else(|| "f32".into());
-            let peak = match roofs.peak_gflops.get(&precision) {
-                Some(&p) => Some(p),
-                None => {
-                    if !total.substituted.contains(&precision) {
-                        total.substituted.push(precision.clone());
-                    }
-                    roofs.peak_gflops.get("f32").copied()
-                }
-            };
-            let Some(peak) = peak.filter(|p| *p > 0.0) else {
+            let Some((roof, bound)) = roof_of(
+                r.flops + r.extra_flops,
+                r.bytes,
+                r.precision.as_deref(),
+                roofs,
+                &mut total.substituted,
+            ) else {
                 continue;
             };
-            let compute_ms = (r.flops + r.extra_flops) as f64 / peak / 1e6;
-            let memory_ms = if roofs.memory_gbps > 0.0 {
-                r.bytes as f64 / roofs.memory_gbps / 1e6
-            } else {
-                0.0
-            };
-            let roof = compute_ms.max(memory_ms);
             let measured = r.time_ms * r.costed_calls as f64 / r.calls.max(1) as f64;
             r.roofline_ms = Some(roof);
-            r.bound = Some(if compute_ms >= memory_ms {
-                "compute"
-            } else {
-                "memory"
-            });
+            r.bound = Some(bound);
             r.lost_ms = Some((measured - roof).max(0.0));
             r.efficiency = (measured > 0.0).then(|| roof / measured);
             total.measured_ms += measured;
             total.roofline_ms += roof;
             lost += (measured - roof).max(0.0);
+        }
+        for k in self
+            .inductor_kernels
+            .iter_mut()
+            .filter(|k| k.cost.is_some())
+        {
+            let Some((roof, bound)) = roof_of(
+                k.flops,
+                k.bytes,
+                k.precision.as_deref(),
+                roofs,
+                &mut total.substituted,
+            ) else {
+                continue;
+            };
+            k.roofline_ms = Some(roof);
+            k.bound = Some(bound);
+            k.lost_ms = Some((k.time_ms - roof).max(0.0));
+            k.efficiency = (k.time_ms > 0.0).then(|| roof / k.time_ms);
+            total.measured_ms += k.time_ms;
+            total.roofline_ms += roof;
+            lost += (k.time_ms - roof).max(0.0);
         }
         total.efficiency = if total.measured_ms > 0.0 {
             total.roofline_ms / total.measured_ms
@@ -181,6 +280,9 @@ impl FrameworkOps {
             total.lost_ms = Some(lost);
         } else {
             self.rows.iter_mut().for_each(|r| r.lost_ms = None);
+            self.inductor_kernels
+                .iter_mut()
+                .for_each(|k| k.lost_ms = None);
         }
         self.roofline = Some(total);
     }
@@ -392,6 +494,15 @@ pub fn framework_ops(
     out.rows = rows;
     out.costed_share = (out.top_level_ms > 0.0).then(|| out.costed_ms / out.top_level_ms);
     out.inductor_kernels = kernels.into_values().collect();
+    if !out.inductor_kernels.is_empty() {
+        for k in &mut out.inductor_kernels {
+            k.cost_from(trace.inductor_code.as_ref());
+            if k.cost.is_some() {
+                out.costed_ms += k.time_ms;
+            }
+        }
+        out.costed_share = (out.top_level_ms > 0.0).then(|| out.costed_ms / out.top_level_ms);
+    }
     out.inductor_kernels
         .sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms).then(a.name.cmp(&b.name)));
     out

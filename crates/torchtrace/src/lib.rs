@@ -17,6 +17,7 @@
 
 pub mod compiled;
 pub mod framework;
+pub mod inductor_code;
 pub mod recorded_python;
 pub mod recording;
 pub mod runs_in;
@@ -94,6 +95,9 @@ pub struct TorchTrace {
     pub truncated_at: Option<u64>,
     /// Why reading stopped there when the stream failed (a `.gz` cut short), not the JSON.
     pub stopped_by: Option<String>,
+    /// Inductor's output code kept beside the trace ([`inductor_code::code_path`]): what costs
+    /// the compiled kernels. None: there is none (an eager run, or an older recording).
+    pub inductor_code: Option<inductor_code::OutputCode>,
 }
 
 /// The compiled region's name with the frame it runs: `Torch-Compiled Region: 0/0` →
@@ -203,10 +207,21 @@ pub fn read_trace(path: &Path) -> Result<TorchTrace, TraceError> {
         path: path.into(),
         error,
     })?;
-    read_trace_from(
+    let mut t = read_trace_from(
         profilednn_verbose::gzip::decompressed(file),
         &path.display().to_string(),
-    )
+    )?;
+    t.inductor_code = read_code(path);
+    Ok(t)
+}
+
+/// The output code beside `trace`, parsed, when there is one. Bytes that are not UTF-8 are
+/// replaced and a file cut short parses to what it holds: the kernels it lacks stay uncosted.
+fn read_code(trace: &Path) -> Option<inductor_code::OutputCode> {
+    let file = std::fs::File::open(inductor_code::code_path(trace)).ok()?;
+    let mut bytes = Vec::new();
+    let _ = profilednn_verbose::gzip::decompressed(file).read_to_end(&mut bytes);
+    Some(inductor_code::parse(&String::from_utf8_lossy(&bytes)))
 }
 
 /// `read_trace` over any byte stream (uncompressed JSON); `name` is used in errors.

@@ -22,12 +22,14 @@
 mod attention;
 mod conv;
 mod elementwise;
+mod fused;
 mod gemm;
 mod norm;
 mod optimizer;
 mod tensor;
 
 use crate::{Cost, Unknown};
+pub use fused::fused_per_element;
 pub use tensor::element_bytes;
 
 /// One call of an op as the profiler recorded it.

@@ -56,6 +56,26 @@ pub fn project(j: &TorchJoin, source: &Roofs, target: &Roofs) -> FrameworkPart {
         part.logged_ms += ms;
         part.projected_ms += ms * t_ms / s_ms;
     }
+    // torch.compile's kernels, costed from Inductor's code: the same rule, as a family of
+    // their own (they run in place of the ops they fused).
+    for k in j.framework.inductor_kernels.iter().filter(|k| k.cost.is_some()) {
+        let ms = k.time_ms / per;
+        let precision = k.precision.as_deref().unwrap_or("f32");
+        let (Some(s), Some(t)) = (source.target(precision), target.target(precision)) else {
+            continue;
+        };
+        let (s_ms, _) = source.time_ms(&s, k.flops, k.bytes);
+        let (t_ms, memory) = target.time_ms(&t, k.flops, k.bytes);
+        if s_ms <= 0.0 {
+            continue;
+        }
+        let f = fam
+            .entry("fused (Inductor)")
+            .or_insert_with(|| Family::new("inductor", "fused (Inductor)"));
+        f.add(ms, ms * t_ms / s_ms, memory);
+        part.logged_ms += ms;
+        part.projected_ms += ms * t_ms / s_ms;
+    }
     part.families = fam.into_values().collect();
     part
 }

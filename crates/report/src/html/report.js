@@ -246,7 +246,10 @@
     if (!E) return card("Roofline", el("p", { class: "muted", text: "No machine profile: run `profilednn peak` (or pass --machine FILE) to see how far each primitive is from the hardware." }));
     const pts = E.primitives.filter((r) => r.intensity > 0 && r.gflops > 0);
     // The framework's own ops (with --torch-trace): squares, coloured by where they run.
-    const F = D.torch && D.torch.framework ? D.torch.framework.rows.filter((r) => r.gflops > 0 && r.bytes > 0 && r.runs_in !== "oneDNN") : [];
+    // torch.compile's kernels costed from Inductor's code join them, as `inductor` squares.
+    const K = D.torch && D.torch.framework ? (D.torch.framework.inductor_kernels || []).filter((k) => k.cost && k.gflops > 0 && k.bytes > 0)
+      .map((k) => ({ ...k, runs_in: "inductor", extra_flops: 0, name: `${k.name} (${k.cost})` })) : [];
+    const F = (D.torch && D.torch.framework ? D.torch.framework.rows.filter((r) => r.gflops > 0 && r.bytes > 0 && r.runs_in !== "oneDNN") : []).concat(K);
     const W = 620, H = 380, L = 56, B = 40;
     const xs = pts.map((r) => r.intensity).concat(F.map((r) => (r.flops + r.extra_flops) / r.bytes)), ys = pts.map((r) => r.gflops).concat(F.map((r) => r.gflops));
     const roofs = roofsOf(E);
@@ -381,15 +384,18 @@
         el("td", { class: "n", text: r.gbps != null ? num(r.gbps) : "" }), el("td", { class: "n", text: r.lost_ms != null ? ms(r.lost_ms / per) : "" })))))) : null;
     const kernels = T.framework ? T.framework.inductor_kernels || [] : [];
     const kernelTable = kernels.length ? el("div", { class: "tablewrap" }, el("table", { id: "torch-kernels" },
-      el("thead", {}, el("tr", {}, ["Inductor kernel", "calls", "ms", "fused ops"].map((h) => el("th", { text: h })))),
-      el("tbody", {}, kernels.slice(0, 25).map((k) => el("tr", {}, el("td", { class: "shape", text: k.name }),
-        el("td", { class: "n", text: (k.calls / per).toFixed(1) }), el("td", { class: "n", text: ms(k.time_ms / per) }), el("td", { text: k.fused.join(", ") })))))) : null;
+      el("thead", {}, el("tr", {}, ["Inductor kernel", "calls", "ms", "GFLOP/s", "GB/s", "% of roof", "fused ops"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, kernels.slice(0, 25).map((k) => el("tr", { title: k.cost || (k.uncosted ? `not costed: ${k.uncosted}` : "") }, el("td", { class: "shape", text: k.name }),
+        el("td", { class: "n", text: (k.calls / per).toFixed(1) }), el("td", { class: "n", text: ms(k.time_ms / per) }),
+        el("td", { class: "n", text: k.gflops != null ? num(k.gflops) : "" }), el("td", { class: "n", text: k.gbps != null ? num(k.gbps) : "" }),
+        el("td", { class: "n", text: k.efficiency != null ? pct(k.efficiency) : "" }), el("td", { text: k.fused.join(", ") })))))) : null;
+    const costedKernels = kernels.filter((k) => k.cost).length;
     return card(`PyTorch view (per iteration; ${T.attributed_calls} of ${T.attributed_calls + T.unattributed_calls} primitive executions attributed)`,
       compiled, where, whole, lostTable,
       el("div", { class: "legend" }, el("span", {}, el("i", { style: "background:#2b6cb0" }), "in oneDNN"), el("span", {}, el("i", { style: "background:#dd6b20" }), "outside oneDNN")),
       svg,
       costTable ? el("h3", { text: `Framework ops' cost (${pct(T.framework.costed_share || 0)} of framework-op time costed)` }) : null, costTable,
-      kernelTable ? el("h3", { text: "Inductor kernels (torch.compile's generated code)" }) : null, kernelTable,
+      kernelTable ? el("h3", { text: "Inductor kernels (torch.compile's generated code)" + (costedKernels ? `: ${costedKernels} of ${kernels.length} costed, ${kernels.find((k) => k.cost).cost}` : "") }) : null, kernelTable,
       iterTable ? el("h3", { text: "Each iteration" }) : null, iterTable,
       el("h3", { text: "Framework ops, most time outside oneDNN first" }),
       el("div", { class: "tablewrap" }, el("table", { id: "torch-ops" },
