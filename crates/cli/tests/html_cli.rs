@@ -1052,3 +1052,66 @@ fn machines_page_shows_each_target_with_its_band() {
     assert_eq!(dom.matches("class=\"band\"").count(), targets.len());
     screenshot_is_not_blank(&b, &page, &dir.join("machines.png"));
 }
+
+/// A compiled run with no oneDNN line (fixtures/torch/gpt-compiled-code, its Inductor output
+/// code beside the trace): the page leads with the trace's step and where it runs, shows no
+/// oneDNN charts or zero figures, and its roofline has a square per costed framework op and
+/// per kernel costed from the code, as the JSON lists them.
+#[test]
+fn a_run_without_onednn_leads_with_its_trace_and_its_kernels_on_the_roofline() {
+    let Some(b) = browser() else { return };
+    let dir = temp_dir();
+    let p = |rel: &str| root().join(rel).display().to_string();
+    let (log, trace, machine) = (
+        p("fixtures/torch/gpt-compiled-code.log.gz"),
+        p("fixtures/torch/gpt-compiled-code.trace.json.gz"),
+        p("fixtures/machine/xeon-8480-spec.json"),
+    );
+    let page = dir.join("compiled.html");
+    let args = [
+        "report",
+        &log,
+        "--torch-trace",
+        &trace,
+        "--machine",
+        &machine,
+    ];
+    bin()
+        .args(args)
+        .args(["--html", page.to_str().unwrap()])
+        .assert()
+        .success();
+    let dom = load_ok(&b, &page);
+    assert!(dom.contains("id=\"no-onednn\""));
+    assert!(dom.contains("whole step (steady iterations)") && dom.contains("runs most in"));
+    // What the page drew (the embedded data repeats the advice's rule texts).
+    let drawn = part(&dom, "id=\"app\"", &["<script id=\"data\""]);
+    for absent in ["id=\"sunburst\"", "oneDNN time", "of the bound reached"] {
+        assert!(!drawn.contains(absent), "{absent} on a page without oneDNN");
+    }
+    let j = json_of(&[&args[..], &["--format", "json"]].concat());
+    let f = &j["torch"]["framework"];
+    let rated = |r: &&serde_json::Value| {
+        r["gflops"].as_f64().unwrap_or(0.0) > 0.0 && r["bytes"].as_u64().unwrap_or(0) > 0
+    };
+    let rows = f["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(rated)
+        .filter(|r| r["runs_in"] != "oneDNN")
+        .count();
+    let kernels = f["inductor_kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["cost"] == "estimated from Inductor's code")
+        .filter(rated)
+        .count();
+    assert!(kernels > 0, "{f}");
+    assert_eq!(
+        dom.matches("class=\"framework-point\"").count(),
+        rows + kernels
+    );
+    assert!(dom.contains("costed, estimated from Inductor's code"));
+}

@@ -54,8 +54,32 @@
   }
   const card = (title, ...kids) => el("section", { class: "card" }, title ? el("h2", { text: title }) : null, ...kids);
 
+  // A run that never called oneDNN (an f32 transformer, a compiled model): its trace is the run,
+  // and the page leads with what that holds instead of zero oneDNN figures and empty charts.
+  const NO_ONEDNN = D.calls === 0 && !!D.torch;
+
+  function torchFacts() {
+    const T = D.torch, classes = (T.runs_in || []).filter((c) => c.time_ms > 0);
+    const step = classes.reduce((a, c) => a + c.time_ms, 0);
+    const top = classes.slice().sort((a, b) => b.time_ms - a.time_ms)[0];
+    const kernels = (T.framework && T.framework.inductor_kernels) || [];
+    const facts = [];
+    if (step > 0) facts.push([(T.compiling || []).length ? "whole step (steady iterations)" : "whole step per iteration", ms(step) + " ms"]);
+    if (top) facts.push(["runs most in", `${top.class} (${pct(top.share)})`]);
+    if (T.framework && T.framework.costed_share != null) facts.push(["framework-op time costed", pct(T.framework.costed_share)]);
+    if (kernels.length) facts.push(["Inductor kernels", `${kernels.length} (${kernels.filter((k) => k.cost).length} costed)`]);
+    for (const c of T.compiling || []) facts.push([`iteration ${c.index} compiled`, (c.compile_ms / 1e3).toFixed(1) + " s"]);
+    return facts;
+  }
+
   function header() {
     const md = D.metadata || {};
+    if (NO_ONEDNN) {
+      return card(null, el("h1", { text: "ProfileDNN report" }),
+        el("div", { class: "muted", text: D.sources.join(", ") }),
+        el("div", { class: "muted", id: "no-onednn", text: "No oneDNN primitive ran in this log: the PyTorch trace is the run, shown below." }),
+        el("div", { class: "facts" }, torchFacts().map(([k, v]) => el("div", { class: "fact" }, el("b", { text: v }), el("span", { text: k })))));
+    }
     const facts = [
       ["oneDNN time", ms(D.total_time_ms) + " ms"],
       ["executions", D.calls],
@@ -284,7 +308,7 @@
       F.length ? el("div", { class: "legend" }, el("span", {}, "circles: oneDNN primitives; squares: framework ops in"),
         ...Object.entries(RUNS_IN).filter(([k]) => F.some((r) => r.runs_in === k)).map(([k, c]) => el("span", {}, el("i", { style: `background:${c}` }), k))) : null,
       suspectBox(E.suspect, "roofline-suspect"),
-      el("div", { class: "muted", text: `run level: ${pct(E.ratio)} of the bound reached (${ms(E.roofline_ms)} ms roofline / ${ms(E.measured_ms)} ms measured; ${pct(E.coverage)} of oneDNN time has a cost)` + (E.lost_ms != null ? `, ${ms(E.lost_ms)} ms lost against the roofline` : `; ${WITHHELD}`) + `. Memory roof ${num(E.memory_gbps)} GB/s.` }),
+      NO_ONEDNN ? el("div", { class: "muted", text: `Framework ops and compiled kernels against ${E.machine}'s roofs (memory roof ${num(E.memory_gbps)} GB/s); no oneDNN primitive ran.` }) : el("div", { class: "muted", text: `run level: ${pct(E.ratio)} of the bound reached (${ms(E.roofline_ms)} ms roofline / ${ms(E.measured_ms)} ms measured; ${pct(E.coverage)} of oneDNN time has a cost)` + (E.lost_ms != null ? `, ${ms(E.lost_ms)} ms lost against the roofline` : `; ${WITHHELD}`) + `. Memory roof ${num(E.memory_gbps)} GB/s.` }),
       svg, el("div", { class: "muted", text: E.caveat }));
   }
 
@@ -369,7 +393,7 @@
       text: `torch.compile: iteration ${T.compiling.map((c) => `${c.index} (${(c.compile_ms / 1e3).toFixed(1)} s)`).join(", ")} compiled; the figures are over the ${T.iterations} other (steady) iterations.` }) : null;
     const ws = T.whole_step;
     const partLost = (p) => p.lost_ms != null ? ` (${ms(p.lost_ms)} lost)` : "";
-    const whole = ws ? [suspectBox(ws.suspect, "torch-whole-step-suspect"), el("p", { id: "torch-whole-step", text: `Whole step against the roofline: ${ms(ws.step_ms)} ms a step, ${ms(ws.onednn.roofline_ms + ws.framework.roofline_ms)} ms at the roofs (${pct(ws.efficiency)}): oneDNN primitives ${ms(ws.onednn.measured_ms)} ms${partLost(ws.onednn)}, framework ops ${ms(ws.framework.measured_ms)} ms${partLost(ws.framework)}, the rest ${ms(ws.rest_ms)} ms at no roof.` + ((ws.suspect || []).length ? ` ${WITHHELD}.` : "") })] : null;
+    const whole = ws ? [suspectBox(ws.suspect, "torch-whole-step-suspect"), el("p", { id: "torch-whole-step", text: `Whole step against the roofline: ${ms(ws.step_ms)} ms a step, ${ms(ws.onednn.roofline_ms + ws.framework.roofline_ms)} ms at the roofs (${pct(ws.efficiency)}): ${NO_ONEDNN ? "" : `oneDNN primitives ${ms(ws.onednn.measured_ms)} ms${partLost(ws.onednn)}, `}framework ops ${ms(ws.framework.measured_ms)} ms${partLost(ws.framework)}, the rest ${ms(ws.rest_ms)} ms at no roof.` + ((ws.suspect || []).length ? ` ${WITHHELD}.` : "") })] : null;
     const lostTable = ws && ws.lost.length ? el("div", { class: "tablewrap" }, el("table", { id: "torch-lost" },
       el("thead", {}, el("tr", {}, ["time lost ms", "runs in", "efficiency", "primitive or framework op"].map((h) => el("th", { text: h })))),
       el("tbody", {}, ws.lost.map((l) => el("tr", {}, el("td", { class: "n", text: ms(l.lost_ms) }), el("td", { text: l.runs_in }),
@@ -390,7 +414,7 @@
         el("td", { class: "n", text: k.gflops != null ? num(k.gflops) : "" }), el("td", { class: "n", text: k.gbps != null ? num(k.gbps) : "" }),
         el("td", { class: "n", text: k.efficiency != null ? pct(k.efficiency) : "" }), el("td", { text: k.fused.join(", ") })))))) : null;
     const costedKernels = kernels.filter((k) => k.cost).length;
-    return card(`PyTorch view (per iteration; ${T.attributed_calls} of ${T.attributed_calls + T.unattributed_calls} primitive executions attributed)`,
+    return card(NO_ONEDNN ? "PyTorch view (per iteration)" : `PyTorch view (per iteration; ${T.attributed_calls} of ${T.attributed_calls + T.unattributed_calls} primitive executions attributed)`,
       compiled, where, whole, lostTable,
       el("div", { class: "legend" }, el("span", {}, el("i", { style: "background:#2b6cb0" }), "in oneDNN"), el("span", {}, el("i", { style: "background:#dd6b20" }), "outside oneDNN")),
       svg,
@@ -554,6 +578,7 @@
     app.replaceChildren();
     if (D.page === "diff") diffPage();
     else if (D.page === "machines") return; // machines.js draws it, and says when it is done
+    else if (NO_ONEDNN) app.append(...[header(), torchView(), advice(), roofline(), lines()].flat().filter(Boolean));
     else app.append(...[header(), advice(), el("div", { class: "row" }, sunburst(), el("div", { style: "flex:1 1 420px;display:flex;flex-direction:column;gap:14px" }, split(), roofline())), timeline(), ranks(), torchView(), table(), lines()].flat().filter(Boolean));
     if (!document.body.dataset.status.startsWith("error")) status("ok");
   } catch (e) {
