@@ -69,20 +69,7 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         bail!("--format html draws the projection onto other machines: give --to TARGET.json (for a what-if's page: `profilednn report LOG --replay R.json --format html`)");
     }
     if !args.to.is_empty() {
-        return crate::project_to::run(crate::project_to::ToArgs {
-            log: &args.log,
-            trace: args.torch_trace.as_deref(),
-            to: &args.to,
-            from: args.from.as_deref(),
-            threads: args.threads,
-            iterations: args.iterations,
-            format: if json { Format::Json } else { args.format },
-            epoch: profilednn_project::target::epoch::EpochRequest {
-                samples_per_epoch: args.samples_per_epoch,
-                batch: args.batch,
-                prices_per_hour: args.price_per_hour,
-            },
-        });
+        return to(args, json);
     }
     if args.torch_trace.is_some() && args.replay.is_none() {
         bail!("--torch-trace goes with --replay RESULTS.json or --to TARGET.json");
@@ -125,4 +112,22 @@ pub fn run(args: ProjectArgs) -> Result<ExitCode> {
         profilednn_report::projection::render_withheld(&pr, polluted.as_deref()),
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `project --to`: the step on other machines (`project_to`), in JSON when `json` says so.
+fn to(args: ProjectArgs, json: bool) -> Result<ExitCode> {
+    crate::project_to::run(crate::project_to::ToArgs {
+        log: &args.log,
+        trace: args.torch_trace.as_deref(),
+        to: &args.to,
+        from: args.from.as_deref(),
+        threads: args.threads,
+        iterations: args.iterations,
+        format: if json { Format::Json } else { args.format },
+        epoch: profilednn_project::target::epoch::EpochRequest {
+            samples_per_epoch: args.samples_per_epoch,
+            batch: args.batch,
+            prices_per_hour: args.price_per_hour,
+        },
+    })
 }
