@@ -209,6 +209,44 @@ def _write_code(trace):
     return path
 
 
+_BREAKS_KEY = "profilednn_graph_breaks"
+_RECOMPILES_KEY = "profilednn_recompiles"
+
+
+def _clean(text):
+    """One line without the separators of the metadata entries (`;`, `=`) or quotes, which the
+    profiler does not escape twice."""
+    text = " ".join(str(text).split())
+    return text.replace(";", ",").replace("=", "-").replace('"', "'").replace("\\", "/")
+
+
+def _dynamo_events():
+    """What Dynamo says of the run: each graph break's reason with its count (its first line
+    and its explanation), as `count=reason` joined by `;`; each recompilation's compile id with
+    its reason (`0/1=tensor 'x' size mismatch …`). Empty strings when nothing was compiled or the
+    private counters are not there."""
+    if "torch._dynamo" not in sys.modules:
+        return "", ""
+    try:
+        from torch._dynamo.utils import counters, get_compilation_metrics
+        breaks = dict(counters.get("graph_break", {}))
+        metrics = get_compilation_metrics()
+    except Exception:  # an older or newer torch: the report says nothing of breaks then
+        return "", ""
+    lines = []
+    for reason, n in breaks.items():
+        parts = [l.strip() for l in str(reason).splitlines() if l.strip()]
+        head = parts[0] if parts else "?"
+        why = next((l.split(":", 1)[1].strip() for l in parts if l.startswith("Explanation:")), "")
+        lines.append(f"{int(n)}={_clean(head + (': ' + why if why else ''))[:300]}")
+    recompiles = []
+    for m in metrics:
+        cid, why = getattr(m, "compile_id", None), getattr(m, "recompile_reason", None)
+        if cid and why:
+            recompiles.append(f"{_clean(cid)}={_clean(why)[:300]}")
+    return ";".join(lines), ";".join(recompiles)
+
+
 class profile:
     def __init__(self, trace=None, record_shapes=True, modules=None, skip=None, active=None,
                  model=None, max_trace_mb=256):
@@ -290,6 +328,11 @@ class profile:
         if frames and self._prof.profiler is not None:
             # Kineto writes it as a top-level key of the trace, read by `profilednn report`.
             self._prof.add_metadata(_FRAMES_KEY, frames)
+            breaks, recompiles = _dynamo_events()
+            if breaks:
+                self._prof.add_metadata(_BREAKS_KEY, breaks)
+            if recompiles:
+                self._prof.add_metadata(_RECOMPILES_KEY, recompiles)
         self._prof.__exit__(*exc)
         if self._scheduled and (self._prof.profiler is None or self.iteration <= self.skip):
             # The schedule never reached an active step (the run was shorter than `skip`).

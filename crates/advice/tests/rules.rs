@@ -347,6 +347,7 @@ fn findings_are_ordered_by_gain_and_ids_are_stable() {
             "timings-polluted",
             "whole-step-bf16",
             "compile-warm-up",
+            "compile-graph-breaks",
             "gemm-outside-onednn",
             "attention-share",
             "elementwise-unfused"
@@ -798,6 +799,30 @@ fn trace_gains_are_per_trace_iteration_and_one_share_of_the_step() {
             f.title
         );
     }
+}
+
+/// `compile-graph-breaks` on fixtures/torch/compile-breaks (compile_breaks.py: a `print` in
+/// the forward, the batch growing from 16 to 24 at the third step): the break and both frames'
+/// recompilations, with Dynamo's reasons; the GPT compiled whole has none.
+#[test]
+fn graph_breaks_and_recompilations_are_named() {
+    let a = run_torch("compile-breaks");
+    let f = a
+        .finding("compile-graph-breaks")
+        .expect("the print breaks the graph");
+    assert!(
+        f.title.contains("broke the graph") && f.title.contains("print"),
+        "{}",
+        f.title
+    );
+    assert!(
+        f.title.contains("recompiled 2 time(s)") && f.title.contains("expected 16, actual 24"),
+        "{}",
+        f.title
+    );
+    assert_eq!(f.evidence["frames"], 2);
+    assert!(f.gain_ms.is_none());
+    assert!(!fires(&run_torch("gpt-compiled"), "compile-graph-breaks"));
 }
 
 /// `compile-warm-up` on the compiled GPT fixture. By hand from its trace: iteration 0 (the

@@ -337,6 +337,43 @@ fn compilation(out: &mut String, j: &TorchJoin) {
             crate::diff_text::compiled::warm_up_line(&w)
         );
     }
+    dynamo(out, j);
+}
+
+/// Dynamo's frames, graph breaks and recompilations, as `profilednn.profile` recorded them.
+fn dynamo(out: &mut String, j: &TorchJoin) {
+    let Some(d) = &j.dynamo else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "  Dynamo: {} frame(s) compiled, {} graph break(s), {} recompilation(s)",
+        d.frames,
+        d.breaks(),
+        d.recompiles.len()
+    );
+    for b in &d.graph_breaks {
+        let _ = writeln!(
+            out,
+            "    graph break ×{}: {}",
+            b.count,
+            clip(&b.reason, 160)
+        );
+    }
+    for f in &d.resume_frames {
+        let _ = writeln!(out, "    resumes after a break: {f}");
+    }
+    for r in &d.recompiles {
+        let _ = writeln!(
+            out,
+            "    recompiled {}{}: {}",
+            r.id,
+            r.frame
+                .as_deref()
+                .map_or(String::new(), |f| format!(" ({f})")),
+            clip(&r.reason, 160)
+        );
+    }
 }
 
 /// torch.compile's generated kernels, by name, with the ops each fused; or, when the trace has
@@ -365,7 +402,11 @@ fn inductor_kernels(out: &mut String, j: &TorchJoin, n: usize, per: f64) {
         f.inductor_kernels.len(),
         ms(f.compiled_region_ms / per)
     );
-    let costed = f.inductor_kernels.iter().filter(|k| k.cost.is_some()).count();
+    let costed = f
+        .inductor_kernels
+        .iter()
+        .filter(|k| k.cost.is_some())
+        .count();
     if costed > 0 {
         let _ = writeln!(
             out,
@@ -373,7 +414,11 @@ fn inductor_kernels(out: &mut String, j: &TorchJoin, n: usize, per: f64) {
              over their elements",
             profilednn_torchtrace::framework::KERNEL_COST
         );
-    } else if let Some(why) = f.inductor_kernels.iter().find_map(|k| k.uncosted.as_deref()) {
+    } else if let Some(why) = f
+        .inductor_kernels
+        .iter()
+        .find_map(|k| k.uncosted.as_deref())
+    {
         let _ = writeln!(out, "  not costed: {why}");
     }
     // A kernel's name lists the ops it fused: printed last, at full length up to 110 characters.

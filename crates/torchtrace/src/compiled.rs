@@ -12,7 +12,7 @@
 //! `profilednn record --torch` turn on) each call is a trace event of that name, prefixed with
 //! its graph (`graph_0_…`). Without it, the trace has only the opaque compiled region.
 
-use super::{Op, ITERATION_RANGE};
+use super::{Op, TorchTrace, ITERATION_RANGE};
 
 /// Whether an event is part of compiling (not of running) a compiled model: Dynamo's outermost
 /// event (`dynamo`), and the phases its `dynamo_timed` helper marks (`… (dynamo_timed)`),
@@ -72,6 +72,85 @@ pub fn compiling_iterations(ops: &[Op]) -> Vec<Compiling> {
 pub fn within(ranges: &[Compiling], t: f64) -> bool {
     let k = ranges.partition_point(|c| c.start <= t);
     k > 0 && t < ranges[k - 1].end
+}
+
+/// What Dynamo did in a compiled run: the frames it compiled, the graph breaks (each one ends a
+/// graph, runs the rest of the function eagerly up to a resume frame, and splits what Inductor
+/// could fuse) and the recompilations (a guard failed: another compile, in a later step).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Dynamo {
+    /// Distinct frames compiled (the `F` of compile ids `F/A`).
+    pub frames: usize,
+    /// Frames that resume a function after a graph break (`torch_dynamo_resume_in_…`).
+    pub resume_frames: Vec<String>,
+    /// Each graph break's reason, with how often it happened.
+    pub graph_breaks: Vec<GraphBreak>,
+    /// Each recompilation: its compile id, the frame, and Dynamo's reason.
+    pub recompiles: Vec<Recompile>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct GraphBreak {
+    pub reason: String,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Recompile {
+    pub id: String,
+    pub frame: Option<String>,
+    pub reason: String,
+}
+
+impl Dynamo {
+    /// The graph breaks counted.
+    pub fn breaks(&self) -> u64 {
+        self.graph_breaks.iter().map(|b| b.count).sum()
+    }
+}
+
+/// What Dynamo did, from what `profilednn.profile` wrote into the trace: its compiled frames
+/// (`0/0`, `1/0` resuming after a break, `0/1` a recompilation), graph breaks and
+/// recompilations. None when the trace names no compiled frame.
+pub fn dynamo(t: &TorchTrace) -> Option<Dynamo> {
+    if t.compiled_frames.is_empty() {
+        return None;
+    }
+    let frame_of = |id: &str| id.split('/').next().unwrap_or(id).to_string();
+    let mut frames: Vec<String> = t.compiled_frames.keys().map(|id| frame_of(id)).collect();
+    frames.sort();
+    frames.dedup();
+    let resume_frames = t
+        .compiled_frames
+        .iter()
+        .filter(|(id, what)| id.ends_with("/0") && what.contains("torch_dynamo_resume_in_"))
+        .map(|(_, what)| what.clone())
+        .collect();
+    let graph_breaks = t
+        .graph_breaks
+        .iter()
+        .filter_map(|(n, reason)| {
+            Some(GraphBreak {
+                reason: reason.clone(),
+                count: n.parse().ok()?,
+            })
+        })
+        .collect();
+    let recompiles = t
+        .recompiles
+        .iter()
+        .map(|(id, reason)| Recompile {
+            id: id.clone(),
+            frame: t.compiled_frames.get(id).cloned(),
+            reason: reason.clone(),
+        })
+        .collect();
+    Some(Dynamo {
+        frames: frames.len(),
+        resume_frames,
+        graph_breaks,
+        recompiles,
+    })
 }
 
 /// An Inductor-generated kernel, from its event name.

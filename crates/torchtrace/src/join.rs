@@ -111,6 +111,7 @@ fn join_leaving_out(
     j.unattributed_calls = placed.unattributed_calls;
     j.unattributed_ms = placed.unattributed_ms;
     j.framework = framework::framework_ops(trace, &placed.dnn_by_op, &steady);
+    j.dynamo = compiled::dynamo(trace);
     // Each top-level op's phase, found once (the annotations around it decide).
     let top_phase: Vec<Phase> = top
         .iter()

@@ -98,6 +98,10 @@ pub struct TorchTrace {
     /// Inductor's output code kept beside the trace ([`inductor_code::code_path`]): what costs
     /// the compiled kernels. None: there is none (an eager run, or an older recording).
     pub inductor_code: Option<inductor_code::OutputCode>,
+    /// Dynamo's graph breaks (`count=reason`) and recompilations (`id=reason`), as
+    /// `profilednn.profile` wrote them: [`compiled::dynamo`] reads them.
+    pub graph_breaks: Vec<(String, String)>,
+    pub recompiles: Vec<(String, String)>,
 }
 
 /// The compiled region's name with the frame it runs: `Torch-Compiled Region: 0/0` →
@@ -243,6 +247,15 @@ pub fn read_trace_from(reader: impl Read, name: &str) -> Result<TorchTrace, Trac
     t.truncated_at = top.truncated_at;
     t.stopped_by = top.stopped_by;
     // Lenient: an entry without `=` is skipped, not the trace.
+    let pairs = |v: &Option<String>| -> Vec<(String, String)> {
+        v.iter()
+            .flat_map(|s| s.split(';'))
+            .filter_map(|e| e.split_once('='))
+            .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
+            .collect()
+    };
+    t.graph_breaks = pairs(&top.graph_breaks);
+    t.recompiles = pairs(&top.recompiles);
     t.compiled_frames = top
         .compiled_frames
         .iter()
@@ -402,6 +415,10 @@ pub struct TorchJoin {
     /// compile time: left out of every per-iteration figure of ops, phases, modules and
     /// framework ops (their rows stay in `per_iteration`), unless every iteration compiled.
     pub compiling: Vec<compiled::Compiling>,
+    /// What Dynamo did (frames, graph breaks, recompilations), for a compiled run recorded by
+    /// `profilednn.profile`: [`compiled::dynamo`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dynamo: Option<compiled::Dynamo>,
     /// The whole step against the roofline, primitives and framework ops together (with a
     /// machine profile: [`whole_step::whole_step`]).
     pub whole_step: Option<whole_step::WholeStep>,

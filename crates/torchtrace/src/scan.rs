@@ -13,6 +13,10 @@ pub(crate) struct TopLevel {
     /// `profilednn_compiled_frames` (written by `profilednn.profile`): the frames torch.compile
     /// compiled, `id=what (file:line)` joined by `;`.
     pub compiled_frames: Option<String>,
+    /// `profilednn_graph_breaks` and `profilednn_recompiles` (written by `profilednn.profile`):
+    /// Dynamo's graph breaks as `count=reason`, its recompilations as `id=reason`, `;`-joined.
+    pub graph_breaks: Option<String>,
+    pub recompiles: Option<String>,
     /// The bytes read, when the trace ended inside its JSON (a run killed while it wrote its
     /// trace): the events before that point are kept, the rest is missing.
     pub truncated_at: Option<u64>,
@@ -75,8 +79,12 @@ pub(crate) fn events(
                 } else if b == b'"' {
                     in_str = false;
                     if depth == 1 && in_value {
-                        if last_key == "profilednn_compiled_frames" {
-                            top.compiled_frames = Some(String::from_utf8_lossy(&key).into_owned());
+                        let value = || Some(String::from_utf8_lossy(&key).into_owned());
+                        match last_key.as_str() {
+                            "profilednn_compiled_frames" => top.compiled_frames = value(),
+                            "profilednn_graph_breaks" => top.graph_breaks = value(),
+                            "profilednn_recompiles" => top.recompiles = value(),
+                            _ => {}
                         }
                     } else if depth == 1 {
                         last_key = String::from_utf8_lossy(&key).into_owned();

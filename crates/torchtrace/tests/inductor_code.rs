@@ -65,6 +65,9 @@ fn without_the_code_the_kernels_say_why() {
     let _ = std::fs::remove_dir_all(&dir);
     let k = &j.framework.inductor_kernels[0];
     assert!(k.cost.is_none());
-    assert!(k.uncosted.as_deref().unwrap().contains("no output code"), "{k:?}");
+    assert!(
+        k.uncosted.as_deref().unwrap().contains("no output code"),
+        "{k:?}"
+    );
     assert!(j.framework.costed_share.unwrap() < 0.8);
 }

@@ -4,6 +4,7 @@ mod backward_weights;
 mod bf16;
 mod bf16_emulated;
 mod cache;
+mod compile_breaks;
 mod compile_cost;
 mod framework_ops;
 mod fusion;
@@ -114,6 +115,10 @@ pub const ALL: &[Rule] = &[
     Rule {
         id: compile_cost::ID,
         check: compile_cost::check,
+    },
+    Rule {
+        id: compile_breaks::ID,
+        check: compile_breaks::check,
     },
     Rule {
         id: framework_ops::GEMM,

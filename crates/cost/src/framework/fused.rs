@@ -9,10 +9,10 @@ pub fn fused_per_element(op: &str) -> u64 {
     let bare = op.trim_end_matches('_');
     match bare {
         "view" | "_unsafe_view" | "t" | "transpose" | "permute" | "expand" | "reshape"
-        | "squeeze" | "unsqueeze" | "clone" | "copy" | "_to_copy" | "arange" | "full"
-        | "zeros" | "ones" | "zeros_like" | "ones_like" | "full_like" | "fill" | "zero"
-        | "embedding" | "index_select" | "select" | "slice" | "cat" | "constant_pad_nd"
-        | "detach" | "alias" | "empty" | "split" | "unbind" | "stack" => 0,
+        | "squeeze" | "unsqueeze" | "clone" | "copy" | "_to_copy" | "arange" | "full" | "zeros"
+        | "ones" | "zeros_like" | "ones_like" | "full_like" | "fill" | "zero" | "embedding"
+        | "index_select" | "select" | "slice" | "cat" | "constant_pad_nd" | "detach" | "alias"
+        | "empty" | "split" | "unbind" | "stack" => 0,
         // 5 for the statistics and the normalising, 2 for weight and bias (norm.rs).
         "layer_norm" | "native_layer_norm" => 7,
         "native_layer_norm_backward" => 8,

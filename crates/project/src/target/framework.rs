@@ -58,7 +58,12 @@ pub fn project(j: &TorchJoin, source: &Roofs, target: &Roofs) -> FrameworkPart {
     }
     // torch.compile's kernels, costed from Inductor's code: the same rule, as a family of
     // their own (they run in place of the ops they fused).
-    for k in j.framework.inductor_kernels.iter().filter(|k| k.cost.is_some()) {
+    for k in j
+        .framework
+        .inductor_kernels
+        .iter()
+        .filter(|k| k.cost.is_some())
+    {
         let ms = k.time_ms / per;
         let precision = k.precision.as_deref().unwrap_or("f32");
         let (Some(s), Some(t)) = (source.target(precision), target.target(precision)) else {
