@@ -321,7 +321,7 @@ class Optimize(unittest.TestCase):
         self.assertIs(torchvision.ops.sigmoid_focal_loss, self.theirs)
         self.assertIn("would", str(report))
         d = report.to_dict()
-        self.assertEqual(set(d), {"format", "baseline_step_ms", "optimized_step_ms", "changes"})
+        self.assertEqual(set(d), {"format", "baseline_step_ms", "optimized_step_ms", "projected", "changes"})
         self.assertEqual(d["format"], "profilednn.optimize.v1")
         for c in d["changes"]:
             self.assertEqual(set(c), {"name", "applied", "projected_speedup", "measured_speedup", "reason", "forced",
@@ -559,6 +559,11 @@ class ReportText(unittest.TestCase):
         self.assertRegex(lines[2], r"bf16 autocast\s+forced\s+1\.20x\s+0\.60x\s+forced \(margin=0\)")
         self.assertRegex(lines[3], r"channels-last\s+yes\s+-\s+1\.25x")
         self.assertTrue(Report(10.0, 10.0, [slower], margin=0.0).to_dict()["changes"][0]["forced"])
+        # A projected change: the report says the projection is of the whole step (the JSON
+        # always does); none projected, no such line.
+        self.assertTrue(lines[-1].startswith("  projected = the whole step"), lines[-1])
+        self.assertFalse(str(Report(10.0, 10.0, [faster], margin=0.0)).splitlines()[-1].startswith("  projected"))
+        self.assertIn("whole step", Report(10.0, 10.0, [faster]).to_dict()["projected"])
 
 
 if __name__ == "__main__":
