@@ -991,7 +991,7 @@ fn report_page_leads_with_the_whole_step() {
 /// whisker, and the page draws without errors. HTML without `--to` is refused, saying why.
 #[test]
 fn machines_page_shows_each_target_with_its_band() {
-    let p = |rel: &str| root().join(rel).display().to_string();
+    let p = common::repo;
     let (log, trace) = (
         p("fixtures/torch/gpt-bf16.log.gz"),
         p("fixtures/torch/gpt-bf16.trace.json.gz"),
@@ -1061,7 +1061,7 @@ fn machines_page_shows_each_target_with_its_band() {
 fn a_run_without_onednn_leads_with_its_trace_and_its_kernels_on_the_roofline() {
     let Some(b) = browser() else { return };
     let dir = temp_dir();
-    let p = |rel: &str| root().join(rel).display().to_string();
+    let p = common::repo;
     let (log, trace, machine) = (
         p("fixtures/torch/gpt-compiled-code.log.gz"),
         p("fixtures/torch/gpt-compiled-code.trace.json.gz"),

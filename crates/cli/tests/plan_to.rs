@@ -3,12 +3,8 @@
 //! rank's threads, worked by hand to the rank's batch, on real recordings of the machine library.
 
 mod common;
-use common::{bin, failed, json_of, root, row_where};
+use common::{bin, failed, json_of, repo as path, row_where};
 use serde_json::Value;
-
-fn path(rel: &str) -> String {
-    root().join(rel).display().to_string()
-}
 
 const LOG: &str = "fixtures/torch/gpt-f32.log.gz";
 const TRACE: &str = "fixtures/torch/gpt-f32.trace.json.gz";

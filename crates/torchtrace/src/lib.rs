@@ -256,13 +256,7 @@ pub fn read_trace_from(reader: impl Read, name: &str) -> Result<TorchTrace, Trac
     };
     t.graph_breaks = pairs(&top.graph_breaks);
     t.recompiles = pairs(&top.recompiles);
-    t.compiled_frames = top
-        .compiled_frames
-        .iter()
-        .flat_map(|s| s.split(';'))
-        .filter_map(|e| e.split_once('='))
-        .map(|(id, what)| (id.trim().to_string(), what.trim().to_string()))
-        .collect();
+    t.compiled_frames = pairs(&top.compiled_frames).into_iter().collect();
     if !t.compiled_frames.is_empty() {
         for op in &mut t.ops {
             with_frame(&mut op.name, &t.compiled_frames);

@@ -10,6 +10,11 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// A file of the repository, by its path from the root, as a command argument.
+pub fn repo(rel: &str) -> String {
+    root().join(rel).display().to_string()
+}
+
 pub fn bin() -> Command {
     let mut c = Command::cargo_bin("profilednn").unwrap();
     // Never pick up the machine profile of whoever runs the tests.
