@@ -17,7 +17,9 @@
 //! kind+propagation group with ≥ 5 % of the time within 25 %) are printed too, and a run that
 //! meets 20 % but not them is measured again the same way. Enforced: the direction of the bf16 change — a CPU without bf16 units runs bf16 slower
 //! (oneDNN emulates it), and the projection must say so, as the real run does (bf16 replay vs
-//! the f32 replay, real bf16 run vs real f32 run: like with like). Where oneDNN has no bf16 at
+//! the f32 replay, real bf16 run vs real f32 run: like with like), unless the real pair is a
+//! tie (its ratio within the spread of the f32 run recorded again in the same test: a VM
+//! where bf16 neither pays nor costs has no direction to predict). Where oneDNN has no bf16 at
 //! all (AVX2-only CPUs), PyTorch runs autocast's convolutions in its own kernels and the real
 //! run has no oneDNN time: the direction is then that of the whole training step, the
 //! projected step against the script's own step times (live runs only; on an AMD EPYC Zen 3 the
@@ -250,6 +252,12 @@ fn what_if_projections_against_real_runs() {
     // The f32 run the identity pair ended with (recorded again on a miss): the bf16 pair's
     // base, so that its direction compares with that run and its replay.
     let mut identity_base: Option<PathBuf> = None;
+    // Every recording of the f32 NCHW 2-thread run made in this test (its oneDNN ms per
+    // iteration as logged) and the real bf16 / real f32 ratio of each bf16 attempt: the
+    // direction of the bf16 change is a fact of this CPU only where the real pair differs by
+    // more than the f32 run differs from itself (`bf16_direction_is_a_tie`).
+    let mut f32_repeats: Vec<f64> = Vec::new();
+    let mut real_ratios: Vec<f64> = Vec::new();
     for (name, args, real) in all {
         // A projection not within the 20 % target is measured again (at most 3 attempts):
         // with live PyTorch, the f32 run and the real run are recorded again and replayed in
@@ -285,7 +293,10 @@ fn what_if_projections_against_real_runs() {
                 args,
                 &[],
             );
-            let (_, _, _, projected, real_ms) = m;
+            let (_, logged, _, projected, real_ms) = m;
+            if real == 0 && live.is_some() {
+                f32_repeats.push(logged);
+            }
             if real_ms.is_nan() {
                 break m;
             }
@@ -415,6 +426,7 @@ fn what_if_projections_against_real_runs() {
                 if predicted_slower == real_slower { "predicted" } else { "WRONG" }
             );
             bf16_direction_ok = predicted_slower == real_slower;
+            real_ratios.push(real_ms / b);
         }
     }
     if let (Some(py), true) = (&live, has_bf16_units()) {
@@ -448,8 +460,10 @@ fn what_if_projections_against_real_runs() {
                     "    the bf16 pair ({}): the f32 run and the real bf16 run recorded again and both replayed (attempt {attempt} of 3)",
                     if bf16_direction_ok { "20 % missed" } else { "direction wrong" }
                 );
-                let (direction, met) =
+                let (direction, met, f32_logged, real_ratio) =
                     bf16_pair_again(py, &lib, &dir, runs[0].1, runs[2].1, attempt);
+                f32_repeats.push(f32_logged);
+                real_ratios.extend(real_ratio);
                 bf16_direction_ok |= direction;
                 if bf16_direction_ok && met {
                     break;
@@ -457,10 +471,52 @@ fn what_if_projections_against_real_runs() {
             }
         }
     }
+    if !bf16_direction_ok && bf16_direction_is_a_tie(&f32_repeats, &real_ratios) {
+        return;
+    }
     assert!(
         bf16_direction_ok,
         "the projection gets the direction of the bf16 change wrong"
     );
+}
+
+/// Whether the real bf16 pair has no direction to predict on this machine: every attempt's
+/// real bf16 run differs from its real f32 run by less than the f32 run, recorded again in
+/// the same test, differs from itself (at least two recordings). On this project's 2-vCPU
+/// Emerald Rapids guest with AMX the bf16 ResNet-18 (batch 8, 64²) read 0.85–1.39× its f32
+/// run across recordings, while the f32 run alone read 57–74 ms: a CI run failed on a real
+/// ratio of 1.22× then 1.05× whose bf16 projections were within 6 % of the real runs. Where
+/// bf16 changes the step by more than that (2.1–8.0× without bf16 units), the direction is
+/// checked. Prints its verdict.
+fn bf16_direction_is_a_tie(f32_repeats: &[f64], real_ratios: &[f64]) -> bool {
+    let repeats: Vec<f64> = f32_repeats.iter().copied().filter(|v| *v > 0.0).collect();
+    if repeats.len() < 2 || real_ratios.is_empty() {
+        return false;
+    }
+    let (lo, hi) = repeats
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+    let spread = hi / lo;
+    let furthest = real_ratios
+        .iter()
+        .map(|r| r.max(1.0 / r))
+        .fold(1.0f64, f64::max);
+    let tie = furthest <= spread;
+    println!(
+        "    the bf16 direction: the real bf16 run read {} its f32 run; the f32 run recorded {} times read {lo:.2}-{hi:.2} ms ({spread:.2}x apart): {}",
+        real_ratios
+            .iter()
+            .map(|r| format!("{r:.2}x"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        repeats.len(),
+        if tie {
+            "a tie here, within the f32 run's own spread: the direction is not checked (the 20 % figures above stand)"
+        } else {
+            "outside the f32 run's own spread: the direction is checked"
+        }
+    );
+    tie
 }
 
 /// Both replays of a bf16 pair, made from its f32 run with `env`: the f32 run's logged and
@@ -497,8 +553,9 @@ fn replay_pair(
 }
 
 /// The bf16 pair recorded and replayed again (the f32 run and its identity replay, the real
-/// bf16 run and the bf16 what-if of the new f32 run): whether the direction was predicted, and
-/// whether the projection is within 20 % of the real run.
+/// bf16 run and the bf16 what-if of the new f32 run): whether the direction was predicted,
+/// whether the projection is within 20 % of the real run, the new f32 run's logged ms per
+/// iteration and the real bf16 / real f32 ratio (none without oneDNN lines).
 fn bf16_pair_again(
     py: &str,
     lib: &str,
@@ -506,7 +563,7 @@ fn bf16_pair_again(
     f32_args: &[&str],
     bf16_args: &[&str],
     attempt: u32,
-) -> (bool, bool) {
+) -> (bool, bool, f64, Option<f64>) {
     let f32_log = record(py, dir, &format!("f32-nchw-again-{attempt}"), f32_args, &[]);
     let bf16_log = record(py, dir, &format!("bf16-cl-again-{attempt}"), bf16_args, &[]);
     let (logged, f32_projected, casts, projected, real_ms) = replay_pair(
@@ -518,7 +575,7 @@ fn bf16_pair_again(
         &[],
     );
     if real_ms.is_nan() {
-        return (false, false);
+        return (false, false, logged, None);
     }
     let (predicted_slower, real_slower) = (projected > f32_projected, real_ms > logged);
     let met = (projected / real_ms - 1.0).abs() <= 0.20;
@@ -530,7 +587,12 @@ fn bf16_pair_again(
         projected / f32_projected,
         if predicted_slower == real_slower { "predicted" } else { "WRONG" }
     );
-    (predicted_slower == real_slower, met)
+    (
+        predicted_slower == real_slower,
+        met,
+        logged,
+        Some(real_ms / logged),
+    )
 }
 
 /// What oneDNN is capped to for the "no bf16 units" pair: AVX-512 with VNNI, no AVX512-BF16 or
@@ -685,4 +747,16 @@ fn cpu() -> String {
                 .map(|s| s.trim().to_string())
         })
         .unwrap_or_else(|| "?".into())
+}
+
+#[test]
+fn a_real_bf16_pair_within_the_f32_runs_own_spread_is_a_tie_and_one_outside_it_is_not() {
+    // The failing CI run's figures: f32 recorded at 57.09 and 73.73 ms, real ratios 1.22, 1.05.
+    assert!(bf16_direction_is_a_tie(&[57.09, 73.73], &[1.22, 1.05]));
+    // A slower bf16 run well outside the f32 run's spread (no bf16 units): checked.
+    assert!(!bf16_direction_is_a_tie(&[57.09, 60.0], &[2.1]));
+    // A faster bf16 run outside the spread (1 / 0.6 = 1.67 > 1.29): checked.
+    assert!(!bf16_direction_is_a_tie(&[57.09, 73.73], &[1.05, 0.6]));
+    // One f32 recording gives no spread: checked.
+    assert!(!bf16_direction_is_a_tie(&[57.09], &[1.01]));
 }
