@@ -149,6 +149,9 @@ pub struct Evidence<'a> {
     pub physical_cores: Option<usize>,
     /// The PyTorch view of the same run, when a profiler trace was given.
     pub torch: Option<&'a profilednn_torchtrace::TorchJoin>,
+    /// The same training recorded the other way, eager against compiled (`advise --against`):
+    /// `compile-vs-eager` says which step is faster and why.
+    pub twin: Option<&'a profilednn_torchtrace::TorchJoin>,
     /// What-if projections of this log onto this machine (empty: the rules use their rules of
     /// thumb).
     pub projections: &'a [Projected],
@@ -184,6 +187,7 @@ impl<'a> Evidence<'a> {
             cores_from: None,
             cores_unknown: None,
             torch,
+            twin: None,
             projections: &[],
             step_what_ifs: &[],
             nodes: &[],
@@ -197,6 +201,11 @@ impl<'a> Evidence<'a> {
         launch: Option<&'a profilednn_analysis::ranks::launch::Launch>,
     ) -> Evidence<'a> {
         Evidence { launch, ..self }
+    }
+
+    /// The same evidence with the run's twin, recorded eager or compiled the other way.
+    pub fn with_twin(self, twin: Option<&'a profilednn_torchtrace::TorchJoin>) -> Evidence<'a> {
+        Evidence { twin, ..self }
     }
 
     /// The same evidence with each rank log's node.

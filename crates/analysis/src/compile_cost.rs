@@ -35,6 +35,20 @@ pub fn trace_step(j: &TorchJoin) -> Option<SteadyStep> {
     })
 }
 
+/// The wall times of the iterations [`trace_step`]'s median is over (the same warm-up and
+/// compiling iterations left out), in order: the step's own spread, which tells a difference
+/// between two runs from the noise of a shared machine.
+pub fn steady_walls(j: &TorchJoin) -> Vec<f64> {
+    let n = j.per_iteration.len();
+    let warm = crate::iterations::warm_up_calls(n as u64).max(1) as usize;
+    j.per_iteration
+        .iter()
+        .skip(warm)
+        .filter(|r| j.compiling.iter().all(|c| c.index != r.index))
+        .map(|r| r.time_ms)
+        .collect()
+}
+
 /// The compile warm-up of a compiled run: the iterations that compiled, against its steady step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WarmUp {

@@ -32,6 +32,11 @@ pub struct AdviseArgs {
     /// PyTorch profiler trace of the same run (enables the PyTorch-view rules).
     #[arg(long, value_name = "TRACE.json")]
     pub(crate) torch_trace: Option<PathBuf>,
+    /// The same training recorded the other way, eager if this run compiled (compiled if it
+    /// ran eager), as its log and trace (`record --torch` writes both): the `compile-vs-eager`
+    /// rule says which step is faster and why. Needs --torch-trace.
+    #[arg(long, num_args = 2, value_names = ["LOG", "TRACE.json"], requires = "torch_trace")]
+    pub(crate) against: Option<Vec<PathBuf>>,
     /// What-if replay results of this log (`profilednn replay LOG --as bf16 … -o R.json`, as
     /// many as wanted): the rules state the projected change on this machine instead of a rule
     /// of thumb, and do not recommend a change projected slower.

@@ -15,7 +15,8 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
         cores: args.cores,
         sockets: args.sockets,
         summary: SummaryOptions::default(),
-    })?;
+    })?
+    .with_twin(args.against.as_deref())?;
     let thresholds = args.thresholds.thresholds();
     // With the trace, --project judges the changes on the whole step too (framework ops
     // replayed through PyTorch), which is what a transformer's advice needs.

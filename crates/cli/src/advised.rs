@@ -46,6 +46,8 @@ pub(crate) struct Judged {
     log_machine: LogMachine,
     pub summary: Summary,
     pub torch: Option<TorchJoin>,
+    /// The run recorded the other way, eager against compiled (`advise --against`).
+    twin: Option<TorchJoin>,
     launch: Option<Launch>,
 }
 
@@ -94,8 +96,18 @@ impl Judged {
             log_machine,
             summary,
             torch,
+            twin: None,
             launch,
         })
+    }
+
+    /// The same inputs with the run's twin (`advise --against LOG TRACE`), its trace joined
+    /// with its log as this run's is.
+    pub fn with_twin(mut self, against: Option<&[PathBuf]>) -> Result<Judged> {
+        if let Some([log, trace]) = against {
+            self.twin = Some(crate::load::torch_join(trace, log)?);
+        }
+        Ok(self)
     }
 
     /// Merged once: the summary, the advice and the HTML page are all of this view.
@@ -108,6 +120,7 @@ impl Judged {
         self.log_machine
             .evidence(p, m, s, self.torch.as_ref(), &self.nodes)
             .with_launch(self.launch.as_ref())
+            .with_twin(self.twin.as_ref())
     }
 
     /// The what-ifs of the `replay` files (first and in order), then with `project`

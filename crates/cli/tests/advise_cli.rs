@@ -18,7 +18,7 @@ fn advise_json_lists_findings_with_ids_evidence_gain_and_action() {
         assert!(f["evidence"].is_object() && f["action"].as_str().unwrap().len() > 20);
         assert!(f["gain_ms"].is_number() || f["gain_ms"].is_null());
     }
-    assert_eq!(a["rules"].as_array().unwrap().len(), 25);
+    assert_eq!(a["rules"].as_array().unwrap().len(), 26);
     // A threshold is an option: raising it silences the rule.
     let quiet = json_of(&[
         "advise",

@@ -35,7 +35,9 @@ pub fn check(ev: &Evidence, _: &Thresholds) -> Result<Finding, String> {
         "not a gain: the compile cost, paid once per process",
         "Compiling pays only if the steps it saves outweigh it: record the eager twin and run \
          `profilednn diff EAGER.log COMPILED.log --torch-trace EAGER.trace.json COMPILED.trace.json`, \
-         which gives the saving per step and the steps it takes to pay the compile back. A \
+         which gives the saving per step and the steps it takes to pay the compile back, or \
+         `profilednn advise COMPILED.log --torch-trace COMPILED.trace.json --against EAGER.log \
+         EAGER.trace.json` for the verdict and why. A \
          persistent Inductor cache (TORCHINDUCTOR_CACHE_DIR) makes later runs compile faster.",
     ))
 }

@@ -6,6 +6,7 @@ mod bf16_emulated;
 mod cache;
 mod compile_breaks;
 mod compile_cost;
+mod compile_vs_eager;
 mod framework_ops;
 mod fusion;
 mod launch;
@@ -115,6 +116,10 @@ pub const ALL: &[Rule] = &[
     Rule {
         id: compile_cost::ID,
         check: compile_cost::check,
+    },
+    Rule {
+        id: compile_vs_eager::ID,
+        check: compile_vs_eager::check,
     },
     Rule {
         id: compile_breaks::ID,
