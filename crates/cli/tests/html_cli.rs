@@ -1086,11 +1086,46 @@ fn a_run_without_onednn_leads_with_its_trace_and_its_kernels_on_the_roofline() {
     assert!(dom.contains("whole step (steady iterations)") && dom.contains("runs most in"));
     // What the page drew (the embedded data repeats the advice's rule texts).
     let drawn = part(&dom, "id=\"app\"", &["<script id=\"data\""]);
-    for absent in ["id=\"sunburst\"", "oneDNN time", "of the bound reached"] {
+    for absent in ["oneDNN time", "of the bound reached"] {
         assert!(!drawn.contains(absent), "{absent} on a page without oneDNN");
     }
     let j = json_of(&[&args[..], &["--format", "json"]].concat());
     let f = &j["torch"]["framework"];
+    // The sunburst holds the Inductor kernels alone (no oneDNN primitive ran): one ring-1
+    // segment, and a ring-4 segment per kernel of a visible share (an arc above 0.002 rad),
+    // each named by its path graph › bound › kernel as the JSON gives them.
+    let all: Vec<&serde_json::Value> = f["inductor_kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["time_ms"].as_f64().unwrap_or(0.0) > 0.0)
+        .collect();
+    let total: f64 = all.iter().map(|k| k["time_ms"].as_f64().unwrap()).sum();
+    let segs = sunburst_segments(drawn);
+    let ring = |d: &str| {
+        segs.iter()
+            .filter(|s| s["data-depth"] == d)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ring("1").len(), 1);
+    assert_eq!(ring("1")[0]["data-path"], "Inductor kernels");
+    let visible: Vec<String> = all
+        .iter()
+        .filter(|k| 2.0 * std::f64::consts::PI * k["time_ms"].as_f64().unwrap() / total > 0.002)
+        .map(|k| {
+            format!(
+                "Inductor kernels › graph {} › {}-bound › {}",
+                k["graph"],
+                k["bound"].as_str().unwrap(),
+                k["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let mut drawn_paths: Vec<String> = ring("4").iter().map(|s| s["data-path"].clone()).collect();
+    let mut want = visible.clone();
+    drawn_paths.sort();
+    want.sort();
+    assert_eq!(drawn_paths, want);
     let rated = |r: &&serde_json::Value| {
         r["gflops"].as_f64().unwrap_or(0.0) > 0.0 && r["bytes"].as_u64().unwrap_or(0) > 0
     };

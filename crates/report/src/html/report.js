@@ -31,7 +31,7 @@
     batch_normalization: "#805ad5", layer_normalization: "#d53f8c", group_normalization: "#9f7aea", eltwise: "#d69e2e",
     binary: "#319795", pooling: "#e53e3e", softmax: "#718096", logsoftmax: "#4a5568", lrn: "#c05621", sum: "#3182ce",
     concat: "#2f855a", shuffle: "#b83280", resampling: "#6b46c1", prelu: "#c53030", reduction: "#975a16", rnn: "#276749",
-    gemm: "#285e61", graph: "#553c9a",
+    gemm: "#285e61", graph: "#553c9a", "Inductor kernels": "#48bb78",
   };
   const color = (k) => {
     if (KIND_COLOR[k]) return KIND_COLOR[k];
@@ -134,12 +134,18 @@
   }
 
   // Sunburst: kind -> propagation -> implementation -> shape; click to zoom, centre to go up.
+  // torch.compile's kernels join the oneDNN primitives as one more kind: graph -> bound ->
+  // kernel (their time is the trace's, of the same run).
+  const KERNELS = "Inductor kernels";
+  const inductorKernels = () => (D.torch && D.torch.framework ? D.torch.framework.inductor_kernels || [] : []).filter((k) => k.time_ms > 0);
   function hierarchy() {
     const root = { name: "all", value: 0, children: new Map() };
-    for (const p of D.primitives) {
+    const items = D.primitives.map((p) => ({ time_ms: p.time_ms, levels: [p.kind, p.prop, p.impl, p.shapes] }))
+      .concat(inductorKernels().map((k) => ({ time_ms: k.time_ms, levels: [KERNELS, k.graph != null ? `graph ${k.graph}` : "graph ?", k.bound ? `${k.bound}-bound` : "not costed", k.name] })));
+    for (const p of items) {
       let n = root;
       root.value += p.time_ms;
-      for (const level of [p.kind, p.prop, p.impl, p.shapes]) {
+      for (const level of p.levels) {
         if (!n.children.has(level)) n.children.set(level, { name: level, value: 0, children: new Map(), parent: n, kind: p.kind, trail: [...(n.trail || []), level] });
         n = n.children.get(level);
         n.value += p.time_ms;
@@ -201,7 +207,7 @@
     }
     draw(root);
     const kinds = [...root.children.values()].sort((a, b) => b.value - a.value);
-    return card("Where the time goes: kind › propagation › implementation › shape", label, svg,
+    return card("Where the time goes: kind › propagation › implementation › shape" + (inductorKernels().length ? ` (${KERNELS}: graph › bound › kernel)` : ""), label, svg,
       el("div", { class: "legend" }, kinds.map((k) => el("span", {}, el("i", { style: `background:${color(k.name)}` }), `${k.name} ${pct(k.value / (root.value || 1))}`))));
   }
 
@@ -578,7 +584,7 @@
     app.replaceChildren();
     if (D.page === "diff") diffPage();
     else if (D.page === "machines") return; // machines.js draws it, and says when it is done
-    else if (NO_ONEDNN) app.append(...[header(), torchView(), advice(), roofline(), lines()].flat().filter(Boolean));
+    else if (NO_ONEDNN) app.append(...[header(), torchView(), advice(), inductorKernels().length ? sunburst() : null, roofline(), lines()].flat().filter(Boolean));
     else app.append(...[header(), advice(), el("div", { class: "row" }, sunburst(), el("div", { style: "flex:1 1 420px;display:flex;flex-direction:column;gap:14px" }, split(), roofline())), timeline(), ranks(), torchView(), table(), lines()].flat().filter(Boolean));
     if (!document.body.dataset.status.startsWith("error")) status("ok");
   } catch (e) {
