@@ -370,6 +370,23 @@ fn sunburst_angles_match_the_json_shares() {
         .success();
     let dom = load_ok(&b, &page);
     let segments = sunburst_segments(&dom);
+    // Each kind has its colour, and every segment under it carries the same one.
+    let fill_of = |kind: &str| {
+        let mut fills: Vec<&str> = segments
+            .iter()
+            .filter(|s| s["data-path"].split(" › ").next() == Some(kind))
+            .map(|s| s["fill"].as_str())
+            .collect();
+        fills.dedup();
+        assert_eq!(fills.len(), 1, "{kind}: {fills:?}");
+        fills[0].to_string()
+    };
+    let (conv, reorder) = (fill_of("convolution"), fill_of("reorder"));
+    assert!(conv != reorder, "{conv} {reorder}");
+    assert!(
+        dom.contains(&format!("background:{conv}")),
+        "the legend's convolution colour"
+    );
     let levels = ["prim_kind", "prop_kind", "impl", "shapes"];
     let two_pi = 2.0 * std::f64::consts::PI;
     for depth in 1..=4usize {
@@ -1109,6 +1126,7 @@ fn a_run_without_onednn_leads_with_its_trace_and_its_kernels_on_the_roofline() {
     };
     assert_eq!(ring("1").len(), 1);
     assert_eq!(ring("1")[0]["data-path"], "Inductor kernels");
+    assert_eq!(ring("1")[0]["fill"], "#48bb78");
     let visible: Vec<String> = all
         .iter()
         .filter(|k| 2.0 * std::f64::consts::PI * k["time_ms"].as_f64().unwrap() / total > 0.002)

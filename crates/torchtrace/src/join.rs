@@ -91,6 +91,11 @@ fn join_leaving_out(
     let modules: Vec<usize> = module_names::module_ops(ops);
     let mut j = TorchJoin {
         trace_ops: cpu.len(),
+        python_events: ops.iter().filter(|o| o.python).count(),
+        compiled_regions: cpu
+            .iter()
+            .filter(|&&i| ops[i].name.starts_with("Torch-Compiled Region"))
+            .count(),
         ..Default::default()
     };
     let places = Places {

@@ -367,6 +367,15 @@ impl OpRow {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TorchJoin {
     pub trace_ops: usize,
+    /// Python function events (`python_function`): the run was profiled with Python stacks,
+    /// whose overhead slows its profiled step (an eager run against a compiled one recorded
+    /// without them is not like with like).
+    #[serde(skip)]
+    pub python_events: usize,
+    /// `Torch-Compiled Region` ops: the run called a torch.compile'd function (with or without
+    /// Inductor's kernel names or a compiling iteration in the trace).
+    #[serde(skip)]
+    pub compiled_regions: usize,
     pub attributed_calls: u64,
     pub attributed_ms: f64,
     pub unattributed_calls: u64,

@@ -12,9 +12,10 @@ use profilednn_torchtrace::TorchJoin;
 
 pub const ID: &str = "compile-vs-eager";
 
-/// Whether a run is the compiled one: Inductor's kernels ran in it, or an iteration compiled.
+/// Whether a run is the compiled one: Inductor's kernels ran in it, an iteration compiled, or
+/// it called a compiled region.
 fn compiled(j: &TorchJoin) -> bool {
-    !j.framework.inductor_kernels.is_empty() || warm_up(j).is_some()
+    !j.framework.inductor_kernels.is_empty() || warm_up(j).is_some() || j.compiled_regions > 0
 }
 
 /// The steady step of a run (a compiled run's compiling iterations left out).
@@ -77,31 +78,25 @@ pub fn check(ev: &Evidence, _: &Thresholds) -> Result<Finding, String> {
         range(eager).unwrap_or((e, e)),
         range(compiled_run).unwrap_or((c, c)),
     );
-    let tied = tie(e, c, er, cr);
-    let spread = if tied {
-        format!(
-            ", within the steps' own spread (eager {:.0}–{:.0} ms, compiled {:.0}–{:.0} ms): a \
-             tie on these recordings, record more steps to tell them apart",
-            er.0, er.1, cr.0, cr.1
-        )
-    } else {
-        String::new()
-    };
+    let tied = c == e || tie(e, c, er, cr);
     let cmp = compare(eager, compiled_run);
     let faster = c < e;
     let ratio = if faster { e / c } else { c / e };
     let f = &cmp.fused;
     let fused_delta = f.kernel_ms - f.eager_ms;
     let rest = (c - e) - fused_delta;
-    let mut why = if f.kernels.is_empty() {
-        "no eager op was found in Inductor's kernels (the compiled run was recorded without \
-         their names: `enable_kernel_profile`)"
+    let mut why = if compiled_run.framework.inductor_kernels.is_empty() {
+        "the compiled run's trace names no Inductor kernel (recorded without \
+         `torch._inductor.config.cpp.enable_kernel_profile`, which `profilednn.profile` sets)"
             .to_string()
+    } else if f.kernels.is_empty() {
+        "none of the eager run's ops was found in Inductor's kernels' names".to_string()
     } else {
         format!(
             "Inductor's {} kernels took {:.1} ms where the eager ops they took over took {:.1} ms \
-             ({}); the rest of the step (GEMMs, attention and the optimizer, which compiling \
-             leaves to the same libraries, and the time between ops) {}",
+             ({}, means over the iterations that did not compile); the rest of the step \
+             (GEMMs, attention and the optimizer, which compiling leaves to the same libraries, \
+             and the time between ops) {}",
             f.kernels.len(),
             f.kernel_ms,
             f.eager_ms,
@@ -117,8 +112,26 @@ pub fn check(ev: &Evidence, _: &Thresholds) -> Result<Finding, String> {
             .collect();
         why.push_str(&format!("; by phase: {}", list.join(", ")));
     }
+    // Python stacks (`profilednn.profile(modules=True)`, the eager default) cost the eager
+    // step their overhead; a compiled run is recorded without them. Two runs profiled
+    // differently are not like with like: said, and no gain is drawn from them.
+    let stacks = (eager.python_events > 0, compiled_run.python_events > 0);
+    let unlike = stacks.0 != stacks.1;
+    let caveat = if unlike {
+        format!(
+            " (not like with like: the {} run was profiled with Python stacks and the {} \
+             without, which slows the profiled step: a BERT-style encoder's eager step read 240 \
+             ms with them, 222 without; record both the same way, e.g. \
+             `profilednn.profile(modules=False)`)",
+            if stacks.0 { "eager" } else { "compiled" },
+            if stacks.0 { "compiled" } else { "eager" }
+        )
+    } else {
+        String::new()
+    };
     let w = warm_up(compiled_run);
     let pays = match &w {
+        _ if unlike => String::new(),
         Some(w) if tied => format!(
             "; compiling costs {:.1} s, with no measurable saving to pay it back",
             w.compile_ms / 1e3
@@ -134,28 +147,20 @@ pub fn check(ev: &Evidence, _: &Thresholds) -> Result<Finding, String> {
         ),
         None => String::new(),
     };
-    // Python stacks (`profilednn.profile(modules=True)`, the eager default) cost the eager
-    // step their overhead; a compiled run is recorded without them. Two runs profiled
-    // differently are not like with like: said, and no gain is drawn from them.
-    let stacks = (!eager.modules.is_empty(), !compiled_run.modules.is_empty());
-    let unlike = stacks.0 != stacks.1;
-    let caveat = if unlike {
+    let title = if tied {
         format!(
-            " (not like with like: the {} run was profiled with Python stacks and the {} \
-             without, which slows the profiled step: a BERT-style encoder's eager step read 240 \
-             ms with them against 193 unprofiled; record both the same way, e.g. \
-             `profilednn.profile(modules=False)`)",
-            if stacks.0 { "eager" } else { "compiled" },
-            if stacks.0 { "compiled" } else { "eager" }
+            "the compiled and the eager step are a tie: {c:.1} against {e:.1} ms per step, within \
+             the steps' own spread (compiled {:.0}–{:.0} ms, eager {:.0}–{:.0} ms; record more \
+             steps to tell them apart){caveat}: {why}{pays}",
+            cr.0, cr.1, er.0, er.1
         )
     } else {
-        String::new()
+        format!(
+            "the compiled step is {ratio:.2}x {} than its eager twin ({c:.1} against {e:.1} ms \
+             per step){caveat}: {why}{pays}",
+            if faster { "faster" } else { "slower" },
+        )
     };
-    let title = format!(
-        "the compiled step is {ratio:.2}x {} than its eager twin ({c:.1} against {e:.1} ms per \
-         step){spread}{caveat}: {why}{pays}",
-        if faster { "faster" } else { "slower" },
-    );
     // The gain is the change from this run to its twin, when that change pays.
     let gain_per_step = if this_compiled { c - e } else { e - c };
     let iters = log_iterations(ev);
@@ -177,7 +182,8 @@ pub fn check(ev: &Evidence, _: &Thresholds) -> Result<Finding, String> {
     } else if gain_per_step > 0.0 {
         (
             Some(gain_per_step * iters),
-            "the measured steady steps of the two runs",
+            "the measured steady steps of the two runs, per step (the compile time is paid once \
+             before: see the payback)",
             if this_compiled {
                 "Train this model eager: drop torch.compile (or compile only the parts whose \
                  kernels beat their eager ops, `torch.compile` on a submodule), or let \

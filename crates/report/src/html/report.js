@@ -146,7 +146,7 @@
       let n = root;
       root.value += p.time_ms;
       for (const level of p.levels) {
-        if (!n.children.has(level)) n.children.set(level, { name: level, value: 0, children: new Map(), parent: n, kind: p.kind, trail: [...(n.trail || []), level] });
+        if (!n.children.has(level)) n.children.set(level, { name: level, value: 0, children: new Map(), parent: n, kind: p.levels[0], trail: [...(n.trail || []), level] });
         n = n.children.get(level);
         n.value += p.time_ms;
       }
@@ -207,7 +207,7 @@
     }
     draw(root);
     const kinds = [...root.children.values()].sort((a, b) => b.value - a.value);
-    return card("Where the time goes: kind › propagation › implementation › shape" + (inductorKernels().length ? ` (${KERNELS}: graph › bound › kernel)` : ""), label, svg,
+    return card("Where the time goes: kind › propagation › implementation › shape" + (inductorKernels().length ? ` (${KERNELS}: graph › bound › kernel, their time the trace's, without its compiling iterations)` : ""), label, svg,
       el("div", { class: "legend" }, kinds.map((k) => el("span", {}, el("i", { style: `background:${color(k.name)}` }), `${k.name} ${pct(k.value / (root.value || 1))}`))));
   }
 
