@@ -45,6 +45,10 @@ pub struct TorchComparison {
     pub warm_up: Option<crate::compile_cost::WarmUp>,
     /// Its compile time against the steady saving over the first run.
     pub payback: Option<crate::compile_cost::Payback>,
+    /// Whether each run (before, after) was profiled with Python stacks (`python_function`
+    /// events): their overhead slows a profiled step, so two runs profiled differently are not
+    /// like with like (an eager run's default against a compiled run recorded without them).
+    pub python_stacks: [bool; 2],
 }
 
 /// An op's name as a fused kernel's name spells it: `aten::native_layer_norm`, `aten::layer_norm`
@@ -170,6 +174,7 @@ pub fn compare(before: &TorchJoin, after: &TorchJoin) -> TorchComparison {
         moved,
         warm_up: crate::compile_cost::warm_up(after),
         payback: crate::compile_cost::payback(before, after),
+        python_stacks: [before.python_events > 0, after.python_events > 0],
     }
 }
 

@@ -206,3 +206,49 @@ fn a_compiled_runs_report_gives_its_compile_warm_up() {
         "{text}"
     );
 }
+
+/// gpt-f32 was profiled with Python stacks (`python_function` events in its trace), gpt-compiled
+/// without: the diff says the two steps are not like with like, in the terminal and the JSON.
+#[test]
+fn runs_profiled_differently_are_said_to_be_unlike() {
+    let stacks = |rel: &str| {
+        trace_events(rel)
+            .iter()
+            .any(|e| e["cat"] == "python_function")
+    };
+    let (before, after) = (
+        stacks("fixtures/torch/gpt-f32.trace.json.gz"),
+        stacks("fixtures/torch/gpt-compiled.trace.json.gz"),
+    );
+    assert!(before && !after);
+    let f = |n: &str| root().join("fixtures/torch").join(n);
+    let args = [
+        f("gpt-f32.log.gz"),
+        f("gpt-compiled.log.gz"),
+        f("gpt-f32.trace.json.gz"),
+        f("gpt-compiled.trace.json.gz"),
+    ];
+    let p: Vec<&str> = args.iter().map(|a| a.to_str().unwrap()).collect();
+    let diff = ["diff", p[0], p[1], "--torch-trace", p[2], p[3]];
+    let j = json_of(&[&diff[..], &["--format", "json"]].concat());
+    assert_eq!(
+        j["torch"]["python_stacks"],
+        serde_json::json!([before, after])
+    );
+    let text = common::stdout_of(&diff);
+    assert!(
+        text.contains("not like with like: the first run was profiled with Python stacks"),
+        "{text}"
+    );
+    // The BERT pair, both recorded without them, is not flagged.
+    let g = |n: &str| root().join("fixtures/torch").join(n);
+    let bert = [
+        g("bert-eager.log.gz"),
+        g("bert-compiled.log.gz"),
+        g("bert-eager.trace.json.gz"),
+        g("bert-compiled.trace.json.gz"),
+    ];
+    let b: Vec<&str> = bert.iter().map(|a| a.to_str().unwrap()).collect();
+    let text = common::stdout_of(&["diff", b[0], b[1], "--torch-trace", b[2], b[3]]);
+    assert!(!text.contains("not like with like"), "{text}");
+}

@@ -35,7 +35,7 @@ impl DiffDoc<'_> {
         if let (Some((b, a)), Some(c)) = (self.torch, self.compared()) {
             v["torch"] = serde_json::json!({
                 "before": b, "after": a, "moved": c.moved, "fused": c.fused,
-                "warm_up": c.warm_up, "payback": c.payback,
+                "warm_up": c.warm_up, "payback": c.payback, "python_stacks": c.python_stacks,
             });
         }
         Ok(v)

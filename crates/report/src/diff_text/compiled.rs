@@ -71,7 +71,25 @@ pub fn compile(c: &TorchComparison) -> String {
     if let Some(p) = &c.payback {
         let _ = writeln!(out, "  {}", payback_line(p));
     }
+    if let Some(line) = unlike_line(c) {
+        let _ = writeln!(out, "  {line}");
+    }
     out
+}
+
+/// Two runs profiled one with Python stacks and one without: their steps are not like with
+/// like (the stacks' overhead slows the profiled step), said beside the figures.
+pub fn unlike_line(c: &TorchComparison) -> Option<String> {
+    let [before, after] = c.python_stacks;
+    (before != after).then(|| {
+        format!(
+            "not like with like: the {} run was profiled with Python stacks and the {} without, \
+             which slows the profiled step; record both the same way \
+             (`profilednn.profile(modules=False)`)",
+            if before { "first" } else { "second" },
+            if before { "second" } else { "first" }
+        )
+    })
 }
 
 /// The eager ops by the kernel that took them over, `n` kernels at most.
