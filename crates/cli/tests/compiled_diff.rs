@@ -4,7 +4,7 @@
 //! that took them over. Every figure is derived here straight from the traces' events.
 
 mod common;
-use common::{json_of, root};
+use common::{json_of, repo, root};
 use serde_json::Value;
 use std::io::Read;
 
@@ -37,6 +37,17 @@ fn iterations(events: &[Value]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// BEFORE's and AFTER's logs, then their traces, under fixtures/torch (diff's argument order).
+fn pair(before: &str, after: &str) -> Vec<String> {
+    let f = |n: String| repo(&format!("fixtures/torch/{n}"));
+    vec![
+        f(format!("{before}.log.gz")),
+        f(format!("{after}.log.gz")),
+        f(format!("{before}.trace.json.gz")),
+        f(format!("{after}.trace.json.gz")),
+    ]
+}
+
 fn close(a: f64, b: f64, tol: f64) -> bool {
     (a - b).abs() <= tol * b.abs().max(1e-9)
 }
@@ -49,14 +60,8 @@ fn close(a: f64, b: f64, tol: f64) -> bool {
 /// 1.036 + 0.970 + 0.919 = 0.975 ms per steady iteration.
 #[test]
 fn eager_against_compiled_traces_headlines_the_step_and_the_compile() {
-    let f = |n: &str| root().join("fixtures/torch").join(n);
-    let args = [
-        f("gpt-f32.log.gz"),
-        f("gpt-compiled.log.gz"),
-        f("gpt-f32.trace.json.gz"),
-        f("gpt-compiled.trace.json.gz"),
-    ];
-    let p: Vec<&str> = args.iter().map(|a| a.to_str().unwrap()).collect();
+    let p = pair("gpt-f32", "gpt-compiled");
+    let p: Vec<&str> = p.iter().map(String::as_str).collect();
     let eager = iterations(&trace_events("fixtures/torch/gpt-f32.trace.json.gz"));
     let events = trace_events("fixtures/torch/gpt-compiled.trace.json.gz");
     let compiled = iterations(&events);
@@ -221,14 +226,8 @@ fn runs_profiled_differently_are_said_to_be_unlike() {
         stacks("fixtures/torch/gpt-compiled.trace.json.gz"),
     );
     assert!(before && !after);
-    let f = |n: &str| root().join("fixtures/torch").join(n);
-    let args = [
-        f("gpt-f32.log.gz"),
-        f("gpt-compiled.log.gz"),
-        f("gpt-f32.trace.json.gz"),
-        f("gpt-compiled.trace.json.gz"),
-    ];
-    let p: Vec<&str> = args.iter().map(|a| a.to_str().unwrap()).collect();
+    let p = pair("gpt-f32", "gpt-compiled");
+    let p: Vec<&str> = p.iter().map(String::as_str).collect();
     let diff = ["diff", p[0], p[1], "--torch-trace", p[2], p[3]];
     let j = json_of(&[&diff[..], &["--format", "json"]].concat());
     assert_eq!(
@@ -241,14 +240,8 @@ fn runs_profiled_differently_are_said_to_be_unlike() {
         "{text}"
     );
     // The BERT pair, both recorded without them, is not flagged.
-    let g = |n: &str| root().join("fixtures/torch").join(n);
-    let bert = [
-        g("bert-eager.log.gz"),
-        g("bert-compiled.log.gz"),
-        g("bert-eager.trace.json.gz"),
-        g("bert-compiled.trace.json.gz"),
-    ];
-    let b: Vec<&str> = bert.iter().map(|a| a.to_str().unwrap()).collect();
+    let b = pair("bert-eager", "bert-compiled");
+    let b: Vec<&str> = b.iter().map(String::as_str).collect();
     let text = common::stdout_of(&["diff", b[0], b[1], "--torch-trace", b[2], b[3]]);
     assert!(!text.contains("not like with like"), "{text}");
 }
