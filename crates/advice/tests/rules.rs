@@ -357,14 +357,19 @@ fn findings_are_ordered_by_gain_and_ids_are_stable() {
     );
 }
 
-fn run_torch(variant: &str) -> Advice {
+/// The PyTorch join of `fixtures/torch/VARIANT.trace.json.gz` with its log.
+fn torch_join(variant: &str) -> profilednn_torchtrace::TorchJoin {
     let log = format!("torch/{variant}.log.gz");
-    let p = profile(&log);
-    let summary = summarize(std::slice::from_ref(&p), &SummaryOptions::default());
     let trace =
         profilednn_torchtrace::read_trace(&fixture(&format!("torch/{variant}.trace.json.gz")))
             .unwrap();
-    let j = profilednn_analysis::torch_join::join(&trace, LogInput::open(&fixture(&log)).unwrap());
+    profilednn_analysis::torch_join::join(&trace, LogInput::open(&fixture(&log)).unwrap())
+}
+
+fn run_torch(variant: &str) -> Advice {
+    let p = profile(&format!("torch/{variant}.log.gz"));
+    let summary = summarize(std::slice::from_ref(&p), &SummaryOptions::default());
+    let j = torch_join(variant);
     advise(
         &Evidence {
             profile: &p,
@@ -857,16 +862,9 @@ fn compile_warm_up_on_the_compiled_gpt() {
 /// faster, 9.361 ms saved per step, the gain of compiling this eager run.
 #[test]
 fn compile_vs_eager_on_the_gpt_pair() {
-    let join = |variant: &str| {
-        let log = format!("torch/{variant}.log.gz");
-        let trace =
-            profilednn_torchtrace::read_trace(&fixture(&format!("torch/{variant}.trace.json.gz")))
-                .unwrap();
-        profilednn_analysis::torch_join::join(&trace, LogInput::open(&fixture(&log)).unwrap())
-    };
-    let mut eager = join("gpt-f32");
+    let mut eager = torch_join("gpt-f32");
     eager.python_events = 0;
-    let compiled = join("gpt-compiled");
+    let compiled = torch_join("gpt-compiled");
     let p = profile("torch/gpt-f32.log.gz");
     let summary = summarize(std::slice::from_ref(&p), &SummaryOptions::default());
     let ev = Evidence::from_profiles(std::slice::from_ref(&p), &p, &summary, None, Some(&eager))

@@ -115,7 +115,8 @@ pub fn check(ev: &Evidence, _: &Thresholds) -> Result<Finding, String> {
     // Python stacks (`profilednn.profile(modules=True)`, the eager default) cost the eager
     // step their overhead; a compiled run is recorded without them. Two runs profiled
     // differently are not like with like: said, and no gain is drawn from them.
-    let stacks = (eager.python_events > 0, compiled_run.python_events > 0);
+    let [with_stacks_eager, with_stacks_compiled] = cmp.python_stacks;
+    let stacks = (with_stacks_eager, with_stacks_compiled);
     let unlike = stacks.0 != stacks.1;
     let caveat = if unlike {
         format!(
